@@ -1,0 +1,281 @@
+"""Streamed LLM text -> speakable chunks for TTS.
+
+Tokens arrive in arbitrary pieces (half a word, a lone period), so a chunk is emitted only once
+the text seen so far proves it ends there. Every decision looks at a bounded stretch of text
+after the candidate boundary and waits if that stretch has not arrived yet; a decision never
+changes once made, which is why feeding the same text in any split gives the same chunks.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["SentenceChunker", "clean_for_speech"]
+
+_TERMINALS = ".!?…;"
+# Markup and closing marks that belong to the sentence before them: `"stop."`, `(see above.)`,
+# `**Sure!**`. Openers are skipped when looking at the word before or after a boundary.
+_CLOSERS = "\"'”’»)]}*_`~"
+_OPENERS = "\"'“‘«([{*_`~"
+_DASHES = "-—–"
+
+# Never end a sentence: a name (or a number) always follows.
+_TITLES = frozenset("Dr Mr Mrs Ms Mx St Prof Rev Fr Sgt Capt Lt Col Gen Gov Sen Rep".split())
+_NEVER_FINAL = frozenset("e.g i.e vs approx cf viz jr sr fig".split())
+# Often end a sentence: a boundary only if an uppercase word (not a title) follows.
+_MAYBE_FINAL = frozenset("etc a.m p.m u.s u.k u.s.a inc ltd co corp".split())
+# "No. 5" is an abbreviation; "The answer is no. Try again." is a sentence end.
+_BEFORE_NUMBER = frozenset({"no", "nos"})
+
+_INITIALS = re.compile(r"[A-Z](?:\.[A-Z])*")  # "J", "J.R.R"
+_DOTTED = re.compile(r"[A-Za-z](?:\.[A-Za-z])+")  # "x.y": some abbreviation we don't know
+_WORD = re.compile(r"\w")
+
+_EMOJI_CLASS = (
+    "\U0001f000-\U0001faff"  # pictographs, emoticons, transport, flags, supplemental symbols
+    "\u2600-\u27bf"  # miscellaneous symbols, dingbats
+    "\u2b00-\u2bff"  # stars, arrows used as emoji
+    "\u231a\u231b\u2328\u23cf\u23e9-\u23fa"  # watch, hourglass, media buttons
+    "\u200d\ufe0e\ufe0f\u20e3"  # joiners, variation selectors, keycap
+    "\U000e0020-\U000e007f"  # flag tag sequences
+)
+_EMOJI = re.compile(f"[{_EMOJI_CLASS}]+")
+
+_CLEANUP: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"!?\[([^\]]*)\]\([^)\s]*\)"), r"\1"),  # [text](url), ![alt](src)
+    (re.compile(r"```[\w+-]*"), ""),  # code fences with their language tag
+    (re.compile(r"(?m)^[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$"), ""),  # horizontal rule
+    (re.compile(r"(?m)^[ \t]*#{1,6}(?:[ \t]+|$)"), ""),  # headings
+    (re.compile(r"(?m)^[ \t]*>[ \t]?"), ""),  # block quotes
+    (re.compile(r"(?m)^[ \t]*[-*+•][ \t]+"), ""),  # bullets
+    (re.compile(r"__+|[*`]|~~"), ""),  # emphasis markers, paired or left over from a split
+    (re.compile(r"(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)"), r"\1"),  # _italic_, not snake_case
+    (_EMOJI, ""),
+    (re.compile(r"\s+"), " "),
+    (re.compile(r" (?=[,.!?;:…])"), ""),  # "Great 🎉!" leaves a space before the "!"
+]
+
+
+def clean_for_speech(text: str) -> str:
+    """Strip markdown and emoji, collapse whitespace: what a TTS voice should read aloud."""
+    for pattern, repl in _CLEANUP:
+        text = pattern.sub(repl, text)
+    return text.strip()
+
+
+class SentenceChunker:
+    """Splits streamed text into sentences (and a quick first clause) for TTS.
+
+    quick_first_fragment: let the first chunk of a response end at a comma, colon or dash
+        once it holds `min_fragment_words` words, so the first audio starts sooner.
+    min_fragment_words: words needed before that clause boundary (default 6).
+    max_chunk_chars: text with no boundary is split at the last whitespace within this many
+        characters (default 400), so runaway output still reaches the speaker.
+    """
+
+    def __init__(
+        self,
+        *,
+        quick_first_fragment: bool = True,
+        min_fragment_words: int = 6,
+        max_chunk_chars: int = 400,
+    ) -> None:
+        if min_fragment_words < 0:
+            raise ValueError("min_fragment_words must be >= 0")
+        if max_chunk_chars < 1:
+            raise ValueError("max_chunk_chars must be >= 1")
+        self.quick_first_fragment = quick_first_fragment
+        self.min_fragment_words = min_fragment_words
+        self.max_chunk_chars = max_chunk_chars
+        self._buf = ""
+        self._scan = 0  # _buf[:_scan] holds no boundary: decisions are final, so skip it
+        self._first = True  # no chunk emitted yet in this response
+
+    @property
+    def pending_text(self) -> str:
+        """Text buffered but not yet emitted."""
+        return self._buf
+
+    def push(self, text: str) -> list[str]:
+        """Add streamed text; return the chunks whose end is now certain."""
+        # Leading whitespace never matters, and stripping it keeps positions split-independent.
+        self._buf = (self._buf + text).lstrip()
+        return self._drain(final=False)
+
+    def flush(self) -> list[str]:
+        """End of the response: return everything left, cleaned; the next push starts afresh."""
+        chunks = self._drain(final=True)
+        self.reset()
+        return chunks
+
+    def reset(self) -> None:
+        """Drop buffered text (barge-in); the next push starts a new response."""
+        self._buf = ""
+        self._scan = 0
+        self._first = True
+
+    def _drain(self, *, final: bool) -> list[str]:
+        chunks: list[str] = []
+        while self._buf:
+            end = self._find_end(self._buf, final=final)
+            if end is None:
+                break
+            chunk = clean_for_speech(self._buf[:end])
+            self._buf = self._buf[end:].lstrip()
+            self._scan = 0
+            if chunk:
+                chunks.append(chunk)
+                self._first = False
+        return chunks
+
+    def _find_end(self, s: str, *, final: bool) -> int | None:
+        """Where the first chunk of `s` ends, or None to wait for more text.
+
+        With `final`, the text is complete: never waits, and without a boundary it is all one
+        chunk.
+        """
+        clauses = self.quick_first_fragment and self._first
+        n = len(s)
+        i = self._scan
+        while i < n:
+            self._scan = i  # everything before i is decided: not a boundary
+            if i >= self.max_chunk_chars:
+                return _runaway_end(s, self.max_chunk_chars)
+            c = s[i]
+            if c == "\n":
+                return i
+            if c in _TERMINALS:
+                j = _run_end(s, i, _TERMINALS)
+                k = _skip_closers(s, j)
+                if k >= n:
+                    return n if final else None
+                if s[k].isspace():
+                    verdict = _sentence_ends(s, i, j, k, final)
+                    if verdict is None:
+                        return None
+                    if verdict:
+                        return k
+                i = j
+                continue
+            if clauses and (c in ",:" or c in _DASHES):
+                end = self._clause_end(s, i, final)
+                if end != 0:
+                    return end
+            i += 1
+        self._scan = n
+        return n if final else None
+
+    def _clause_end(self, s: str, i: int, final: bool) -> int | None:
+        """End of a quick first fragment at the comma/colon/dash at i; 0 if not a boundary."""
+        if _count_words(s[:i]) < self.min_fragment_words:
+            return 0
+        if s[i] in ",:":
+            k = _skip_closers(s, i + 1)  # "1,000" and "7:30" fail the whitespace test below
+        else:
+            k = _run_end(s, i, s[i])
+            # A hyphen is a dash only with spaces around it: "well-known", "-5" are words.
+            if k - i > 2 or (s[i] == "-" and (i == 0 or not s[i - 1].isspace())):
+                return 0
+        if k >= len(s):
+            return len(s) if final else None
+        return k if s[k].isspace() else 0
+
+
+def _sentence_ends(s: str, i: int, j: int, k: int, final: bool) -> bool | None:
+    """Whether the punctuation run s[i:j] (closers up to k, whitespace at k) ends a sentence.
+
+    None means the answer depends on text that has not arrived.
+    """
+    run = s[i:j]
+    if ";" in run:
+        return True
+    if k > j:
+        # After a closing quote or bracket a lowercase word continues the sentence:
+        # `She asked "why?" and left.`
+        nxt = _next_char(s, k, final)
+        if nxt is None:
+            return None
+        if nxt.islower():
+            return False
+    if "!" in run or "?" in run:
+        return True
+    if "…" in run or len(run) > 1:
+        nxt = _next_char(s, k, final)  # "well... maybe" continues; "Wait... What?" does not
+        return None if nxt is None else not nxt.islower()
+    start, word = _word_before(s, i)
+    if not word:
+        return True
+    lower = word.lower()
+    if word in _TITLES or lower in _NEVER_FINAL:
+        return False
+    if word.isdigit() and len(word) <= 3 and (start == 0 or s[:start].rstrip().endswith(":")):
+        return False  # a numbered list item: "1. Preheat the oven"
+    if lower in _BEFORE_NUMBER:
+        nxt = _next_char(s, k, final)
+        return None if nxt is None else not nxt.isdigit()
+    if lower in _MAYBE_FINAL:
+        return _starts_sentence(s, k, final)
+    if (word != "I" and _INITIALS.fullmatch(word)) or _DOTTED.fullmatch(word):
+        return False  # "J. R. R. Tolkien"
+    return True
+
+
+def _starts_sentence(s: str, k: int, final: bool) -> bool | None:
+    """Whether the word after k is capitalised and not a title (None: not known yet)."""
+    m = _skip(s, k, _OPENERS, space=True)
+    if m >= len(s):
+        return True if final else None
+    if not s[m].isupper():
+        return False
+    e = m
+    while e < len(s) and s[e].isalpha():
+        e += 1
+    word = s[m:e]
+    # "Dr" may still be growing into "Drive"; wait only while it could become a title.
+    if e >= len(s) and not final and any(t.startswith(word) for t in _TITLES):
+        return None
+    return word not in _TITLES
+
+
+def _next_char(s: str, k: int, final: bool) -> str | None:
+    """The first visible character at or after k ("" at the end of a final text)."""
+    m = _skip(s, k, _OPENERS, space=True)
+    if m < len(s):
+        return s[m]
+    return "" if final else None
+
+
+def _word_before(s: str, i: int) -> tuple[int, str]:
+    """Start and text (openers stripped) of the whitespace-delimited token ending at i."""
+    start = i
+    while start > 0 and not s[start - 1].isspace():
+        start -= 1
+    return start, s[start:i].lstrip(_OPENERS)
+
+
+def _run_end(s: str, i: int, chars: str) -> int:
+    while i < len(s) and s[i] in chars:
+        i += 1
+    return i
+
+
+def _skip_closers(s: str, i: int) -> int:
+    return _skip(s, i, _CLOSERS, space=False)
+
+
+def _skip(s: str, i: int, chars: str, *, space: bool) -> int:
+    while i < len(s) and (s[i] in chars or _EMOJI.match(s[i]) or (space and s[i].isspace())):
+        i += 1
+    return i
+
+
+def _count_words(text: str) -> int:
+    return sum(1 for token in text.split() if _WORD.search(token))
+
+
+def _runaway_end(s: str, limit: int) -> int:
+    """Cut overlong text at its last whitespace within `limit` chars, else hard at `limit`."""
+    for m in range(limit, 0, -1):
+        if s[m].isspace():
+            return m
+    return limit

@@ -1,0 +1,126 @@
+"""One clock abstraction: real time for devices and servers, simulated time for scripted calls.
+
+The simulated clock jumps forward only when the whole pipeline is idle: no coroutine is ready and
+no model job is running in a thread. Model compute therefore takes zero simulated time, which makes
+a scripted call exact and repeatable; real compute durations are measured separately (`perf_s`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds since the clock started."""
+
+    async def sleep_until(self, t: float) -> None: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+    async def run_in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run blocking work (model inference) off the event loop."""
+
+
+def perf_s() -> float:
+    """Real monotonic seconds, for compute measurements on either clock."""
+    return time.perf_counter()
+
+
+class RealClock:
+    """Wall-clock time from the event loop's monotonic clock."""
+
+    def __init__(self) -> None:
+        self._t0 = time.monotonic()
+
+    def now(self) -> float:
+        return time.monotonic() - self._t0
+
+    async def sleep_until(self, t: float) -> None:
+        await asyncio.sleep(max(0.0, t - self.now()))
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(max(0.0, seconds))
+
+    async def run_in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.to_thread(fn, *args)
+
+
+class SimClock:
+    """Simulated time that advances to the next sleeper once nothing else can run.
+
+    `drive()` must run as a task on the same loop. Idle means: the busy count (thread jobs in
+    flight) is zero and a few loop iterations passed with no new work scheduled.
+    """
+
+    _IDLE_SPINS = 8  # loop iterations with nothing new before time may jump
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._seq = itertools.count()
+        self._busy = 0
+        self._activity = 0
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep_until(self, t: float) -> None:
+        if t <= self._now:
+            await asyncio.sleep(0)
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._sleepers, (t, next(self._seq), fut))
+        self._activity += 1
+        await fut
+
+    async def sleep(self, seconds: float) -> None:
+        await self.sleep_until(self._now + max(0.0, seconds))
+
+    async def run_in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        self._busy += 1
+        self._activity += 1
+        try:
+            return await asyncio.to_thread(fn, *args)
+        finally:
+            self._busy -= 1
+            self._activity += 1
+
+    def touch(self) -> None:
+        """Mark activity from outside the clock (e.g. a queue put from a thread)."""
+        self._activity += 1
+
+    async def _settle(self) -> None:
+        """Wait until the loop has had nothing new to do for a few iterations."""
+        while True:
+            seen = self._activity
+            for _ in range(self._IDLE_SPINS):
+                await asyncio.sleep(0)
+            if self._busy:
+                await asyncio.sleep(0.0005)
+                continue
+            if seen == self._activity:
+                return
+
+    async def drive(self) -> None:
+        """Advance time forever; cancel the task to stop."""
+        while True:
+            await self._settle()
+            while self._sleepers and self._sleepers[0][2].cancelled():
+                heapq.heappop(self._sleepers)
+            if not self._sleepers:
+                await asyncio.sleep(0.0005)
+                continue
+            t, _, _ = self._sleepers[0]
+            self._now = max(self._now, t)
+            while self._sleepers and self._sleepers[0][0] <= self._now:
+                _, _, fut = heapq.heappop(self._sleepers)
+                if not fut.done():
+                    fut.set_result(None)

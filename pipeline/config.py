@@ -1,0 +1,308 @@
+"""One typed configuration: a TOML file, overridable from the command line.
+
+Each stage is named by its entry point and carries its own parameters, checked against the
+stage's constructor; the policy sections are dataclasses. Errors name the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import tomllib
+import typing
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from . import plugins
+from .errors import ConfigError
+
+STAGES = ("vad", "stt", "turns", "llm", "tts")
+
+DEFAULT_INSTRUCTIONS = (
+    "You are a helpful voice assistant on a phone call. Answer in one or two short, plain "
+    "sentences. No lists, no markdown."
+)
+
+
+@dataclass
+class StageConfig:
+    """An entry-point name and the keyword arguments for its constructor."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+# Presets (min_silence_ms, max_silence_ms): fast talkers, the default, deliberate speech.
+TURN_PRESETS = {"fast": (300, 1000), "default": (600, 1500), "deliberate": (900, 2500)}
+
+
+@dataclass
+class TurnPolicy:
+    preset: Literal["fast", "default", "deliberate", "custom"] = "default"
+    min_silence_ms: int = 600  # ends the turn only if the transcript looks complete (brief)
+    max_silence_ms: int = 1500  # ends the turn regardless (brief)
+    prefix_padding_ms: int = 300  # audio kept before speech onset so no onset is clipped
+    vad_threshold: float = 0.5  # Silero's own recommended speech threshold
+    speech_stop_ms: int = 160  # five 32 ms VAD windows below threshold = speech stopped
+    min_speech_ms: int = 96  # three windows above threshold = speech started (rejects clicks)
+    complete_threshold: float = 0.5  # "looks complete" probability that allows min_silence_ms
+
+
+@dataclass
+class BargeInPolicy:
+    enabled: bool = True
+    energy_threshold_dbfs: float = -40.0  # brief: default -40, sensible range -45..-35
+    voice_threshold: float = 0.6  # brief: Silero probability
+    min_duration_ms: int = 250  # brief: both held continuously 200..300 ms
+    echo_guard: bool = False  # on when the agent's audio can reach the microphone (speakers)
+    resume_after_false_ms: int = 1500  # false-interruption recovery timeout
+
+
+@dataclass
+class ChunkerPolicy:
+    quick_first_fragment: bool = True
+    min_fragment_words: int = 6
+
+
+@dataclass
+class ResponsePolicy:
+    instructions: str = DEFAULT_INSTRUCTIONS
+    preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
+    output_delta_ms: int = 100  # audio delta size cap (brief: at most 100 ms)
+
+
+@dataclass
+class CallPolicy:
+    pickup_cap_ms: int = 5000  # brief: capped ring buffer while the session gets ready
+    hangup_cap_ms: int = 8000  # brief: wait for the goodbye to drain, at most this long
+    db_path: str = "calls.sqlite3"  # the side-effect ledger
+
+
+def _default_stages() -> dict[str, StageConfig]:
+    return {
+        "vad": StageConfig("silero"),
+        "stt": StageConfig("faster-whisper"),
+        "turns": StageConfig("heuristic"),
+        "llm": StageConfig("llama-cpp"),
+        "tts": StageConfig("piper"),
+    }
+
+
+@dataclass
+class Config:
+    vad: StageConfig
+    stt: StageConfig
+    turns: StageConfig
+    llm: StageConfig
+    tts: StageConfig
+    turn: TurnPolicy = field(default_factory=TurnPolicy)
+    bargein: BargeInPolicy = field(default_factory=BargeInPolicy)
+    chunker: ChunkerPolicy = field(default_factory=ChunkerPolicy)
+    response: ResponsePolicy = field(default_factory=ResponsePolicy)
+    call: CallPolicy = field(default_factory=CallPolicy)
+
+    @classmethod
+    def default(cls) -> Config:
+        return cls(**_default_stages())
+
+    def stage(self, kind: str) -> StageConfig:
+        return getattr(self, kind)
+
+
+_POLICIES = {"turn": TurnPolicy, "bargein": BargeInPolicy, "chunker": ChunkerPolicy,
+             "response": ResponsePolicy, "call": CallPolicy}
+
+
+def _coerce(key: str, value: Any, annotation: Any) -> Any:
+    """Check (and for CLI strings, convert) one value against a type annotation."""
+    if get_origin(annotation) is Literal:
+        allowed = get_args(annotation)
+        if value not in allowed:
+            raise ConfigError(f"{key} = {value!r} is not allowed; use one of: {', '.join(map(str, allowed))}")
+        return value
+    if get_origin(annotation) in (typing.Union, __import__("types").UnionType):
+        options = [a for a in get_args(annotation) if a is not type(None)]
+        if value is None:
+            return None
+        return _coerce(key, value, options[0]) if options else value
+    if annotation is bool:
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} must be true or false, got {value!r}")
+        return value
+    if annotation in (int, float):
+        if isinstance(value, str):
+            try:
+                value = annotation(value)
+            except ValueError:
+                raise ConfigError(f"{key} must be a number, got {value!r}") from None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{key} must be a number, got {value!r}")
+        if annotation is int and float(value) != int(value):
+            raise ConfigError(f"{key} must be a whole number, got {value!r}")
+        return annotation(value)
+    if annotation is str and not isinstance(value, str):
+        raise ConfigError(f"{key} must be a string, got {value!r}")
+    return value
+
+
+def _apply_policy(section: str, cls: type, current: Any, values: dict[str, Any]) -> Any:
+    hints = typing.get_type_hints(cls)
+    allowed = [f.name for f in fields(cls)]
+    updates = {}
+    for key, value in values.items():
+        if key not in allowed:
+            raise ConfigError(f"unknown key {section}.{key}; allowed: {', '.join(allowed)}")
+        updates[key] = _coerce(f"{section}.{key}", value, hints[key])
+    out = replace(current, **updates)
+    if section == "turn":
+        out = _resolve_turn_preset(out, updates)
+    return out
+
+
+def _resolve_turn_preset(policy: TurnPolicy, updates: dict[str, Any]) -> TurnPolicy:
+    if "preset" in updates and policy.preset != "custom":
+        lo, hi = TURN_PRESETS[policy.preset]
+        policy = replace(policy, min_silence_ms=updates.get("min_silence_ms", lo),
+                         max_silence_ms=updates.get("max_silence_ms", hi))
+    elif {"min_silence_ms", "max_silence_ms"} & updates.keys():
+        policy = replace(policy, preset="custom")
+    if policy.min_silence_ms > policy.max_silence_ms:
+        raise ConfigError(
+            f"turn.min_silence_ms ({policy.min_silence_ms}) must not exceed "
+            f"turn.max_silence_ms ({policy.max_silence_ms})"
+        )
+    return policy
+
+
+def _stage_params(kind: str, name: str) -> dict[str, inspect.Parameter]:
+    cls = plugins.load(kind, name)
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY}
+
+
+def check_stage(kind: str, stage: StageConfig) -> StageConfig:
+    """Validate a stage's parameters against its constructor's keyword-only arguments."""
+    params = _stage_params(kind, stage.name)
+    if not params:
+        return stage
+    try:
+        hints = typing.get_type_hints(plugins.load(kind, stage.name).__init__)
+    except Exception:
+        hints = {}
+    checked = {}
+    for key, value in stage.params.items():
+        if key not in params:
+            raise ConfigError(
+                f"unknown key {kind}.{key} for the {kind} stage {stage.name!r}; "
+                f"allowed: {', '.join(params) or 'none'}"
+            )
+        hint = hints.get(key)
+        checked[key] = _coerce(f"{kind}.{key}", value, hint) if hint in (bool, int, float, str) else value
+    return StageConfig(stage.name, checked)
+
+
+def stage_defaults(kind: str, stage: StageConfig) -> dict[str, Any]:
+    """The effective parameters: the constructor's defaults overlaid with the configured ones."""
+    params = _stage_params(kind, stage.name)
+    out = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
+    out.update(stage.params)
+    return out
+
+
+def apply(config: Config, data: dict[str, Any]) -> Config:
+    """Overlay a parsed TOML document (or CLI overrides shaped like one) on a configuration."""
+    config = replace(config)
+    for section, values in data.items():
+        if section in STAGES:
+            if isinstance(values, str):
+                values = {"name": values}
+            if not isinstance(values, dict):
+                raise ConfigError(f"[{section}] must be a table with a `name` and stage parameters")
+            values = dict(values)
+            current = config.stage(section)
+            name = values.pop("name", current.name)
+            params = ({} if name != current.name else dict(current.params)) | values
+            setattr(config, section, check_stage(section, StageConfig(name, params)))
+        elif section in _POLICIES:
+            if not isinstance(values, dict):
+                raise ConfigError(f"[{section}] must be a table")
+            setattr(config, section, _apply_policy(section, _POLICIES[section], getattr(config, section), values))
+        else:
+            allowed = ", ".join([*STAGES, *_POLICIES])
+            raise ConfigError(f"unknown section [{section}]; allowed: {allowed}")
+    return config
+
+
+def load(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
+    """Defaults, then the TOML file, then `section.key=value` overrides."""
+    config = Config.default()
+    if path is not None:
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"configuration file {path} does not exist") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+        config = apply(config, data)
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        section, dot, name = key.strip().partition(".")
+        if not sep or not dot:
+            raise ConfigError(f"override {item!r} must look like section.key=value (e.g. turn.preset=fast)")
+        config = apply(config, {section: {name: _parse_scalar(value.strip())}})
+    return config
+
+
+def _parse_scalar(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text  # a bare string
+
+
+def to_toml(config: Config, *, effective: bool = True) -> str:
+    """Render the configuration (with each stage's defaults when `effective`) as TOML."""
+    lines: list[str] = []
+    for kind in STAGES:
+        stage = config.stage(kind)
+        params = stage_defaults(kind, stage) if effective else stage.params
+        lines.append(f"[{kind}]")
+        lines.append(f"name = {_toml_value(stage.name)}")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in params.items() if v is not None]
+        lines.append("")
+    for section in _POLICIES:
+        lines.append(f"[{section}]")
+        policy = getattr(config, section)
+        lines += [f"{k} = {_toml_value(v)}" for k, v in asdict(policy).items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Path):
+        value = str(value)
+    if is_dataclass(value):
+        value = str(value)
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{text}"'
+
+
+def build_stage(kind: str, stage: StageConfig, **extra: Any) -> Any:
+    """Instantiate a stage from its entry point with its configured parameters."""
+    cls = plugins.load(kind, stage.name)
+    accepted = _stage_params(kind, stage.name)
+    kwargs = dict(stage.params)
+    kwargs.update({k: v for k, v in extra.items() if k in accepted and k not in kwargs})
+    return cls(**kwargs)

@@ -1,0 +1,92 @@
+"""Conversation items, and the LLM context built from them.
+
+Items mirror the realtime API: messages (user, assistant), function_call, function_call_output.
+An assistant item cut off by the caller keeps only what the caller heard, marked as cut off.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import new_id
+
+CUT_OFF_MARK = "— [cut off]"
+
+
+@dataclass
+class Item:
+    type: str  # "message" | "function_call" | "function_call_output"
+    role: str = "assistant"  # for messages: "user" | "assistant" | "system"
+    text: str = ""
+    id: str = field(default_factory=lambda: new_id("item"))
+    status: str = "completed"  # "in_progress" | "completed" | "incomplete"
+    call_id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+    output: str | None = None
+    audio_end_ms: int | None = None  # set when truncated to what was played
+    interrupted: bool = False
+    note: str | None = None  # e.g. "completed during an interruption"
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.type == "function_call":
+            return {"id": self.id, "type": "function_call", "status": self.status,
+                    "call_id": self.call_id, "name": self.name, "arguments": self.arguments}
+        if self.type == "function_call_output":
+            return {"id": self.id, "type": "function_call_output", "call_id": self.call_id,
+                    "output": self.output}
+        kind = "input_audio" if self.role == "user" else "output_audio"
+        return {"id": self.id, "type": "message", "role": self.role, "status": self.status,
+                "content": [{"type": kind, "transcript": self.text}]}
+
+
+class Conversation:
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+
+    def add(self, item: Item) -> Item:
+        self.items.append(item)
+        return item
+
+    def get(self, item_id: str) -> Item | None:
+        return next((i for i in self.items if i.id == item_id), None)
+
+    def previous_id(self, item: Item) -> str | None:
+        idx = self.items.index(item) if item in self.items else len(self.items)
+        return self.items[idx - 1].id if idx > 0 else None
+
+    def truncate(self, item_id: str, *, audio_end_ms: int, heard_text: str) -> Item:
+        item = self.get(item_id)
+        if item is None:
+            raise KeyError(item_id)
+        item.audio_end_ms = audio_end_ms
+        item.text = heard_text
+        item.interrupted = True
+        item.status = "incomplete"
+        return item
+
+    def to_messages(self, instructions: str) -> list[dict[str, str]]:
+        """Chat messages for the LLM; consecutive assistant parts merge into one message."""
+        messages: list[dict[str, str]] = [{"role": "system", "content": instructions}]
+
+        def say(role: str, text: str) -> None:
+            if messages and messages[-1]["role"] == role and role == "assistant":
+                messages[-1]["content"] += " " + text
+            else:
+                messages.append({"role": role, "content": text})
+
+        for item in self.items:
+            if item.type == "message":
+                text = item.text.strip()
+                if item.interrupted:
+                    text = f"{text}{'-' if text else ''} {CUT_OFF_MARK}".strip()
+                if text:
+                    say(item.role, text)
+            elif item.type == "function_call":
+                say("assistant", json.dumps({"name": item.name, "arguments": json.loads(item.arguments or "{}")}))
+            elif item.type == "function_call_output":
+                note = f" ({item.note})" if item.note else ""
+                say("user", f"[result of {item.name or 'tool'}{note}: {item.output}]")
+        return messages

@@ -1,0 +1,21 @@
+"""Errors a user can meet; each message says what to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PipelineError(Exception):
+    """Base for errors the CLI reports as one line and exit code 2."""
+
+
+class ModelMissingError(PipelineError):
+    def __init__(self, path: str | Path, what: str = "model") -> None:
+        super().__init__(
+            f"{what} not found at {path}: models/ is missing or incomplete; "
+            "run scripts/download_models.sh"
+        )
+
+
+class ConfigError(PipelineError):
+    pass

@@ -1,0 +1,266 @@
+"""Typed events, named after the realtime-API events they mirror.
+
+Every stage, the session, the WebSocket server, the logs and the benchmark speak this one
+vocabulary. Each event carries `ts` (session clock seconds: simulated in scripted calls, real
+otherwise) and `perf` (real monotonic seconds, for compute timings). Audio events also carry
+audio-time milliseconds. `to_dict()` gives the realtime-API JSON shape (audio left out unless asked).
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import IO, Any, ClassVar
+
+import numpy as np
+
+from .clock import perf_s
+
+_ids = itertools.count(1)
+
+
+def new_id(prefix: str) -> str:
+    """Short, process-unique ids in the realtime-API style (`item_001`, `resp_002`)."""
+    return f"{prefix}_{next(_ids):04d}"
+
+
+@dataclass(kw_only=True)
+class Event:
+    type: ClassVar[str] = "event"
+    ts: float = 0.0
+    perf: float = field(default_factory=perf_s)
+    event_id: str = field(default_factory=lambda: new_id("event"))
+
+    def to_dict(self, *, include_audio: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                if include_audio:
+                    pcm = (np.clip(value, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+                    out[f.name] = base64.b64encode(pcm).decode("ascii")
+                else:
+                    out[f.name + "_samples"] = int(value.size)
+                continue
+            out[f.name] = value
+        return out
+
+
+# --- session ---------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class SessionCreated(Event):
+    type: ClassVar[str] = "session.created"
+    session: dict[str, Any]
+
+
+@dataclass(kw_only=True)
+class SessionUpdated(Event):
+    type: ClassVar[str] = "session.updated"
+    session: dict[str, Any]
+
+
+# --- input audio -----------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class SpeechStarted(Event):
+    type: ClassVar[str] = "input_audio_buffer.speech_started"
+    item_id: str
+    audio_start_ms: int
+
+
+@dataclass(kw_only=True)
+class SpeechStopped(Event):
+    type: ClassVar[str] = "input_audio_buffer.speech_stopped"
+    item_id: str
+    audio_end_ms: int
+
+
+@dataclass(kw_only=True)
+class InputCommitted(Event):
+    type: ClassVar[str] = "input_audio_buffer.committed"
+    item_id: str
+    previous_item_id: str | None = None
+    audio_start_ms: int = 0
+    audio_end_ms: int = 0
+    reason: str = "max_silence"  # "min_silence" (looked complete) | "max_silence" | "client"
+
+
+@dataclass(kw_only=True)
+class InputCleared(Event):
+    type: ClassVar[str] = "input_audio_buffer.cleared"
+
+
+@dataclass(kw_only=True)
+class TranscriptionDelta(Event):
+    """A partial transcript: `stable` never changes again, `tentative` may."""
+
+    type: ClassVar[str] = "conversation.item.input_audio_transcription.delta"
+    item_id: str
+    delta: str
+    stable: str = ""
+    tentative: str = ""
+    content_index: int = 0
+
+
+@dataclass(kw_only=True)
+class TranscriptionCompleted(Event):
+    type: ClassVar[str] = "conversation.item.input_audio_transcription.completed"
+    item_id: str
+    transcript: str
+    content_index: int = 0
+
+
+# --- conversation ----------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class ItemCreated(Event):
+    type: ClassVar[str] = "conversation.item.created"
+    item: dict[str, Any]
+    previous_item_id: str | None = None
+
+
+@dataclass(kw_only=True)
+class ItemTruncated(Event):
+    type: ClassVar[str] = "conversation.item.truncated"
+    item_id: str
+    audio_end_ms: int
+    content_index: int = 0
+    transcript: str = ""
+
+
+@dataclass(kw_only=True)
+class ItemRetrieved(Event):
+    type: ClassVar[str] = "conversation.item.retrieved"
+    item: dict[str, Any]
+
+
+# --- responses -------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class ResponseCreated(Event):
+    type: ClassVar[str] = "response.created"
+    response: dict[str, Any]
+
+
+@dataclass(kw_only=True)
+class OutputItemAdded(Event):
+    type: ClassVar[str] = "response.output_item.added"
+    response_id: str
+    item: dict[str, Any]
+    output_index: int = 0
+
+
+@dataclass(kw_only=True)
+class OutputAudioDelta(Event):
+    """Agent audio, at most 100 ms a piece; `audio_ms` is its start within the item."""
+
+    type: ClassVar[str] = "response.output_audio.delta"
+    response_id: str
+    item_id: str
+    delta: np.ndarray
+    sample_rate_hz: int
+    audio_ms: float
+    output_index: int = 0
+    content_index: int = 0
+
+
+@dataclass(kw_only=True)
+class OutputTranscriptDelta(Event):
+    type: ClassVar[str] = "response.output_audio_transcript.delta"
+    response_id: str
+    item_id: str
+    delta: str
+    output_index: int = 0
+    content_index: int = 0
+
+
+@dataclass(kw_only=True)
+class FunctionCallArgumentsDelta(Event):
+    type: ClassVar[str] = "response.function_call_arguments.delta"
+    response_id: str
+    item_id: str
+    call_id: str
+    delta: str
+    output_index: int = 0
+
+
+@dataclass(kw_only=True)
+class FunctionCallArgumentsDone(Event):
+    type: ClassVar[str] = "response.function_call_arguments.done"
+    response_id: str
+    item_id: str
+    call_id: str
+    name: str
+    arguments: str
+    output_index: int = 0
+
+
+@dataclass(kw_only=True)
+class ResponseDone(Event):
+    """`response.status`: completed | cancelled | incomplete | failed."""
+
+    type: ClassVar[str] = "response.done"
+    response: dict[str, Any]
+
+
+@dataclass(kw_only=True)
+class Error(Event):
+    type: ClassVar[str] = "error"
+    error: dict[str, Any]
+
+
+# --- local extensions (not in the hosted API; prefixed so clients can ignore them) ------------
+
+
+@dataclass(kw_only=True)
+class StageMark(Event):
+    """A pipeline milestone for timing: llm first token, first chunk, TTS first audio, played."""
+
+    type: ClassVar[str] = "x.stage"
+    stage: str
+    response_id: str | None = None
+    turn_id: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class CallLog(Event):
+    """A human-readable line for the call log (held audio, hang-ups, warnings)."""
+
+    type: ClassVar[str] = "x.log"
+    message: str
+    level: str = "info"
+
+
+def error_event(code: str, message: str, *, event_id: str | None = None) -> Error:
+    kind = "invalid_request_error" if code != "server_error" else "server_error"
+    return Error(error={"type": kind, "code": code, "message": message, "event_id": event_id})
+
+
+class EventLog:
+    """Collects a call's events; optionally writes them as JSON lines as they happen."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.events: list[Event] = []
+        self._fh: IO[str] | None = open(path, "w", encoding="utf-8") if path else None  # noqa: SIM115
+
+    def append(self, event: Event) -> None:
+        self.events.append(event)
+        if self._fh is not None:
+            self._fh.write(json.dumps(event.to_dict(), default=str) + "\n")
+
+    def of_type(self, *types: str) -> list[Event]:
+        return [e for e in self.events if e.type in types]
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None

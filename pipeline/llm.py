@@ -1,0 +1,93 @@
+"""llama-cpp-python: streamed tokens with the model's own chat template, cancellable per token."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ModelMissingError
+
+
+@dataclass
+class Generation:
+    """What a finished stream reports: why it stopped and what it cost."""
+
+    finish_reason: str = "stop"  # "stop" | "length" | "cancelled"
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+
+
+class LlamaLLM:
+    """A GGUF model on llama.cpp. One generation at a time per loaded model (a lock)."""
+
+    def __init__(
+        self,
+        *,
+        model_path: str = "models/llm/SmolLM2-135M-Instruct.Q4_1.gguf",
+        n_ctx: int = 2048,
+        max_tokens: int = 96,  # ~2 spoken sentences; bounds the reply's length and latency
+        temperature: float = 0.3,
+        threads: int = 2,
+        gpu_layers: int = 0,  # -1 offloads every layer on a CUDA build
+        seed: int = 7,
+    ) -> None:
+        from llama_cpp import Llama
+
+        path = Path(model_path)
+        if not path.is_file():
+            raise ModelMissingError(path, "LLM model")
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads,
+                          n_gpu_layers=gpu_layers, seed=seed, verbose=False)
+        self.lock = threading.Lock()
+
+    def stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
+               grammar: str | None = None, max_tokens: int | None = None,
+               result: Generation | None = None) -> Iterator[str]:
+        """Yield text pieces; stops within one token once `cancel` is set. Blocking: run in a thread."""
+        result = result if result is not None else Generation()
+        kwargs: dict[str, Any] = {}
+        if grammar:
+            from llama_cpp import LlamaGrammar
+
+            kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
+        with self.lock:
+            chunks = self._llm.create_chat_completion(
+                messages=messages, stream=True, temperature=self.temperature,
+                max_tokens=max_tokens or self.max_tokens, **kwargs)
+            try:
+                for chunk in chunks:
+                    if cancel.is_set():
+                        result.finish_reason = "cancelled"
+                        return
+                    choice = chunk["choices"][0]
+                    piece = choice.get("delta", {}).get("content")
+                    if piece:
+                        result.output_tokens += 1
+                        yield piece
+                    if choice.get("finish_reason"):
+                        result.finish_reason = choice["finish_reason"]
+            finally:
+                chunks.close()  # frees the model for the next request even when cancelled
+                result.prompt_tokens = self._count_prompt(messages)
+
+    def _count_prompt(self, messages: list[dict[str, Any]]) -> int:
+        text = "".join(str(m.get("content", "")) for m in messages)
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
+
+    def complete(self, messages: list[dict[str, Any]], **kwargs: Any) -> str:
+        return "".join(self.stream(messages, cancel=threading.Event(), **kwargs))
+
+    def next_token_logprobs(self, messages: list[dict[str, Any]], candidates: list[str]) -> dict[str, float]:
+        """Log-probabilities of candidate first tokens of the assistant's reply (one forward pass)."""
+        with self.lock:
+            out = self._llm.create_chat_completion(messages=messages, max_tokens=1, logprobs=True,
+                                                   top_logprobs=20, temperature=0.0)
+        top = out["choices"][0].get("logprobs") or {}
+        content = (top.get("content") or [{}])[0]
+        found = {c["token"].strip(): c["logprob"] for c in content.get("top_logprobs", [])}
+        return {c: found[c] for c in candidates if c in found}

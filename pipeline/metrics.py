@@ -1,0 +1,73 @@
+"""Per-turn stage timings, read from the event log (the log is the only instrumentation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import events as ev
+
+STAGES = ("speech_end", "stt_final", "turn_commit", "llm_first_token", "first_chunk",
+          "tts_first_audio", "first_audio_out")
+
+
+@dataclass
+class TurnTiming:
+    turn_id: str
+    transcript: str = ""
+    clock_s: dict[str, float] = field(default_factory=dict)  # session-clock time of each stage
+    compute_ms: dict[str, float] = field(default_factory=dict)  # real compute behind a stage
+    response_id: str | None = None
+    status: str | None = None
+    preemptive: bool = False
+
+    def after_speech_end_ms(self, stage: str) -> float | None:
+        if stage not in self.clock_s or "speech_end" not in self.clock_s:
+            return None
+        return (self.clock_s[stage] - self.clock_s["speech_end"]) * 1000.0
+
+
+def turn_timings(events: list[ev.Event]) -> list[TurnTiming]:
+    turns: dict[str, TurnTiming] = {}
+    starts: dict[str, ev.StageMark] = {}
+    resp_turn: dict[str, str] = {}
+    for e in events:
+        if isinstance(e, ev.SpeechStopped):
+            t = turns.setdefault(e.item_id, TurnTiming(e.item_id))
+            t.clock_s["speech_end"] = e.audio_end_ms / 1000.0
+        elif isinstance(e, ev.InputCommitted):
+            t = turns.setdefault(e.item_id, TurnTiming(e.item_id))
+            t.clock_s["turn_commit"] = e.ts
+            t.clock_s.setdefault("speech_end", e.audio_end_ms / 1000.0)
+        elif isinstance(e, ev.TranscriptionCompleted) and e.item_id in turns:
+            turns[e.item_id].transcript = e.transcript
+            turns[e.item_id].clock_s["stt_final"] = e.ts
+        elif isinstance(e, ev.StageMark) and e.turn_id in turns:
+            t = turns[e.turn_id]
+            if e.stage == "stt_final":
+                t.compute_ms["stt_final"] = e.detail.get("final_compute_ms", 0.0)
+            elif e.stage == "response_start":
+                if e.response_id and t.response_id is None:
+                    t.response_id = e.response_id
+                    starts[e.response_id] = e
+                    resp_turn[e.response_id] = e.turn_id
+            elif e.response_id == t.response_id and e.stage in STAGES and e.stage not in t.clock_s:
+                t.clock_s[e.stage] = e.ts
+                start = starts.get(e.response_id)
+                if start is not None and e.stage != "first_audio_out":
+                    t.compute_ms[e.stage] = (e.perf - start.perf) * 1000.0
+        elif isinstance(e, ev.ResponseDone) and e.response["id"] in resp_turn:
+            turns[resp_turn[e.response["id"]]].status = e.response["status"]
+    return [t for t in turns.values() if "turn_commit" in t.clock_s]
+
+
+def format_table(t: TurnTiming) -> str:
+    lines = [f"  {'stage':<17}{'call time':>11}{'after speech end':>19}{'compute':>11}"]
+    for stage in STAGES:
+        if stage not in t.clock_s:
+            continue
+        after = t.after_speech_end_ms(stage)
+        comp = t.compute_ms.get(stage)
+        lines.append(f"  {stage:<17}{t.clock_s[stage]:>10.3f}s"
+                     f"{'' if after is None else f'{after:>+16.0f} ms':>19}"
+                     f"{'' if comp is None else f'{comp:>8.0f} ms':>11}")
+    return "\n".join(lines)

@@ -1,0 +1,245 @@
+"""One response: LLM tokens -> sentence chunker -> TTS -> playback, cancellable in four places.
+
+Two inner coroutines run together (tokens into chunks, chunks into audio) and a `finally` stops the
+LLM thread, cancels synthesis and waits for every task, so cancellation is designed in. A response
+may start *held* (preemptive generation): its events and audio are kept back until it is adopted
+at turn commit, or dropped silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import events as ev
+from .chunker import SentenceChunker
+from .conversation import Item
+from .llm import Generation
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+@dataclass
+class SpokenChunk:
+    text: str
+    start: int  # first sample within the item's audio
+    samples: int
+
+
+def heard_text(chunks: list[SpokenChunk], played: int) -> str:
+    """The words the caller heard, given how many samples of the item were played.
+
+    Whole chunks whose audio was played count in full. Inside the chunk being played, speech is
+    assumed to move at an even rate through its characters (Piper's phoneme durations are close
+    to even at sentence scale), so the cut falls at the same fraction of the text; a word cut in
+    the middle keeps its heard part and a hyphen ("for yo-").
+    """
+    words: list[str] = []
+    for chunk in chunks:
+        if played >= chunk.start + chunk.samples:
+            words.append(chunk.text)
+            continue
+        if played <= chunk.start or chunk.samples <= 0:
+            break
+        cut = int(len(chunk.text) * (played - chunk.start) / chunk.samples)
+        part = chunk.text[:cut]
+        if cut < len(chunk.text) and chunk.text[cut:cut + 1].isalnum() and part[-1:].isalnum():
+            part = part.rstrip() + "-"
+        words.append(part.rstrip())
+        break
+    return " ".join(w for w in words if w).strip()
+
+
+@dataclass
+class Response:
+    session: Session
+    turn_id: str | None
+    messages: list[dict[str, Any]]
+    held: bool = False
+    transcript: str | None = None  # the user text a held (preemptive) response answers
+    id: str = field(default_factory=lambda: ev.new_id("resp"))
+    item: Item = field(default_factory=lambda: Item(type="message", role="assistant", status="in_progress"))
+    status: str = "in_progress"
+    reason: str | None = None
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        s = self.session
+        self.cancel_llm = threading.Event()
+        self.chunker = SentenceChunker(quick_first_fragment=s.config.chunker.quick_first_fragment,
+                                       min_fragment_words=s.config.chunker.min_fragment_words)
+        self.spoken: list[SpokenChunk] = []
+        self.generated = 0
+        self.generation = Generation()
+        self._held_events: list[ev.Event] = []
+        self._held_audio: list[np.ndarray] = []
+        self._tasks: list[asyncio.Future[Any]] = []
+        self.done = asyncio.Event()
+        self.first_frame_played = False
+        self.text_so_far = ""
+
+    # --- emission (held until adopted) ---------------------------------------------------------
+
+    def _emit(self, event: ev.Event) -> None:
+        if self.held:
+            self._held_events.append(event)
+        else:
+            self.session.emit(event)
+
+    def _mark(self, stage: str, **detail: Any) -> None:
+        self._emit(ev.StageMark(stage=stage, response_id=self.id, turn_id=self.turn_id, detail=detail))
+
+    def _play(self, samples: np.ndarray) -> None:
+        if self.held:
+            self._held_audio.append(samples)
+        else:
+            self.session.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
+
+    def adopt(self) -> None:
+        """Turn commit confirmed the speculation: release what was held, in order."""
+        self.held = False
+        self.session.conversation.add(self.item)
+        for event in self._held_events:
+            event.ts = self.session.clock.now()
+            self.session.emit(event)
+        for samples in self._held_audio:
+            self.session.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
+        self._held_events.clear()
+        self._held_audio.clear()
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        s = self.session
+        try:
+            self._mark("response_start")
+            if not self.held:
+                s.conversation.add(self.item)
+            self._emit(ev.ResponseCreated(response={"id": self.id, "status": "in_progress", "output": []}))
+            self._emit(ev.OutputItemAdded(response_id=self.id, item=self.item.to_dict()))
+            chunks: asyncio.Queue[str | None] = asyncio.Queue()
+            self._tasks = [asyncio.ensure_future(self._tokens_to_chunks(chunks)),
+                           asyncio.ensure_future(self._chunks_to_audio(chunks))]
+            await asyncio.gather(*self._tasks)
+            if self.status == "in_progress":
+                self.status = "incomplete" if self.generation.finish_reason == "length" else "completed"
+                self.reason = "max_output_tokens" if self.status == "incomplete" else None
+        except asyncio.CancelledError:
+            if self.status == "in_progress":
+                self.status, self.reason = "cancelled", self.reason or "client_cancelled"
+        except Exception as exc:  # a stage failed: the response fails, the call goes on
+            self.status, self.error = "failed", f"{type(exc).__name__}: {exc}"
+            s.log(f"response {self.id} failed: {self.error}", level="error")
+        finally:
+            await self._stop_tasks()
+            self._finish()
+
+    async def _tokens_to_chunks(self, chunks: asyncio.Queue[str | None]) -> None:
+        s = self.session
+        loop = asyncio.get_running_loop()
+        tokens: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def produce() -> None:
+            try:
+                for piece in s.llm.stream(self.messages, cancel=self.cancel_llm, result=self.generation):
+                    loop.call_soon_threadsafe(tokens.put_nowait, piece)
+            finally:
+                loop.call_soon_threadsafe(tokens.put_nowait, None)
+
+        producer = asyncio.ensure_future(s.clock.run_in_thread(produce))
+        self._tasks.append(producer)
+        first = True
+        while (piece := await tokens.get()) is not None:
+            if first:
+                self._mark("llm_first_token")
+                first = False
+            self.text_so_far += piece
+            for chunk in self.chunker.push(piece):
+                await self._put_chunk(chunks, chunk)
+        await producer  # re-raises a failure of the model thread
+        for chunk in self.chunker.flush():
+            await self._put_chunk(chunks, chunk)
+        await chunks.put(None)
+
+    async def _put_chunk(self, chunks: asyncio.Queue[str | None], chunk: str) -> None:
+        if not self.spoken and chunks.empty() and not getattr(self, "_first_chunk_marked", False):
+            self._first_chunk_marked = True
+            self._mark("first_chunk", text=chunk)
+        await chunks.put(chunk)
+
+    async def _chunks_to_audio(self, chunks: asyncio.Queue[str | None]) -> None:
+        s = self.session
+        delta_samples = s.tts.sample_rate_hz * s.config.response.output_delta_ms // 1000
+        while (chunk := await chunks.get()) is not None:
+            if self.cancel_llm.is_set():
+                return
+            audio = await s.clock.run_in_thread(s.tts.synthesize, chunk)
+            if self.cancel_llm.is_set():
+                return
+            if not self.spoken:
+                self._mark("tts_first_audio", samples=len(audio))
+            self.spoken.append(SpokenChunk(chunk, self.generated, len(audio)))
+            self._emit(ev.OutputTranscriptDelta(response_id=self.id, item_id=self.item.id,
+                                                delta=(" " if self.generated else "") + chunk))
+            for i in range(0, len(audio), delta_samples):
+                piece = audio[i:i + delta_samples]
+                self._emit(ev.OutputAudioDelta(response_id=self.id, item_id=self.item.id, delta=piece,
+                                               sample_rate_hz=s.tts.sample_rate_hz,
+                                               audio_ms=(self.generated + i) * 1000 / s.tts.sample_rate_hz))
+                self._play(piece)
+            self.generated += len(audio)
+
+    def cancel(self, reason: str) -> None:
+        """Stop in all four places: playback, synthesis, generation, stream state."""
+        if self.status != "in_progress":
+            return
+        self.status, self.reason = "cancelled", reason
+        if not self.held:
+            self.session.playback.clear()  # 1. stop playback: queued audio is dropped at once
+        self.cancel_llm.set()  # 3. the model thread stops within one token
+        for task in self._tasks:  # 2. synthesis (and the token pump) stop at their next await
+            task.cancel()
+        self.chunker.reset()  # 4. no half sentence survives into the next response
+
+    async def _stop_tasks(self) -> None:
+        self.cancel_llm.set()
+        for task in self._tasks:
+            if not task.done():
+                task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    def truncate_to_played(self) -> None:
+        """Keep only what the caller heard: audio_end_ms = played, transcript = words heard."""
+        s = self.session
+        played = min(s.playback.played.get(self.item.id, 0), self.generated)  # never more than made
+        heard = heard_text(self.spoken, played)
+        audio_end_ms = int(played * 1000 / s.tts.sample_rate_hz)
+        s.conversation.truncate(self.item.id, audio_end_ms=audio_end_ms, heard_text=heard)
+        self._emit(ev.ItemTruncated(item_id=self.item.id, audio_end_ms=audio_end_ms, transcript=heard))
+
+    def _finish(self) -> None:
+        self.item.text = " ".join(c.text for c in self.spoken)
+        if self.status == "cancelled" and not self.held:
+            self.truncate_to_played()
+        else:
+            self.item.status = "completed" if self.status == "completed" else "incomplete"
+        details: dict[str, Any] | None = None
+        if self.status != "completed":
+            details = {"type": self.status, "reason": self.reason}
+            if self.error:
+                details["error"] = {"type": "server_error", "message": self.error}
+        usage = {"input_tokens": self.generation.prompt_tokens, "output_tokens": self.generation.output_tokens,
+                 "total_tokens": self.generation.prompt_tokens + self.generation.output_tokens}
+        self._emit(ev.ResponseDone(response={
+            "id": self.id, "status": self.status, "status_details": details,
+            "output": [self.item.to_dict()], "usage": usage}))
+        self.done.set()

@@ -1,0 +1,1 @@
+"""Transports: where caller audio comes from and agent audio goes."""

@@ -1,0 +1,33 @@
+"""Piper TTS, chunk by chunk (piper-tts 1.x API)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ModelMissingError
+
+
+class PiperTTS:
+    """A Piper ONNX voice. `synthesize` is blocking: run it off the event loop."""
+
+    def __init__(self, *, model_path: str = "models/tts/en_US-joe-medium.onnx", use_cuda: bool = False,
+                 length_scale: float | None = None, volume: float = 0.8) -> None:
+        from piper import PiperVoice, SynthesisConfig
+
+        path = Path(model_path)
+        for needed in (path, Path(f"{path}.json")):
+            if not needed.is_file():
+                raise ModelMissingError(needed, "Piper voice")
+        self._voice = PiperVoice.load(str(path), use_cuda=use_cuda)
+        self._syn = SynthesisConfig(length_scale=length_scale, volume=volume)
+        self.sample_rate_hz = int(self._voice.config.sample_rate)
+        self._lock = threading.Lock()
+
+    def synthesize(self, text: str) -> np.ndarray:
+        """Mono float32 audio at `sample_rate_hz` for one chunk of text."""
+        with self._lock:
+            parts = [c.audio_float_array for c in self._voice.synthesize(text, syn_config=self._syn)]
+        return np.concatenate(parts).astype(np.float32) if parts else np.zeros(0, np.float32)

@@ -1,0 +1,159 @@
+"""Dual-threshold turn detection, with a pluggable "looks complete" signal.
+
+After VAD speech-stop, the turn ends at `min_silence_ms` if the transcript looks complete and at
+`max_silence_ms` regardless; both are measured from the same point (the end of the last speech
+window), and any speech resets the clock. A thinking pause therefore never ends a turn.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .config import TurnPolicy
+from .vad import WINDOW_MS
+
+
+class Completeness(Protocol):
+    """The `pipeline.turns` entry-point interface."""
+
+    def probability(self, text: str) -> float:
+        """How likely the caller has finished (0..1), from the latest transcript."""
+
+
+# Words that promise more is coming; a transcript ending in one is not finished.
+_TRAILING = {
+    "and", "or", "but", "so", "because", "cause", "the", "a", "an", "to", "of", "for", "with",
+    "in", "on", "at", "from", "by", "um", "uh", "er", "erm", "hmm", "like", "my", "your", "our",
+    "their", "his", "her", "its", "is", "are", "was", "were", "if", "then", "that", "which",
+    "who", "when", "where", "about", "into", "than", "as", "i", "we", "you", "it's", "i'm",
+    "i'd", "would", "could", "should", "will", "can", "want", "need", "let", "also", "plus",
+    "minus", "point", "number", "this", "these", "those", "some", "any", "very", "really",
+    "not",  # "ask not ...", "I do not ...": a dangling negation usually heads a clause
+}
+# A short utterance opening with a connective is a lead-in ("And so, my fellow Americans ..."):
+# Whisper closes every segment with a period, so its punctuation is no evidence here.
+_LEAD_INS = ("and so", "and then", "so", "and", "but", "well", "now", "okay so", "because")
+_LEAD_IN_MAX_WORDS = 6
+_NUMBER_WORDS = {"hundred", "thousand", "million", "twenty", "thirty", "forty", "fifty", "sixty",
+                 "seventy", "eighty", "ninety"}
+_WORD = re.compile(r"[a-z']+|\d+")
+
+
+class HeuristicCompleteness:
+    """Fast text heuristic: terminal punctuation, trailing conjunctions and fillers, numbers."""
+
+    def __init__(self) -> None:
+        pass
+
+    def probability(self, text: str) -> float:
+        text = text.strip()
+        if not text:
+            return 0.0
+        words = _WORD.findall(text.lower())
+        if not words:
+            return 0.0
+        last = words[-1]
+        if last in _TRAILING or text.endswith((",", "-", "—", ":", "...", "…")):
+            return 0.05
+        if last in _NUMBER_WORDS or re.search(r"\d[\d,]*,$|\d+\s*(and|,)\s*$", text):
+            return 0.2  # "two hundred" / "4, 5," — a number or list may continue
+        opening = " ".join(words[:2])
+        if len(words) <= _LEAD_IN_MAX_WORDS and any(
+                opening == lead or opening.startswith(lead + " ") or words[0] == lead for lead in _LEAD_INS):
+            return 0.3
+        if text.endswith((".", "!", "?")):
+            return 0.9
+        return 0.6  # no punctuation, no dangling word: probably done
+
+
+class LLMCompleteness:
+    """Asks the loaded LLM whether the caller has finished; costs one short prompt per call."""
+
+    def __init__(self, *, llm: Any = None) -> None:
+        if llm is None:
+            raise ValueError("the llm completeness signal needs the session's LLM")
+        self.llm = llm
+
+    def probability(self, text: str) -> float:
+        if not text.strip():
+            return 0.0
+        messages = [
+            {"role": "system", "content": "Answer with one word: yes or no."},
+            {"role": "user", "content": f'A caller said: "{text}"\nIs this a finished sentence?'},
+        ]
+        scores = self.llm.next_token_logprobs(messages, ["yes", "no", "Yes", "No"])
+        yes = math.exp(max(scores.get("yes", -50.0), scores.get("Yes", -50.0)))
+        no = math.exp(max(scores.get("no", -50.0), scores.get("No", -50.0)))
+        return yes / (yes + no) if yes + no > 0 else 0.5
+
+
+@dataclass
+class VadSignal:
+    kind: str  # "speech_started" | "speech_stopped"
+    at_ms: float  # speech onset (before padding) or end of the last speech window
+
+
+class TurnDetector:
+    """Speech start/stop from VAD windows, and the dual-threshold end-of-turn decision.
+
+    Pure audio-time logic (no I/O), so it is exact on the simulated clock.
+    """
+
+    def __init__(self, policy: TurnPolicy) -> None:
+        self.policy = policy
+        self.in_speech = False
+        self.last_speech_end_ms: float | None = None
+        self._above = 0
+        self._below = 0
+        self._onset_ms = 0.0
+        self._last_above_end_ms = 0.0
+        self.start_windows = max(1, math.ceil(policy.min_speech_ms / WINDOW_MS))
+        self.stop_windows = max(1, math.ceil(policy.speech_stop_ms / WINDOW_MS))
+
+    def on_window(self, prob: float, window_end_ms: float) -> VadSignal | None:
+        window_start_ms = window_end_ms - WINDOW_MS
+        if prob >= self.policy.vad_threshold:
+            if self._above == 0:
+                self._onset_ms = window_start_ms
+            self._above += 1
+            self._below = 0
+            self._last_above_end_ms = window_end_ms
+            if not self.in_speech and self._above >= self.start_windows:
+                self.in_speech = True
+                self.last_speech_end_ms = None
+                return VadSignal("speech_started", self._onset_ms)
+        else:
+            # Silero's hysteresis: below (threshold - 0.15) counts as silence
+            if prob < self.policy.vad_threshold - 0.15 or not self.in_speech:
+                self._above = 0
+            self._below += 1
+            if self.in_speech and self._below >= self.stop_windows:
+                self.in_speech = False
+                self.last_speech_end_ms = self._last_above_end_ms
+                return VadSignal("speech_stopped", self._last_above_end_ms)
+        return None
+
+    def silence_ms(self, now_ms: float) -> float:
+        if self.in_speech or self.last_speech_end_ms is None:
+            return 0.0
+        return now_ms - self.last_speech_end_ms
+
+    def end_of_turn(self, now_ms: float, complete_prob: float | None) -> str | None:
+        """"max_silence" / "min_silence" when the turn should end now, else None."""
+        silence = self.silence_ms(now_ms)
+        if self.last_speech_end_ms is None or self.in_speech:
+            return None
+        if silence >= self.policy.max_silence_ms:
+            return "max_silence"
+        if (silence >= self.policy.min_silence_ms and complete_prob is not None
+                and complete_prob >= self.policy.complete_threshold):
+            return "min_silence"
+        return None
+
+    def reset(self) -> None:
+        self.in_speech = False
+        self.last_speech_end_ms = None
+        self._above = self._below = 0
