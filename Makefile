@@ -1,0 +1,48 @@
+# Two entry points for a fresh machine: `make demo` (a scripted call on the embedded models) and
+# `make test`. Each does every install step itself and is safe to re-run.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test setup models system-deps lint bench clean
+
+demo: setup models
+	mkdir -p out
+	$(BIN)/python -m pipeline call --caller models/audio/jfk.wav --out out/call.wav --events out/events.jsonl
+
+test: setup models
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+setup: system-deps $(STAMP)
+
+# libportaudio2 for sounddevice; pulseaudio makes a real (null-sink) sound device for the tests.
+system-deps:
+	@missing=""; \
+	for pkg in libportaudio2 pulseaudio; do \
+	  dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+# llama-cpp-python compiles from source on first install (about 5 minutes on 2 cores); pip caches it.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench]'
+	touch $(STAMP)
+
+models:
+	PYTHON=$(BIN)/python bash scripts/download_models.sh
+
+lint: setup
+	$(BIN)/ruff check pipeline tests bench examples
+
+bench: setup models
+	$(BIN)/python -m bench.ttfa
+
+clean:
+	rm -rf $(VENV) out

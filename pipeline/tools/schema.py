@@ -1,0 +1,569 @@
+"""Tool definitions, their JSON schema, and a grammar that keeps the model's tool calls parseable.
+
+A tool is an async function described by a `ToolSpec`. The schema is built from the type
+hints and the Google-style docstring, so the function is the single source of truth. A
+parameter marked *spoken* (typically `holding_line`) is text the agent says aloud while the
+tool runs, so the caller never sits in silence.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import re
+import types
+import typing
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+JsonSchema = dict[str, Any]
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_SCALARS: dict[type, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+_SUPPORTED = "str, int, float, bool, Literal[...] or list[str]"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSpec:
+    """One tool the model may call: its schema, how it is spoken, and how it is deduplicated."""
+
+    name: str
+    description: str
+    parameters: JsonSchema
+    fn: Callable[..., Awaitable[Any]] | None = field(default=None, compare=False)
+    spoken: tuple[str, ...] = ()
+    side_effect: bool = False
+    timeout_s: float = 10.0
+    business_key: Callable[[dict[str, Any]], str] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not _NAME_RE.match(self.name):
+            raise ValueError(
+                f"Tool name {self.name!r} is not usable: use 1-64 letters, digits, '_' or '-'."
+            )
+        if not self.description.strip():
+            raise ValueError(
+                f"Tool {self.name!r} needs a description: the model picks tools by it, "
+                "so add a docstring or pass description=..."
+            )
+        if self.timeout_s <= 0:
+            raise ValueError(f"Tool {self.name!r} needs a positive timeout_s.")
+        _check_object_schema(self.name, self.parameters)
+        props = self.parameters.get("properties", {})
+        required = self.parameters.get("required", [])
+        for pname in self.spoken:
+            if pname not in props:
+                raise ValueError(
+                    f"Tool {self.name!r} marks {pname!r} as spoken but has no such parameter; "
+                    "add the parameter or remove it from spoken=."
+                )
+            if props[pname].get("type") != "string" or "enum" in props[pname]:
+                raise ValueError(
+                    f"Spoken parameter {pname!r} of tool {self.name!r} must be a free string, "
+                    "because it is read aloud to the caller."
+                )
+            if pname not in required:
+                raise ValueError(
+                    f"Spoken parameter {pname!r} of tool {self.name!r} must be required (give it "
+                    "no default): small models skip optional parameters, so an optional holding "
+                    "line would leave dead air while the tool runs."
+                )
+        if self.side_effect and self.business_key is None:
+            raise ValueError(
+                f"Tool {self.name!r} has side effects but no business_key; pass e.g. "
+                "business_key=lambda a: f\"refund:{a['order_id']}\" so a repeated request for the "
+                "same thing runs the effect once."
+            )
+
+    async def __call__(self, **arguments: Any) -> Any:
+        if self.fn is None:
+            raise RuntimeError(
+                f"Tool {self.name!r} was loaded from a definition without code; "
+                "pass fn= to ToolSpec.from_openai() to make it callable."
+            )
+        return await self.fn(**arguments)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(self.parameters.get("required", ()))
+
+    def key_for(self, arguments: dict[str, Any]) -> str | None:
+        """The business key for these arguments, or None for a tool without side effects."""
+        return None if self.business_key is None else self.business_key(arguments)
+
+    def validate(self, arguments: Any) -> dict[str, Any]:
+        """Check arguments against the schema; returns them, or raises ValueError saying why."""
+        if not isinstance(arguments, dict):
+            raise ValueError(f"Arguments for tool {self.name!r} must be a JSON object.")
+        props = self.parameters.get("properties", {})
+        missing = [p for p in self.required if p not in arguments]
+        if missing:
+            raise ValueError(f"Tool {self.name!r} is missing required argument(s): {missing}.")
+        unknown = [k for k in arguments if k not in props]
+        if unknown:
+            raise ValueError(
+                f"Tool {self.name!r} has no parameter(s) {unknown}; it takes {list(props)}."
+            )
+        for key, value in arguments.items():
+            problem = _value_problem(props[key], value)
+            if problem:
+                raise ValueError(f"Argument {key!r} of tool {self.name!r} {problem}.")
+        return arguments
+
+    def to_openai(self) -> dict[str, Any]:
+        """A hosted-API style function tool definition; spoken parameters keep `"spoken": true`."""
+        return {
+            "type": "function",
+            "name": self.name,
+            "description": self.description,
+            "parameters": copy.deepcopy(self.parameters),
+        }
+
+    @classmethod
+    def from_openai(
+        cls,
+        definition: dict[str, Any],
+        *,
+        fn: Callable[..., Awaitable[Any]] | None = None,
+        side_effect: bool = False,
+        timeout_s: float = 10.0,
+        business_key: Callable[[dict[str, Any]], str] | None = None,
+    ) -> ToolSpec:
+        """Build a spec from a hosted-API tool definition (flat or nested under "function")."""
+        body = definition.get("function", definition)
+        if definition.get("type", "function") != "function" or "name" not in body:
+            raise ValueError(
+                "Only function tools can be loaded: pass a definition like "
+                '{"type": "function", "name": ..., "description": ..., "parameters": {...}}.'
+            )
+        parameters = copy.deepcopy(body.get("parameters") or {"type": "object", "properties": {}})
+        spoken: list[str] = []
+        for pname, prop in parameters.get("properties", {}).items():
+            # The hosted spelling "poly_spoken" means the same as ours.
+            flagged = bool(prop.pop("poly_spoken", False)) or bool(prop.get("spoken", False))
+            prop.pop("spoken", None)
+            if flagged:
+                prop["spoken"] = True
+                spoken.append(pname)
+        return cls(
+            name=body["name"],
+            description=body.get("description", ""),
+            parameters=parameters,
+            fn=fn,
+            spoken=tuple(spoken),
+            side_effect=side_effect,
+            timeout_s=timeout_s,
+            business_key=business_key,
+        )
+
+
+@typing.overload
+def tool(fn: Callable[..., Awaitable[Any]], /) -> ToolSpec: ...
+
+
+@typing.overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    spoken: Iterable[str] | None = None,
+    side_effect: bool = False,
+    timeout_s: float = 10.0,
+    business_key: Callable[[dict[str, Any]], str] | None = None,
+) -> Callable[[Callable[..., Awaitable[Any]]], ToolSpec]: ...
+
+
+def tool(
+    fn: Callable[..., Awaitable[Any]] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    spoken: Iterable[str] | None = None,
+    side_effect: bool = False,
+    timeout_s: float = 10.0,
+    business_key: Callable[[dict[str, Any]], str] | None = None,
+) -> ToolSpec | Callable[[Callable[..., Awaitable[Any]]], ToolSpec]:
+    """Turn an async function into a `ToolSpec`; usable bare (`@tool`) or with options.
+
+    With `spoken` left out, a parameter called `holding_line` is spoken if the function has one.
+    The returned spec is itself awaitable: `await refund(order_id="A1", holding_line="...")`.
+    """
+
+    def build(func: Callable[..., Awaitable[Any]]) -> ToolSpec:
+        tool_name = name or func.__name__
+        if not inspect.iscoroutinefunction(func):
+            raise TypeError(
+                f"Tool {tool_name!r} must be an async function (async def): tools run while "
+                "the caller is on the line and must not block audio."
+            )
+        summary, arg_docs = _parse_docstring(func.__doc__ or "")
+        params = inspect.signature(func).parameters
+        if spoken is None:
+            spoken_names: tuple[str, ...] = ("holding_line",) if "holding_line" in params else ()
+        else:
+            spoken_names = tuple(spoken)
+        return ToolSpec(
+            name=tool_name,
+            description=description if description is not None else summary,
+            parameters=_schema_from_signature(tool_name, func, arg_docs, spoken_names),
+            fn=func,
+            spoken=spoken_names,
+            side_effect=side_effect,
+            timeout_s=timeout_s,
+            business_key=business_key,
+        )
+
+    return build if fn is None else build(fn)
+
+
+class ToolRegistry:
+    """The tools offered to the model, by name, in the order they were added."""
+
+    def __init__(self, *, specs: Iterable[ToolSpec] = ()) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        for spec in specs:
+            self.add(spec)
+
+    def add(self, spec: ToolSpec) -> ToolSpec:
+        if spec.name in self._specs:
+            raise ValueError(f"A tool named {spec.name!r} is already registered; rename one.")
+        self._specs[spec.name] = spec
+        return spec
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._specs.get(name)
+
+    def __getitem__(self, name: str) -> ToolSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise KeyError(f"No tool named {name!r}; known tools: {list(self._specs)}.") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def specs(self) -> list[ToolSpec]:
+        return list(self._specs.values())
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        return [spec.to_openai() for spec in self._specs.values()]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """A tool call parsed from the model's output."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+def parse_tool_call(text: str, specs: Iterable[ToolSpec]) -> ToolCall | None:
+    """None for plain text; a validated ToolCall for a JSON call; ValueError for a bad call."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    by_name = {spec.name: spec for spec in specs}
+    try:
+        data = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"The model's tool call is not valid JSON ({exc.msg} at char {exc.pos}); "
+            "generate with tool_call_grammar() so the output always parses."
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        raise ValueError(
+            'A tool call must be a JSON object like {"name": ..., "arguments": {...}}.'
+        )
+    extra = set(data) - {"name", "arguments"}
+    if extra:
+        raise ValueError(f"A tool call has only 'name' and 'arguments', not {sorted(extra)}.")
+    spec = by_name.get(data["name"])
+    if spec is None:
+        raise ValueError(
+            f"The model called an unknown tool {data['name']!r}; known tools: {list(by_name)}."
+        )
+    arguments = data.get("arguments", {})
+    return ToolCall(name=spec.name, arguments=spec.validate(arguments))
+
+
+def tool_call_grammar(
+    specs: Iterable[ToolSpec], *, max_string_chars: int = 160, allow_text: bool = True
+) -> str:
+    """A llama.cpp GBNF grammar: plain text (not starting with '{') or exactly one tool call.
+
+    Property order is fixed to the schema's order and every string is bounded, so whatever
+    the model emits under this grammar parses with `parse_tool_call`.
+    """
+    spec_list = list(specs)
+    if not spec_list and not allow_text:
+        raise ValueError("A grammar needs at least one tool, or allow_text=True.")
+    if max_string_chars < 1:
+        raise ValueError("max_string_chars must be at least 1.")
+    rules: list[str] = []
+    alternatives: list[str] = []
+    if spec_list:
+        alternatives.append("call")
+        calls = []
+        for i, spec in enumerate(spec_list):
+            calls.append(f"call-{i}")
+            rules.append(
+                f'call-{i} ::= "{{" ws "\\"name\\"" ws ":" ws {_json_lit(spec.name)} '
+                f'ws "," ws "\\"arguments\\"" ws ":" ws args-{i} ws "}}"'
+            )
+            rules.append(f"args-{i} ::= {_args_rule(spec, i, rules)}")
+        rules.insert(0, "call ::= " + " | ".join(calls))
+    if allow_text:
+        alternatives.append("text")
+        # Text starts with neither '{' nor whitespace, so a call cannot hide behind a space.
+        rules.append(f"text ::= [^{{ \\t\\r\\n] [^\\x00]{{0,{_MAX_TEXT_CHARS - 1}}}")
+    rules += [
+        "ws ::= [ ]?",
+        f'string ::= "\\"" char{{0,{max_string_chars}}} "\\""',
+        r'char ::= [^"\\\x00-\x1f] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+        'integer ::= "-"? ("0" | [1-9] [0-9]{0,15})',
+        'number ::= integer ("." [0-9]{1,15})?',
+        'boolean ::= "true" | "false"',
+    ]
+    return "\n".join(["root ::= " + " | ".join(alternatives), *rules]) + "\n"
+
+
+_MAX_TEXT_CHARS = 600
+_MAX_ARRAY_ITEMS = 8
+
+
+def _args_rule(spec: ToolSpec, index: int, rules: list[str]) -> str:
+    props = spec.parameters.get("properties", {})
+    required = set(spec.required)
+    items: list[tuple[str, bool]] = []
+    for j, (pname, prop) in enumerate(props.items()):
+        key = _json_lit(pname)
+        value = _value_rule(prop, f"value-{index}-{j}", rules)
+        items.append((f'{key} ws ":" ws {value}', pname in required))
+    body = _sequence(items, 0, emitted=False)
+    return " ".join(part for part in ('"{" ws', body, 'ws "}"') if part)
+
+
+def _sequence(items: list[tuple[str, bool]], i: int, *, emitted: bool) -> str:
+    """Properties i.. in schema order; optional ones may be absent, commas only between items."""
+    if i == len(items):
+        return ""
+    item, required = items[i]
+    if emitted:
+        item = f'"," ws {item}'
+    after = _sequence(items, i + 1, emitted=True)
+    if required:
+        return f"{item} {after}".rstrip()
+    if emitted:
+        return f"({item})? {after}".rstrip()
+    # Nothing emitted yet: either this property leads, or it is absent and a later one leads.
+    taken = f"{item} {after}".rstrip()
+    skipped = _sequence(items, i + 1, emitted=False)
+    return f"({taken} | {skipped})?" if skipped else f"({taken})?"
+
+
+def _value_rule(prop: JsonSchema, rule_name: str, rules: list[str]) -> str:
+    if "enum" in prop:
+        rules.append(f"{rule_name} ::= " + " | ".join(_json_lit(v) for v in prop["enum"]))
+        return rule_name
+    kind = prop.get("type")
+    if kind == "array":
+        item = _value_rule(prop.get("items", {"type": "string"}), f"{rule_name}-item", rules)
+        most = int(prop.get("maxItems", _MAX_ARRAY_ITEMS))
+        tail = f'("," ws {item}){{0,{most - 1}}}' if most > 1 else ""
+        rules.append(f'{rule_name} ::= "[" ws ({item} {tail})? ws "]"')
+        return rule_name
+    return {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}[
+        kind
+    ]
+
+
+def _json_lit(value: Any) -> str:
+    """A GBNF literal matching `value` as JSON; non-ASCII stays raw, as models write it."""
+    return _lit(json.dumps(value, ensure_ascii=False))
+
+
+def _lit(text: str) -> str:
+    """A GBNF string literal matching `text` exactly."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _value_problem(prop: JsonSchema, value: Any) -> str | None:
+    if "enum" in prop:
+        if value in prop["enum"] and _same_kind(prop["enum"], value):
+            return None
+        return f"must be one of {prop['enum']}, not {value!r}"
+    kind = prop.get("type")
+    if kind == "string" and not isinstance(value, str):
+        return f"must be a string, not {value!r}"
+    if kind == "integer" and (not isinstance(value, int) or isinstance(value, bool)):
+        return f"must be an integer, not {value!r}"
+    if kind == "number" and (not isinstance(value, int | float) or isinstance(value, bool)):
+        return f"must be a number, not {value!r}"
+    if kind == "boolean" and not isinstance(value, bool):
+        return f"must be true or false, not {value!r}"
+    if kind == "array":
+        if not isinstance(value, list):
+            return f"must be a list, not {value!r}"
+        for item in value:
+            problem = _value_problem(prop.get("items", {}), item)
+            if problem:
+                return f"has an item that {problem}"
+    return None
+
+
+def _same_kind(enum: list[Any], value: Any) -> bool:
+    # `True in [1]` is true in Python; an enum of ints must not accept a boolean.
+    return any(type(v) is type(value) for v in enum)
+
+
+def _check_object_schema(tool_name: str, schema: JsonSchema) -> None:
+    if schema.get("type") != "object":
+        raise ValueError(f"Parameters of tool {tool_name!r} must be a JSON schema of type object.")
+    props = schema.get("properties", {})
+    for pname in schema.get("required", []):
+        if pname not in props:
+            raise ValueError(f"Tool {tool_name!r} requires {pname!r} but does not define it.")
+    for pname, prop in props.items():
+        _check_value_schema(tool_name, pname, prop)
+
+
+def _check_value_schema(tool_name: str, pname: str, prop: JsonSchema) -> None:
+    if "enum" in prop:
+        if not prop["enum"] or not all(
+            isinstance(v, str | int | float | bool) for v in prop["enum"]
+        ):
+            raise ValueError(
+                f"Parameter {pname!r} of tool {tool_name!r} needs a non-empty enum of "
+                "strings, numbers or booleans."
+            )
+        return
+    kind = prop.get("type")
+    if kind == "array":
+        _check_value_schema(tool_name, pname, prop.get("items", {"type": "string"}))
+        if int(prop.get("maxItems", _MAX_ARRAY_ITEMS)) < 1:
+            raise ValueError(f"Parameter {pname!r} of tool {tool_name!r} needs maxItems >= 1.")
+    elif kind not in ("string", "integer", "number", "boolean"):
+        raise ValueError(
+            f"Parameter {pname!r} of tool {tool_name!r} has type {kind!r}, which the tool "
+            "grammar cannot express; use string, integer, number, boolean, an enum, or an "
+            "array of those."
+        )
+
+
+def _schema_from_signature(
+    tool_name: str,
+    func: Callable[..., Any],
+    arg_docs: dict[str, str],
+    spoken: tuple[str, ...],
+) -> JsonSchema:
+    hints = typing.get_type_hints(func)
+    properties: dict[str, JsonSchema] = {}
+    required: list[str] = []
+    for pname, param in inspect.signature(func).parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+            raise TypeError(
+                f"Tool {tool_name!r} takes {pname!r} in a way the model cannot fill; "
+                "give every parameter a name the model passes by keyword."
+            )
+        if pname not in hints:
+            raise TypeError(
+                f"Parameter {pname!r} of tool {tool_name!r} needs a type hint ({_SUPPORTED})."
+            )
+        prop = _schema_for_type(tool_name, pname, hints[pname])
+        if pname in arg_docs:
+            prop["description"] = arg_docs[pname]
+        if pname in spoken:
+            prop["spoken"] = True
+        properties[pname] = prop
+        if param.default is inspect.Parameter.empty:
+            required.append(pname)
+    stray = set(arg_docs) - set(properties)
+    if stray:
+        raise ValueError(
+            f"The docstring of tool {tool_name!r} documents {sorted(stray)}, which the function "
+            "does not take; fix the Args: section."
+        )
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _schema_for_type(tool_name: str, pname: str, hint: Any) -> JsonSchema:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        # `x: str | None = None` offers the model a str; the default covers absence.
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:
+            return _schema_for_type(tool_name, pname, rest[0])
+    if hint in _SCALARS:
+        return {"type": _SCALARS[hint]}
+    if origin is Literal:
+        kinds = {type(v) for v in args}
+        if len(kinds) == 1 and next(iter(kinds)) in _SCALARS:
+            return {"type": _SCALARS[next(iter(kinds))], "enum": list(args)}
+    if origin is list and len(args) == 1:
+        return {"type": "array", "items": _schema_for_type(tool_name, pname, args[0])}
+    raise TypeError(
+        f"Parameter {pname!r} of tool {tool_name!r} has type {hint!r}, which a tool schema "
+        f"cannot express; use {_SUPPORTED}."
+    )
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The first paragraph, and parameter descriptions from a Google-style `Args:` section."""
+    lines = inspect.cleandoc(doc).splitlines()
+    summary: list[str] = []
+    for line in lines:
+        if not line.strip():
+            break
+        summary.append(line.strip())
+    arg_docs: dict[str, str] = {}
+    start = next(
+        (i for i, line in enumerate(lines) if line.strip() in ("Args:", "Arguments:")), None
+    )
+    if start is None:
+        return " ".join(summary), arg_docs
+    base = _indent(lines[start])
+    entry_indent: int | None = None
+    current: str | None = None
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            continue
+        indent = _indent(line)
+        if indent <= base:
+            break
+        if entry_indent is None:
+            entry_indent = indent
+        match = re.match(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", line.strip())
+        if indent == entry_indent and match:
+            current = match.group(1)
+            arg_docs[current] = match.group(2).strip()
+        elif current is not None:
+            arg_docs[current] = (arg_docs[current] + " " + line.strip()).strip()
+    return " ".join(summary), arg_docs
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())

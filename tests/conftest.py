@@ -1,0 +1,99 @@
+"""Shared fixtures: the real models (loaded once per run), speech clips, and call helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline import config as cfg
+from pipeline.audio import INPUT_RATE_HZ, read_wav, resample
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "models"
+JFK = MODELS / "audio" / "jfk.wav"
+JFK_TEXT = ("And so my fellow Americans, ask not what your country can do for you, "
+            "ask what you can do for your country.")
+
+MODEL_FILES = {
+    "vad": MODELS / "vad" / "silero_vad.onnx",
+    "stt": MODELS / "stt" / "whisper-tiny.en" / "model.bin",
+    "stt_base": MODELS / "stt" / "whisper-base" / "model.bin",
+    "llm": MODELS / "llm" / "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "tts": MODELS / "tts" / "en_US-joe-medium.onnx",
+    "jfk": JFK,
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    missing = [str(p.relative_to(ROOT)) for p in MODEL_FILES.values() if not p.is_file()]
+    if not missing:
+        return
+    if os.environ.get("PIPELINE_REQUIRE_MODELS"):
+        raise pytest.UsageError(f"models missing ({', '.join(missing)}): run scripts/download_models.sh")
+    skip = pytest.mark.skip(reason="models/ is incomplete: run scripts/download_models.sh")
+    for item in items:
+        if "models" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stage defaults name models/ relative to the repository root."""
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.fixture(scope="session")
+def real_stages():
+    """VAD, whisper tiny.en, SmolLM2, Piper and the heuristic turn signal, loaded once."""
+    os.chdir(ROOT)
+    from pipeline.session import Stages
+
+    return Stages.load(cfg.Config.default())
+
+
+@pytest.fixture(scope="session")
+def jfk_16k() -> np.ndarray:
+    wav = read_wav(JFK)
+    return resample(wav.mono(), wav.sample_rate_hz, INPUT_RATE_HZ)
+
+
+_SPEECH_CACHE: dict[str, np.ndarray] = {}
+
+
+@pytest.fixture(scope="session")
+def say(real_stages):
+    """Real speech made at test time with Piper, at 16 kHz (cached per text)."""
+
+    def _say(text: str) -> np.ndarray:
+        if text not in _SPEECH_CACHE:
+            audio = real_stages.tts.synthesize(text)
+            _SPEECH_CACHE[text] = resample(audio, real_stages.tts.sample_rate_hz, INPUT_RATE_HZ)
+        return _SPEECH_CACHE[text]
+
+    return _say
+
+
+def silence(ms: float) -> np.ndarray:
+    return np.zeros(int(ms * INPUT_RATE_HZ / 1000), np.float32)
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    """Word error rate: word-level edit distance over the reference length."""
+    import re
+
+    norm = lambda s: re.sub(r"[^a-z' ]+", " ", s.lower()).split()  # noqa: E731
+    r, h = norm(reference), norm(hypothesis)
+    d = list(range(len(h) + 1))
+    for i, rw in enumerate(r, 1):
+        prev, d[0] = d[0], i
+        for j, hw in enumerate(h, 1):
+            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (rw != hw))
+    return d[len(h)] / max(1, len(r))
+
+
+def run(coro):
+    return asyncio.run(coro)
