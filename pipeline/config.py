@@ -66,6 +66,9 @@ class ChunkerPolicy:
 
 @dataclass
 class ResponsePolicy:
+    # "sequential" is the naive baseline the benchmark compares against: the final transcript
+    # starts at commit, the whole reply is generated, then synthesized in one piece.
+    mode: Literal["streaming", "sequential"] = "streaming"
     instructions: str = DEFAULT_INSTRUCTIONS
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
     output_delta_ms: int = 100  # audio delta size cap (brief: at most 100 ms)

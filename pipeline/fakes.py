@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -13,26 +14,38 @@ from .llm import Generation
 
 
 class ScriptedLLM:
-    """Replies from a script, token by token. A reply that is a dict is a tool call."""
+    """Replies from a script, token by token. A reply that is a dict is a tool call.
 
-    def __init__(self, *, replies: list[Any] | None = None, words_per_token: int = 1) -> None:
+    `rules` are `[pattern, reply]` pairs tried first, against the last message (regex, any
+    case); a reply may name fields of the latest tool output, e.g. "Refunded to {card_last4}."
+    Otherwise `replies` are used in order, the last one repeating.
+    """
+
+    def __init__(self, *, replies: list[Any] | None = None, rules: list[list[Any]] | None = None,
+                 words_per_token: int = 1) -> None:
         self.replies = list(replies or ["Sure. I can help with that."])
+        self.rules = [(re.compile(p, re.IGNORECASE), r) for p, r in (rules or [])]
         self.words_per_token = words_per_token
         self.requests: list[list[dict[str, Any]]] = []
         self.lock = threading.Lock()
         self._next = 0
 
-    def _take(self) -> str:
-        reply = self.replies[min(self._next, len(self.replies) - 1)]
-        self._next += 1
-        return json.dumps(reply) if isinstance(reply, dict) else str(reply)
+    def _take(self, messages: list[dict[str, Any]]) -> str:
+        last = messages[-1]["content"] if messages else ""
+        reply = next((r for p, r in self.rules if p.search(last)), None)
+        if reply is None:
+            reply = self.replies[min(self._next, len(self.replies) - 1)]
+            self._next += 1
+        if isinstance(reply, dict):
+            return json.dumps(reply)
+        return str(reply).format_map(_Fields(_latest_output(messages)))
 
     def stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
                grammar: str | None = None, max_tokens: int | None = None,
                result: Generation | None = None) -> Iterator[str]:
         result = result if result is not None else Generation()
         self.requests.append(messages)
-        words = self._take().split(" ")
+        words = self._take(messages).split(" ")
         for i in range(0, len(words), self.words_per_token):
             if cancel.is_set():
                 result.finish_reason = "cancelled"
@@ -46,6 +59,30 @@ class ScriptedLLM:
 
     def next_token_logprobs(self, messages: list[dict[str, Any]], candidates: list[str]) -> dict[str, float]:
         return {"yes": -0.1, "no": -2.5}
+
+
+class _Fields(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _latest_output(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Flattened fields of the newest tool output in the context ("[result of x: {...}]")."""
+    for m in reversed(messages):
+        found = re.search(r"\[result of [^:]+: (\{.*\})\]$", m.get("content", ""), re.DOTALL)
+        if found:
+            try:
+                data = json.loads(found.group(1))
+            except ValueError:
+                return {}
+            flat: dict[str, Any] = {}
+            stack = [data]
+            while stack:
+                d = stack.pop()
+                for k, v in d.items():
+                    stack.append(v) if isinstance(v, dict) else flat.setdefault(k, v)
+            return flat
+    return {}
 
 
 class ToneTTS:

@@ -35,7 +35,7 @@ class Playback:
     """Plays queued agent audio in 20 ms frames on the clock; `clear()` stops it at once."""
 
     def __init__(self, clock: Clock, sink: AudioSink, rate_hz: int,
-                 on_frame: Callable[[str, str, float], None] | None = None) -> None:
+                 on_frame: Callable[[str, str, float], None] | None = None, lead_s: float = 0.0) -> None:
         self.clock = clock
         self.sink = sink
         self.rate_hz = rate_hz
@@ -49,6 +49,8 @@ class Playback:
         self.paused = False
         self._playing_until = 0.0
         self.current_item: str | None = None
+        # A network client buffers: frames go out up to `lead_s` before they are due to sound.
+        self.lead_s = lead_s
 
     def enqueue(self, samples: np.ndarray, *, item_id: str, response_id: str) -> None:
         if len(samples):
@@ -100,12 +102,12 @@ class Playback:
             if not len(piece.samples):
                 self._queue.popleft()
             at = max(self.clock.now(), self._playing_until)
-            if at > self.clock.now():
-                await self.clock.sleep_until(at)
+            if at - self.lead_s > self.clock.now():
+                await self.clock.sleep_until(at - self.lead_s)
             self.sink.write_output(frame, self.rate_hz, at)
             self.current_item = piece.item_id
             self.played[piece.item_id] = self.played.get(piece.item_id, 0) + len(frame)
             self._playing_until = at + len(frame) / self.rate_hz
             if self.on_frame is not None:
                 self.on_frame(piece.response_id, piece.item_id, at)
-            await self.clock.sleep_until(self._playing_until)
+            await self.clock.sleep_until(self._playing_until - self.lead_s)

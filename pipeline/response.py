@@ -9,6 +9,8 @@ at turn commit, or dropped silently.
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -62,6 +64,8 @@ class Response:
     messages: list[dict[str, Any]]
     held: bool = False
     transcript: str | None = None  # the user text a held (preemptive) response answers
+    purpose: str = "turn"  # "turn" | "tool_result" | "reminder" | "client"
+    about_keys: tuple[str, ...] = ()  # ledger keys whose outcome this response is meant to state
     id: str = field(default_factory=lambda: ev.new_id("resp"))
     item: Item = field(default_factory=lambda: Item(type="message", role="assistant", status="in_progress"))
     status: str = "in_progress"
@@ -82,6 +86,13 @@ class Response:
         self.done = asyncio.Event()
         self.first_frame_played = False
         self.text_so_far = ""
+        self.history_version = self.session.history_version
+        self.call_item: Item | None = None  # the function call this response made, if any
+        self._deferred_calls: list[tuple[str, Any]] = []  # held responses start no tool
+        self.heard_in_full = False
+        self.call_id, self._call_item_id = ev.new_id("call"), ev.new_id("item")
+        self._args_sent = 0
+        self._spoken_done: set[str] = set()
 
     # --- emission (held until adopted) ---------------------------------------------------------
 
@@ -107,10 +118,17 @@ class Response:
         for event in self._held_events:
             event.ts = self.session.clock.now()
             self.session.emit(event)
+        if self.call_item is not None:
+            self.session.conversation.add(self.call_item)
         for samples in self._held_audio:
             self.session.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
         self._held_events.clear()
         self._held_audio.clear()
+        for call_id, call in self._deferred_calls:  # only now may a side effect happen
+            self.session.start_tool(self, call_id, call)
+        self._deferred_calls.clear()
+        if self.done.is_set():  # it finished while held
+            self.session.response_settled(self)
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -143,10 +161,12 @@ class Response:
         s = self.session
         loop = asyncio.get_running_loop()
         tokens: asyncio.Queue[str | None] = asyncio.Queue()
+        grammar = s.tool_grammar()
 
         def produce() -> None:
             try:
-                for piece in s.llm.stream(self.messages, cancel=self.cancel_llm, result=self.generation):
+                for piece in s.llm.stream(self.messages, cancel=self.cancel_llm, result=self.generation,
+                                          grammar=grammar):
                     loop.call_soon_threadsafe(tokens.put_nowait, piece)
             finally:
                 loop.call_soon_threadsafe(tokens.put_nowait, None)
@@ -154,17 +174,83 @@ class Response:
         producer = asyncio.ensure_future(s.clock.run_in_thread(produce))
         self._tasks.append(producer)
         first = True
+        streaming = s.config.response.mode == "streaming"
+        call_mode: bool | None = None if s.tools else False  # decided by the first visible char
         while (piece := await tokens.get()) is not None:
             if first:
                 self._mark("llm_first_token")
                 first = False
             self.text_so_far += piece
-            for chunk in self.chunker.push(piece):
-                await self._put_chunk(chunks, chunk)
+            if call_mode is None and self.text_so_far.strip():
+                call_mode = self.text_so_far.lstrip().startswith("{")
+            if call_mode:
+                for chunk in self._call_progress():
+                    await self._put_chunk(chunks, chunk)
+            elif call_mode is False and streaming:
+                for chunk in self.chunker.push(piece):
+                    await self._put_chunk(chunks, chunk)
         await producer  # re-raises a failure of the model thread
-        for chunk in self.chunker.flush():
+        if call_mode:
+            for chunk in self._call_progress():
+                await self._put_chunk(chunks, chunk)
+            self._finish_call()
+        if not streaming:  # the baseline: the whole reply, synthesized as one piece
+            self.chunker.push(self.text_so_far)
+            rest = " ".join(self.chunker.flush())
+            remaining = [rest] if rest else []
+        else:
+            remaining = self.chunker.flush()
+        for chunk in remaining:
             await self._put_chunk(chunks, chunk)
         await chunks.put(None)
+
+    # --- tool calls ---------------------------------------------------------------------------
+
+    _NAME = re.compile(r'"name"\s*:\s*"([^"]+)"')
+    _ARGS = re.compile(r'"arguments"\s*:\s*')
+
+    def _call_progress(self) -> list[str]:
+        """Streams argument deltas; a spoken argument is said as soon as its string is complete."""
+        text = self.text_so_far
+        m = self._ARGS.search(text)
+        if m:
+            args_text = text[m.end():].rstrip()
+            args_text = args_text[:-1] if args_text.endswith("}}") else args_text
+            if len(args_text) > self._args_sent:
+                self._emit(ev.FunctionCallArgumentsDelta(
+                    response_id=self.id, item_id=self._call_item_id, call_id=self.call_id,
+                    delta=args_text[self._args_sent:]))
+                self._args_sent = len(args_text)
+        name = self._NAME.search(text)
+        spec = self.session.tools.get(name.group(1)) if name else None
+        out: list[str] = []
+        for param in spec.spoken if spec else ():
+            if param in self._spoken_done:
+                continue
+            value = re.search(rf'"{re.escape(param)}"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
+            if value:
+                self._spoken_done.add(param)
+                said = json.loads('"' + value.group(1) + '"')
+                out += self.chunker.push(said + " ") + self.chunker.flush()
+        return out
+
+    def _finish_call(self) -> None:
+        from .tools import parse_tool_call
+
+        call = parse_tool_call(self.text_so_far.strip(), self.session.tools.specs())
+        if call is None:
+            raise ValueError("the model began a tool call but did not finish it")
+        arguments = json.dumps(call.arguments)
+        self.call_item = Item(type="function_call", id=self._call_item_id, call_id=self.call_id,
+                              name=call.name, arguments=arguments)
+        self._emit(ev.FunctionCallArgumentsDone(response_id=self.id, item_id=self.call_item.id,
+                                                call_id=self.call_id, name=call.name, arguments=arguments))
+        self._emit(ev.OutputItemAdded(response_id=self.id, item=self.call_item.to_dict(), output_index=1))
+        if self.held:
+            self._deferred_calls.append((self.call_id, call))
+        else:
+            self.session.conversation.add(self.call_item)
+            self.session.start_tool(self, self.call_id, call)  # before the holding line ends
 
     async def _put_chunk(self, chunks: asyncio.Queue[str | None], chunk: str) -> None:
         if not self.spoken and chunks.empty() and not getattr(self, "_first_chunk_marked", False):
@@ -239,7 +325,8 @@ class Response:
                 details["error"] = {"type": "server_error", "message": self.error}
         usage = {"input_tokens": self.generation.prompt_tokens, "output_tokens": self.generation.output_tokens,
                  "total_tokens": self.generation.prompt_tokens + self.generation.output_tokens}
+        output = [self.item.to_dict()] + ([self.call_item.to_dict()] if self.call_item else [])
         self._emit(ev.ResponseDone(response={
             "id": self.id, "status": self.status, "status_details": details,
-            "output": [self.item.to_dict()], "usage": usage}))
+            "output": output, "usage": usage}))
         self.done.set()

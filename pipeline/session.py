@@ -8,6 +8,7 @@ same code runs a scripted call in simulated time and a live call in real time.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -25,6 +26,9 @@ from .conversation import Conversation, Item
 from .playback import AudioSink, Playback
 from .response import Response
 from .stt import Partial, StreamingTranscriber
+from .tools import ToolRegistry
+from .tools.buffer import TurnResultBuffer
+from .tools.runner import Query, ToolResult, ToolRunner
 from .turns import TurnDetector
 from .vad import WINDOW_MS, WINDOW_SAMPLES
 
@@ -80,6 +84,9 @@ class Session:
         self.listeners: list[Callable[[ev.Event], None]] = []
         self.conversation = Conversation()
         self.playback = Playback(clock, sink, self.tts.sample_rate_hz, on_frame=self._on_frame_played)
+        # Silero is recurrent: each session needs its own state (the weights are shared)
+        self.vad = stages.vad.fork() if hasattr(stages.vad, "fork") else stages.vad
+        self.turn_detection = True  # False: the client commits input itself (realtime API)
         self.detector = TurnDetector(config.turn)
         self.gate = BargeInGate(config.bargein)
         self.pickup = PickupBuffer(cap_ms=config.call.pickup_cap_ms)
@@ -98,6 +105,15 @@ class Session:
         self._response_idle = asyncio.Event()
         self._response_idle.set()
         self._played_first: set[str] = set()
+        # tools
+        self.tools = ToolRegistry()
+        self.runner: ToolRunner | None = None
+        self.ledger: Any = None
+        self.results = TurnResultBuffer()
+        self.calls: dict[str, tuple[str, str | None]] = {}  # call_id -> (response_id, turn_id)
+        self._delivered: set[str] = set()
+        self.history_version = 0  # bumped whenever tool results enter the conversation
+        self.ledger_keys: set[str] = set()  # side effects this call asked for
 
     # --- events --------------------------------------------------------------------------------
 
@@ -199,13 +215,16 @@ class Session:
             self._on_window(window, consumed * 1000.0 / INPUT_RATE_HZ)
 
     def _on_window(self, window: np.ndarray, end_ms: float) -> None:
-        prob = self.stages.vad.probability(window)
+        prob = self.vad.probability(window)
         if self.config.bargein.enabled and self.playback.speaking:
             level = dbfs(window)
             if self.gate.update(level_dbfs=level, voice_prob=prob, window_ms=WINDOW_MS, end_ms=end_ms):
                 self._barge_in(end_ms)
         else:
             self.gate.reset()
+        if not self.turn_detection:
+            self._manual_turn_window(end_ms)
+            return
         signal = self.detector.on_window(prob, end_ms)
         if signal is not None and signal.kind == "speech_started":
             self._on_speech_started(signal.at_ms)
@@ -243,6 +262,8 @@ class Session:
             return
         turn.speech_end_ms = end_ms
         self.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
+        if self.config.response.mode == "sequential":
+            return  # the baseline transcribes only once the turn is committed
         turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self._spawn(self._after_final(turn))
 
@@ -302,7 +323,8 @@ class Session:
         self.emit(ev.TranscriptionCompleted(item_id=turn.item_id, transcript=text))
         self.emit(ev.StageMark(stage="stt_final", turn_id=turn.item_id, detail={
             "final_compute_ms": round(stats.final_compute_s * 1000, 1), "partial_passes": stats.passes,
-            "partials_skipped": stats.skipped, "partial_cadence_hz": round(stats.cadence_hz, 2)}))
+            "partials_skipped": stats.skipped, "partial_cadence_hz": round(stats.cadence_hz, 2),
+            "finals_discarded": stats.finals_discarded}))
         if not text:
             self._drop_preemptive(turn)
             self.log("turn had no words; nothing to answer")
@@ -317,15 +339,21 @@ class Session:
 
     # --- responses -----------------------------------------------------------------------------
 
-    def _messages(self, extra_user: str | None = None) -> list[dict[str, Any]]:
-        messages = self.conversation.to_messages(self.config.response.instructions)
+    def _messages(self, extra_user: str | None = None, system_note: str | None = None) -> list[dict[str, Any]]:
+        instructions = self.config.response.instructions
+        if len(self.tools):
+            instructions += "\n\n" + _tools_prompt(self.tools)
+        messages = self.conversation.to_messages(instructions)
         if extra_user is not None:
             messages.append({"role": "user", "content": extra_user})
+        if system_note is not None:
+            messages.append({"role": "system", "content": system_note})
         return messages
 
     def _start_preemptive(self, turn: Turn, text: str) -> None:
         """Speculate at speech-stop: generate (held) while the turn may still be committed."""
-        if (not self.config.response.preemptive or not text.strip() or self.active is not None
+        if (not self.config.response.preemptive or self.config.response.mode == "sequential"
+                or not text.strip() or self.active is not None
                 or turn.preemptive is not None or turn.over_agent):
             return
         response = Response(self, turn.item_id, self._messages(text), held=True, transcript=text)
@@ -349,6 +377,14 @@ class Session:
         if self.active is response:
             self.active = None
             self._response_idle.set()
+        if not response.held:  # a held one settles when adopted (or never, when dropped)
+            self.response_settled(response)
+
+    def response_settled(self, response: Response) -> None:
+        """A client-visible response has ended: sort its tool results out."""
+        self._record_results(*self.results.settle(response.id, clean=response.status == "completed"))
+        if response.status == "completed" and response.generated == 0:
+            self._on_heard(response)
 
     async def _respond(self, turn: Turn, text: str) -> None:
         spec = turn.preemptive
@@ -365,11 +401,13 @@ class Session:
             await spec.done.wait()
         await self.create_response(turn_id=turn.item_id)
 
-    async def create_response(self, *, turn_id: str | None = None) -> Response:
+    async def create_response(self, *, turn_id: str | None = None, purpose: str = "turn",
+                              about_keys: tuple[str, ...] = (), system_note: str | None = None) -> Response:
         """Start a response once no other is active (one at a time); returns when it ends."""
         while self.active is not None:
             await self._response_idle.wait()
-        response = Response(self, turn_id, self._messages())
+        response = Response(self, turn_id, self._messages(system_note=system_note), purpose=purpose,
+                            about_keys=about_keys)
         self._begin(response)
         await response.done.wait()
         return response
@@ -401,8 +439,199 @@ class Session:
         return next((r for r in reversed(self.responses) if r.item.id == item_id), None)
 
     def _on_frame_played(self, response_id: str, item_id: str, at_s: float) -> None:
+        response = self._response_of_item(item_id)
         if response_id not in self._played_first:
             self._played_first.add(response_id)
-            response = next((r for r in self.responses if r.id == response_id), None)
             self.emit(ev.StageMark(stage="first_audio_out", response_id=response_id,
                                    turn_id=response.turn_id if response else None))
+        if (response is not None and response.status == "completed"
+                and self.playback.played.get(item_id, 0) >= response.generated):
+            self._on_heard(response)
+
+    def _on_heard(self, response: Response) -> None:
+        """The caller heard this response to its end (nothing was cut off)."""
+        if response.heard_in_full:
+            return
+        response.heard_in_full = True
+        self.emit(ev.StageMark(stage="heard_in_full", response_id=response.id, turn_id=response.turn_id))
+        if self.ledger is not None and response.purpose in ("tool_result", "reminder"):
+            for key in response.about_keys:
+                row = self.ledger.get(key)
+                if row is not None and row.state in ("committed", "failed") and not row.told:
+                    self.ledger.mark_told(key)
+        if response.purpose == "turn":
+            self._maybe_remind()
+
+    # --- tools ---------------------------------------------------------------------------------
+
+    def use_tools(self, registry: ToolRegistry, *, ledger: Any = None,
+                  queries: dict[str, Query] | None = None) -> None:
+        """Offer these tools to the model; side-effecting ones go through `ledger`."""
+        self.tools = registry
+        self.ledger = ledger
+        self.runner = ToolRunner(registry, ledger=ledger, queries=queries)
+
+    def tool_grammar(self) -> str | None:
+        """The constrained-decoding grammar for the current tools (None without tools)."""
+        if not len(self.tools):
+            return None
+        names = tuple(spec.name for spec in self.tools.specs())
+        if getattr(self, "_grammar_for", None) != names:
+            from .tools import tool_call_grammar
+
+            self._grammar_for, self._grammar = names, tool_call_grammar(self.tools.specs())
+        return self._grammar
+
+    def start_tool(self, response: Response, call_id: str, call: Any) -> None:
+        """Called as soon as a call's arguments are final, before its holding line has played."""
+        self.calls[call_id] = (response.id, response.turn_id)
+        self._spawn(self._run_tool(response, call_id, call))
+
+    async def _run_tool(self, response: Response, call_id: str, call: Any) -> None:
+        try:
+            if self.runner is None:
+                raise RuntimeError("no tools are configured for this session")
+            result = await self.runner.run(call, call_id=call_id, response_id=response.id,
+                                           turn_id=response.turn_id)
+        except Exception as exc:  # every call gets an output: the model must never wait forever
+            result = ToolResult(call_id, response.id, response.turn_id, call.name, call.arguments,
+                                {"error": f"{type(exc).__name__}: {exc}"})
+        self.deliver(result)
+
+    def deliver(self, result: ToolResult) -> bool:
+        """A tool result arrives; it must match the call, response and turn it answers."""
+        bound = self.calls.get(result.call_id)
+        if bound is None:
+            self.emit(ev.error_event("unknown_call_id", f"no tool call {result.call_id!r} is pending"))
+            return False
+        if bound != (result.response_id, result.turn_id):
+            self.emit(ev.error_event("call_binding_mismatch",
+                                     f"result for {result.call_id!r} names response {result.response_id!r} "
+                                     f"and turn {result.turn_id!r}; the call belongs to {bound}"))
+            return False
+        if result.call_id in self._delivered:
+            self.emit(ev.error_event("duplicate_result", f"{result.call_id!r} already has a result"))
+            return False
+        self._delivered.add(result.call_id)
+        if result.business_key:
+            self.ledger_keys.add(result.business_key)
+        self._record_results(*self.results.add(result))
+        return True
+
+    def _record_results(self, results: list[ToolResult], dropped: list[ToolResult]) -> None:
+        for r in dropped:
+            self.log(f"dropped the {r.name} result of {r.call_id}: its response was interrupted")
+        fresh = []
+        for r in results:
+            item = self.conversation.add(Item(
+                type="function_call_output", call_id=r.call_id, name=r.name, output=json.dumps(r.output),
+                note="completed during an interruption" if r.interrupted else None))
+            self.emit(ev.ItemCreated(item=item.to_dict(), previous_item_id=self.conversation.previous_id(item)))
+            if not r.interrupted:
+                fresh.append(r)
+        if results:
+            self.history_version += 1
+        if fresh:
+            self._spawn(self._ask_for_reply(self.history_version, fresh))
+
+    async def _ask_for_reply(self, version: int, results: list[ToolResult]) -> None:
+        """Speak about new results, unless a response that already saw them has started."""
+        while self.active is not None or self.turn is not None:  # never talk over the caller
+            await self.clock.sleep(0.02)
+        if any(r.history_version >= version for r in self.responses if not r.held):
+            return
+        keys = tuple(r.business_key for r in results if r.business_key)
+        await self.create_response(turn_id=results[0].turn_id, purpose="tool_result", about_keys=keys)
+
+    def _maybe_remind(self) -> None:
+        """A side effect the caller never heard about gets a dedicated reply (at most twice)."""
+        if self.ledger is None:
+            return
+        rows = [r for r in self.ledger.untold() if r.business_key in self.ledger_keys and r.tell_attempts < 2]
+        if not rows:
+            return
+        for row in rows:
+            self.ledger.note_tell_attempt(row.business_key)
+        facts = "; ".join(f"{r.tool} for {r.business_key}: {r.state}, {json.dumps(r.result or r.error)}"
+                          for r in rows)
+        note = f"The caller has not heard this outcome yet. Tell them now, in one short sentence: {facts}"
+        self._spawn(self.create_response(purpose="reminder", about_keys=tuple(r.business_key for r in rows),
+                                         system_note=note))
+
+    # --- client control (realtime-API server, tests) --------------------------------------------
+
+    def update(self, *, instructions: str | None = None, turn: dict[str, Any] | None = None,
+               turn_detection: bool | None = None) -> None:
+        """Apply a session.update: instructions and turn-detection settings take effect at once."""
+        from dataclasses import replace
+
+        if instructions is not None:
+            self.config.response = replace(self.config.response, instructions=instructions)
+        if turn:
+            from .config import apply
+
+            self.config = apply(self.config, {"turn": turn})
+            self.detector = TurnDetector(self.config.turn)
+        if turn_detection is not None:
+            self.turn_detection = turn_detection
+        self.emit(ev.SessionUpdated(session=self.describe()))
+
+    def _manual_turn_window(self, end_ms: float) -> None:
+        """Without server VAD, all input since the last commit belongs to one manual turn."""
+        if self.turn is None:
+            stt = StreamingTranscriber(self.stages.stt, self.clock)
+            self.turn = Turn(item_id=ev.new_id("item"), audio_start_ms=max(0.0, end_ms - WINDOW_MS), stt=stt)
+            stt.append(self._window_history(end_ms - WINDOW_MS))
+
+    def _window_history(self, from_ms: float) -> np.ndarray:
+        start = int(from_ms * INPUT_RATE_HZ / 1000)
+        parts = [f[max(0, start - first):] for first, f in self._history if first + len(f) > start]
+        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
+
+    def commit_input(self) -> str | None:
+        """input_audio_buffer.commit: end the current turn now; returns its item id (None if empty)."""
+        if self.turn is None:
+            return None
+        item_id = self.turn.item_id
+        self._commit("client")
+        return item_id
+
+    def clear_input(self) -> None:
+        """input_audio_buffer.clear: drop the open turn's audio and any speculation on it."""
+        if self.turn is not None:
+            self._drop_preemptive(self.turn)
+            self.turn = None
+            self.detector.reset()
+        self.emit(ev.InputCleared())
+
+    def request_response(self) -> None:
+        """response.create: start a response as soon as none is active (does not wait for it)."""
+        self._spawn(self.create_response())
+
+    def truncate(self, item_id: str, audio_end_ms: int) -> Item:
+        """conversation.item.truncate: the client played only `audio_end_ms` of an agent item."""
+        item = self.conversation.get(item_id)
+        response = self._response_of_item(item_id)
+        if item is None or item.role != "assistant" or response is None:
+            raise KeyError(f"no assistant audio item {item_id!r} in this conversation")
+        total_ms = response.generated * 1000 / self.tts.sample_rate_hz
+        if audio_end_ms < 0 or audio_end_ms > total_ms + 1:
+            raise ValueError(f"audio_end_ms {audio_end_ms} is past the item's audio ({total_ms:.0f} ms)")
+        samples = int(audio_end_ms * self.tts.sample_rate_hz / 1000)
+        if self.playback.current_item == item_id:
+            self.playback.clear()
+        self.playback.played[item_id] = samples
+        response.truncate_to_played()
+        return item
+
+
+def _tools_prompt(tools: ToolRegistry) -> str:
+    lines = ["You can use tools. To use one, reply with only a JSON object: "
+             '{"name": "<tool>", "arguments": {...}}. Fill every spoken argument with a short '
+             "sentence to say to the caller while the tool runs. Tools:"]
+    for spec in tools.specs():
+        params = spec.parameters.get("properties", {})
+        args = ", ".join(f"{k} ({v.get('type', 'string')}{', spoken' if k in spec.spoken else ''})"
+                         f"{': ' + v['description'] if v.get('description') else ''}" for k, v in params.items())
+        lines.append(f"- {spec.name}: {spec.description} Arguments: {args}")
+    return "\n".join(lines)

@@ -88,6 +88,7 @@ def agreed_prefix(a: list[str], b: list[str]) -> int:
 @dataclass
 class PartialStats:
     passes: int = 0
+    finals_discarded: int = 0  # final passes made stale because the caller resumed
     skipped: int = 0  # partial ticks that found the previous pass still running
     compute_s: float = 0.0
     final_compute_s: float = 0.0
@@ -201,14 +202,17 @@ class StreamingTranscriber:
 
     def start_final(self) -> None:
         """At VAD speech-stop: transcribe everything heard so far in the background."""
-        self.discard_final()
+        if self._final_task is not None and not self._final_task.done():
+            self._final_task.cancel()
         self._final_samples = self.audio.samples
         self._final_task = asyncio.ensure_future(self._timed(self.audio.array().copy(), final=True))
 
     def discard_final(self) -> None:
         """The caller resumed: the pending final no longer covers the turn."""
-        if self._final_task is not None and not self._final_task.done():
-            self._final_task.cancel()
+        if self._final_task is not None:
+            self.stats.finals_discarded += 1
+            if not self._final_task.done():
+                self._final_task.cancel()
         self._final_task = None
 
     @property

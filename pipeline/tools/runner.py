@@ -1,0 +1,126 @@
+"""Running a tool call: validation, the ledger for side effects, a timeout, always an output.
+
+Every call gets an output the model can read (an error output on exception or timeout), so the
+model never waits forever. A side-effecting tool runs only when the ledger says so, with the
+ledger's idempotency key available to it through `current_call()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .ledger import Ledger
+from .schema import ToolCall, ToolRegistry
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """What a running tool may need to know about its own call."""
+
+    call_id: str
+    response_id: str
+    turn_id: str | None
+    idempotency_key: str | None = None
+
+
+_current: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar("tool_call", default=None)
+
+
+def current_call() -> CallContext:
+    ctx = _current.get()
+    if ctx is None:
+        raise RuntimeError("current_call() works only inside a tool run by the pipeline")
+    return ctx
+
+
+@dataclass
+class ToolResult:
+    """A tool's output, bound to the call, response and turn that asked for it."""
+
+    call_id: str
+    response_id: str
+    turn_id: str | None
+    name: str
+    arguments: dict[str, Any]
+    output: dict[str, Any]
+    side_effect: bool = False
+    business_key: str | None = None
+    interrupted: bool = False  # completed while its response was being interrupted
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Query = Callable[[str], Awaitable[dict[str, Any] | None]]
+
+
+class ToolRunner:
+    """Runs calls from one registry; side effects go through the ledger."""
+
+    def __init__(self, registry: ToolRegistry, *, ledger: Ledger | None = None,
+                 queries: dict[str, Query] | None = None) -> None:
+        self.registry = registry
+        self.ledger = ledger
+        self.queries = queries or {}  # tool name -> provider lookup by idempotency key
+
+    async def run(self, call: ToolCall, *, call_id: str, response_id: str, turn_id: str | None) -> ToolResult:
+        spec = self.registry[call.name]
+        args = spec.validate(dict(call.arguments))
+        result = ToolResult(call_id, response_id, turn_id, spec.name, args, {}, side_effect=spec.side_effect)
+        ctx = CallContext(call_id, response_id, turn_id)
+        if not spec.side_effect:
+            result.output = await self._invoke(spec, args, ctx)
+            return result
+        if self.ledger is None:
+            raise RuntimeError(f"tool {spec.name!r} has side effects but the session has no ledger")
+        key = spec.key_for(args)
+        result.business_key = key
+        # Spoken words are not part of the effect: "one moment" vs "let me check" is one refund.
+        effect = {k: v for k, v in args.items() if k not in spec.spoken}
+        intent = self.ledger.intend(business_key=key, tool=spec.name, arguments=effect, target="",
+                                    call_id=call_id)
+        if intent.kind == "unknown" and spec.name in self.queries:
+            row = await self.ledger.resolve_unknown(key, self.queries[spec.name])
+            if row.state == "not_started":
+                intent = self.ledger.intend(business_key=key, tool=spec.name, arguments=effect,
+                                            target="", call_id=call_id)
+        if intent.kind == "already_done":
+            row = intent.row
+            status = "already_done" if row.state == "committed" else "already_in_progress"
+            result.output = {"status": status, "result": row.result}
+            return result
+        if intent.kind in ("refused", "unknown"):
+            result.output = {"status": intent.kind, "message": intent.message}
+            return result
+        ctx = CallContext(call_id, response_id, turn_id, intent.row.idempotency_key)
+        output = await self._invoke(spec, args, ctx, ledger_key=key)
+        result.output = output
+        if intent.kind == "updated":
+            result.output["updated"] = True
+        return result
+
+    async def _invoke(self, spec: Any, args: dict[str, Any], ctx: CallContext, *,
+                      ledger_key: str | None = None) -> dict[str, Any]:
+        token = _current.set(ctx)
+        try:
+            value = await asyncio.wait_for(spec(**args), timeout=spec.timeout_s)
+        except TimeoutError:
+            if ledger_key is not None:  # it may or may not have happened: query later, never retry
+                self.ledger.mark_unknown(ledger_key, f"timed out after {spec.timeout_s:g} s")
+                return {"status": "unknown", "error": f"no answer within {spec.timeout_s:g} s; "
+                        "it may still go through, we are checking"}
+            return {"error": f"{spec.name} did not answer within {spec.timeout_s:g} s"}
+        except Exception as exc:
+            if ledger_key is not None:
+                self.ledger.fail(ledger_key, f"{type(exc).__name__}: {exc}")
+                return {"status": "failed", "error": str(exc)}
+            return {"error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            _current.reset(token)
+        value = value if isinstance(value, dict) else {"result": value}
+        if ledger_key is not None:
+            self.ledger.commit(ledger_key, value)
+            return {"status": "committed", "result": value}
+        return value

@@ -1,0 +1,167 @@
+"""Turn-taking: dual thresholds, presets, the completeness signal, on real speech and real STT."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.config import TurnPolicy
+from pipeline.fakes import ScriptedLLM
+from pipeline.turns import HeuristicCompleteness, TurnDetector
+from pipeline.vad import WINDOW_MS
+
+from .conftest import JFK_TEXT, silence, wer
+from .harness import call, make_config, with_stages
+
+# --- the detector alone, on synthetic VAD probabilities ---------------------------------------
+
+
+def _feed(detector: TurnDetector, pattern: str, start_ms: float = 0.0):
+    """'#' = a speech window, '.' = silence; returns [(kind, at_ms, window_end_ms)]."""
+    out = []
+    t = start_ms
+    for ch in pattern:
+        t += WINDOW_MS
+        sig = detector.on_window(0.9 if ch == "#" else 0.02, t)
+        if sig:
+            out.append((sig.kind, sig.at_ms, t))
+    return out, t
+
+
+def test_speech_start_needs_three_windows_and_stop_five():
+    d = TurnDetector(TurnPolicy())
+    sigs, _ = _feed(d, "..#.##.###" + "....." + "#.###")
+    kinds = [s[0] for s in sigs]
+    assert kinds == ["speech_started", "speech_stopped", "speech_started"]
+    assert sigs[0][1] == pytest.approx(7 * WINDOW_MS)  # onset = first window of the confirmed run
+    assert sigs[1][1] == pytest.approx(10 * WINDOW_MS)  # end of the last speech window
+
+
+@pytest.mark.parametrize("preset, lo, hi", [("fast", 300, 1000), ("default", 600, 1500),
+                                            ("deliberate", 900, 2500)])
+def test_presets_and_both_thresholds_measured_from_speech_stop(preset, lo, hi):
+    policy = make_config(turn={"preset": preset}).turn
+    assert (policy.min_silence_ms, policy.max_silence_ms) == (lo, hi)
+    d = TurnDetector(policy)
+    _, t = _feed(d, "#" * 10 + "." * 5)
+    end = d.last_speech_end_ms
+    assert d.end_of_turn(end + lo - 1, complete_prob=0.9) is None
+    assert d.end_of_turn(end + lo, complete_prob=0.9) == "min_silence"
+    assert d.end_of_turn(end + hi - 1, complete_prob=0.1) is None
+    assert d.end_of_turn(end + hi, complete_prob=0.1) == "max_silence"
+    assert d.end_of_turn(end + hi, complete_prob=None) == "max_silence"
+
+
+def test_any_speech_resets_the_silence_clock():
+    d = TurnDetector(TurnPolicy())
+    _, t = _feed(d, "#" * 10 + "." * 10)
+    first_end = d.last_speech_end_ms
+    _, t = _feed(d, "###", t)
+    assert d.in_speech and d.end_of_turn(first_end + 5000, 0.9) is None
+    _, t = _feed(d, "." * 5, t)
+    assert d.last_speech_end_ms > first_end
+
+
+@pytest.mark.parametrize("text, complete", [
+    ("I'd like to book a room for", False),
+    ("I'd like to book a room for two nights.", True),
+    ("What time is checkout?", True),
+    ("Can you check my order and", False),
+    ("So, um", False),
+    ("My number is four two", True),
+    ("My card number is 4417,", False),
+    ("It's two hundred", False),
+    ("Thanks, that's all!", True),
+    ("I want the, uh", False),
+    ("And so my fellow Americans.", False),
+    ("Yes.", True),
+    ("", False),
+    ("because", False),
+    ("Book it for Tuesday", True),
+])
+def test_heuristic_completeness(text, complete):
+    assert (HeuristicCompleteness().probability(text) >= 0.5) is complete
+
+
+# --- whole calls on real speech (Piper voices the caller) and real Whisper --------------------
+
+pytestmark_models = pytest.mark.models
+
+
+def _fake_reply(real_stages):
+    return with_stages(real_stages, llm=ScriptedLLM(replies=["Okay."]))
+
+
+@pytest.mark.models
+def test_a_thinking_pause_does_not_end_the_turn(real_stages, say):
+    rec = call(_fake_reply(real_stages),
+               [say("I would like to book a table"), silence(400), say("for two people tonight."), silence(200)])
+    assert len(rec.commits) == 1
+    assert "table" in rec.transcripts[0].lower() and "two people" in rec.transcripts[0].lower()
+
+
+@pytest.mark.models
+def test_an_unfinished_sentence_waits_for_max_silence(real_stages, say):
+    rec = call(_fake_reply(real_stages), [say("I'd like to book a room for"), silence(2500)])
+    assert len(rec.commits) == 1
+    commit = rec.commits[0]
+    waited_ms = commit.ts * 1000 - commit.audio_end_ms
+    assert commit.reason == "max_silence"
+    assert abs(waited_ms - 1500) <= WINDOW_MS, waited_ms
+
+
+@pytest.mark.models
+def test_a_complete_sentence_ends_the_turn_at_min_silence(real_stages, say):
+    rec = call(_fake_reply(real_stages), [say("I'd like to book a room for two nights."), silence(2500)])
+    commit = rec.commits[0]
+    waited_ms = commit.ts * 1000 - commit.audio_end_ms
+    assert commit.reason == "min_silence"
+    assert abs(waited_ms - 600) <= WINDOW_MS, waited_ms
+
+
+@pytest.mark.models
+def test_fast_preset_ends_sooner(real_stages, say):
+    rec = call(_fake_reply(real_stages), [say("What time is checkout?"), silence(2000)],
+               config=make_config(turn={"preset": "fast"}))
+    commit = rec.commits[0]
+    assert abs(commit.ts * 1000 - commit.audio_end_ms - 300) <= WINDOW_MS
+
+
+@pytest.mark.models
+def test_jfk_is_one_turn_within_the_wer_bound_and_matches_one_shot(real_stages, jfk_16k):
+    rec = call(_fake_reply(real_stages), [jfk_16k])
+    assert len(rec.commits) == 1
+    final = rec.transcripts[0]
+    assert wer(JFK_TEXT, final) <= 0.15, final
+    one_shot = real_stages.stt.transcribe(jfk_16k, final=True)
+    assert wer(one_shot, final) * len(one_shot.split()) <= 1.0, (one_shot, final)
+    # speech_started carries prefix padding; the onset is never clipped
+    started = rec.of("input_audio_buffer.speech_started")[0]
+    assert started.audio_start_ms <= 300
+
+
+@pytest.mark.models
+def test_partials_grow_and_the_stable_prefix_is_never_revised(real_stages, jfk_16k):
+    rec = call(_fake_reply(real_stages), [jfk_16k])
+    deltas = rec.of("conversation.item.input_audio_transcription.delta")
+    assert len(deltas) >= 5
+    stables = [d.stable for d in deltas]
+    for before, after in zip(stables, stables[1:]):
+        assert after.startswith(before)
+    assert "".join(d.delta + " " for d in deltas if d.delta).split() == stables[-1].split()
+    assert any(d.tentative for d in deltas)
+    mark = rec.stages("stt_final")[0]
+    assert mark.detail["partial_passes"] >= 5 and mark.detail["partial_cadence_hz"] > 0
+    assert len(rec.of("conversation.item.input_audio_transcription.completed")) == 1
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_a_caller_who_resumes_during_the_final_pass_gets_one_turn(real_stages, say):
+    """Real time: the final pass (real Whisper) is running when the caller speaks again."""
+    rec = call(_fake_reply(real_stages), [say("I need a taxi to the airport."), silence(250),
+                                          say("And one more thing, make it a big one."), silence(100)],
+               realtime=True, tail_s=0.5)
+    assert len(rec.commits) == 1
+    text = rec.transcripts[0].lower()
+    assert "airport" in text and "big one" in text
+    assert rec.stages("stt_final")[0].detail["finals_discarded"] >= 1
