@@ -1,0 +1,192 @@
+"""A kitchen shop's refund desk: refund order 4417 to a card, and never lose track of it.
+
+Shows side-effecting tools done right: a spoken holding line while the refund runs, one effect
+per order however often it is asked for, a ledger that survives a crash, and a caller who is
+told the outcome even when they talked over the first confirmation.
+
+    python examples/refund_desk.py            # a scripted call, printed as a transcript
+
+`mismatches(ledger, heard, provider)` is the reconciliation the tests assert with: it finds
+duplicate effects, effects the caller was never told, and a last-heard card the ledger lacks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.clock import Clock
+from pipeline.fakes import ScriptedLLM
+from pipeline.tools import Ledger, ToolRegistry, tool
+from pipeline.tools.runner import current_call
+
+
+class ProviderError(Exception):
+    pass
+
+
+@dataclass
+class _Request:
+    order_id: str
+    card_last4: str
+    settles_at: float
+    result: dict[str, Any] | None = None
+
+
+@dataclass
+class PaymentProvider:
+    """A card processor with idempotency keys: a key is one refund, updatable until it settles."""
+
+    clock: Clock
+    latency_s: float = 1.0
+    fail_with: str | None = None  # the next request fails with this message
+    effects: list[dict[str, Any]] = field(default_factory=list)  # money that actually moved
+    _requests: dict[str, _Request] = field(default_factory=dict)
+
+    async def refund(self, *, order_id: str, card_last4: str, idempotency_key: str) -> dict[str, Any]:
+        req = self._requests.get(idempotency_key)
+        if req is not None and req.result is not None:
+            return req.result  # the same key again: the stored outcome, no second refund
+        if self.fail_with:
+            message, self.fail_with = self.fail_with, None
+            raise ProviderError(message)
+        if req is None:
+            req = self._requests[idempotency_key] = _Request(order_id, card_last4,
+                                                            self.clock.now() + self.latency_s)
+        else:
+            req.card_last4 = card_last4  # still pending: the one refund is redirected
+        while req.result is None:
+            await self.clock.sleep_until(req.settles_at)
+            if req.result is None and self.clock.now() >= req.settles_at:
+                req.result = {"order_id": req.order_id, "card_last4": req.card_last4, "amount": "$42.00",
+                              "refund_id": f"re_{len(self.effects) + 1:03d}"}
+                self.effects.append(dict(req.result))
+        return req.result
+
+    async def lookup(self, idempotency_key: str) -> dict[str, Any] | None:
+        req = self._requests.get(idempotency_key)
+        return req.result if req is not None else None
+
+
+ORDERS = {"4417": "a cast-iron skillet, delivered last Tuesday", "5120": "a chef's knife, in transit"}
+
+
+def build_tools(provider: PaymentProvider, *, lookup_latency_s: float = 0.5) -> ToolRegistry:
+    @tool(spoken=("holding_line",), side_effect=True, business_key=lambda a: f"refund:{a['order_id']}",
+          timeout_s=20.0)
+    async def refund(holding_line: str, order_id: str, card_last4: str) -> dict[str, Any]:
+        """Refund an order to the caller's card.
+
+        Args:
+            holding_line: What to say while the refund runs, e.g. "Let me process that refund."
+            order_id: The order number, e.g. "4417".
+            card_last4: The last four digits of the card to refund to.
+        """
+        return await provider.refund(order_id=order_id, card_last4=card_last4,
+                                     idempotency_key=current_call().idempotency_key)
+
+    @tool(spoken=("holding_line",))
+    async def look_up_order(holding_line: str, order_id: str) -> dict[str, Any]:
+        """Look up an order's contents and delivery status.
+
+        Args:
+            holding_line: What to say while looking, e.g. "Let me pull up that order."
+            order_id: The order number.
+        """
+        await provider.clock.sleep(lookup_latency_s)
+        return {"order_id": order_id, "status": ORDERS.get(order_id, "not found")}
+
+    return ToolRegistry(specs=[refund, look_up_order])
+
+
+def refund_call(order: str, card: str, line: str = "Let me process that refund for you.") -> dict[str, Any]:
+    return {"name": "refund", "arguments": {"holding_line": line, "order_id": order, "card_last4": card}}
+
+
+def scripted_llm() -> ScriptedLLM:
+    """A deterministic model for the desk: rules on the latest message, as a small model might do."""
+    return ScriptedLLM(rules=[
+        [r"not heard this outcome", "Just to confirm, your refund of {amount} went to the card ending {card_last4}."],
+        [r"result of refund.*\"status\": \"failed\"", "I'm sorry, the refund did not go through: {error}."],
+        [r"result of refund.*already_done", "That refund already went through to the card ending {card_last4}."],
+        [r"result of refund.*committed",
+         "Done. Your refund of {amount} for order {order_id} is on its way to the card ending {card_last4}."],
+        [r"result of look_up_order", "Order {order_id} is {status}."],
+        [r"wrong card|different card", refund_call("4417", "5678", "Okay, switching it to the other card.")],
+        [r"go through|went through|did it work", "It is still processing. I will tell you the moment it lands."],
+        [r"shipping", "Shipping usually takes three days."],
+        [r"again", refund_call("4417", "1234", "Let me try that again.")],
+        [r"where is|status of|look up", {"name": "look_up_order",
+                                          "arguments": {"holding_line": "Let me pull up that order for you.",
+                                                        "order_id": "5120"}}],
+        [r"refund", refund_call("4417", "1234")],
+    ], replies=["Happy to help."])
+
+
+_CARD = re.compile(r"card ending (\d{4})")
+
+
+def mismatches(ledger: Ledger, heard: list[str], provider: PaymentProvider | None = None) -> list[str]:
+    """What the caller heard versus what happened. Empty when the books and the call agree."""
+    problems = []
+    if provider is not None:
+        per_order: dict[str, int] = {}
+        for effect in provider.effects:
+            per_order[effect["order_id"]] = per_order.get(effect["order_id"], 0) + 1
+        problems += [f"order {o} was refunded {n} times" for o, n in per_order.items() if n > 1]
+    problems += [f"{r.business_key} is {r.state} but the caller was never told" for r in ledger.untold()]
+    cards = [c for line in heard for c in _CARD.findall(line)]
+    if cards:
+        held = {str((r.result or {}).get("card_last4") or r.arguments.get("card_last4"))
+                for r in ledger.rows() if r.state == "committed"}
+        if cards[-1] not in held:
+            problems.append(f"the caller last heard card {cards[-1]}, the ledger holds {sorted(held)}")
+    return problems
+
+
+def main() -> None:  # pragma: no cover - a demonstration on the real models
+    import asyncio
+    import tempfile
+    from pathlib import Path
+
+    from pipeline.audio import INPUT_RATE_HZ, resample
+    from pipeline.cli import _conversation_printer
+    from pipeline.clock import SimClock
+    from pipeline.config import Config
+    from pipeline.events import EventLog
+    from pipeline.session import Session, Stages
+    from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
+
+    stages = Stages.load(Config.default())
+    stages.llm = scripted_llm()
+
+    def say(text: str):
+        audio = stages.tts.synthesize(text)
+        return resample(audio, stages.tts.sample_rate_hz, INPUT_RATE_HZ)
+
+    async def run() -> None:
+        clock = SimClock()
+        driver = asyncio.ensure_future(clock.drive())
+        caller = ScriptedCaller([
+            Clip(say("Hi, I'd like a refund for order forty four seventeen, to my card ending one two three four."), 0.5),
+            Clip(say("Did that go through?"), None, after=after_stage("heard_in_full", 1), delay_s=0.3),
+        ])
+        ledger = Ledger(Path(tempfile.mkdtemp()) / "ledger.sqlite3")
+        provider = PaymentProvider(clock, latency_s=3.0)
+        session = Session(Config.default(), stages, clock=clock, sink=caller, events=EventLog())
+        session.use_tools(build_tools(provider), ledger=ledger, queries={"refund": provider.lookup})
+        session.listeners.append(_conversation_printer(print))
+        session.start()
+        await caller.run(session, clock)
+        await session.close()
+        driver.cancel()
+        heard = [i.text for i in session.conversation.items if i.role == "assistant" and i.type == "message"]
+        print("(hangs up)")
+        print("reconciliation:", mismatches(ledger, heard, provider) or "books and call agree")
+
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()
