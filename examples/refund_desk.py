@@ -113,7 +113,7 @@ def scripted_llm() -> ScriptedLLM:
         [r"result of refund.*committed",
          "Done. Your refund of {amount} for order {order_id} is on its way to the card ending {card_last4}."],
         [r"result of look_up_order", "Order {order_id} is {status}."],
-        [r"wrong card|different card", refund_call("4417", "5678", "Okay, switching it to the other card.")],
+        [r"wrong card|different (credit )?card|other card", refund_call("4417", "5678", "Okay, switching it to the other card.")],
         [r"go through|went through|did it work", "It is still processing. I will tell you the moment it lands."],
         [r"shipping", "Shipping usually takes three days."],
         [r"again", refund_call("4417", "1234", "Let me try that again.")],

@@ -55,7 +55,8 @@ class BargeInPolicy:
     voice_threshold: float = 0.6  # brief: Silero probability
     min_duration_ms: int = 250  # brief: both held continuously 200..300 ms
     echo_guard: bool = False  # on when the agent's audio can reach the microphone (speakers)
-    resume_after_false_ms: int = 1500  # false-interruption recovery timeout
+    pause_on_candidate: bool = True  # hold playback while a possible interruption is judged
+    resume_after_false_ms: int = 1500  # false-interruption recovery: resume at the latest after this
 
 
 @dataclass
@@ -78,6 +79,11 @@ class ResponsePolicy:
 class CallPolicy:
     pickup_cap_ms: int = 5000  # brief: capped ring buffer while the session gets ready
     hangup_cap_ms: int = 8000  # brief: wait for the goodbye to drain, at most this long
+    close_grace_ms: int = 800  # quiet needed after the goodbye (a caller's "bye" fits inside)
+    repeat_close_grace_ms: int = 300  # a second close after the farewell was said waits less
+    pre_hangup_check: bool = False  # one LLM call at goodbye time: is an action still owed?
+    pre_hangup_timeout_ms: int = 2000  # the check fails open past this
+    end_call: bool = False  # offer the end_call tool (examples/front_desk.py turns it on)
     db_path: str = "calls.sqlite3"  # the side-effect ledger
 
 

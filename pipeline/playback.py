@@ -1,7 +1,8 @@
-"""The output side: agent audio paced onto the clock, with a played-ms count per item.
+"""The output side: agent audio paced onto the clock, with a heard-samples count per item.
 
-What was *played* (handed to the speaker) is the truth for truncation: after a barge-in the
-conversation keeps only what the caller heard.
+What the caller *heard* is the truth for truncation: after a barge-in the conversation keeps only
+that. A network client or a sound card buffers, so frames may be handed out up to `lead_s`
+before they sound; those are sent but not yet heard.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ FRAME_MS = 20
 
 class AudioSink(Protocol):
     def write_output(self, samples: np.ndarray, rate_hz: int, at_s: float) -> None:
-        """Hand one frame of agent audio to the speaker (or file, or socket) at clock time `at_s`."""
+        """Hand one frame of agent audio to the speaker (or file, or socket), due at `at_s`."""
 
 
 @dataclass
@@ -34,23 +35,26 @@ class _Piece:
 class Playback:
     """Plays queued agent audio in 20 ms frames on the clock; `clear()` stops it at once."""
 
-    def __init__(self, clock: Clock, sink: AudioSink, rate_hz: int,
-                 on_frame: Callable[[str, str, float], None] | None = None, lead_s: float = 0.0) -> None:
+    def __init__(self, clock: Clock, sink: AudioSink, rate_hz: int, *,
+                 on_frame: Callable[[str, str, float], None] | None = None,
+                 on_audio: Callable[[np.ndarray, float], None] | None = None,
+                 lead_s: float = 0.0) -> None:
         self.clock = clock
         self.sink = sink
         self.rate_hz = rate_hz
-        self.on_frame = on_frame  # (response_id, item_id, at_s) for every frame written
+        self.on_frame = on_frame  # (response_id, item_id, at_s) for every frame handed out
+        self.on_audio = on_audio  # (samples, at_s): the known playback signal, for the echo guard
+        self.lead_s = lead_s
         self.frame_samples = rate_hz * FRAME_MS // 1000
         self._queue: deque[_Piece] = deque()
         self._wake = asyncio.Event()
         self.drained = asyncio.Event()
         self.drained.set()
-        self.played: dict[str, int] = {}  # item_id -> samples handed to the speaker
+        self.sent: dict[str, int] = {}  # item_id -> samples handed to the sink
+        self._ahead: deque[tuple[float, str, int]] = deque()  # frames sent, not yet due
         self.paused = False
         self._playing_until = 0.0
         self.current_item: str | None = None
-        # A network client buffers: frames go out up to `lead_s` before they are due to sound.
-        self.lead_s = lead_s
 
     def enqueue(self, samples: np.ndarray, *, item_id: str, response_id: str) -> None:
         if len(samples):
@@ -59,9 +63,19 @@ class Playback:
             self._wake.set()
 
     def clear(self) -> int:
-        """Drop everything not yet played; returns the samples dropped."""
+        """Drop everything not yet sounded, here and in the sink's own buffer; returns samples."""
         dropped = sum(len(p.samples) for p in self._queue)
         self._queue.clear()
+        clear_sink = getattr(self.sink, "clear_output", None)
+        if clear_sink is not None:
+            clear_sink()
+        now = self.clock.now()
+        for at, item_id, n in self._ahead:  # sent early but never sounded
+            if at > now:
+                self.sent[item_id] -= n
+                dropped += n
+        self._ahead.clear()
+        self._playing_until = min(self._playing_until, now)
         self.paused = False
         self._wake.set()
         return dropped
@@ -75,14 +89,27 @@ class Playback:
 
     @property
     def speaking(self) -> bool:
-        """Agent audio is queued or a frame is sounding right now (paused counts: it will resume)."""
+        """Agent audio is queued or sounding right now (paused counts: it will resume)."""
         return bool(self._queue) or self.clock.now() < self._playing_until
+
+    def has_item(self, item_id: str) -> bool:
+        """Audio of this item is queued or sounding now."""
+        return any(p.item_id == item_id for p in self._queue) or (
+            self.current_item == item_id and self.clock.now() < self._playing_until)
 
     def queued_samples(self, item_id: str | None = None) -> int:
         return sum(len(p.samples) for p in self._queue if item_id is None or p.item_id == item_id)
 
-    def played_ms(self, item_id: str) -> float:
-        return self.played.get(item_id, 0) * 1000.0 / self.rate_hz
+    def heard(self, item_id: str) -> int:
+        """Samples of an item that have started to sound (sent, minus those still ahead)."""
+        now = self.clock.now()
+        ahead = sum(n for at, i, n in self._ahead if i == item_id and at > now)
+        return self.sent.get(item_id, 0) - ahead
+
+    def set_heard(self, item_id: str, samples: int) -> None:
+        """A client reports how much it played (conversation.item.truncate)."""
+        self.sent[item_id] = samples
+        self._ahead = deque(a for a in self._ahead if a[1] != item_id)
 
     async def run(self) -> None:
         while True:
@@ -92,7 +119,12 @@ class Playback:
                     self.current_item = None
                 self._wake.clear()
                 if not self._queue and self.clock.now() < self._playing_until:
-                    await self.clock.sleep_until(self._playing_until)
+                    # wake for new audio or when the last frame has sounded, whichever is first
+                    waiter = asyncio.ensure_future(self._wake.wait())
+                    sleeper = asyncio.ensure_future(self.clock.sleep_until(self._playing_until))
+                    await asyncio.wait({waiter, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                    sleeper.cancel()
                     continue
                 await self._wake.wait()
                 continue
@@ -105,8 +137,14 @@ class Playback:
             if at - self.lead_s > self.clock.now():
                 await self.clock.sleep_until(at - self.lead_s)
             self.sink.write_output(frame, self.rate_hz, at)
+            if self.on_audio is not None:
+                self.on_audio(frame, at)
             self.current_item = piece.item_id
-            self.played[piece.item_id] = self.played.get(piece.item_id, 0) + len(frame)
+            self.sent[piece.item_id] = self.sent.get(piece.item_id, 0) + len(frame)
+            if self.lead_s:
+                self._ahead.append((at, piece.item_id, len(frame)))
+                while self._ahead and self._ahead[0][0] <= self.clock.now():
+                    self._ahead.popleft()
             self._playing_until = at + len(frame) / self.rate_hz
             if self.on_frame is not None:
                 self.on_frame(piece.response_id, piece.item_id, at)

@@ -111,17 +111,24 @@ class Response:
         else:
             self.session.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
 
+    @property
+    def may_still_tell(self) -> bool:
+        """Still being made, or made and still playing: the caller may yet hear it all."""
+        if self.status == "in_progress":
+            return True
+        return self.status == "completed" and not self.heard_in_full and not self.item.interrupted
+
     def adopt(self) -> None:
         """Turn commit confirmed the speculation: release what was held, in order."""
         self.held = False
         self.session.conversation.add(self.item)
-        for event in self._held_events:
-            event.ts = self.session.clock.now()
-            self.session.emit(event)
         if self.call_item is not None:
             self.session.conversation.add(self.call_item)
         for samples in self._held_audio:
             self.session.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
+        for event in self._held_events:
+            event.ts = self.session.clock.now()
+            self.session.emit(event)
         self._held_events.clear()
         self._held_audio.clear()
         for call_id, call in self._deferred_calls:  # only now may a side effect happen
@@ -144,6 +151,7 @@ class Response:
             self._tasks = [asyncio.ensure_future(self._tokens_to_chunks(chunks)),
                            asyncio.ensure_future(self._chunks_to_audio(chunks))]
             await asyncio.gather(*self._tasks)
+            await self._play_out()
             if self.status == "in_progress":
                 self.status = "incomplete" if self.generation.finish_reason == "length" else "completed"
                 self.reason = "max_output_tokens" if self.status == "incomplete" else None
@@ -227,6 +235,9 @@ class Response:
         for param in spec.spoken if spec else ():
             if param in self._spoken_done:
                 continue
+            if spec.name == "end_call" and self.session.control.farewell_said:
+                self._spoken_done.add(param)  # a repeat close says no second farewell
+                continue
             value = re.search(rf'"{re.escape(param)}"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
             if value:
                 self._spoken_done.add(param)
@@ -264,7 +275,11 @@ class Response:
         while (chunk := await chunks.get()) is not None:
             if self.cancel_llm.is_set():
                 return
-            audio = await s.clock.run_in_thread(s.tts.synthesize, chunk)
+            synthesize_async = getattr(s.tts, "synthesize_async", None)
+            if synthesize_async is not None:  # an async stage (a network TTS) waits on the clock
+                audio = await synthesize_async(chunk, clock=s.clock)
+            else:
+                audio = await s.clock.run_in_thread(s.tts.synthesize, chunk)
             if self.cancel_llm.is_set():
                 return
             if not self.spoken:
@@ -279,6 +294,19 @@ class Response:
                                                audio_ms=(self.generated + i) * 1000 / s.tts.sample_rate_hz))
                 self._play(piece)
             self.generated += len(audio)
+
+    async def _play_out(self) -> None:
+        """A response lasts until the caller has heard it: a barge-in during playout cancels it.
+
+        We own the speaker, so unlike a hosted API (done when generated, truncated later by the
+        client) "done" here means heard, and a talk-over always ends in `cancelled`.
+        """
+        s = self.session
+        while self.status == "in_progress" and (
+                self.held or s.playback.heard(self.item.id) < self.generated):
+            if not self.held and not s.playback.has_item(self.item.id):
+                break  # its audio was dropped from the speaker
+            await s.clock.sleep(0.02)
 
     def cancel(self, reason: str) -> None:
         """Stop in all four places: playback, synthesis, generation, stream state."""
@@ -306,7 +334,7 @@ class Response:
     def truncate_to_played(self) -> None:
         """Keep only what the caller heard: audio_end_ms = played, transcript = words heard."""
         s = self.session
-        played = min(s.playback.played.get(self.item.id, 0), self.generated)  # never more than made
+        played = min(s.playback.heard(self.item.id), self.generated)  # never more than was made
         heard = heard_text(self.spoken, played)
         audio_end_ms = int(played * 1000 / s.tts.sample_rate_hz)
         s.conversation.truncate(self.item.id, audio_end_ms=audio_end_ms, heard_text=heard)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import events as ev
-from .audio import INPUT_RATE_HZ, PickupBuffer, dbfs
+from .audio import INPUT_RATE_HZ, PickupBuffer, StreamResampler, dbfs
 from .bargein import BargeInGate
 from .clock import Clock
 from .config import Config, build_stage
@@ -68,6 +68,8 @@ class Turn:
     speech_end_ms: float | None = None
     over_agent: bool = False  # speech began while the agent was speaking
     barged_in: bool = False
+    announced: bool = False  # speech_started sent; talk over the agent waits for the gate
+    segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
     preemptive: Response | None = None
     commit_reason: str | None = None
     texts_checked: dict[str, float] = field(default_factory=dict)
@@ -83,10 +85,20 @@ class Session:
         self.events = events if events is not None else ev.EventLog()
         self.listeners: list[Callable[[ev.Event], None]] = []
         self.conversation = Conversation()
-        self.playback = Playback(clock, sink, self.tts.sample_rate_hz, on_frame=self._on_frame_played)
+        # a sink that buffers (a socket, a sound card) gets frames a little ahead of time
+        self.playback = Playback(clock, sink, self.tts.sample_rate_hz, on_frame=self._on_frame_played,
+                                 lead_s=getattr(sink, "lead_s", 0.0))
+        self.echo: Any = None
+        if config.bargein.echo_guard:  # speakers, not headphones: the agent's voice reaches the mic
+            from .echo import EchoGuard
+
+            self.echo = EchoGuard()
+            self._echo_resampler = StreamResampler(self.tts.sample_rate_hz, INPUT_RATE_HZ)
+            self.playback.on_audio = self._on_reference
         # Silero is recurrent: each session needs its own state (the weights are shared)
         self.vad = stages.vad.fork() if hasattr(stages.vad, "fork") else stages.vad
         self.turn_detection = True  # False: the client commits input itself (realtime API)
+        self.auto_respond = True  # False: a committed turn becomes an item; the client asks for replies
         self.detector = TurnDetector(config.turn)
         self.gate = BargeInGate(config.bargein)
         self.pickup = PickupBuffer(cap_ms=config.call.pickup_cap_ms)
@@ -96,7 +108,8 @@ class Session:
         self.responses: list[Response] = []
         self.preemptive_used = 0
         self.preemptive_discarded = 0
-        self._inbox: asyncio.Queue[np.ndarray | None] = asyncio.Queue()
+        # frames, and client commands that must act after the frames sent before them
+        self._inbox: asyncio.Queue[np.ndarray | Callable[[], None] | None] = asyncio.Queue()
         self._window = np.zeros(0, np.float32)
         self._samples_in = 0  # input samples processed: the input audio clock
         self._history: deque[tuple[int, np.ndarray]] = deque()
@@ -105,6 +118,9 @@ class Session:
         self._response_idle = asyncio.Event()
         self._response_idle.set()
         self._played_first: set[str] = set()
+        self._paused_at_ms: float | None = None  # playback held on a barge-in candidate
+        self._samples_pushed = 0  # input handed to the session, held or not
+        self._ref_offset: int | None = None
         # tools
         self.tools = ToolRegistry()
         self.runner: ToolRunner | None = None
@@ -114,6 +130,13 @@ class Session:
         self._delivered: set[str] = set()
         self.history_version = 0  # bumped whenever tool results enter the conversation
         self.ledger_keys: set[str] = set()  # side effects this call asked for
+        from .callctl import CallControl, end_call_tool
+
+        self.sink = sink
+        self.control = CallControl(self)
+        if config.call.end_call:
+            self.use_tools(ToolRegistry(specs=[end_call_tool()]))
+        self._reply_pending: set[str] = set()  # keys with a confirmation waiting to start
 
     # --- events --------------------------------------------------------------------------------
 
@@ -125,6 +148,10 @@ class Session:
 
     def log(self, message: str, *, level: str = "info") -> None:
         self.emit(ev.CallLog(message=message, level=level))
+
+    def spawn(self, coro: Any) -> asyncio.Future[Any]:
+        """Run a coroutine as part of this session: cancelled on close, failures reported."""
+        return self._spawn(coro)
 
     def _spawn(self, coro: Any) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(coro)
@@ -167,6 +194,7 @@ class Session:
 
     def push_audio(self, frame: np.ndarray) -> None:
         """A 16 kHz mono float32 frame from the transport; cheap and non-blocking."""
+        self._samples_pushed += len(frame)
         if self.ready:
             self._inbox.put_nowait(frame)
         else:
@@ -185,6 +213,8 @@ class Session:
     async def close(self) -> None:
         if self.active is not None:
             self.active.cancel("client_cancelled")
+        if self.turn is not None:
+            await self.turn.stt.aclose()
         for task in [*self._tasks, *self._runner]:
             task.cancel()
         for task in [*self._tasks, *self._runner]:
@@ -197,10 +227,15 @@ class Session:
 
     async def _input_loop(self) -> None:
         while (frame := await self._inbox.get()) is not None:
-            self._process_frame(frame)
+            if callable(frame):
+                frame()
+            else:
+                self._process_frame(frame)
 
     def _process_frame(self, frame: np.ndarray) -> None:
         frame = np.asarray(frame, dtype=np.float32).reshape(-1)
+        if self.echo is not None:  # everything downstream hears the caller, not the agent's echo
+            frame = self.echo.process(frame, self._samples_in)
         self._history.append((self._samples_in, frame))
         while self._history and self._history[0][0] < self._samples_in - _HISTORY_MS * INPUT_RATE_HZ // 1000:
             self._history.popleft()
@@ -214,14 +249,26 @@ class Session:
             consumed += WINDOW_SAMPLES
             self._on_window(window, consumed * 1000.0 / INPUT_RATE_HZ)
 
+    def _on_reference(self, samples: np.ndarray, at_s: float) -> None:
+        # where this frame lands on the input timeline: the clock's time plus the input that
+        # arrived before the clock started (a microphone opens before the models load)
+        if self._ref_offset is None:  # fixed once: a jittery offset would defeat the filter
+            self._ref_offset = self._samples_pushed - int(round(self.clock.now() * INPUT_RATE_HZ))
+        at_sample = int(round(at_s * INPUT_RATE_HZ)) + self._ref_offset
+        self.echo.push_reference(self._echo_resampler.process(samples), at_sample)
+
     def _on_window(self, window: np.ndarray, end_ms: float) -> None:
         prob = self.vad.probability(window)
         if self.config.bargein.enabled and self.playback.speaking:
             level = dbfs(window)
             if self.gate.update(level_dbfs=level, voice_prob=prob, window_ms=WINDOW_MS, end_ms=end_ms):
+                self._paused_at_ms = None
                 self._barge_in(end_ms)
+            else:
+                self._judge_candidate(end_ms)
         else:
             self.gate.reset()
+            self._paused_at_ms = None
         if not self.turn_detection:
             self._manual_turn_window(end_ms)
             return
@@ -254,14 +301,27 @@ class Session:
         else:  # the caller resumed: the pending final and any speculation are stale
             turn.stt.discard_final()
             self._drop_preemptive(turn)
-        self.emit(ev.SpeechStarted(item_id=turn.item_id, audio_start_ms=int(start_ms)))
+        turn.segment_start_ms = start_ms
+        if not turn.over_agent:
+            self._announce(turn)
+
+    def _announce(self, turn: Turn) -> None:
+        """Tell clients speech started. Over the agent, only once it is a real interruption:
+        clients stop their playback on this event, and a "mm-hmm" must not do that."""
+        if not turn.announced:
+            turn.announced = True
+            self.emit(ev.SpeechStarted(item_id=turn.item_id, audio_start_ms=int(turn.segment_start_ms)))
 
     def _on_speech_stopped(self, end_ms: float) -> None:
         turn = self.turn
         if turn is None:
             return
         turn.speech_end_ms = end_ms
-        self.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
+        if turn.over_agent and not self.playback.speaking:
+            turn.over_agent = False  # the caller outlasted the agent: a real turn after all
+            self._announce(turn)
+        if turn.announced:
+            self.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
         if self.config.response.mode == "sequential":
             return  # the baseline transcribes only once the turn is committed
         turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
@@ -312,6 +372,9 @@ class Session:
         turn.commit_reason = reason
         self.detector.reset()
         end_ms = turn.speech_end_ms if turn.speech_end_ms is not None else self.now_ms
+        if turn.over_agent and not turn.barged_in:  # talk under the agent that never interrupted
+            self._spawn(self._finish_turn(turn))
+            return
         self.emit(ev.InputCommitted(item_id=turn.item_id, audio_start_ms=int(turn.audio_start_ms),
                                     audio_end_ms=int(end_ms), reason=reason,
                                     previous_item_id=self.conversation.items[-1].id if self.conversation.items else None))
@@ -320,6 +383,10 @@ class Session:
     async def _finish_turn(self, turn: Turn) -> None:
         text = (await turn.stt.final()).strip()
         stats = turn.stt.stats
+        if turn.over_agent and not turn.barged_in:
+            self._drop_preemptive(turn)
+            self.log(f"backchannel while the agent spoke, not a turn: {text!r}")
+            return
         self.emit(ev.TranscriptionCompleted(item_id=turn.item_id, transcript=text))
         self.emit(ev.StageMark(stage="stt_final", turn_id=turn.item_id, detail={
             "final_compute_ms": round(stats.final_compute_s * 1000, 1), "partial_passes": stats.passes,
@@ -329,9 +396,13 @@ class Session:
             self._drop_preemptive(turn)
             self.log("turn had no words; nothing to answer")
             return
-        if turn.over_agent and not turn.barged_in:
-            self._drop_preemptive(turn)
-            self.log(f"backchannel while the agent spoke, not a turn: {text!r}")
+        if self.control.on_caller_turn(text):  # "okay, bye!" after our goodbye: no reply
+            item = self.conversation.add(Item(type="message", role="user", text=text, id=turn.item_id))
+            self.emit(ev.ItemCreated(item=item.to_dict(), previous_item_id=self.conversation.previous_id(item)))
+            return
+        if not self.auto_respond:
+            item = self.conversation.add(Item(type="message", role="user", text=text, id=turn.item_id))
+            self.emit(ev.ItemCreated(item=item.to_dict(), previous_item_id=self.conversation.previous_id(item)))
             return
         item = self.conversation.add(Item(type="message", role="user", text=text, id=turn.item_id))
         self.emit(ev.ItemCreated(item=item.to_dict(), previous_item_id=self.conversation.previous_id(item)))
@@ -353,6 +424,7 @@ class Session:
     def _start_preemptive(self, turn: Turn, text: str) -> None:
         """Speculate at speech-stop: generate (held) while the turn may still be committed."""
         if (not self.config.response.preemptive or self.config.response.mode == "sequential"
+                or not self.auto_respond
                 or not text.strip() or self.active is not None
                 or turn.preemptive is not None or turn.over_agent):
             return
@@ -367,6 +439,10 @@ class Session:
             self.preemptive_discarded += 1
 
     def _begin(self, response: Response) -> None:
+        if self.control.closed:  # the line is down: nobody to speak to
+            response.status = "cancelled"
+            response.done.set()
+            return
         self.active = response
         self._response_idle.clear()
         self.responses.append(response)
@@ -383,7 +459,7 @@ class Session:
     def response_settled(self, response: Response) -> None:
         """A client-visible response has ended: sort its tool results out."""
         self._record_results(*self.results.settle(response.id, clean=response.status == "completed"))
-        if response.status == "completed" and response.generated == 0:
+        if response.status == "completed":  # a response completes once its audio has played
             self._on_heard(response)
 
     async def _respond(self, turn: Turn, text: str) -> None:
@@ -424,6 +500,7 @@ class Session:
         """The caller talks over the agent: stop whatever is sounding and what is being made."""
         if self.turn is not None:
             self.turn.barged_in = True
+            self._announce(self.turn)
         playing = self._response_of_item(self.playback.current_item)
         target = self.active if self.active is not None and not self.active.held else playing
         self.emit(ev.StageMark(stage="barge_in", response_id=target.id if target else None, detail={
@@ -434,6 +511,32 @@ class Session:
             self.playback.clear()
             if playing is not None:
                 playing.truncate_to_played()
+                # the caller cut it off: its read-only results are now stale
+                self._record_results(*self.results.settle(playing.id, clean=False))
+
+    def _judge_candidate(self, end_ms: float) -> None:
+        """Pause while a possible interruption is judged; resume where it stopped if it was not one.
+
+        A "mm-hmm" or a door slam costs the caller a pause of its own length, never the reply.
+        """
+        policy = self.config.bargein
+        if self.gate.candidate and policy.pause_on_candidate and self._paused_at_ms is None:
+            self._paused_at_ms = end_ms
+            self.playback.pause()
+        elif self._paused_at_ms is not None and (
+                not self.gate.candidate or end_ms - self._paused_at_ms >= policy.resume_after_false_ms):
+            self.emit(ev.StageMark(stage="false_interruption", detail={
+                "paused_ms": end_ms - self._paused_at_ms}))
+            self._paused_at_ms = None
+            self.playback.resume()
+
+    def response_by_id(self, response_id: str) -> Response | None:
+        return next((r for r in reversed(self.responses) if r.id == response_id), None)
+
+    @property
+    def caller_speaking(self) -> bool:
+        """The caller holds the floor: speaking, or paused inside a turn not yet committed."""
+        return self.turn is not None
 
     def _response_of_item(self, item_id: str | None) -> Response | None:
         return next((r for r in reversed(self.responses) if r.item.id == item_id), None)
@@ -444,9 +547,6 @@ class Session:
             self._played_first.add(response_id)
             self.emit(ev.StageMark(stage="first_audio_out", response_id=response_id,
                                    turn_id=response.turn_id if response else None))
-        if (response is not None and response.status == "completed"
-                and self.playback.played.get(item_id, 0) >= response.generated):
-            self._on_heard(response)
 
     def _on_heard(self, response: Response) -> None:
         """The caller heard this response to its end (nothing was cut off)."""
@@ -467,9 +567,13 @@ class Session:
     def use_tools(self, registry: ToolRegistry, *, ledger: Any = None,
                   queries: dict[str, Query] | None = None) -> None:
         """Offer these tools to the model; side-effecting ones go through `ledger`."""
+        if self.config.call.end_call and "end_call" not in registry:
+            from .callctl import end_call_tool
+
+            registry = ToolRegistry(specs=[*registry.specs(), end_call_tool()])
         self.tools = registry
         self.ledger = ledger
-        self.runner = ToolRunner(registry, ledger=ledger, queries=queries)
+        self.runner = ToolRunner(registry, ledger=ledger, queries=queries, control=self.control)
 
     def tool_grammar(self) -> str | None:
         """The constrained-decoding grammar for the current tools (None without tools)."""
@@ -485,7 +589,31 @@ class Session:
     def start_tool(self, response: Response, call_id: str, call: Any) -> None:
         """Called as soon as a call's arguments are final, before its holding line has played."""
         self.calls[call_id] = (response.id, response.turn_id)
+        spec = self.tools.get(call.name)
+        if spec is not None and spec.fn is None:
+            return  # a client's tool: the client runs it and sends function_call_output
         self._spawn(self._run_tool(response, call_id, call))
+
+    def deliver_client_output(self, call_id: str, output: str) -> bool:
+        """A client's function_call_output: bound to the call it answers, like our own results.
+
+        Raises KeyError for a call this session never made. As with a hosted API, the client
+        asks for the reply itself (response.create).
+        """
+        bound = self.calls.get(call_id)
+        if bound is None:
+            raise KeyError(call_id)
+        call_item = next((i for i in self.conversation.items if i.call_id == call_id and i.type == "function_call"),
+                         None)
+        try:
+            parsed = json.loads(output)
+        except ValueError:
+            parsed = None
+        result = ToolResult(call_id, bound[0], bound[1], call_item.name if call_item else "tool",
+                            json.loads(call_item.arguments) if call_item and call_item.arguments else {},
+                            parsed if isinstance(parsed, dict) else {"output": output})
+        result.extra["from_client"] = True
+        return self.deliver(result)
 
     async def _run_tool(self, response: Response, call_id: str, call: Any) -> None:
         try:
@@ -527,102 +655,62 @@ class Session:
                 type="function_call_output", call_id=r.call_id, name=r.name, output=json.dumps(r.output),
                 note="completed during an interruption" if r.interrupted else None))
             self.emit(ev.ItemCreated(item=item.to_dict(), previous_item_id=self.conversation.previous_id(item)))
-            if not r.interrupted:
+            if not r.interrupted and not r.extra.get("from_client"):
                 fresh.append(r)
         if results:
             self.history_version += 1
-        if fresh:
-            self._spawn(self._ask_for_reply(self.history_version, fresh))
+        if fresh and not self.control.closed:
+            keys = tuple(r.business_key for r in fresh if r.business_key)
+            self._reply_pending.update(keys)  # at once: a reminder must not race this reply
+            self._spawn(self._ask_for_reply(self.history_version, fresh, keys))
 
-    async def _ask_for_reply(self, version: int, results: list[ToolResult]) -> None:
-        """Speak about new results, unless a response that already saw them has started."""
-        while self.active is not None or self.turn is not None:  # never talk over the caller
+    async def _floor_free(self) -> None:
+        """Wait until no response is running and the caller is not holding the floor."""
+        while self.active is not None or self.turn is not None:
             await self.clock.sleep(0.02)
-        if any(r.history_version >= version for r in self.responses if not r.held):
-            return
-        keys = tuple(r.business_key for r in results if r.business_key)
-        await self.create_response(turn_id=results[0].turn_id, purpose="tool_result", about_keys=keys)
+
+    async def _ask_for_reply(self, version: int, results: list[ToolResult], keys: tuple[str, ...]) -> None:
+        """Speak about new results, unless a response that already saw them has started."""
+        try:
+            await self._floor_free()  # never talk over the caller
+            if any(r.history_version >= version for r in self.responses if not r.held):
+                return
+            self._begin(Response(self, results[0].turn_id, self._messages(), purpose="tool_result",
+                                 about_keys=keys))
+        finally:
+            self._reply_pending.difference_update(keys)
 
     def _maybe_remind(self) -> None:
         """A side effect the caller never heard about gets a dedicated reply (at most twice)."""
         if self.ledger is None:
             return
-        rows = [r for r in self.ledger.untold() if r.business_key in self.ledger_keys and r.tell_attempts < 2]
+        telling = set(self._reply_pending)
+        for r in self.responses:
+            if r.may_still_tell:
+                telling.update(r.about_keys)
+        rows = [r for r in self.ledger.untold() if r.business_key in self.ledger_keys
+                and r.business_key not in telling and r.tell_attempts < 2]
         if not rows:
             return
-        for row in rows:
-            self.ledger.note_tell_attempt(row.business_key)
-        facts = "; ".join(f"{r.tool} for {r.business_key}: {r.state}, {json.dumps(r.result or r.error)}"
-                          for r in rows)
-        note = f"The caller has not heard this outcome yet. Tell them now, in one short sentence: {facts}"
-        self._spawn(self.create_response(purpose="reminder", about_keys=tuple(r.business_key for r in rows),
-                                         system_note=note))
+        keys = tuple(r.business_key for r in rows)
+        for key in keys:
+            self.ledger.note_tell_attempt(key)
+        self._reply_pending.update(keys)
+        self._spawn(self._remind(keys))
 
-    # --- client control (realtime-API server, tests) --------------------------------------------
-
-    def update(self, *, instructions: str | None = None, turn: dict[str, Any] | None = None,
-               turn_detection: bool | None = None) -> None:
-        """Apply a session.update: instructions and turn-detection settings take effect at once."""
-        from dataclasses import replace
-
-        if instructions is not None:
-            self.config.response = replace(self.config.response, instructions=instructions)
-        if turn:
-            from .config import apply
-
-            self.config = apply(self.config, {"turn": turn})
-            self.detector = TurnDetector(self.config.turn)
-        if turn_detection is not None:
-            self.turn_detection = turn_detection
-        self.emit(ev.SessionUpdated(session=self.describe()))
-
-    def _manual_turn_window(self, end_ms: float) -> None:
-        """Without server VAD, all input since the last commit belongs to one manual turn."""
-        if self.turn is None:
-            stt = StreamingTranscriber(self.stages.stt, self.clock)
-            self.turn = Turn(item_id=ev.new_id("item"), audio_start_ms=max(0.0, end_ms - WINDOW_MS), stt=stt)
-            stt.append(self._window_history(end_ms - WINDOW_MS))
-
-    def _window_history(self, from_ms: float) -> np.ndarray:
-        start = int(from_ms * INPUT_RATE_HZ / 1000)
-        parts = [f[max(0, start - first):] for first, f in self._history if first + len(f) > start]
-        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
-
-    def commit_input(self) -> str | None:
-        """input_audio_buffer.commit: end the current turn now; returns its item id (None if empty)."""
-        if self.turn is None:
-            return None
-        item_id = self.turn.item_id
-        self._commit("client")
-        return item_id
-
-    def clear_input(self) -> None:
-        """input_audio_buffer.clear: drop the open turn's audio and any speculation on it."""
-        if self.turn is not None:
-            self._drop_preemptive(self.turn)
-            self.turn = None
-            self.detector.reset()
-        self.emit(ev.InputCleared())
-
-    def request_response(self) -> None:
-        """response.create: start a response as soon as none is active (does not wait for it)."""
-        self._spawn(self.create_response())
-
-    def truncate(self, item_id: str, audio_end_ms: int) -> Item:
-        """conversation.item.truncate: the client played only `audio_end_ms` of an agent item."""
-        item = self.conversation.get(item_id)
-        response = self._response_of_item(item_id)
-        if item is None or item.role != "assistant" or response is None:
-            raise KeyError(f"no assistant audio item {item_id!r} in this conversation")
-        total_ms = response.generated * 1000 / self.tts.sample_rate_hz
-        if audio_end_ms < 0 or audio_end_ms > total_ms + 1:
-            raise ValueError(f"audio_end_ms {audio_end_ms} is past the item's audio ({total_ms:.0f} ms)")
-        samples = int(audio_end_ms * self.tts.sample_rate_hz / 1000)
-        if self.playback.current_item == item_id:
-            self.playback.clear()
-        self.playback.played[item_id] = samples
-        response.truncate_to_played()
-        return item
+    async def _remind(self, keys: tuple[str, ...]) -> None:
+        try:
+            await self._floor_free()
+            rows = [r for r in self.ledger.untold() if r.business_key in keys]
+            if not rows or self.control.closed:
+                return
+            facts = "; ".join(f"{r.tool} for {r.business_key}: {r.state}, {json.dumps(r.result or r.error)}"
+                              for r in rows)
+            note = f"The caller has not heard this outcome yet. Tell them now, in one short sentence: {facts}"
+            self._begin(Response(self, None, self._messages(system_note=note), purpose="reminder",
+                                 about_keys=tuple(r.business_key for r in rows)))
+        finally:
+            self._reply_pending.difference_update(keys)
 
 
 def _tools_prompt(tools: ToolRegistry) -> str:

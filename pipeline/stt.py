@@ -227,7 +227,7 @@ class StreamingTranscriber:
 
     async def final(self) -> str:
         """The final transcript of the whole turn (reusing the pass started at speech-stop)."""
-        if self._final_task is None or self._final_samples != self.audio.samples:
+        if self._final_task is None:  # none pending (a resume discarded it): transcribe now
             self.start_final()
         assert self._final_task is not None
         text = await self._final_task

@@ -14,7 +14,10 @@ class PiperTTS:
     """A Piper ONNX voice. `synthesize` is blocking: run it off the event loop."""
 
     def __init__(self, *, model_path: str = "models/tts/en_US-joe-medium.onnx", use_cuda: bool = False,
-                 length_scale: float | None = None, volume: float = 0.8) -> None:
+                 length_scale: float | None = None, volume: float = 0.8,
+                 noise_scale: float | None = None, noise_w_scale: float | None = None) -> None:
+        """None takes the voice's own value. Piper samples noise: two syntheses of one text
+        differ unless noise_scale and noise_w_scale are 0 (flatter, but repeatable)."""
         from piper import PiperVoice, SynthesisConfig
 
         path = Path(model_path)
@@ -22,7 +25,8 @@ class PiperTTS:
             if not needed.is_file():
                 raise ModelMissingError(needed, "Piper voice")
         self._voice = PiperVoice.load(str(path), use_cuda=use_cuda)
-        self._syn = SynthesisConfig(length_scale=length_scale, volume=volume)
+        self._syn = SynthesisConfig(length_scale=length_scale, volume=volume, noise_scale=noise_scale,
+                                    noise_w_scale=noise_w_scale)
         self.sample_rate_hz = int(self._voice.config.sample_rate)
         self._lock = threading.Lock()
 

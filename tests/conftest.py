@@ -65,13 +65,21 @@ _SPEECH_CACHE: dict[str, np.ndarray] = {}
 
 
 @pytest.fixture(scope="session")
-def say(real_stages):
+def caller_voice():
+    """Piper without sampling noise, so a caller's words are the same audio on every run."""
+    from pipeline.tts import PiperTTS
+
+    return PiperTTS(noise_scale=0.0, noise_w_scale=0.0, length_scale=1.05)
+
+
+@pytest.fixture(scope="session")
+def say(caller_voice):
     """Real speech made at test time with Piper, at 16 kHz (cached per text)."""
 
     def _say(text: str) -> np.ndarray:
         if text not in _SPEECH_CACHE:
-            audio = real_stages.tts.synthesize(text)
-            _SPEECH_CACHE[text] = resample(audio, real_stages.tts.sample_rate_hz, INPUT_RATE_HZ)
+            audio = caller_voice.synthesize(text)
+            _SPEECH_CACHE[text] = resample(audio, caller_voice.sample_rate_hz, INPUT_RATE_HZ)
         return _SPEECH_CACHE[text]
 
     return _say

@@ -39,9 +39,36 @@ class CallRecord:
     def done(self) -> list[ev.ResponseDone]:
         return self.of("response.done")  # type: ignore[return-value]
 
-    def agent_audio_after(self, t_s: float) -> float:
-        """Seconds of agent audio written at or after clock time t_s."""
-        return sum(len(x) / r for at, x, r in self.caller._agent if at >= t_s - 1e-9)
+    @property
+    def agent_lines(self) -> list[str]:
+        """What the agent said, per response, as heard (truncated where cut off)."""
+        return [i.text for i in self.session.conversation.items
+                if i.type == "message" and i.role == "assistant" and i.text]
+
+    def timeline(self) -> str:
+        """A readable account of the call, for assertion messages."""
+        out = []
+        for e in self.events:
+            t = f"{e.ts:7.2f}s "
+            if e.type == "conversation.item.input_audio_transcription.completed":
+                out.append(t + f"caller: {e.transcript}")
+            elif e.type == "response.function_call_arguments.done":
+                out.append(t + f"call {e.name}({e.arguments})")
+            elif e.type == "response.done":
+                r = e.response
+                said = " ".join(c.get("transcript", "") for o in r["output"] for c in o.get("content", []))
+                out.append(t + f"{r['id']} {r['status']} {r.get('status_details') or ''}: {said}")
+            elif e.type == "conversation.item.created" and e.item["type"] == "function_call_output":
+                out.append(t + f"result {e.item['call_id']}: {e.item['output']}")
+            elif e.type in ("x.log", "error", "conversation.item.truncated"):
+                out.append(t + f"{e.type}: {getattr(e, 'message', None) or getattr(e, 'error', None) or getattr(e, 'transcript', '')}")
+            elif e.type == "x.stage" and e.stage in ("barge_in", "heard_in_full", "first_audio_out"):
+                out.append(t + f"{e.stage} {e.response_id}")
+        return "\n".join(out)
+
+    def agent_audio_between(self, t0_s: float, t1_s: float) -> float:
+        """Seconds of agent audio handed to the speaker in [t0_s, t1_s) of clock time."""
+        return sum(len(x) / r for at, x, r in self.caller._agent if t0_s - 1e-9 <= at < t1_s - 1e-9)
 
 
 def make_config(**sections: dict[str, Any]) -> cfg.Config:
@@ -55,11 +82,14 @@ def with_stages(base: Stages, **replace: Any) -> Stages:
     return Stages(**fields)
 
 
-async def _run(config: cfg.Config, stages: Stages, caller: ScriptedCaller, realtime: bool) -> CallRecord:
+async def _run(config: cfg.Config, stages: Stages, caller: ScriptedCaller, realtime: bool,
+               setup: Any = None) -> CallRecord:
     clock = RealClock() if realtime else SimClock()
     log = ev.EventLog()
     stages.vad.reset()
     session = Session(config, stages, clock=clock, sink=caller, events=log)
+    if setup is not None:
+        setup(session)
     driver = asyncio.ensure_future(clock.drive()) if isinstance(clock, SimClock) else None
     try:
         session.start()
@@ -72,9 +102,9 @@ async def _run(config: cfg.Config, stages: Stages, caller: ScriptedCaller, realt
 
 
 def call(stages: Stages, clips: list[Clip] | list[np.ndarray], *, config: cfg.Config | None = None,
-         realtime: bool = False, **caller_kwargs: Any) -> CallRecord:
+         realtime: bool = False, setup: Any = None, **caller_kwargs: Any) -> CallRecord:
     """Clips (or arrays played back to back from t=0) through a session; returns the record."""
     if clips and isinstance(clips[0], np.ndarray):
         clips = [Clip(np.concatenate(clips), at_s=0.0)]  # type: ignore[arg-type]
     caller = ScriptedCaller(list(clips), **caller_kwargs)  # type: ignore[arg-type]
-    return asyncio.run(_run(config or cfg.Config.default(), stages, caller, realtime))
+    return asyncio.run(_run(config or cfg.Config.default(), stages, caller, realtime, setup))

@@ -46,7 +46,7 @@ class TurnResultBuffer:
     def _sort(results: list[ToolResult], state: str) -> tuple[list[ToolResult], list[ToolResult]]:
         if state == "clean":
             return results, []
-        keep = [r for r in results if r.side_effect]
+        keep = [r for r in results if r.keep_on_interrupt]
         for r in keep:
             r.interrupted = True
-        return keep, [r for r in results if not r.side_effect]
+        return keep, [r for r in results if not r.keep_on_interrupt]

@@ -25,6 +25,7 @@ class CallContext:
     response_id: str
     turn_id: str | None
     idempotency_key: str | None = None
+    control: Any = None  # the call's CallControl: lets a tool end the call
 
 
 _current: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar("tool_call", default=None)
@@ -50,6 +51,7 @@ class ToolResult:
     side_effect: bool = False
     business_key: str | None = None
     interrupted: bool = False  # completed while its response was being interrupted
+    keep_on_interrupt: bool = False  # a side effect, or a result the model must always see
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -60,16 +62,18 @@ class ToolRunner:
     """Runs calls from one registry; side effects go through the ledger."""
 
     def __init__(self, registry: ToolRegistry, *, ledger: Ledger | None = None,
-                 queries: dict[str, Query] | None = None) -> None:
+                 queries: dict[str, Query] | None = None, control: Any = None) -> None:
         self.registry = registry
+        self.control = control
         self.ledger = ledger
         self.queries = queries or {}  # tool name -> provider lookup by idempotency key
 
     async def run(self, call: ToolCall, *, call_id: str, response_id: str, turn_id: str | None) -> ToolResult:
         spec = self.registry[call.name]
         args = spec.validate(dict(call.arguments))
-        result = ToolResult(call_id, response_id, turn_id, spec.name, args, {}, side_effect=spec.side_effect)
-        ctx = CallContext(call_id, response_id, turn_id)
+        result = ToolResult(call_id, response_id, turn_id, spec.name, args, {}, side_effect=spec.side_effect,
+                            keep_on_interrupt=spec.side_effect or spec.keep_on_interrupt)
+        ctx = CallContext(call_id, response_id, turn_id, control=self.control)
         if not spec.side_effect:
             result.output = await self._invoke(spec, args, ctx)
             return result
@@ -94,7 +98,7 @@ class ToolRunner:
         if intent.kind in ("refused", "unknown"):
             result.output = {"status": intent.kind, "message": intent.message}
             return result
-        ctx = CallContext(call_id, response_id, turn_id, intent.row.idempotency_key)
+        ctx = CallContext(call_id, response_id, turn_id, intent.row.idempotency_key, control=self.control)
         output = await self._invoke(spec, args, ctx, ledger_key=key)
         result.output = output
         if intent.kind == "updated":

@@ -37,6 +37,8 @@ class ToolSpec:
     side_effect: bool = False
     timeout_s: float = 10.0
     business_key: Callable[[dict[str, Any]], str] | None = field(default=None, compare=False)
+    # the model must see this tool's result even when its response was interrupted (end_call)
+    keep_on_interrupt: bool = False
 
     def __post_init__(self) -> None:
         if not _NAME_RE.match(self.name):

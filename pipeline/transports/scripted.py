@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import events as ev
-from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, resample, write_wav
+from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, StreamResampler, resample, write_wav
 from ..clock import Clock
 from ..session import Session
 
@@ -57,6 +57,7 @@ class ScriptedCaller:
         self.echo_delay_samples = int(echo_delay_ms * INPUT_RATE_HZ / 1000)
         self._agent: list[tuple[float, np.ndarray, int]] = []
         self._echo = np.zeros(0, np.float32)  # agent audio at 16 kHz, indexed by input sample
+        self._echo_resampler: StreamResampler | None = None  # one stream: no clicks at frame edges
         self.mic: list[np.ndarray] = []
         self.fed_s = 0.0
         self.hung_up = False
@@ -65,7 +66,9 @@ class ScriptedCaller:
     def write_output(self, samples: np.ndarray, rate_hz: int, at_s: float) -> None:
         self._agent.append((at_s, samples.copy(), rate_hz))
         if self.echo_gain:
-            x = resample(samples, rate_hz, INPUT_RATE_HZ) * self.echo_gain
+            if self._echo_resampler is None or self._echo_resampler.src_hz != rate_hz:
+                self._echo_resampler = StreamResampler(rate_hz, INPUT_RATE_HZ)
+            x = self._echo_resampler.process(samples) * self.echo_gain
             start = int(round(at_s * INPUT_RATE_HZ)) + self.echo_delay_samples
             if len(self._echo) < start + len(x):
                 self._echo = np.concatenate([self._echo, np.zeros(start + len(x) - len(self._echo), np.float32)])

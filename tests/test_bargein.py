@@ -1,0 +1,174 @@
+"""Barge-in on the simulated clock: real audio mixed over the agent's real playback."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.audio import INPUT_RATE_HZ, dbfs
+from pipeline.bargein import BargeInGate
+from pipeline.config import BargeInPolicy
+from pipeline.fakes import ScriptedLLM
+from pipeline.response import SpokenChunk, heard_text
+from pipeline.transports.scripted import Clip, after_stage
+from pipeline.vad import WINDOW_MS
+
+from .conftest import JFK_TEXT, wer
+from .harness import call, make_config, with_stages
+
+LONG_REPLY = ("Thanks for calling the front desk. Checkout is at eleven in the morning, and late "
+              "checkout until one is free for members. Breakfast is served from seven to ten in the "
+              "garden room. Let me know if you need anything else at all.")
+QUESTION = "What time is checkout?"
+
+
+def _gate_run(levels_dbfs, probs, policy=None) -> list[int]:
+    gate = BargeInGate(policy or BargeInPolicy())
+    return [i for i, (lv, p) in enumerate(zip(levels_dbfs, probs, strict=False))
+            if gate.update(level_dbfs=lv, voice_prob=p, window_ms=WINDOW_MS, end_ms=(i + 1) * WINDOW_MS)]
+
+
+def test_gate_needs_energy_voice_and_duration_together():
+    n = 20
+    assert _gate_run([-20] * n, [0.9] * n) == [7]  # 8 windows = 256 ms >= 250 ms
+    assert _gate_run([-50] * n, [0.9] * n) == []  # quiet voice
+    assert _gate_run([-20] * n, [0.3] * n) == []  # loud noise
+    bursts = ([-20] * 5 + [-60]) * 4  # 160 ms bursts never add up
+    assert _gate_run(bursts, [0.9] * len(bursts)) == []
+    assert _gate_run([-20] * n, [0.9] * n, BargeInPolicy(min_duration_ms=200)) == [6]
+
+
+def test_heard_text_cuts_inside_the_chunk_being_played():
+    chunks = [SpokenChunk("Let me process that refund for you.", 0, 1000),
+              SpokenChunk("It takes a minute.", 1000, 500)]
+    assert heard_text(chunks, 0) == ""
+    assert heard_text(chunks, 1000) == "Let me process that refund for you."
+    assert heard_text(chunks, 950) == "Let me process that refund for yo-"  # 33 of 35 characters
+    assert heard_text(chunks, 1250).startswith("Let me process that refund for you. It takes")
+
+
+# --- whole calls ------------------------------------------------------------------------------
+
+
+def _stages(real_stages):
+    return with_stages(real_stages, llm=ScriptedLLM(replies=[LONG_REPLY, "Sure, go ahead."]))
+
+
+def _over_reply(say, clip: np.ndarray, delay_s: float = 1.0) -> list[Clip]:
+    """The caller asks, then `clip` starts `delay_s` into the agent's first audio."""
+    return [Clip(say(QUESTION), 0.3), Clip(clip, None, after=after_stage("first_audio_out", 1), delay_s=delay_s)]
+
+
+def _level(x: np.ndarray, target_dbfs: float) -> np.ndarray:
+    return (x * 10 ** ((target_dbfs - dbfs(x)) / 20)).astype(np.float32)
+
+
+def _noise(kind: str, seconds: float, rng: np.random.Generator) -> np.ndarray:
+    n = int(seconds * INPUT_RATE_HZ)
+    t = np.arange(n) / INPUT_RATE_HZ
+    if kind == "white":
+        x = rng.standard_normal(n)
+    elif kind == "pink":  # 1/f spectrum
+        spectrum = np.fft.rfft(rng.standard_normal(n))
+        spectrum /= np.sqrt(np.maximum(np.arange(len(spectrum)), 1))
+        x = np.fft.irfft(spectrum, n)
+    elif kind == "tones":  # a chord, like a ringtone or an alarm
+        x = sum(np.sin(2 * np.pi * f * t) for f in (440.0, 660.0, 1320.0))
+    else:  # "cough": a 100 ms burst of noise with a sharp attack and a fast decay
+        x = rng.standard_normal(n) * np.exp(-t / 0.03)
+    return _level(np.asarray(x, np.float32), -20.0)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("kind, seconds", [("cough", 0.1), ("white", 2.0), ("pink", 2.0), ("tones", 2.0)])
+def test_noise_over_the_agent_does_not_barge_in(real_stages, say, kind, seconds):
+    rec = call(_stages(real_stages), _over_reply(say, _noise(kind, seconds, np.random.default_rng(3))))
+    assert rec.stages("barge_in") == [], rec.timeline()
+    assert [d.response["status"] for d in rec.done][:1] == ["completed"]
+    assert rec.of("conversation.item.truncated") == []
+
+
+@pytest.mark.models
+def test_a_short_mm_hmm_does_not_cancel_and_playback_continues(real_stages, caller_voice):
+    from pipeline.audio import resample
+
+    # a 200 ms backchannel: Piper's "Mm-hmm" spoken fast, trimmed to its voiced part
+    from pipeline.tts import PiperTTS
+
+    fast = PiperTTS(noise_scale=0.0, noise_w_scale=0.0, length_scale=0.4)
+    audio = resample(fast.synthesize("Mm-hmm."), fast.sample_rate_hz, INPUT_RATE_HZ)
+    start = int(np.nonzero(np.abs(audio) > 0.02)[0][0])
+    mm = audio[start:start + INPUT_RATE_HZ // 5] * np.hanning(INPUT_RATE_HZ // 5 * 2)[INPUT_RATE_HZ // 5:] ** 0.1
+    assert dbfs(mm) > -30  # loud and voiced: only its length keeps it from interrupting
+    question = resample(caller_voice.synthesize(QUESTION), caller_voice.sample_rate_hz, INPUT_RATE_HZ)
+    rec = call(_stages(real_stages), [Clip(question, 0.3), Clip(mm, None, after=after_stage("first_audio_out", 1),
+                                                                 delay_s=1.0)])
+    story = rec.timeline()
+    assert rec.stages("barge_in") == [], story
+    assert rec.of("conversation.item.truncated") == [], story
+    assert rec.agent_lines[0] == LONG_REPLY.replace("  ", " "), story  # all of it was heard
+    assert any("backchannel" in e.message for e in rec.of("x.log")), story
+    assert len([d for d in rec.done]) == 1  # the backchannel got no answer of its own
+
+
+@pytest.mark.models
+def test_a_real_interruption_cancels_everything_and_becomes_the_next_turn(real_stages, say, jfk_16k):
+    rec = call(_stages(real_stages), _over_reply(say, jfk_16k, delay_s=1.0))
+    story = rec.timeline()
+    fire = rec.stages("barge_in")
+    assert len(fire) == 1, story
+    clip_start = next(c for c in rec.caller.clips if c.audio is jfk_16k).started_s
+    # speech onset: first 32 ms window of jfk.wav above -30 dBFS (its leading silence is ~0.35 s)
+    win = 512
+    onset_s = clip_start + next(i for i in range(0, len(jfk_16k), win)
+                                if dbfs(jfk_16k[i:i + win]) > -30) / INPUT_RATE_HZ
+    delay_ms = (fire[0].ts - onset_s) * 1000
+    assert 250 <= delay_ms <= 250 + 2 * WINDOW_MS + WINDOW_MS, (delay_ms, story)
+
+    # all four: playback stopped (no agent audio written from the fire until the next reply)
+    next_reply = rec.stages("first_audio_out")[1].ts
+    assert rec.agent_audio_between(fire[0].ts, next_reply) == 0.0, story
+    first = rec.done[0].response
+    assert first["status"] == "cancelled" and first["status_details"]["reason"] == "turn_detected"
+    response = rec.session.responses[0]
+    assert response.cancel_llm.is_set() and response.chunker.pending_text == ""
+
+    # truncated to what was played, and the context holds only that, marked as cut off
+    trunc = rec.of("conversation.item.truncated")[0]
+    played_s = rec.agent_audio_between(0.0, fire[0].ts)  # all of it the first reply's
+    assert abs(trunc.audio_end_ms - played_s * 1000) <= 1
+    assert trunc.audio_end_ms <= response.generated * 1000 / real_stages.tts.sample_rate_hz
+    assert trunc.transcript and LONG_REPLY.startswith(trunc.transcript.rstrip("-").rstrip())
+    assert len(trunc.transcript) < len(LONG_REPLY) / 2
+    item = rec.session.conversation.get(trunc.item_id)
+    assert item.text == trunc.transcript and item.interrupted
+    context = rec.session.conversation.to_messages("x")
+    assert any(m["content"].endswith("[cut off]") and m["role"] == "assistant" for m in context)
+
+    # nothing the caller said is lost: the interruption is the next turn, whole
+    assert len(rec.transcripts) == 2 and wer(JFK_TEXT, rec.transcripts[1]) <= 0.15, story
+
+
+@pytest.mark.models
+def test_echo_of_the_agent_does_not_barge_in_when_the_guard_is_on(real_stages, say):
+    speakers = dict(echo_gain=0.7, echo_delay_ms=30.0)  # about -3 dB of the agent back in the mic
+    naive = call(_stages(real_stages), [Clip(say(QUESTION), 0.3)], **speakers,
+                 config=make_config(bargein={"pause_on_candidate": False}))
+    assert naive.stages("barge_in"), "without a guard the agent interrupts itself"
+    guarded = call(_stages(real_stages), [Clip(say(QUESTION), 0.3)], **speakers,
+                   config=make_config(bargein={"echo_guard": True}))
+    story = guarded.timeline()
+    assert guarded.stages("barge_in") == [], story
+    # what the guard leaves: at most a brief hold while its filter converges on the first words
+    paused_ms = sum(m.detail["paused_ms"] for m in guarded.stages("false_interruption"))
+    assert paused_ms <= 128, (paused_ms, story)
+    assert guarded.of("conversation.item.truncated") == [], story
+    assert guarded.agent_lines == [LONG_REPLY], story
+
+
+@pytest.mark.models
+def test_with_the_guard_a_real_interruption_still_fires(real_stages, say, jfk_16k):
+    rec = call(_stages(real_stages), _over_reply(say, jfk_16k, delay_s=1.0), echo_gain=0.7, echo_delay_ms=30.0,
+               config=make_config(bargein={"echo_guard": True}))
+    assert len(rec.stages("barge_in")) == 1, rec.timeline()
+    assert rec.done[0].response["status"] == "cancelled"
