@@ -68,6 +68,16 @@ def main(argv: list[str] | None = None) -> int:
 
     sub.add_parser("plugins", help="list the installed stages per entry-point group")
 
+    from .transports.realtime_server import add_serve_args
+    from .transports.soundcard import add_live_args
+
+    p_serve = sub.add_parser("serve", help="serve the realtime-API WebSocket protocol on localhost")
+    add_serve_args(p_serve)  # includes the configuration options
+
+    p_live = sub.add_parser("live", help="talk on the default microphone and speakers")
+    add_live_args(p_live)
+    _add_config_args(p_live)
+
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -78,9 +88,19 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "call":
             return asyncio.run(cmd_call(args))
+        if args.command == "serve":
+            from .transports.realtime_server import serve_main
+
+            return serve_main(args)
+        if args.command == "live":
+            from .transports.soundcard import live_main
+
+            return asyncio.run(live_main(args))
     except (PipelineError, AudioFormatError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
     return 0
 
 
@@ -163,6 +183,6 @@ def _conversation_printer(printer: Any) -> Any:
             status = e.response["status"]
             if text or status != "completed":
                 printer(f"Agent: {text}" + ("" if status == "completed" else f"  [{status}]"))
-        elif isinstance(e, ev.CallLog) and e.level != "info":
-            printer(f"({e.message})")
+        elif isinstance(e, ev.CallLog) and (e.level != "info" or e.message.startswith("(hangs up")):
+            printer(e.message if e.message.startswith("(") else f"({e.message})")
     return on_event

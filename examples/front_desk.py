@@ -1,0 +1,107 @@
+"""A hotel front desk on the phone: look up a booking (with a spoken holding line), end the call.
+
+Shows the call edges: a caller who speaks before the line is ready loses no words; the goodbye is
+said in the same response as `end_call`, and the line closes only after it has been heard to the
+end; talking over the goodbye keeps the line open; "okay, bye!" is let finish; a new request after
+the goodbye cancels the close.
+
+    python examples/front_desk.py         # every scenario, printed as a transcript
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+
+from pipeline.clock import Clock
+from pipeline.fakes import ScriptedLLM
+from pipeline.tools import ToolRegistry, tool
+
+GOODBYE = "Thanks for calling the Harbor Hotel. Have a wonderful stay, goodbye!"
+BOOKINGS = {"garcia": {"guest": "Garcia", "room": "a sea-view double", "nights": 3, "from": "Friday"}}
+
+
+def build_tools(clock: Clock, *, lookup_latency_s: float = 0.8) -> ToolRegistry:
+    @tool(spoken=("holding_line",))
+    async def look_up_booking(holding_line: str, last_name: str) -> dict[str, Any]:
+        """Find a guest's booking by last name.
+
+        Args:
+            holding_line: What to say while looking, e.g. "Let me pull up your booking."
+            last_name: The guest's last name.
+        """
+        await clock.sleep(lookup_latency_s)
+        return BOOKINGS.get(last_name.strip().lower(), {"error": f"no booking under {last_name}"})
+
+    return ToolRegistry(specs=[look_up_booking])
+
+
+def scripted_llm(goodbye: str = GOODBYE) -> ScriptedLLM:
+    end = {"name": "end_call", "arguments": {"goodbye": goodbye, "reason": "the caller is done"}}
+    return ScriptedLLM(rules=[
+        [r"result of look_up_booking", "I found it: {room} for {nights} nights from {from}."],
+        [r"result of end_call.*\"hung_up\": false", "Of course, I am still here."],
+        [r"still to do", "Before you go, may I have an email for the receipt?"],
+        [r"breakfast", "Yes, breakfast is included, from seven to ten."],
+        [r"late check", "Late checkout until one is free for members."],
+        [r"that's all|that is all|nothing else|bye", end],
+        [r"booking|reservation", {"name": "look_up_booking", "arguments": {
+            "holding_line": "Let me pull up your booking.", "last_name": "Garcia"}}],
+    ], replies=["How can I help?"])
+
+
+class StallingVoice:
+    """Wraps a TTS: the nth chunk arrives `stall_s` late (a GPU hiccup, a slow network voice)."""
+
+    def __init__(self, inner: Any, *, stall_at_chunk: int, stall_s: float, match: str = "") -> None:
+        self.inner = inner
+        self.sample_rate_hz = inner.sample_rate_hz
+        self.stall_at_chunk, self.stall_s, self.match = stall_at_chunk, stall_s, match
+        self._seen = 0
+
+    async def synthesize_async(self, text: str, *, clock: Clock) -> np.ndarray:
+        if self.match and self.match in text or self._seen:
+            self._seen += 1
+            if self._seen == self.stall_at_chunk:
+                await clock.sleep(self.stall_s)
+        return await clock.run_in_thread(self.inner.synthesize, text)
+
+
+def main() -> None:  # pragma: no cover - a demonstration on the real models
+    from pipeline.audio import INPUT_RATE_HZ, resample
+    from pipeline.cli import _conversation_printer
+    from pipeline.clock import SimClock
+    from pipeline.config import Config, apply
+    from pipeline.events import EventLog
+    from pipeline.session import Session, Stages
+    from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
+
+    config = apply(Config.default(), {"call": {"end_call": True}})
+    stages = Stages.load(config)
+    stages.llm = scripted_llm()
+
+    def say(text: str) -> np.ndarray:
+        return resample(stages.tts.synthesize(text), stages.tts.sample_rate_hz, INPUT_RATE_HZ)
+
+    async def run(clips: list[Clip]) -> None:
+        clock = SimClock()
+        driver = asyncio.ensure_future(clock.drive())
+        caller = ScriptedCaller(clips, ready_after_s=1.0)
+        session = Session(config, stages, clock=clock, sink=caller, events=EventLog())
+        session.use_tools(build_tools(clock))
+        session.listeners.append(_conversation_printer(print))
+        session.start()
+        await caller.run(session, clock)
+        await session.close()
+        driver.cancel()
+
+    print("--- a normal call, the caller speaking before the line is ready")
+    asyncio.run(run([Clip(say("Hi, can you check my booking under Garcia?"), 0.0),
+                     Clip(say("Great, that's all, thanks!"), None, after=after_stage("heard_in_full", 2),
+                          delay_s=0.5)]))
+
+
+if __name__ == "__main__":
+    main()

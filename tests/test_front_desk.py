@@ -1,0 +1,207 @@
+"""Call edges on the front desk: pickup before ready, spoken goodbyes, never hanging up early.
+
+Each scenario runs on the simulated clock with real VAD, Whisper and Piper and the desk's scripted
+model, and is asserted on the transcript with its "(hangs up)" line.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from pipeline.audio import INPUT_RATE_HZ
+from pipeline.callctl import CallControl, looks_like_farewell
+from pipeline.transports.scripted import Clip, after_stage
+
+from .conftest import ROOT, silence
+from .harness import call, make_config, with_stages
+
+sys.path.insert(0, str(ROOT / "examples"))
+import front_desk as desk  # noqa: E402
+
+pytestmark = [pytest.mark.models, pytest.mark.slow]
+
+ASK = "Hi, can you check my booking under Garcia?"
+DONE = "Great, that's all, thanks!"
+
+
+def _run(stages, clips, *, tts=None, control=None, preemptive=True, **kw):
+    config = make_config(call={"end_call": True}, response={"preemptive": preemptive})
+
+    def setup(session) -> None:
+        if control is not None:
+            session.control = control(session)
+        session.use_tools(desk.build_tools(session.clock))
+
+    replace = {"llm": desk.scripted_llm()}
+    if tts is not None:
+        replace["tts"] = tts
+    return call(with_stages(stages, **replace), clips, config=config, setup=setup, **kw)
+
+
+def _hangups(rec) -> list:
+    return [e for e in rec.of("x.log") if e.message.startswith("(hangs up")]
+
+
+def _goodbye_done(rec):
+    return next(d for d in rec.done if any(o.get("name") == "end_call" for o in d.response["output"]))
+
+
+@pytest.mark.parametrize("text, farewell", [
+    ("Okay, bye!", True), ("Thanks, you too.", True), ("Bye bye, take care.", True),
+    ("Oh wait, do you have late checkout?", False), ("Bye, and can you email me?", False), ("", False),
+])
+def test_farewell_detection(text, farewell):
+    assert looks_like_farewell(text) is farewell
+
+
+def test_a_normal_call_ends_after_the_goodbye_is_heard(real_stages, say):
+    rec = _run(real_stages, [Clip(say(ASK), 0.3),
+                             Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5)])
+    story = rec.timeline()
+    bye = _goodbye_done(rec)
+    assert bye.response["status"] == "completed", story
+    assert bye.response["output"][0]["content"][0]["transcript"] == desk.GOODBYE  # same response
+    hangups = _hangups(rec)
+    assert len(hangups) == 1 and rec.session.control.teardowns == 1, story
+    assert hangups[0].ts >= bye.ts  # only after the goodbye was heard to its end
+    assert not rec.of("conversation.item.truncated")
+    assert rec.caller.hung_up
+
+
+@pytest.mark.parametrize("ready_s", [0.3, 1.2, 2.8])
+def test_first_words_before_ready_are_not_lost(real_stages, say, ready_s):
+    rec = _run(real_stages, [Clip(say(ASK), 0.0)], ready_after_s=ready_s)
+    story = rec.timeline()
+    assert "booking" in rec.transcripts[0].lower() and "garcia" in rec.transcripts[0].lower(), story
+    held = [e.message for e in rec.of("x.log") if e.message.startswith("held")]
+    assert held == [f"held {ready_s:.2f} s"], held
+
+
+def test_a_ten_second_stall_keeps_the_last_five_seconds(real_stages, say):
+    # 6 s of noise-free silence, then the question: the 10 s stall drops the oldest 5 s only
+    question = say(ASK)
+    lead = silence(10_000 - len(question) * 1000 / INPUT_RATE_HZ - 500)
+    rec = _run(real_stages, [lead, question], ready_after_s=10.0)
+    assert "garcia" in rec.transcripts[0].lower(), rec.timeline()
+    held = [e.message for e in rec.of("x.log") if e.message.startswith("held")][0]
+    assert held.startswith("held 5.00 s (dropped the oldest 5.00 s)"), held
+
+
+def test_talking_over_the_goodbye_keeps_the_line_open(real_stages, say):
+    rec = _run(real_stages, [
+        Clip(say(ASK), 0.3),
+        Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5),
+        Clip(say("Wait, one more thing. Is breakfast included?"), None,
+             after=after_stage("first_audio_out", 3), delay_s=0.8),
+        Clip(say("Okay, that's all. Bye!"), None, after=after_stage("heard_in_full", 3), delay_s=0.5),
+    ])
+    story = rec.timeline()
+    first_bye = _goodbye_done(rec)
+    assert first_bye.response["status"] == "cancelled", story
+    outputs = [i.output for i in rec.session.conversation.items
+               if i.type == "function_call_output" and i.name == "end_call"]
+    assert '"hung_up": false' in outputs[0] and "talked over the goodbye" in outputs[0], story
+    assert any("breakfast is included" in line for line in rec.agent_lines), story
+    assert len(_hangups(rec)) == 1 and rec.session.control.closes_requested == 2, story  # later goodbye closes
+
+
+def test_answering_the_farewell_is_let_finish(real_stages, say):
+    rec = _run(real_stages, [
+        Clip(say(ASK), 0.3),
+        Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5),
+        Clip(say("Okay, bye!"), None, after=after_stage("heard_in_full", 3), delay_s=0.2),
+    ])
+    story = rec.timeline()
+    hangups = _hangups(rec)
+    assert len(hangups) == 1, story
+    bye_turn = next(e for e in rec.of("input_audio_buffer.committed") if e.ts > _goodbye_done(rec).ts)
+    assert hangups[0].ts > bye_turn.ts  # the caller's "bye" was heard out, then the line closed
+    assert len(rec.done) == 3  # holding line, the booking, the goodbye: no reply to "bye"
+    assert any("answered the farewell" in e.message for e in rec.of("x.log")), story
+
+
+def test_a_new_request_after_the_goodbye_cancels_the_close(real_stages, say):
+    rec = _run(real_stages, [
+        Clip(say(ASK), 0.3),
+        Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5),
+        Clip(say("Oh wait, do you have late checkout?"), None, after=after_stage("heard_in_full", 3),
+             delay_s=0.2),
+        Clip(silence(4000), None, after=after_stage("heard_in_full", 4), delay_s=0.0),
+    ])
+    story = rec.timeline()
+    assert any("Late checkout" in line for line in rec.agent_lines), story
+    assert _hangups(rec) == [] and rec.session.control.state == "open", story  # cancelled, not postponed
+
+
+def test_a_repeat_close_says_no_second_farewell_and_tears_down_once(real_stages, say):
+    rec = _run(real_stages, [
+        Clip(say(ASK), 0.3),
+        Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5),
+        Clip(say("Oh wait, do you have late checkout?"), None, after=after_stage("heard_in_full", 3),
+             delay_s=0.2),
+        Clip(say("Okay, that's all. Bye!"), None, after=after_stage("heard_in_full", 4), delay_s=0.5),
+    ])
+    story = rec.timeline()
+    goodbyes = [line for line in rec.agent_lines if "goodbye" in line.lower()]
+    assert goodbyes == [desk.GOODBYE], story  # said once
+    control = rec.session.control
+    assert control.closes_requested == 2 and control.teardowns == 1 and len(_hangups(rec)) == 1, story
+
+
+class HangUpWhenQueueRunsDry(CallControl):
+    """The tempting shortcut: hang up as soon as the speaker has nothing queued."""
+
+    async def end_call(self, *, response_id: str, reason: str) -> dict:
+        s = self.session
+        while not s.playback.sent:  # until the goodbye has started playing
+            await s.clock.sleep(0.02)
+        await s.clock.sleep(0.02)
+        while not s.playback.drained.is_set():
+            await s.clock.sleep(0.02)
+        self.teardown(reason)
+        return {"hung_up": True}
+
+
+def _stall_goodbye_case(real_stages, say, caller_voice, control):
+    # the second sentence of the goodbye arrives 500 ms after the first has finished playing
+    first = caller_voice.synthesize("Thanks for calling the Harbor Hotel.")
+    stall_s = len(first) / caller_voice.sample_rate_hz + 0.5
+    voice = desk.StallingVoice(caller_voice, stall_at_chunk=2, stall_s=stall_s, match="Harbor Hotel")
+    # no speculation: a goodbye made ahead of commit would hide the stall
+    return _run(real_stages, [Clip(say(ASK), 0.3),
+                              Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5)],
+                tts=voice, control=control, preemptive=False)
+
+
+def _goodbye_heard_whole(rec) -> bool:
+    bye = _goodbye_done(rec)
+    item_id = bye.response["output"][0]["id"]
+    return (bye.response["status"] == "completed" and not any(
+        t.item_id == item_id for t in rec.of("conversation.item.truncated"))
+        and _hangups(rec)[0].ts >= bye.ts)
+
+
+def test_a_stall_mid_goodbye_does_not_end_the_call_early(real_stages, say, caller_voice):
+    rec = _stall_goodbye_case(real_stages, say, caller_voice, control=None)
+    assert _goodbye_heard_whole(rec), rec.timeline()
+
+
+def test_the_queue_runs_dry_variant_fails_the_same_test(real_stages, say, caller_voice):
+    rec = _stall_goodbye_case(real_stages, say, caller_voice, control=HangUpWhenQueueRunsDry)
+    assert not _goodbye_heard_whole(rec), rec.timeline()
+
+
+def test_a_goodbye_that_never_finishes_hangs_up_at_the_cap(real_stages, say):
+    voice = desk.StallingVoice(real_stages.tts, stall_at_chunk=2, stall_s=60.0, match="Harbor Hotel")
+    rec = _run(real_stages, [Clip(say(ASK), 0.3),
+                             Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5)],
+               tts=voice, preemptive=False)
+    story = rec.timeline()
+    warning = [e for e in rec.of("x.log") if e.level == "warning" and "did not finish within 8 s" in e.message]
+    assert len(warning) == 1 and len(_hangups(rec)) == 1, story
+    call_made = next(e for e in rec.of("response.function_call_arguments.done") if e.name == "end_call")
+    assert abs(_hangups(rec)[0].ts - call_made.ts - 8.0) <= 0.05, story
+
+
