@@ -34,6 +34,7 @@ import copy
 import hmac
 import json
 import logging
+import signal
 import sys
 from collections import deque
 from dataclasses import dataclass
@@ -58,12 +59,12 @@ from ..audio import (
     to_int16,
 )
 from ..clock import RealClock
-from ..config import Config, TurnPolicy, apply
+from ..config import Config, apply
 from ..conversation import Item
 from ..errors import ConfigError
 from ..playback import FRAME_MS
 from ..session import Session, Stages
-from ..tools import ToolSpec
+from ..tools import ToolRegistry, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,7 @@ class AudioFormat:
 
 
 PCM16_24K = AudioFormat("pcm16", 24_000)
+_TEXT_PARTS = ("input_text", "text", "output_text")
 _SUPPORTED = ('{"type": "audio/pcm", "rate": 24000}, {"type": "audio/pcm", "rate": 16000}, '
               '{"type": "audio/pcmu"}, "pcm16" or "g711_ulaw"')
 
@@ -154,7 +156,8 @@ _KINDS: dict[type, str] = {str: "a string", int: "an integer", dict: "an object"
 def _require(body: dict[str, Any], key: str, kind: type, where: str) -> Any:
     """A field the event cannot do without, of the JSON type it must have."""
     if body.get(key) is None:
-        raise _ClientError("missing_required_parameter", f"{where} needs `{key}`; add it and resend.")
+        raise _ClientError("missing_required_parameter",
+                           f"{where} needs `{key}`; add it and resend.")
     value = body[key]
     if not isinstance(value, kind) or isinstance(value, bool):
         raise _ClientError("invalid_value", f"{where}: `{key}` must be {_KINDS[kind]}, "
@@ -188,12 +191,15 @@ class _Connection:
         self.session.listeners.append(self._on_event)
         self._in_resampler = StreamResampler(self.input_format.rate_hz, INPUT_RATE_HZ)
         self._in_rest = np.zeros(0, np.float32)
+        self._pushed = 0  # 16 kHz samples handed to the session
         self._out_resampler: StreamResampler | None = None
         self._frame: np.ndarray | None = None
         self._batch: list[np.ndarray] = []
         self._batch_key: tuple[str, str] | None = None
         self._batch_timer: asyncio.TimerHandle | None = None
-        # whole batches must not push audio more than one frame past its due time (see _on_frame)
+        # A batch goes out with its last frame, (n - 1) frames after its first, which was handed
+        # out lead_ms early: n <= lead_ms / 20 + 2 keeps every frame within one frame of its due
+        # time. At most output_delta_ms (100 ms) a delta, like the hosted APIs.
         delta_frames = self.session.config.response.output_delta_ms // FRAME_MS
         self._batch_frames = max(1, min(delta_frames, server.lead_ms // FRAME_MS + 2))
         self._outbox: asyncio.Queue[str] = asyncio.Queue()
@@ -202,7 +208,7 @@ class _Connection:
             "session.update": self._session_update,
             "input_audio_buffer.append": self._append,
             "input_audio_buffer.commit": self._commit,
-            "input_audio_buffer.clear": lambda _e: self.session.clear_input(),
+            "input_audio_buffer.clear": self._clear,
             "response.create": lambda _e: self.session.request_response(),
             "response.cancel": self._cancel,
             "conversation.item.create": self._item_create,
@@ -218,7 +224,7 @@ class _Connection:
         self._ready_timer = loop.call_later(READY_WITHOUT_UPDATE_S, self._mark_ready)
         try:
             async for message in self.ws:
-                self.receive(message)
+                await self.receive(message)
         except ConnectionClosed:
             pass  # a client that drops mid-call is normal; everything is freed below
         finally:
@@ -259,12 +265,18 @@ class _Connection:
     def _on_event(self, event: ev.Event) -> None:
         if isinstance(event, ev.OutputAudioDelta):
             return  # the sink sends agent audio, paced and in the client's format
-        local = event.type.startswith("x.")
-        if local and not self.include_local:
+        if event.type.startswith("x.") and not self.include_local:
             return
+        if isinstance(event, ev.ResponseDone):
+            # A response ends once its audio has sounded; the last frames of it may still be
+            # batched here, and a client must get them before response.done.
+            self._flush_audio()
+        self._forward(event)
+
+    def _forward(self, event: ev.Event) -> None:
         self._flush_audio()  # audio handed out before this event reaches the client before it
         payload = event.to_dict()
-        if not local:  # clock stamps are ours; hosted events carry no such fields
+        if not event.type.startswith("x."):  # clock stamps are ours; hosted events have none
             payload.pop("ts", None)
             payload.pop("perf", None)
         if isinstance(event, ev.SessionCreated | ev.SessionUpdated):
@@ -310,9 +322,10 @@ class _Connection:
             elif self._batch_timer is None:
                 # Frames arrive every 20 ms while audio flows; if playback stalls, send what is
                 # held before its first frame would be more than one frame late.
-                now = self.session.clock.now()
-                wait = min((self._batch_frames - 1) * FRAME_MS / 1000 + 0.005, at_s + FRAME_MS / 1000 - now)
-                self._batch_timer = asyncio.get_running_loop().call_later(max(0.0, wait), self._flush_audio)
+                frame_s = FRAME_MS / 1000
+                due_by = at_s + frame_s - self.session.clock.now()
+                wait = max(0.0, min((self._batch_frames - 1) * frame_s + 0.005, due_by))
+                self._batch_timer = asyncio.get_running_loop().call_later(wait, self._flush_audio)
         if self._played is not None:
             self._played(response_id, item_id, at_s)
 
@@ -335,23 +348,23 @@ class _Connection:
 
     # --- events in -----------------------------------------------------------------------------
 
-    def receive(self, message: str | bytes) -> None:
+    async def receive(self, message: str | bytes) -> None:
         """Handle one client message; any failure becomes an error event, never a dropped call."""
         event_id = None
         try:
             size = len(message) if isinstance(message, bytes) else len(message.encode("utf-8"))
             if size > self.server.max_message_bytes:
-                raise _ClientError("message_too_large",
-                                   f"the message is {size} bytes; the limit is "
-                                   f"{self.server.max_message_bytes}. Send audio in smaller appends "
-                                   "(20-100 ms each is typical).")
+                raise _ClientError(
+                    "message_too_large",
+                    f"The message is {size} bytes; the limit is {self.server.max_message_bytes}. "
+                    "Send audio in smaller appends (20-100 ms each is typical).")
             try:
                 event = json.loads(message)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise _ClientError("invalid_json", f"the message is not valid JSON ({exc}); send one "
-                                                   "JSON object per message.") from None
+                raise _ClientError("invalid_json", f"The message is not valid JSON ({exc}); "
+                                                   "send one JSON object per message.") from None
             if not isinstance(event, dict):
-                raise _ClientError("invalid_event", "each message must be a JSON object with a "
+                raise _ClientError("invalid_event", "Each message must be a JSON object with a "
                                                     "`type`, e.g. {\"type\": \"response.create\"}.")
             if isinstance(event.get("event_id"), str):
                 event_id = event["event_id"]
@@ -359,21 +372,24 @@ class _Connection:
             handler = self._handlers.get(kind)
             if handler is None:
                 raise _ClientError("unknown_event_type",
-                                   f"unknown event type {kind!r}; this server handles: "
+                                   f"Unknown event type {kind!r}; this server handles: "
                                    f"{', '.join(self._handlers)}.")
-            handler(event)
+            result = handler(event)
+            if asyncio.iscoroutine(result):
+                await result
         except _ClientError as exc:
             self._error(exc.code, exc.message, event_id)
         except Exception as exc:  # a bug here must cost one message, not the call
             log.exception("failed to handle a client message")
-            self._error("server_error", f"the server failed on this event ({type(exc).__name__}: "
+            self._error("server_error", f"The server failed on this event ({type(exc).__name__}: "
                                         f"{exc}); the session is still up.", event_id)
 
     def _session_update(self, event: dict[str, Any]) -> None:
         body = _require(event, "session", dict, "session.update")
         audio = body.get("audio") or {}
         if not isinstance(audio, dict):
-            raise _ClientError("invalid_value", "session.update: `session.audio` must be an object.")
+            raise _ClientError("invalid_value",
+                               "session.update: `session.audio` must be an object.")
         a_in, a_out = audio.get("input") or {}, audio.get("output") or {}
         if not isinstance(a_in, dict) or not isinstance(a_out, dict):
             raise _ClientError("invalid_value", "session.update: `session.audio.input` and "
@@ -381,9 +397,11 @@ class _Connection:
         # Parse everything first, so an update with one bad field changes nothing.
         in_fmt = out_fmt = None
         if "format" in a_in or "input_audio_format" in body:
-            in_fmt = parse_format(a_in.get("format", body.get("input_audio_format")), "input format")
+            in_fmt = parse_format(a_in.get("format", body.get("input_audio_format")),
+                                  "The input format")
         if "format" in a_out or "output_audio_format" in body:
-            out_fmt = parse_format(a_out.get("format", body.get("output_audio_format")), "output format")
+            out_fmt = parse_format(a_out.get("format", body.get("output_audio_format")),
+                                   "The output format")
         instructions = body.get("instructions")
         if instructions is not None and not isinstance(instructions, str):
             raise _ClientError("invalid_value", "session.update: `instructions` must be a string.")
@@ -409,13 +427,14 @@ class _Connection:
             self._batch_key = None  # the next frame starts a resampler for the new rate
         if tools is not None:
             self.tools = tools
-            # HOOK: the session will offer these to the model once tools are wired into it
-            self.session.tools_specs = tools  # type: ignore[attr-defined]
+            # the client runs these tools; the session offers them and waits for their output
+            self.session.use_tools(ToolRegistry(specs=tools))
         if include_local is not None:
             self.include_local = include_local
         turn: dict[str, Any] | None = None
-        if has_vad and vad is None:
-            self._set_auto_respond(False)  # the client commits and asks for responses itself
+        if has_vad and vad is None:  # the client commits, asks for replies and interrupts itself
+            self._set_auto_respond(False)
+            self.session.config.bargein.enabled = False
         elif vad is not None:
             turn = vad["turn"]
             self._set_auto_respond(vad["create_response"])
@@ -437,12 +456,8 @@ class _Connection:
         return specs
 
     def _set_auto_respond(self, value: bool) -> None:
-        # HOOK: Session.auto_respond (False: a committed turn becomes an item; no reply starts)
         self.auto_respond = value
-        if hasattr(self.session, "auto_respond"):
-            self.session.auto_respond = value
-        elif not value:
-            log.warning("this session cannot hold back replies yet; responses still start on commit")
+        self.session.auto_respond = value  # False: a committed turn becomes an item, no reply
 
     def _append(self, event: dict[str, Any]) -> None:
         where = "input_audio_buffer.append"
@@ -450,28 +465,35 @@ class _Connection:
         try:
             data = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):
-            raise _ClientError("invalid_audio", f"{where}: `audio` is not valid base64; send the raw "
-                                                "audio bytes, base64-encoded.") from None
+            raise _ClientError("invalid_audio", f"{where}: `audio` is not valid base64; send "
+                                                "the raw audio bytes, base64-encoded.") from None
         fmt = self.input_format  # the format in force when this audio arrived
         if len(data) % fmt.bytes_per_sample:
-            raise _ClientError("invalid_audio", f"{where}: {len(data)} bytes is not a whole number of "
-                                                f"{fmt.encoding} samples ({fmt.bytes_per_sample} bytes "
-                                                "each); send whole samples.")
+            raise _ClientError("invalid_audio",
+                               f"{where}: {len(data)} bytes is not a whole number of "
+                               f"{fmt.encoding} samples ({fmt.bytes_per_sample} bytes each); "
+                               "send whole samples.")
         samples = self._in_resampler.process(fmt.decode(data))
         rest = np.concatenate([self._in_rest, samples])
         whole = len(rest) - len(rest) % FRAME_SAMPLES
         for start in range(0, whole, FRAME_SAMPLES):
             self.session.push_audio(rest[start:start + FRAME_SAMPLES])
         self._in_rest = rest[whole:]
+        self._pushed += whole
 
-    def _commit(self, event: dict[str, Any]) -> None:
-        if self.session.commit_input() is None:
+    async def _clear(self, event: dict[str, Any]) -> None:
+        self._in_rest = np.zeros(0, np.float32)  # the part-frame not yet handed over goes too
+        await self.session.clear_input()  # acts after the audio appended before it
+
+    async def _commit(self, event: dict[str, Any]) -> None:
+        if await self.session.commit_input() is None:
             raise _ClientError("input_audio_buffer_commit_empty",
-                               "there is no input audio to commit; append audio first.")
+                               "There is no input audio to commit; append audio first.")
 
     def _cancel(self, event: dict[str, Any]) -> None:
         if not self.session.cancel_response():
-            raise _ClientError("response_cancel_not_active", "there is no active response to cancel.")
+            raise _ClientError("response_cancel_not_active",
+                               "There is no active response to cancel.")
 
     def _item_create(self, event: dict[str, Any]) -> None:
         where = "conversation.item.create"
@@ -494,19 +516,20 @@ class _Connection:
         elif kind == "function_call_output":
             call_id = _require(body, "call_id", str, where)
             output = _require(body, "output", str, where)
-            item = self._add_function_output(call_id, output, ids)
+            try:  # bound to the call it answers; the session adds and announces the item
+                accepted = self.session.deliver_client_output(call_id, output)
+            except KeyError:
+                raise _ClientError("unknown_call_id", f"{where}: no function call {call_id!r} was "
+                                                      "made in this session.") from None
+            if not accepted:
+                raise _ClientError("invalid_value", f"{where}: the output for {call_id!r} was "
+                                                    "rejected (see the error before this one).")
+            return
         else:
-            raise _ClientError("invalid_value", f"{where}: item type {kind!r} is not supported; use "
-                                                "\"message\" or \"function_call_output\".")
-        self.session.emit(ev.ItemCreated(item=item.to_dict(),
-                                         previous_item_id=self.session.conversation.previous_id(item)))
-
-    def _add_function_output(self, call_id: str, output: str, ids: dict[str, str]) -> Item:
-        # HOOK: the single call site for a client's tool result. Once the session binds results
-        # to the calls it made, deliver through it here and reject unknown call ids
-        # (error `unknown_call_id`) instead of adding the item unchecked.
-        return self.session.conversation.add(
-            Item(type="function_call_output", call_id=call_id, output=output, **ids))
+            raise _ClientError("invalid_value", f"{where}: item type {kind!r} is not supported; "
+                                                "use \"message\" or \"function_call_output\".")
+        previous = self.session.conversation.previous_id(item)
+        self.session.emit(ev.ItemCreated(item=item.to_dict(), previous_item_id=previous))
 
     def _truncate(self, event: dict[str, Any]) -> None:
         where = "conversation.item.truncate"
@@ -515,8 +538,8 @@ class _Connection:
         try:
             self.session.truncate(item_id, audio_end_ms)  # emits conversation.item.truncated
         except KeyError:
-            raise _ClientError("item_not_found", f"{where}: there is no agent audio item {item_id!r} "
-                                                 "in this conversation.") from None
+            raise _ClientError("item_not_found", f"{where}: there is no agent audio item "
+                                                 f"{item_id!r} in this conversation.") from None
         except ValueError as exc:
             raise _ClientError("invalid_audio_end_ms", f"{where}: {exc}; pass the milliseconds the "
                                                        "client actually played.") from None
@@ -534,7 +557,7 @@ def _message_text(body: dict[str, Any], where: str) -> str:
     content = _require(body, "content", list, where)
     texts = []
     for part in content:
-        if not isinstance(part, dict) or part.get("type") not in ("input_text", "text", "output_text"):
+        if not isinstance(part, dict) or part.get("type") not in _TEXT_PARTS:
             raise _ClientError("invalid_value", f"{where}: content parts must be text, like "
                                                 "{\"type\": \"input_text\", \"text\": \"...\"}.")
         texts.append(_require(part, "text", str, where))
@@ -551,16 +574,19 @@ def _turn_settings(value: Any, config: Config) -> dict[str, Any] | None:
                                             "{\"type\": \"server_vad\"}.")
     # Our detector already judges whether the words look finished, so semantic_vad maps onto it.
     if value.get("type", "server_vad") not in ("server_vad", "semantic_vad"):
-        raise _ClientError("invalid_value", f"{where}.type must be \"server_vad\" or \"semantic_vad\".")
+        raise _ClientError("invalid_value",
+                           f"{where}.type must be \"server_vad\" or \"semantic_vad\".")
     turn: dict[str, Any] = {}
     for key, ours, lo, hi in (("threshold", "vad_threshold", 0.0, 1.0),
-                              ("prefix_padding_ms", "prefix_padding_ms", 0, 1500),
+                              ("prefix_padding_ms", "prefix_padding_ms", 0, 1000),
                               ("silence_duration_ms", "min_silence_ms", 0, 10_000)):
         if value.get(key) is None:
             continue
         number = value[key]
-        if isinstance(number, bool) or not isinstance(number, int | float) or not lo <= number <= hi:
-            raise _ClientError("invalid_value", f"{where}.{key} must be a number from {lo} to {hi}.")
+        numeric = isinstance(number, int | float) and not isinstance(number, bool)
+        if not numeric or not lo <= number <= hi:
+            raise _ClientError("invalid_value",
+                               f"{where}.{key} must be a number from {lo} to {hi}.")
         turn[ours] = number if ours == "vad_threshold" else int(number)
     if "min_silence_ms" in turn:  # the hard cap must stay at or above the new silence time
         turn["max_silence_ms"] = max(config.turn.max_silence_ms, turn["min_silence_ms"])
@@ -591,8 +617,9 @@ class RealtimeServer:
         time, like a hosted API (enough for a client's jitter buffer, little to cut on barge-in).
     """
 
-    def __init__(self, *, stages: Stages, config: Config, host: str = "127.0.0.1", port: int = 8765,
-                 token: str | None = None, max_message_bytes: int = 1 << 20, lead_ms: int = 200) -> None:
+    def __init__(self, *, stages: Stages, config: Config, host: str = "127.0.0.1",
+                 port: int = 8765, token: str | None = None, max_message_bytes: int = 1 << 20,
+                 lead_ms: int = 200) -> None:
         if lead_ms < 0:
             raise ValueError(f"lead_ms must be 0 or more, got {lead_ms}.")
         self.stages = stages
@@ -607,7 +634,8 @@ class RealtimeServer:
 
     @property
     def url(self) -> str:
-        return f"ws://{self.host}:{self.port}{PATH}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return f"ws://{host}:{self.port}{PATH}"
 
     async def start(self) -> None:
         self._server = await serve(self._handle, self.host, self.port,
@@ -630,12 +658,11 @@ class RealtimeServer:
 
     def _check_request(self, connection: ServerConnection, request: Request) -> Response | None:
         if urlsplit(request.path).path.rstrip("/") != PATH:
-            return connection.respond(HTTPStatus.NOT_FOUND,
-                                      f"Not found: connect to {PATH}, e.g. ws://{self.host}:{self.port}{PATH}\n")
+            return connection.respond(HTTPStatus.NOT_FOUND, f"Not found: connect to {self.url}\n")
         if self.token is not None and not _bearer_ok(request.headers, self.token):
             response = connection.respond(HTTPStatus.UNAUTHORIZED,
-                                          "Send the header `Authorization: Bearer <token>` with the "
-                                          "token this server was started with.\n")
+                                          "Send the header `Authorization: Bearer <token>` with "
+                                          "the token this server was started with.\n")
             response.headers["WWW-Authenticate"] = "Bearer"
             return response
         return None
@@ -692,8 +719,15 @@ def serve_main(args: argparse.Namespace) -> int:
 async def _serve(server: RealtimeServer) -> None:
     await server.start()
     print(f"listening on {server.url}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # close every call cleanly on Ctrl-C or a stop
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):
+            pass  # no loop signal handlers here (Windows): Ctrl-C raises KeyboardInterrupt
     try:
-        await server.serve_forever()
+        await stop.wait()
     finally:
         await server.stop()
 

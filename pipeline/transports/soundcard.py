@@ -86,8 +86,8 @@ def _resolve_device(sd: ModuleType, device: Device, kind: str) -> dict[str, Any]
             raise PipelineError(
                 f"no {what} found: connect one or pass {flag} ({_LIST_HINT})") from exc
         raise PipelineError(
-            f"no {kind} device matches {device!r} ({exc}): pass {flag} with a number or a "
-            f"name ({_LIST_HINT})") from exc
+            f"no {kind} device matches {device!r}: pass {flag} with a number or a name "
+            f"({_LIST_HINT})") from exc
 
 
 def _pick_format(sd: ModuleType, info: dict[str, Any], kind: str, preferred_hz: int) -> tuple[int, int]:
@@ -121,6 +121,8 @@ class SoundCardTransport:
         the cushion against event-loop stalls, and the most `clear_output` ever has to drop.
     pickup_cap_ms: microphone audio held until a session is attached (default 5 s, the
         session's own pickup cap); beyond it the oldest frames are dropped.
+    device_latency: PortAudio's suggested latency for both streams: "low" (default) for the
+        quickest reply, or seconds (e.g. 0.1) where a busy machine makes the sound crackle.
     on_reference: `(samples16k, at_sample)` for every played block when `speakers` is set;
         `at_sample` is where that audio is due at the microphone, as an index into the 16 kHz
         input handed to the session (its input audio clock).
@@ -129,6 +131,7 @@ class SoundCardTransport:
     def __init__(self, *, input_device: Device = None, output_device: Device = None,
                  block_ms: int = 20, speakers: bool = False, output_rate_hz: int = 22_050,
                  buffer_ms: int = 80, pickup_cap_ms: float = 5000.0,
+                 device_latency: float | str = "low",
                  on_reference: ReferenceCallback | None = None) -> None:
         if block_ms <= 0 or buffer_ms <= 0:
             raise PipelineError(f"block_ms and buffer_ms must be positive, got {block_ms} and {buffer_ms}")
@@ -138,6 +141,7 @@ class SoundCardTransport:
         self.speakers = speakers
         self.output_rate_hz = output_rate_hz
         self.buffer_ms = buffer_ms
+        self.device_latency = device_latency
         self.on_reference = on_reference
         self.input_info: dict[str, Any] = {}
         self.output_info: dict[str, Any] = {}
@@ -151,7 +155,8 @@ class SoundCardTransport:
         # input side (PortAudio input thread)
         self._reframer: Reframer | None = None
         self._in_channels = 1
-        self._anchor: tuple[float, int] | None = None  # (ADC time, 16 kHz index) of a block start
+        self._anchor: tuple[float, int] | None = None  # (capture time, 16 kHz index) of a sample
+        self._in_latency_s = self._out_latency_s = 0.0
         self.frames_captured = 0
         self.frames_held = 0  # frames handed over by attach()
         self.input_overflows = 0
@@ -185,25 +190,30 @@ class SoundCardTransport:
         self.stream_rate_hz, self._out_channels = _pick_format(
             sd, self.output_info, "output", self.output_rate_hz)
         self._ref_resampler = StreamResampler(self.stream_rate_hz, INPUT_RATE_HZ)
+        opening = "microphone"
         try:
-            self._start(sd.InputStream(
+            mic = self._add(sd.InputStream(
                 device=self.input_info["index"], samplerate=self.input_rate_hz,
-                channels=self._in_channels, dtype="float32", latency="low",
+                channels=self._in_channels, dtype="float32", latency=self.device_latency,
                 blocksize=self.input_rate_hz * self.block_ms // 1000, callback=self._on_input))
-            self._start(sd.OutputStream(
+            self._in_latency_s = mic.latency
+            mic.start()
+            opening = "speaker"
+            speaker = self._add(sd.OutputStream(
                 device=self.output_info["index"], samplerate=self.stream_rate_hz,
-                channels=self._out_channels, dtype="float32", latency="low",
+                channels=self._out_channels, dtype="float32", latency=self.device_latency,
                 blocksize=self.stream_rate_hz * self.block_ms // 1000, callback=self._on_output))
+            self._out_latency_s = speaker.latency
+            speaker.start()
         except sd.PortAudioError as exc:
             self.close()
-            which = "speaker" if self._streams else "microphone"
             raise PipelineError(
-                f"cannot open the {which} ({exc}): close programs that hold it, or pick another "
+                f"cannot open the {opening} ({exc}): close programs that hold it, or pick another "
                 f"device with --input-device / --output-device ({_LIST_HINT})") from exc
 
-    def _start(self, stream: Any) -> None:
+    def _add(self, stream: Any) -> Any:
         self._streams.append(stream)
-        stream.start()
+        return stream
 
     def close(self) -> None:
         """Stop and close both streams; safe to call more than once."""
@@ -227,7 +237,11 @@ class SoundCardTransport:
 
     @property
     def lead_s(self) -> float:
-        """Give this to Playback as `lead_s`: frames then arrive ahead and back to back."""
+        """Give this to Playback as `lead_s`: frames then arrive ahead and back to back.
+
+        Without a lead, Playback writes each frame when it is due and wakes a little late every
+        time (~0.3 ms a frame): about 1% slower than the device plays, which drains the cushion.
+        """
         return self.buffer_ms / 1000.0
 
     # --- input ----------------------------------------------------------------------------------
@@ -254,10 +268,12 @@ class SoundCardTransport:
             self.input_overflows += 1
         assert self._reframer is not None
         block = indata[:, 0] if self._in_channels == 1 else indata.mean(axis=1)
-        start = self.frames_captured * FRAME_SAMPLES + self._reframer.pending
-        self._anchor = (time_info.inputBufferAdcTime, start)
         for frame in self._reframer.process(block):
             self._deliver(frame)
+        # The newest sample left the converter about one input latency ago. (The driver's own
+        # ADC time is no better: through PulseAudio's ALSA plugin it is off by up to 0.5 s.)
+        newest = self.frames_captured * FRAME_SAMPLES + self._reframer.pending
+        self._anchor = (time_info.currentTime - self._in_latency_s, newest)
 
     def _deliver(self, frame: np.ndarray) -> None:
         with self._lock:
@@ -313,7 +329,7 @@ class SoundCardTransport:
             played = self._pull(out)
         outdata[:] = out[:, None]
         if played and self.speakers and self.on_reference is not None:
-            self._reference(out, time_info.outputBufferDacTime)
+            self._reference(out, time_info.currentTime + self._out_latency_s)
 
     def _pull(self, out: np.ndarray) -> int:
         """Fill `out` from the jitter buffer (lock held); returns the agent samples written."""
@@ -348,10 +364,10 @@ class SoundCardTransport:
         anchor, loop, callback = self._anchor, self._loop, self.on_reference
         if anchor is None or loop is None or callback is None:
             return
-        # Input and output stream times share PortAudio's clock: map the DAC time of this block
+        # Both streams' times come from PortAudio's one clock: map the time this block sounds
         # onto the microphone's sample index, then onto the session's (minus dropped pickup).
-        adc_time, index = anchor
-        at_sample = index + round((dac_time - adc_time) * INPUT_RATE_HZ) - self.dropped_samples
+        captured_at, index = anchor
+        at_sample = index + round((dac_time - captured_at) * INPUT_RATE_HZ) - self.dropped_samples
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(callback, x16, at_sample)
 
@@ -390,15 +406,20 @@ async def live_main(args: argparse.Namespace) -> int:
         print(transport.describe(), file=sys.stderr)
         stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))
         session = Session(config, stages, clock=RealClock(), sink=transport)
-        session.playback.lead_s = transport.lead_s
+        session.playback.lead_s = transport.lead_s  # keep the jitter buffer topped up
+        if args.speakers and getattr(session, "echo", None) is not None:
+            # The echo guard's reference comes from the device, which knows when each block
+            # sounds; the session clock started after loading, the microphone before it.
+            session.playback.on_audio = None
+            transport.on_reference = session.echo.push_reference
         session.listeners.append(_conversation_printer(lambda line: print(line, flush=True)))
         session.start()
         transport.attach(session)
         session.mark_ready()
-        until = f"for {args.seconds:g} s" if args.seconds else "until Ctrl-C"
+        until = "until Ctrl-C" if args.seconds is None else f"for {args.seconds:g} s"
         print(f"listening {until}", file=sys.stderr)
         try:
-            await _wait_for_hangup(args.seconds)
+            await wait_for_hangup(args.seconds)
         finally:
             await session.close()
     if transport.underruns or transport.dropped_samples:
@@ -408,7 +429,7 @@ async def live_main(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _wait_for_hangup(seconds: float | None) -> None:
+async def wait_for_hangup(seconds: float | None) -> None:
     """Return after `seconds`, or at Ctrl-C (a clean hang-up rather than a traceback)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
