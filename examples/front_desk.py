@@ -42,8 +42,8 @@ def scripted_llm(goodbye: str = GOODBYE) -> ScriptedLLM:
     end = {"name": "end_call", "arguments": {"goodbye": goodbye, "reason": "the caller is done"}}
     return ScriptedLLM(rules=[
         [r"result of look_up_booking", "I found it: {room} for {nights} nights from {from}."],
-        [r"result of end_call.*\"hung_up\": false", "Of course, I am still here."],
         [r"still to do", "Before you go, may I have an email for the receipt?"],
+        [r"result of end_call.*\"hung_up\": false", "Of course, I am still here."],
         [r"breakfast", "Yes, breakfast is included, from seven to ten."],
         [r"late check", "Late checkout until one is free for members."],
         [r"that's all|that is all|nothing else|bye", end],

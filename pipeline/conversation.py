@@ -80,8 +80,8 @@ class Conversation:
         for item in self.items:
             if item.type == "message":
                 text = item.text.strip()
-                if item.interrupted:
-                    text = f"{text}{'-' if text else ''} {CUT_OFF_MARK}".strip()
+                if item.interrupted:  # a word cut in half already ends in "-" (response.heard_text)
+                    text = f"{text} {CUT_OFF_MARK}".strip()
                 if text:
                     say(item.role, text)
             elif item.type == "function_call":

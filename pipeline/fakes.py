@@ -22,10 +22,11 @@ class ScriptedLLM:
     """
 
     def __init__(self, *, replies: list[Any] | None = None, rules: list[list[Any]] | None = None,
-                 words_per_token: int = 1) -> None:
+                 words_per_token: int = 1, max_tokens: int = 96) -> None:
         self.replies = list(replies or ["Sure. I can help with that."])
         self.rules = [(re.compile(p, re.IGNORECASE), r) for p, r in (rules or [])]
         self.words_per_token = words_per_token
+        self.max_tokens = max_tokens
         self.requests: list[list[dict[str, Any]]] = []
         self.lock = threading.Lock()
         self._next = 0
@@ -46,9 +47,13 @@ class ScriptedLLM:
         result = result if result is not None else Generation()
         self.requests.append(messages)
         words = self._take(messages).split(" ")
+        limit = max_tokens or self.max_tokens
         for i in range(0, len(words), self.words_per_token):
             if cancel.is_set():
                 result.finish_reason = "cancelled"
+                return
+            if result.output_tokens >= limit:
+                result.finish_reason = "length"
                 return
             result.output_tokens += 1
             yield ("" if i == 0 else " ") + " ".join(words[i:i + self.words_per_token])

@@ -292,12 +292,9 @@ class Session:
         if turn is None:
             stt = StreamingTranscriber(self.stages.stt, self.clock)
             turn = self.turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt,
-                                    over_agent=self.playback.speaking)
+                                    over_agent=self.playback.speaking and self.config.bargein.enabled)
             stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
-            start = int(start_ms * INPUT_RATE_HZ / 1000)
-            for first, frame in self._history:  # seed with the padding and the confirmed onset
-                if first + len(frame) > start:
-                    stt.append(frame[max(0, start - first):])
+            stt.append(self._history_since(start_ms))  # the padding and the confirmed onset
         else:  # the caller resumed: the pending final and any speculation are stale
             turn.stt.discard_final()
             self._drop_preemptive(turn)
@@ -498,6 +495,14 @@ class Session:
 
     def _barge_in(self, fire_ms: float) -> None:
         """The caller talks over the agent: stop whatever is sounding and what is being made."""
+        if self.turn is not None and self.gate.window_start_ms is not None:
+            # the interruption starts where the gate's window did (plus padding): anything the
+            # turn picked up before that was under the agent's voice (echo residue, breath)
+            start_ms = max(0.0, self.gate.window_start_ms - self.config.turn.prefix_padding_ms)
+            if start_ms > self.turn.audio_start_ms:
+                self.turn.stt.reset()
+                self.turn.stt.append(self._history_since(start_ms))
+                self.turn.audio_start_ms = self.turn.segment_start_ms = start_ms
         if self.turn is not None:
             self.turn.barged_in = True
             self._announce(self.turn)
@@ -711,6 +716,88 @@ class Session:
                                  about_keys=tuple(r.business_key for r in rows)))
         finally:
             self._reply_pending.difference_update(keys)
+
+    # --- client control (realtime-API server, tests) --------------------------------------------
+
+    def update(self, *, instructions: str | None = None, turn: dict[str, Any] | None = None,
+               turn_detection: bool | None = None) -> None:
+        """Apply a session.update: instructions and turn-detection settings take effect at once."""
+        from dataclasses import replace
+
+        if instructions is not None:
+            self.config.response = replace(self.config.response, instructions=instructions)
+        if turn:
+            from .config import apply
+
+            self.config = apply(self.config, {"turn": turn})
+            self.detector = TurnDetector(self.config.turn)
+        if turn_detection is not None:
+            self.turn_detection = turn_detection
+        self.emit(ev.SessionUpdated(session=self.describe()))
+
+    def _manual_turn_window(self, end_ms: float) -> None:
+        """Without server VAD, all input since the last commit belongs to one manual turn."""
+        if self.turn is None:
+            stt = StreamingTranscriber(self.stages.stt, self.clock)
+            self.turn = Turn(item_id=ev.new_id("item"), audio_start_ms=max(0.0, end_ms - WINDOW_MS), stt=stt)
+            stt.append(self._history_since(end_ms - WINDOW_MS))
+
+    def _history_since(self, from_ms: float) -> np.ndarray:
+        """Input audio from `from_ms` on, out of the history ring (prefix padding, trims)."""
+        start = int(from_ms * INPUT_RATE_HZ / 1000)
+        parts = [f[max(0, start - first):] for first, f in self._history if first + len(f) > start]
+        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
+
+    async def commit_input(self) -> str | None:
+        """input_audio_buffer.commit: end the current turn after the audio sent before it;
+        returns its item id (None if there was nothing to commit)."""
+        return await self._after_queued_audio(self._commit_now)
+
+    def _commit_now(self) -> str | None:
+        if self.turn is None:
+            return None
+        item_id = self.turn.item_id
+        self._commit("client")
+        return item_id
+
+    async def clear_input(self) -> None:
+        """input_audio_buffer.clear: drop the open turn's audio and any speculation on it."""
+        await self._after_queued_audio(self._clear_now)
+
+    def _clear_now(self) -> None:
+        if self.turn is not None:
+            self._drop_preemptive(self.turn)
+            self.turn = None
+            self.detector.reset()
+        self.emit(ev.InputCleared())
+
+    async def _after_queued_audio(self, command: Callable[[], Any]) -> Any:
+        if not self.ready:  # a client that commits wants its audio processed now
+            self.mark_ready()
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._inbox.put_nowait(lambda: done.set_result(command()))
+        return await done
+
+    def request_response(self) -> None:
+        """response.create: start a response as soon as none is active (does not wait for it)."""
+        self._spawn(self.create_response(purpose="client"))
+
+    def truncate(self, item_id: str, audio_end_ms: int) -> Item:
+        """conversation.item.truncate: the client played only `audio_end_ms` of an agent item."""
+        item = self.conversation.get(item_id)
+        response = self._response_of_item(item_id)
+        if item is None or item.role != "assistant" or response is None:
+            raise KeyError(f"no assistant audio item {item_id!r} in this conversation")
+        total_ms = response.generated * 1000 / self.tts.sample_rate_hz
+        if audio_end_ms < 0 or audio_end_ms > total_ms + 1:
+            raise ValueError(f"audio_end_ms {audio_end_ms} is past the item's audio ({total_ms:.0f} ms)")
+        samples = int(audio_end_ms * self.tts.sample_rate_hz / 1000)
+        if self.playback.current_item == item_id:
+            self.playback.clear()
+        self.playback.set_heard(item_id, samples)
+        response.truncate_to_played()
+        return item
+
 
 
 def _tools_prompt(tools: ToolRegistry) -> str:

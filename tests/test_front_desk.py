@@ -205,3 +205,56 @@ def test_a_goodbye_that_never_finishes_hangs_up_at_the_cap(real_stages, say):
     assert abs(_hangups(rec)[0].ts - call_made.ts - 8.0) <= 0.05, story
 
 
+
+
+class _Owes:
+    """A model that, asked at goodbye time, says one action is still owed (then NONE)."""
+
+    def __init__(self, inner, answers):
+        self.inner, self.answers, self.asked = inner, list(answers), 0
+        self.lock = inner.lock
+
+    def stream(self, messages, **kw):
+        if messages[0]["content"].startswith("You check a phone call"):
+            self.asked += 1
+            answer = self.answers.pop(0) if self.answers else "NONE"
+            if isinstance(answer, Exception):
+                raise answer
+            yield answer
+            return
+        yield from self.inner.stream(messages, **kw)
+
+    def complete(self, messages, **kw):
+        return "".join(self.stream(messages, cancel=None, **kw))
+
+
+def _pre_check_run(real_stages, say, answers):
+    llm = _Owes(desk.scripted_llm(), answers)
+    config = make_config(call={"end_call": True, "pre_hangup_check": True})
+
+    def setup(session) -> None:
+        session.use_tools(desk.build_tools(session.clock))
+
+    rec = call(with_stages(real_stages, llm=llm),
+               [Clip(say(ASK), 0.3), Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5),
+                Clip(say("Okay, that's all. Bye!"), None, after=after_stage("heard_in_full", 4), delay_s=0.5)],
+               config=config, setup=setup)
+    return rec, llm
+
+
+def test_the_pre_hangup_check_keeps_the_line_for_one_missing_action(real_stages, say):
+    rec, llm = _pre_check_run(real_stages, say, ["Ask for an email address for the receipt."])
+    story = rec.timeline()
+    outputs = [i.output for i in rec.session.conversation.items
+               if i.type == "function_call_output" and i.name == "end_call"]
+    assert "still to do: Ask for an email" in outputs[0], story
+    assert any("email for the receipt" in line for line in rec.agent_lines), story
+    assert llm.asked == 1  # at most once per call, though the call was closed twice
+    assert len(_hangups(rec)) == 1, story
+
+
+def test_the_pre_hangup_check_fails_open(real_stages, say):
+    rec, llm = _pre_check_run(real_stages, say, [RuntimeError("model went away")])
+    story = rec.timeline()
+    assert llm.asked == 1 and len(_hangups(rec)) == 1, story
+    assert any("pre-hangup check skipped" in e.message for e in rec.of("x.log")), story
