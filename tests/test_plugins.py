@@ -16,10 +16,14 @@ HERE = ROOT / "tests"
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory):
     """Install the two test plugin packages into a private target directory (not the venv)."""
+    import shutil
+
     target = tmp_path_factory.mktemp("site")
     for pkg in ("plugin_pkg", "broken_plugin_pkg"):
+        source = tmp_path_factory.mktemp("src") / pkg  # a copy: builds leave files beside the source
+        shutil.copytree(HERE / pkg, source)
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                        "--disable-pip-version-check", "--target", str(target), str(HERE / pkg)],
+                        "--disable-pip-version-check", "--target", str(target), str(source)],
                        check=True, capture_output=True, timeout=300)
     env = dict(os.environ, PYTHONPATH=str(target))
     return env
