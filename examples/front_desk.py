@@ -71,11 +71,9 @@ class StallingVoice:
 
 def main() -> None:  # pragma: no cover - a demonstration on the real models
     from pipeline.audio import INPUT_RATE_HZ, resample
-    from pipeline.cli import _conversation_printer
-    from pipeline.clock import SimClock
+    from pipeline.cli import run_call
     from pipeline.config import Config, apply
-    from pipeline.events import EventLog
-    from pipeline.session import Session, Stages
+    from pipeline.session import Stages
     from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
 
     config = apply(Config.default(), {"call": {"end_call": True}})
@@ -85,22 +83,23 @@ def main() -> None:  # pragma: no cover - a demonstration on the real models
     def say(text: str) -> np.ndarray:
         return resample(stages.tts.synthesize(text), stages.tts.sample_rate_hz, INPUT_RATE_HZ)
 
-    async def run(clips: list[Clip]) -> None:
-        clock = SimClock()
-        driver = asyncio.ensure_future(clock.drive())
+    def scenario(title: str, clips: list[Clip]) -> None:
+        print(f"--- {title}")
         caller = ScriptedCaller(clips, ready_after_s=1.0)
-        session = Session(config, stages, clock=clock, sink=caller, events=EventLog())
-        session.use_tools(build_tools(clock))
-        session.listeners.append(_conversation_printer(print))
-        session.start()
-        await caller.run(session, clock)
-        await session.close()
-        driver.cancel()
+        asyncio.run(run_call(config, stages, caller, printer=print,
+                             setup=lambda session: session.use_tools(build_tools(session.clock))))
 
-    print("--- a normal call, the caller speaking before the line is ready")
-    asyncio.run(run([Clip(say("Hi, can you check my booking under Garcia?"), 0.0),
-                     Clip(say("Great, that's all, thanks!"), None, after=after_stage("heard_in_full", 2),
-                          delay_s=0.5)]))
+    ask = Clip(say("Hi, can you check my booking under Garcia?"), 0.0)
+    done = Clip(say("Great, that's all, thanks!"), None, after=after_stage("heard_in_full", 2), delay_s=0.5)
+    scenario("a normal call; the caller speaks before the line is ready", [ask, done])
+    scenario("the caller talks over the goodbye, then closes again", [
+        Clip(ask.audio, 0.0), Clip(done.audio, None, after=after_stage("heard_in_full", 2), delay_s=0.5),
+        Clip(say("Wait, one more thing. Is breakfast included?"), None,
+             after=after_stage("first_audio_out", 3), delay_s=0.8),
+        Clip(say("Okay, that's all. Bye!"), None, after=after_stage("heard_in_full", 3), delay_s=0.5)])
+    scenario("the caller answers the farewell", [
+        Clip(ask.audio, 0.0), Clip(done.audio, None, after=after_stage("heard_in_full", 2), delay_s=0.5),
+        Clip(say("Okay, bye!"), None, after=after_stage("heard_in_full", 3), delay_s=0.2)])
 
 
 if __name__ == "__main__":

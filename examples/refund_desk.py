@@ -151,41 +151,32 @@ def main() -> None:  # pragma: no cover - a demonstration on the real models
     from pathlib import Path
 
     from pipeline.audio import INPUT_RATE_HZ, resample
-    from pipeline.cli import _conversation_printer
-    from pipeline.clock import SimClock
+    from pipeline.cli import run_call
     from pipeline.config import Config
-    from pipeline.events import EventLog
-    from pipeline.session import Session, Stages
+    from pipeline.session import Stages
     from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
 
     stages = Stages.load(Config.default())
     stages.llm = scripted_llm()
 
     def say(text: str):
-        audio = stages.tts.synthesize(text)
-        return resample(audio, stages.tts.sample_rate_hz, INPUT_RATE_HZ)
+        return resample(stages.tts.synthesize(text), stages.tts.sample_rate_hz, INPUT_RATE_HZ)
 
-    async def run() -> None:
-        clock = SimClock()
-        driver = asyncio.ensure_future(clock.drive())
-        caller = ScriptedCaller([
-            Clip(say("Hi, I'd like a refund for order forty four seventeen, to my card ending one two three four."), 0.5),
-            Clip(say("Did that go through?"), None, after=after_stage("heard_in_full", 1), delay_s=0.3),
-        ])
-        ledger = Ledger(Path(tempfile.mkdtemp()) / "ledger.sqlite3")
-        provider = PaymentProvider(clock, latency_s=3.0)
-        session = Session(Config.default(), stages, clock=clock, sink=caller, events=EventLog())
+    ledger = Ledger(Path(tempfile.mkdtemp()) / "ledger.sqlite3")
+    world: dict[str, PaymentProvider] = {}
+
+    def setup(session) -> None:
+        provider = world["provider"] = PaymentProvider(session.clock, latency_s=6.0)
         session.use_tools(build_tools(provider), ledger=ledger, queries={"refund": provider.lookup})
-        session.listeners.append(_conversation_printer(print))
-        session.start()
-        await caller.run(session, clock)
-        await session.close()
-        driver.cancel()
-        heard = [i.text for i in session.conversation.items if i.role == "assistant" and i.type == "message"]
-        print("(hangs up)")
-        print("reconciliation:", mismatches(ledger, heard, provider) or "books and call agree")
 
-    asyncio.run(run())
+    caller = ScriptedCaller([
+        Clip(say("I would like a refund for order forty four seventeen, to the card ending one two three "
+                 "four."), 0.5),
+        Clip(say("Did that go through?"), None, after=after_stage("heard_in_full", 1), delay_s=0.3),
+    ])
+    result = asyncio.run(run_call(Config.default(), stages, caller, printer=print, setup=setup))
+    heard = [i.text for i in result.session.conversation.items if i.role == "assistant" and i.type == "message"]
+    print("reconciliation:", mismatches(ledger, heard, world["provider"]) or "books and call agree")
 
 
 if __name__ == "__main__":

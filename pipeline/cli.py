@@ -152,8 +152,12 @@ class CallResult:
 
 
 async def run_call(config: cfg.Config, stages: Any, transport: Any, *, realtime: bool = False,
-                   events_path: Path | None = None, printer: Any = None) -> CallResult:
-    """Run one scripted call to the end on the simulated (default) or real clock."""
+                   events_path: Path | None = None, printer: Any = None,
+                   setup: Any = None) -> CallResult:
+    """Run one scripted call to the end on the simulated (default) or real clock.
+
+    `setup(session)` runs before the call starts (tools, a custom call control).
+    """
     from .session import Session
 
     clock = RealClock() if realtime else SimClock()
@@ -161,6 +165,8 @@ async def run_call(config: cfg.Config, stages: Any, transport: Any, *, realtime:
     session = Session(config, stages, clock=clock, sink=transport, events=log)
     if printer is not None:
         session.listeners.append(_conversation_printer(printer))
+    if setup is not None:
+        setup(session)
     driver = asyncio.ensure_future(clock.drive()) if isinstance(clock, SimClock) else None
     try:
         session.start()

@@ -44,6 +44,7 @@ class LlamaLLM:
         self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads,
                           n_gpu_layers=gpu_layers, seed=seed, verbose=False)
         self.lock = threading.Lock()
+        self._formatter: Any = None  # the model's chat template, for scoring a prompt
 
     def stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
                grammar: str | None = None, max_tokens: int | None = None,
@@ -83,11 +84,31 @@ class LlamaLLM:
         return "".join(self.stream(messages, cancel=threading.Event(), **kwargs))
 
     def next_token_logprobs(self, messages: list[dict[str, Any]], candidates: list[str]) -> dict[str, float]:
-        """Log-probabilities of candidate first tokens of the assistant's reply (one forward pass)."""
+        """Log-probabilities of candidate first tokens of the assistant's reply: one forward pass
+        over the prompt, reading the last position's logits (no `logits_all`, which would slow
+        every other prompt)."""
+        import numpy as np
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        llm = self._llm
+        if self._formatter is None:
+            vocab = llm._model
+            self._formatter = Jinja2ChatFormatter(
+                template=llm.metadata["tokenizer.chat_template"],
+                eos_token=vocab.token_get_text(vocab.token_eos()),
+                bos_token=vocab.token_get_text(vocab.token_bos()))
+        prompt = self._formatter(messages=messages).prompt
+        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
         with self.lock:
-            out = self._llm.create_chat_completion(messages=messages, max_tokens=1, logprobs=True,
-                                                   top_logprobs=20, temperature=0.0)
-        top = out["choices"][0].get("logprobs") or {}
-        content = (top.get("content") or [{}])[0]
-        found = {c["token"].strip(): c["logprob"] for c in content.get("top_logprobs", [])}
-        return {c: found[c] for c in candidates if c in found}
+            llm.reset()
+            llm.eval(tokens)
+            logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)).astype(np.float64)
+            llm.reset()
+        top = logits.max()
+        log_z = top + np.log(np.exp(logits - top).sum())
+        out = {}
+        for word in candidates:
+            ids = llm.tokenize(word.encode("utf-8"), add_bos=False, special=False)
+            if ids:
+                out[word] = float(logits[ids[0]] - log_z)
+        return out

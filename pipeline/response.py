@@ -203,8 +203,7 @@ class Response:
                 await self._put_chunk(chunks, chunk)
             self._finish_call()
         if not streaming:  # the baseline: the whole reply, synthesized as one piece
-            self.chunker.push(self.text_so_far)
-            rest = " ".join(self.chunker.flush())
+            rest = " ".join(self.chunker.push(self.text_so_far) + self.chunker.flush())
             remaining = [rest] if rest else []
         else:
             remaining = self.chunker.flush()

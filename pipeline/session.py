@@ -8,11 +8,10 @@ same code runs a scripted call in simulated time and a live call in real time.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,11 +24,13 @@ from .config import Config, build_stage
 from .conversation import Conversation, Item
 from .playback import AudioSink, Playback
 from .response import Response
+from .session_control import ClientControlMixin
+from .session_tools import ToolsMixin, _tools_prompt
 from .stt import Partial, StreamingTranscriber
 from .tools import ToolRegistry
 from .tools.buffer import TurnResultBuffer
-from .tools.runner import Query, ToolResult, ToolRunner
-from .turns import TurnDetector
+from .tools.runner import ToolRunner
+from .turns import Turn, TurnDetector
 from .vad import WINDOW_MS, WINDOW_SAMPLES
 
 log = logging.getLogger(__name__)
@@ -58,24 +59,7 @@ class Stages:
                    llm=built["llm"], tts=built["tts"])
 
 
-@dataclass
-class Turn:
-    """One caller turn, from the first speech onset to commit."""
-
-    item_id: str
-    audio_start_ms: float
-    stt: StreamingTranscriber
-    speech_end_ms: float | None = None
-    over_agent: bool = False  # speech began while the agent was speaking
-    barged_in: bool = False
-    announced: bool = False  # speech_started sent; talk over the agent waits for the gate
-    segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
-    preemptive: Response | None = None
-    commit_reason: str | None = None
-    texts_checked: dict[str, float] = field(default_factory=dict)
-
-
-class Session:
+class Session(ToolsMixin, ClientControlMixin):
     def __init__(self, config: Config, stages: Stages, *, clock: Clock, sink: AudioSink,
                  events: ev.EventLog | None = None) -> None:
         self.config = config
@@ -281,7 +265,8 @@ class Session:
         if turn is None:
             return
         if self.detector.in_speech:
-            turn.stt.poll_partial()
+            if prob >= self.config.turn.vad_threshold:  # not in the trailing windows: a pass
+                turn.stt.poll_partial()  # started there would hold up the final one
         else:
             self._check_end_of_turn(end_ms)
 
@@ -323,6 +308,12 @@ class Session:
             return  # the baseline transcribes only once the turn is committed
         turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self._spawn(self._after_final(turn))
+
+    def _history_since(self, from_ms: float) -> np.ndarray:
+        """Input audio from `from_ms` on, out of the history ring (prefix padding, trims)."""
+        start = int(from_ms * INPUT_RATE_HZ / 1000)
+        parts = [f[max(0, start - first):] for first, f in self._history if first + len(f) > start]
+        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
     async def _after_final(self, turn: Turn) -> None:
         task = turn.stt._final_task
@@ -566,247 +557,3 @@ class Session:
                     self.ledger.mark_told(key)
         if response.purpose == "turn":
             self._maybe_remind()
-
-    # --- tools ---------------------------------------------------------------------------------
-
-    def use_tools(self, registry: ToolRegistry, *, ledger: Any = None,
-                  queries: dict[str, Query] | None = None) -> None:
-        """Offer these tools to the model; side-effecting ones go through `ledger`."""
-        if self.config.call.end_call and "end_call" not in registry:
-            from .callctl import end_call_tool
-
-            registry = ToolRegistry(specs=[*registry.specs(), end_call_tool()])
-        self.tools = registry
-        self.ledger = ledger
-        self.runner = ToolRunner(registry, ledger=ledger, queries=queries, control=self.control)
-
-    def tool_grammar(self) -> str | None:
-        """The constrained-decoding grammar for the current tools (None without tools)."""
-        if not len(self.tools):
-            return None
-        names = tuple(spec.name for spec in self.tools.specs())
-        if getattr(self, "_grammar_for", None) != names:
-            from .tools import tool_call_grammar
-
-            self._grammar_for, self._grammar = names, tool_call_grammar(self.tools.specs())
-        return self._grammar
-
-    def start_tool(self, response: Response, call_id: str, call: Any) -> None:
-        """Called as soon as a call's arguments are final, before its holding line has played."""
-        self.calls[call_id] = (response.id, response.turn_id)
-        spec = self.tools.get(call.name)
-        if spec is not None and spec.fn is None:
-            return  # a client's tool: the client runs it and sends function_call_output
-        self._spawn(self._run_tool(response, call_id, call))
-
-    def deliver_client_output(self, call_id: str, output: str) -> bool:
-        """A client's function_call_output: bound to the call it answers, like our own results.
-
-        Raises KeyError for a call this session never made. As with a hosted API, the client
-        asks for the reply itself (response.create).
-        """
-        bound = self.calls.get(call_id)
-        if bound is None:
-            raise KeyError(call_id)
-        call_item = next((i for i in self.conversation.items if i.call_id == call_id and i.type == "function_call"),
-                         None)
-        try:
-            parsed = json.loads(output)
-        except ValueError:
-            parsed = None
-        result = ToolResult(call_id, bound[0], bound[1], call_item.name if call_item else "tool",
-                            json.loads(call_item.arguments) if call_item and call_item.arguments else {},
-                            parsed if isinstance(parsed, dict) else {"output": output})
-        result.extra["from_client"] = True
-        return self.deliver(result)
-
-    async def _run_tool(self, response: Response, call_id: str, call: Any) -> None:
-        try:
-            if self.runner is None:
-                raise RuntimeError("no tools are configured for this session")
-            result = await self.runner.run(call, call_id=call_id, response_id=response.id,
-                                           turn_id=response.turn_id)
-        except Exception as exc:  # every call gets an output: the model must never wait forever
-            result = ToolResult(call_id, response.id, response.turn_id, call.name, call.arguments,
-                                {"error": f"{type(exc).__name__}: {exc}"})
-        self.deliver(result)
-
-    def deliver(self, result: ToolResult) -> bool:
-        """A tool result arrives; it must match the call, response and turn it answers."""
-        bound = self.calls.get(result.call_id)
-        if bound is None:
-            self.emit(ev.error_event("unknown_call_id", f"no tool call {result.call_id!r} is pending"))
-            return False
-        if bound != (result.response_id, result.turn_id):
-            self.emit(ev.error_event("call_binding_mismatch",
-                                     f"result for {result.call_id!r} names response {result.response_id!r} "
-                                     f"and turn {result.turn_id!r}; the call belongs to {bound}"))
-            return False
-        if result.call_id in self._delivered:
-            self.emit(ev.error_event("duplicate_result", f"{result.call_id!r} already has a result"))
-            return False
-        self._delivered.add(result.call_id)
-        if result.business_key:
-            self.ledger_keys.add(result.business_key)
-        self._record_results(*self.results.add(result))
-        return True
-
-    def _record_results(self, results: list[ToolResult], dropped: list[ToolResult]) -> None:
-        for r in dropped:
-            self.log(f"dropped the {r.name} result of {r.call_id}: its response was interrupted")
-        fresh = []
-        for r in results:
-            item = self.conversation.add(Item(
-                type="function_call_output", call_id=r.call_id, name=r.name, output=json.dumps(r.output),
-                note="completed during an interruption" if r.interrupted else None))
-            self.emit(ev.ItemCreated(item=item.to_dict(), previous_item_id=self.conversation.previous_id(item)))
-            if not r.interrupted and not r.extra.get("from_client"):
-                fresh.append(r)
-        if results:
-            self.history_version += 1
-        if fresh and not self.control.closed:
-            keys = tuple(r.business_key for r in fresh if r.business_key)
-            self._reply_pending.update(keys)  # at once: a reminder must not race this reply
-            self._spawn(self._ask_for_reply(self.history_version, fresh, keys))
-
-    async def _floor_free(self) -> None:
-        """Wait until no response is running and the caller is not holding the floor."""
-        while self.active is not None or self.turn is not None:
-            await self.clock.sleep(0.02)
-
-    async def _ask_for_reply(self, version: int, results: list[ToolResult], keys: tuple[str, ...]) -> None:
-        """Speak about new results, unless a response that already saw them has started."""
-        try:
-            await self._floor_free()  # never talk over the caller
-            if any(r.history_version >= version for r in self.responses if not r.held):
-                return
-            self._begin(Response(self, results[0].turn_id, self._messages(), purpose="tool_result",
-                                 about_keys=keys))
-        finally:
-            self._reply_pending.difference_update(keys)
-
-    def _maybe_remind(self) -> None:
-        """A side effect the caller never heard about gets a dedicated reply (at most twice)."""
-        if self.ledger is None:
-            return
-        telling = set(self._reply_pending)
-        for r in self.responses:
-            if r.may_still_tell:
-                telling.update(r.about_keys)
-        rows = [r for r in self.ledger.untold() if r.business_key in self.ledger_keys
-                and r.business_key not in telling and r.tell_attempts < 2]
-        if not rows:
-            return
-        keys = tuple(r.business_key for r in rows)
-        for key in keys:
-            self.ledger.note_tell_attempt(key)
-        self._reply_pending.update(keys)
-        self._spawn(self._remind(keys))
-
-    async def _remind(self, keys: tuple[str, ...]) -> None:
-        try:
-            await self._floor_free()
-            rows = [r for r in self.ledger.untold() if r.business_key in keys]
-            if not rows or self.control.closed:
-                return
-            facts = "; ".join(f"{r.tool} for {r.business_key}: {r.state}, {json.dumps(r.result or r.error)}"
-                              for r in rows)
-            note = f"The caller has not heard this outcome yet. Tell them now, in one short sentence: {facts}"
-            self._begin(Response(self, None, self._messages(system_note=note), purpose="reminder",
-                                 about_keys=tuple(r.business_key for r in rows)))
-        finally:
-            self._reply_pending.difference_update(keys)
-
-    # --- client control (realtime-API server, tests) --------------------------------------------
-
-    def update(self, *, instructions: str | None = None, turn: dict[str, Any] | None = None,
-               turn_detection: bool | None = None) -> None:
-        """Apply a session.update: instructions and turn-detection settings take effect at once."""
-        from dataclasses import replace
-
-        if instructions is not None:
-            self.config.response = replace(self.config.response, instructions=instructions)
-        if turn:
-            from .config import apply
-
-            self.config = apply(self.config, {"turn": turn})
-            self.detector = TurnDetector(self.config.turn)
-        if turn_detection is not None:
-            self.turn_detection = turn_detection
-        self.emit(ev.SessionUpdated(session=self.describe()))
-
-    def _manual_turn_window(self, end_ms: float) -> None:
-        """Without server VAD, all input since the last commit belongs to one manual turn."""
-        if self.turn is None:
-            stt = StreamingTranscriber(self.stages.stt, self.clock)
-            self.turn = Turn(item_id=ev.new_id("item"), audio_start_ms=max(0.0, end_ms - WINDOW_MS), stt=stt)
-            stt.append(self._history_since(end_ms - WINDOW_MS))
-
-    def _history_since(self, from_ms: float) -> np.ndarray:
-        """Input audio from `from_ms` on, out of the history ring (prefix padding, trims)."""
-        start = int(from_ms * INPUT_RATE_HZ / 1000)
-        parts = [f[max(0, start - first):] for first, f in self._history if first + len(f) > start]
-        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
-
-    async def commit_input(self) -> str | None:
-        """input_audio_buffer.commit: end the current turn after the audio sent before it;
-        returns its item id (None if there was nothing to commit)."""
-        return await self._after_queued_audio(self._commit_now)
-
-    def _commit_now(self) -> str | None:
-        if self.turn is None:
-            return None
-        item_id = self.turn.item_id
-        self._commit("client")
-        return item_id
-
-    async def clear_input(self) -> None:
-        """input_audio_buffer.clear: drop the open turn's audio and any speculation on it."""
-        await self._after_queued_audio(self._clear_now)
-
-    def _clear_now(self) -> None:
-        if self.turn is not None:
-            self._drop_preemptive(self.turn)
-            self.turn = None
-            self.detector.reset()
-        self.emit(ev.InputCleared())
-
-    async def _after_queued_audio(self, command: Callable[[], Any]) -> Any:
-        if not self.ready:  # a client that commits wants its audio processed now
-            self.mark_ready()
-        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._inbox.put_nowait(lambda: done.set_result(command()))
-        return await done
-
-    def request_response(self) -> None:
-        """response.create: start a response as soon as none is active (does not wait for it)."""
-        self._spawn(self.create_response(purpose="client"))
-
-    def truncate(self, item_id: str, audio_end_ms: int) -> Item:
-        """conversation.item.truncate: the client played only `audio_end_ms` of an agent item."""
-        item = self.conversation.get(item_id)
-        response = self._response_of_item(item_id)
-        if item is None or item.role != "assistant" or response is None:
-            raise KeyError(f"no assistant audio item {item_id!r} in this conversation")
-        total_ms = response.generated * 1000 / self.tts.sample_rate_hz
-        if audio_end_ms < 0 or audio_end_ms > total_ms + 1:
-            raise ValueError(f"audio_end_ms {audio_end_ms} is past the item's audio ({total_ms:.0f} ms)")
-        samples = int(audio_end_ms * self.tts.sample_rate_hz / 1000)
-        if self.playback.current_item == item_id:
-            self.playback.clear()
-        self.playback.set_heard(item_id, samples)
-        response.truncate_to_played()
-        return item
-
-
-
-def _tools_prompt(tools: ToolRegistry) -> str:
-    lines = ["You can use tools. To use one, reply with only a JSON object: "
-             '{"name": "<tool>", "arguments": {...}}. Fill every spoken argument with a short '
-             "sentence to say to the caller while the tool runs. Tools:"]
-    for spec in tools.specs():
-        params = spec.parameters.get("properties", {})
-        args = ", ".join(f"{k} ({v.get('type', 'string')}{', spoken' if k in spec.spoken else ''})"
-                         f"{': ' + v['description'] if v.get('description') else ''}" for k, v in params.items())
-        lines.append(f"- {spec.name}: {spec.description} Arguments: {args}")
-    return "\n".join(lines)

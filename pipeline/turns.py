@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .config import TurnPolicy
+from .stt import StreamingTranscriber
 from .vad import WINDOW_MS
+
+if TYPE_CHECKING:
+    from .response import Response
 
 
 class Completeness(Protocol):
@@ -157,3 +161,20 @@ class TurnDetector:
         self.in_speech = False
         self.last_speech_end_ms = None
         self._above = self._below = 0
+
+
+@dataclass
+class Turn:
+    """One caller turn, from the first speech onset to commit."""
+
+    item_id: str
+    audio_start_ms: float
+    stt: StreamingTranscriber
+    speech_end_ms: float | None = None
+    over_agent: bool = False  # speech began while the agent was speaking
+    barged_in: bool = False
+    announced: bool = False  # speech_started sent; talk over the agent waits for the gate
+    segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
+    preemptive: Response | None = None
+    commit_reason: str | None = None
+    texts_checked: dict[str, float] = field(default_factory=dict)

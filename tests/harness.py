@@ -10,7 +10,7 @@ import numpy as np
 
 from pipeline import config as cfg
 from pipeline import events as ev
-from pipeline.clock import RealClock, SimClock
+from pipeline.cli import run_call
 from pipeline.session import Session, Stages
 from pipeline.transports.scripted import Clip, ScriptedCaller
 
@@ -82,29 +82,12 @@ def with_stages(base: Stages, **replace: Any) -> Stages:
     return Stages(**fields)
 
 
-async def _run(config: cfg.Config, stages: Stages, caller: ScriptedCaller, realtime: bool,
-               setup: Any = None) -> CallRecord:
-    clock = RealClock() if realtime else SimClock()
-    log = ev.EventLog()
-    stages.vad.reset()
-    session = Session(config, stages, clock=clock, sink=caller, events=log)
-    if setup is not None:
-        setup(session)
-    driver = asyncio.ensure_future(clock.drive()) if isinstance(clock, SimClock) else None
-    try:
-        session.start()
-        await caller.run(session, clock)
-        await session.close()
-    finally:
-        if driver is not None:
-            driver.cancel()
-    return CallRecord(session, caller, log.events)
-
-
 def call(stages: Stages, clips: list[Clip] | list[np.ndarray], *, config: cfg.Config | None = None,
          realtime: bool = False, setup: Any = None, **caller_kwargs: Any) -> CallRecord:
     """Clips (or arrays played back to back from t=0) through a session; returns the record."""
     if clips and isinstance(clips[0], np.ndarray):
         clips = [Clip(np.concatenate(clips), at_s=0.0)]  # type: ignore[arg-type]
     caller = ScriptedCaller(list(clips), **caller_kwargs)  # type: ignore[arg-type]
-    return asyncio.run(_run(config or cfg.Config.default(), stages, caller, realtime, setup))
+    result = asyncio.run(run_call(config or cfg.Config.default(), stages, caller, realtime=realtime,
+                                  setup=setup))
+    return CallRecord(result.session, caller, result.events.events)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.bargein import Case, read_case
+from bench.bargein import Case, combine, read_case
 from bench.calls import BenchCaller
 from bench.readout import read_turns
 from bench.report import render_markdown
@@ -215,6 +215,10 @@ def test_bargein_case_figures_from_the_log():
     assert row["cancel_compute_ms"] == pytest.approx(0.2, abs=0.01)
     noise = read_case(Case("n", None), events, caller, None)
     assert noise["false_barge_ins"] == 1 and noise["detect_ms"] is None
+    both = combine("x", [row | {"wall_s": 1.0}, row | {"detect_ms": 300.0, "wall_s": 1.0},
+                         noise | {"wall_s": 1.0}])
+    assert both["runs"] == 3 and both["fires"] == 3 and both["false_barge_ins"] == 1
+    assert both["detect_ms"] == pytest.approx(280) and both["first_reply"] == "cancelled"
 
 
 # --- the real thing, once --------------------------------------------------------------------

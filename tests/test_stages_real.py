@@ -84,3 +84,17 @@ def test_piper_returns_22050_hz_audio_that_fits_the_text(real_stages):
         seconds = len(audio) / tts.sample_rate_hz
         assert 0.15 * words < seconds < 0.8 * words + 0.5, (words, seconds)  # 1.25..6.7 words/s
         assert audio.dtype == np.float32 and np.abs(audio).max() > 0.1
+
+
+def test_llm_completeness_signal_scores_with_the_real_model(real_stages):
+    """The alternative "looks complete" signal: one forward pass, a yes/no probability.
+
+    SmolLM2-135M is too small to judge well (the benchmark reports its cost); we assert only
+    that it produces a probability from the model's own next-token distribution.
+    """
+    from pipeline.turns import LLMCompleteness
+
+    signal = LLMCompleteness(llm=real_stages.llm)
+    probs = [signal.probability(t) for t in ("I'd like to book a room for", "What time is checkout?")]
+    assert all(0.0 < p < 1.0 for p in probs)
+    assert signal.probability("") == 0.0
