@@ -30,11 +30,13 @@ def turn_timings(events: list[ev.Event]) -> list[TurnTiming]:
     turns: dict[str, TurnTiming] = {}
     starts: dict[str, ev.StageMark] = {}
     resp_turn: dict[str, str] = {}
+    commits: dict[str, float] = {}
     for e in events:
         if isinstance(e, ev.SpeechStopped):
             t = turns.setdefault(e.item_id, TurnTiming(e.item_id))
             t.clock_s["speech_end"] = e.audio_end_ms / 1000.0
         elif isinstance(e, ev.InputCommitted):
+            commits[e.item_id] = e.perf
             t = turns.setdefault(e.item_id, TurnTiming(e.item_id))
             t.clock_s["turn_commit"] = e.ts
             t.clock_s.setdefault("speech_end", e.audio_end_ms / 1000.0)
@@ -50,6 +52,8 @@ def turn_timings(events: list[ev.Event]) -> list[TurnTiming]:
                     t.response_id = e.response_id
                     starts[e.response_id] = e
                     resp_turn[e.response_id] = e.turn_id
+                    # made before the turn was committed: a speculation that was adopted
+                    t.preemptive = e.perf < commits.get(e.turn_id, float("inf"))
             elif e.response_id == t.response_id and e.stage in STAGES and e.stage not in t.clock_s:
                 t.clock_s[e.stage] = e.ts
                 start = starts.get(e.response_id)

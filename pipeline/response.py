@@ -84,7 +84,6 @@ class Response:
         self._held_audio: list[np.ndarray] = []
         self._tasks: list[asyncio.Future[Any]] = []
         self.done = asyncio.Event()
-        self.first_frame_played = False
         self.text_so_far = ""
         self.history_version = self.session.history_version
         self.call_item: Item | None = None  # the function call this response made, if any
