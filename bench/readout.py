@@ -48,6 +48,8 @@ class TurnReadout:
     at_ms: dict[str, float] = field(default_factory=dict)  # stage -> ms after end of speech
     stt_compute_ms: float | None = None  # every final pass of the turn, from the stt_final mark
     finals_discarded: int = 0  # final passes made stale by a resumed caller (one per pause)
+    partial_cadence_hz: float | None = None  # partial passes per second of speech (budget-aware)
+    partials_skipped: int = 0  # partial ticks skipped because a pass was still running
     llm_tokens: int | None = None  # response.done usage (all of them only if generation ended)
     llm_finished: bool = False  # generation ran to its end before the log closed
     first_chunk_text: str = ""
@@ -107,6 +109,8 @@ class TurnReadout:
         out |= {"end_to_audio_ms": self.end_to_audio_ms,
                 "commit_to_audio_ms": self.commit_to_audio_ms,
                 "stt_compute_ms": self.stt_compute_ms, "stt_rtf": self.stt_rtf,
+                "partial_cadence_hz": self.partial_cadence_hz,
+                "partials_skipped": float(self.partials_skipped),
                 "llm_prompt_ms": self.llm_prompt_ms, "llm_tokens_per_s": self.llm_tokens_per_s,
                 "tts_first_ms": self.tts_first_ms, "tts_rtf": self.tts_rtf}
         return out
@@ -181,6 +185,8 @@ def read_turns(events: list[ev.Event], *, sequential: bool) -> list[TurnReadout]
         if stt is not None:
             r.stt_compute_ms = float(stt.detail.get("final_compute_ms", 0.0))
             r.finals_discarded = int(stt.detail.get("finals_discarded", 0))
+            r.partial_cadence_hz = stt.detail.get("partial_cadence_hz")
+            r.partials_skipped = int(stt.detail.get("partials_skipped", 0))
             start = commit if sequential or stop is None else stop
             ready = at(start) + r.stt_compute_ms / 1000.0
             done_at = completed.get(timing.turn_id)

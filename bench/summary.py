@@ -57,8 +57,9 @@ def by_clip(turns: Sequence[TurnReadout], metric: str) -> dict[str, float | None
 
 
 # Metrics the summary reports per mode, beyond the stage times.
-DERIVED = ("end_to_audio_ms", "commit_to_audio_ms", "stt_compute_ms", "stt_rtf", "llm_prompt_ms",
-           "llm_tokens_per_s", "tts_first_ms", "tts_rtf")
+DERIVED = ("end_to_audio_ms", "commit_to_audio_ms", "stt_compute_ms", "stt_rtf",
+           "partial_cadence_hz", "partials_skipped", "llm_prompt_ms", "llm_tokens_per_s",
+           "tts_first_ms", "tts_rtf")
 RATIO_METRICS = ("end_to_audio_ms", "commit_to_audio_ms")
 
 
@@ -107,12 +108,15 @@ ROW_LABELS = {
     "commit_to_audio_ms": "**commit → first audio (ms)**",
     "stt_compute_ms": "STT final-pass compute (ms, all passes of the turn)",
     "stt_rtf": "STT real-time factor (compute / speech s)",
+    "partial_cadence_hz": "STT partial passes per second of speech",
+    "partials_skipped": "STT partial ticks skipped (a pass still running)",
     "llm_prompt_ms": "LLM request → first token (ms)",
     "llm_tokens_per_s": "LLM decode (tokens/s)",
     "tts_first_ms": "TTS first-chunk synthesis (ms)",
     "tts_rtf": "TTS real-time factor (synth / audio s)",
 }
-_UNITS = {"stt_rtf": "rtf", "tts_rtf": "rtf", "llm_tokens_per_s": "rate"}
+_UNITS = {"stt_rtf": "rtf", "tts_rtf": "rtf", "llm_tokens_per_s": "rate",
+          "partial_cadence_hz": "rate", "partials_skipped": "rate"}
 
 
 def stage_table(summary: Mapping[str, Any], modes: Sequence[str]) -> str:

@@ -19,6 +19,7 @@ class TurnTiming:
     response_id: str | None = None
     status: str | None = None
     preemptive: bool = False
+    stt: dict[str, float] = field(default_factory=dict)  # the stt_final mark: passes, cadence
 
     def after_speech_end_ms(self, stage: str) -> float | None:
         if stage not in self.clock_s or "speech_end" not in self.clock_s:
@@ -47,6 +48,7 @@ def turn_timings(events: list[ev.Event]) -> list[TurnTiming]:
             t = turns[e.turn_id]
             if e.stage == "stt_final":
                 t.compute_ms["stt_final"] = e.detail.get("final_compute_ms", 0.0)
+                t.stt = dict(e.detail)
             elif e.stage == "response_start":
                 if e.response_id and t.response_id is None:
                     t.response_id = e.response_id
@@ -74,4 +76,8 @@ def format_table(t: TurnTiming) -> str:
         lines.append(f"  {stage:<17}{t.clock_s[stage]:>10.3f}s"
                      f"{'' if after is None else f'{after:>+16.0f} ms':>19}"
                      f"{'' if comp is None else f'{comp:>8.0f} ms':>11}")
+    if t.stt:
+        lines.append(f"  partial transcripts: {t.stt.get('partial_passes', 0)} passes, "
+                     f"{t.stt.get('partials_skipped', 0)} skipped while one ran, "
+                     f"{t.stt.get('partial_cadence_hz', 0)} per second of speech")
     return "\n".join(lines)
