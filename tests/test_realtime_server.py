@@ -70,8 +70,9 @@ def fake_stages(reply: str = "Sure. I can help with that.") -> Stages:
 
 
 @asynccontextmanager
-async def serving(stages: Stages, **kwargs: Any) -> AsyncIterator[RealtimeServer]:
-    server = RealtimeServer(stages=stages, config=Config.default(), port=0, **kwargs)
+async def serving(stages: Stages, config: Config | None = None,
+                  **kwargs: Any) -> AsyncIterator[RealtimeServer]:
+    server = RealtimeServer(stages=stages, config=config or Config.default(), port=0, **kwargs)
     await server.start()
     try:
         yield server
@@ -203,6 +204,32 @@ async def text_reply(c: Client, text: str = "Hi") -> dict[str, Any]:
 
 
 # --- protocol, on fakes ----------------------------------------------------------------------
+
+
+def test_end_call_speaks_the_goodbye_then_closes_the_socket():
+    from pipeline.config import apply
+
+    goodbye = {"name": "end_call", "arguments": {"goodbye": "Thanks for calling, goodbye!",
+                                                 "reason": "the caller is done"}}
+    stages = fake_stages()
+    stages.llm = ScriptedLLM(replies=[goodbye])
+
+    async def scenario() -> None:
+        config = apply(Config.default(), {"call": {"end_call": True}})
+        async with serving(stages, config=config) as server, client(server) as c:
+            await c.wait_for("session.created")
+            done = await text_reply(c, "That's all, thanks.")
+            assert done["response"]["status"] == "completed"
+            said = done["response"]["output"][0]["content"][0]["transcript"]
+            assert said == "Thanks for calling, goodbye!"
+            audio = [e for e in c.of("response.output_audio.delta")
+                     if e["response_id"] == done["response"]["id"]]
+            assert audio and audio[-1]["_at"] <= done["_at"]  # the goodbye was sent before
+            await asyncio.wait_for(c._reader, timeout=10)  # then the server closed the line
+            assert c.ws.close_code == 1000
+
+    asyncio.run(scenario())
+
 
 
 def test_session_update_text_reply_paced_audio_and_truncate():

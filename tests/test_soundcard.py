@@ -413,3 +413,22 @@ def test_live_session_with_real_models(null_device: NullDevice,
     heard, asked = _words(callers[0]), _words(QUESTION)
     assert len(heard & asked) >= len(asked) / 2, out
     assert any(line.startswith("Agent:") for line in out.splitlines()), out
+
+
+def test_hang_up_from_the_session_ends_live_listening():
+    """end_call's teardown calls the sink's hang_up; `live` waits on it (no device needed)."""
+    import asyncio
+
+    from pipeline.transports.soundcard import SoundCardTransport, wait_for_hangup
+
+    transport = SoundCardTransport()
+
+    async def scenario() -> float:
+        stop = asyncio.Event()
+        transport.on_hang_up = stop.set
+        asyncio.get_running_loop().call_later(0.05, transport.hang_up)
+        started = asyncio.get_running_loop().time()
+        await wait_for_hangup(30.0, stop)
+        return asyncio.get_running_loop().time() - started
+
+    assert asyncio.run(scenario()) < 5.0 and transport.hung_up

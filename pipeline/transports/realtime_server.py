@@ -245,6 +245,15 @@ class _Connection:
         if turn is not None:  # the open turn's transcription passes are not session tasks
             await turn.stt.aclose()
 
+    def hang_up(self) -> None:
+        """The session ended the call (end_call): send what is queued, then close the socket."""
+        asyncio.ensure_future(self._hang_up())
+
+    async def _hang_up(self) -> None:
+        while not self._outbox.empty() and not self.closed:
+            await asyncio.sleep(0.01)
+        await self.ws.close(1000, "the call ended")
+
     async def _send_loop(self) -> None:
         try:
             while True:

@@ -143,6 +143,8 @@ class SoundCardTransport:
         self.buffer_ms = buffer_ms
         self.device_latency = device_latency
         self.on_reference = on_reference
+        self.hung_up = False
+        self.on_hang_up: Callable[[], None] | None = None
         self.input_info: dict[str, Any] = {}
         self.output_info: dict[str, Any] = {}
         self.input_rate_hz = 0  # the rates the streams actually run at, once open
@@ -306,6 +308,12 @@ class SoundCardTransport:
             self._queue.append(x)
             self._queued += len(x)
 
+    def hang_up(self) -> None:
+        """The session ended the call (end_call): `live` stops listening."""
+        self.hung_up = True
+        if self.on_hang_up is not None:
+            self.on_hang_up()
+
     def clear_output(self) -> int:
         """Drop all agent audio not yet handed to the device; returns the samples dropped."""
         with self._lock:
@@ -418,8 +426,10 @@ async def live_main(args: argparse.Namespace) -> int:
         session.mark_ready()
         until = "until Ctrl-C" if args.seconds is None else f"for {args.seconds:g} s"
         print(f"listening {until}", file=sys.stderr)
+        hung_up = asyncio.Event()
+        transport.on_hang_up = hung_up.set  # the agent said goodbye (end_call)
         try:
-            await wait_for_hangup(args.seconds)
+            await wait_for_hangup(args.seconds, hung_up)
         finally:
             await session.close()
     if transport.underruns or transport.dropped_samples:
@@ -429,10 +439,10 @@ async def live_main(args: argparse.Namespace) -> int:
     return 0
 
 
-async def wait_for_hangup(seconds: float | None) -> None:
-    """Return after `seconds`, or at Ctrl-C (a clean hang-up rather than a traceback)."""
+async def wait_for_hangup(seconds: float | None, stop: asyncio.Event | None = None) -> None:
+    """Return after `seconds`, when `stop` is set, or at Ctrl-C (a clean hang-up, no traceback)."""
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
+    stop = stop or asyncio.Event()
     try:
         loop.add_signal_handler(signal.SIGINT, stop.set)
         handled = True
