@@ -58,6 +58,9 @@ def test_refund_is_spoken_over_runs_once_and_is_confirmed(real_stages, say, tmp_
     rec = d.run(real_stages, [Clip(say(ASK), 0.3)])
     calls = rec.of("response.function_call_arguments.done")
     assert [c.name for c in calls] == ["refund"]
+    deltas = [d for d in rec.of("response.function_call_arguments.delta") if d.call_id == calls[0].call_id]
+    assert len(deltas) > 3 and {d.response_id for d in deltas} == {calls[0].response_id}
+    assert json.loads("".join(d.delta for d in deltas)) == json.loads(calls[0].arguments)
     # the holding line is in the same response as the call, and the tool started before it ended
     first = rec.done[0].response
     assert [o["type"] for o in first["output"]] == ["message", "function_call"]
