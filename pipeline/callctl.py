@@ -32,6 +32,7 @@ def looks_like_farewell(text: str) -> bool:
 
 
 def end_call_tool() -> ToolSpec:
+    # the cap (8 s) plus a caller's farewell and the grace period; past it the close is abandoned
     @tool(spoken=("goodbye",), timeout_s=30.0)
     async def end_call(goodbye: str, reason: str) -> dict[str, Any]:
         """End the phone call once the caller's needs are met or they say goodbye.
@@ -71,15 +72,26 @@ class CallControl:
 
     async def end_call(self, *, response_id: str, reason: str) -> dict[str, Any]:
         s = self.session
-        clock = s.clock
         self.closes_requested += 1
         if self.closed:
             return {"hung_up": True, "note": "the line was already closed"}
-        repeat = self.farewell_said
         self.state, self._why = "closing", None
+        check = None
+        if s.config.call.pre_hangup_check and not self._checked:
+            check = s.spawn(self._pre_hangup_check())
+        try:
+            return await self._close(response_id, reason, check)
+        finally:  # however this ends (a timeout, a cancel), the call is never left half-closed
+            if self.state == "closing":
+                self.state = "open"
+            if check is not None and not check.done():
+                check.cancel()
+
+    async def _close(self, response_id: str, reason: str, check: Any) -> dict[str, Any]:
+        s = self.session
+        clock = s.clock
+        repeat = self.farewell_said
         deadline = clock.now() + self.cap_s
-        check = s.spawn(self._pre_hangup_check()) if s.config.call.pre_hangup_check and not self._checked else None
-        self._checked = self._checked or check is not None
         response = s.response_by_id(response_id)
         while response is not None and response.status == "in_progress" and clock.now() < deadline:
             await clock.sleep(0.02)
@@ -88,15 +100,14 @@ class CallControl:
             self.teardown(reason)
             return {"hung_up": True, "note": "goodbye cut short by the hang-up cap"}
         if response is not None and response.status != "completed":
-            self.state = "open"
             return {"hung_up": False, "why": "the caller talked over the goodbye"}
         self.farewell_said = True
         while not s.playback.drained.is_set() and clock.now() < deadline:
             await clock.sleep(0.02)
         if check is not None:
             missing = await check
+            self._checked = True  # asked and answered: at most once per call
             if missing:
-                self.state = "open"
                 return {"hung_up": False, "why": f"before hanging up, still to do: {missing}"}
         # let a caller who answers the farewell finish; a new request cancels the close
         grace = self.repeat_grace_s if repeat else self.grace_s
@@ -152,7 +163,7 @@ class CallControl:
             text = await asyncio.wait_for(s.clock.run_in_thread(lambda: s.llm.complete(messages)),
                                           timeout=s.config.call.pre_hangup_timeout_ms / 1000)
         except Exception as exc:  # an error or a timeout never keeps the caller on the line
-            s.log(f"pre-hangup check skipped: {type(exc).__name__}")
+            s.log(f"pre-hangup check skipped: {type(exc).__name__}: {exc}")
             return None
         answer = text.strip().splitlines()[0].strip() if text.strip() else ""
         return None if not answer or answer.upper().startswith("NONE") else answer[:120]

@@ -32,8 +32,8 @@ def load_config(args: argparse.Namespace) -> cfg.Config:
     for kind in cfg.STAGES:
         if getattr(args, kind, None):
             overrides.insert(0, f"{kind}.name={getattr(args, kind)}")
-    if getattr(args, "preset", None):
-        overrides.append(f"turn.preset={args.preset}")
+    if getattr(args, "preset", None):  # before --set, so an explicit threshold wins
+        overrides.insert(0, f"turn.preset={args.preset}")
     config = cfg.load(args.config, overrides)
     if getattr(args, "device", None) == "cuda":
         config = cfg.apply(config, _cuda_overrides(config))
@@ -128,6 +128,9 @@ async def cmd_call(args: argparse.Namespace) -> int:
     from .transports.wav import WavTransport
 
     config = load_config(args)
+    for path in (args.out, args.events):  # fail now, not after the models load and the call runs
+        if path is not None and not path.resolve().parent.is_dir():
+            raise PipelineError(f"the folder for {path} does not exist; create it or choose another path")
     transport = WavTransport(caller=args.caller)  # read (and reject bad audio) before loading models
     print(f"caller: {args.caller} ({len(transport.caller) / 16000:.1f} s)", file=sys.stderr)
     stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))

@@ -56,7 +56,9 @@ class BargeInPolicy:
     min_duration_ms: int = 250  # brief: both held continuously 200..300 ms
     echo_guard: bool = False  # on when the agent's audio can reach the microphone (speakers)
     pause_on_candidate: bool = True  # hold playback while a possible interruption is judged
-    resume_after_false_ms: int = 1500  # false-interruption recovery: resume at the latest after this
+    # false-interruption recovery: resume at the latest after this (the same 1.5 s as the
+    # longest silence that still belongs to one turn, max_silence_ms)
+    resume_after_false_ms: int = 1500
 
 
 @dataclass
@@ -67,8 +69,9 @@ class ChunkerPolicy:
 
 @dataclass
 class ResponsePolicy:
-    # "sequential" is the naive baseline the benchmark compares against: the final transcript
-    # starts at commit, the whole reply is generated, then synthesized in one piece.
+    # "sequential" is the naive baseline the benchmark compares against: the final transcription
+    # pass starts at commit (partials still run, for the completeness signal), the whole reply is
+    # generated, then synthesized in one piece.
     mode: Literal["streaming", "sequential"] = "streaming"
     instructions: str = DEFAULT_INSTRUCTIONS
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
@@ -79,7 +82,9 @@ class ResponsePolicy:
 class CallPolicy:
     pickup_cap_ms: int = 5000  # brief: capped ring buffer while the session gets ready
     hangup_cap_ms: int = 8000  # brief: wait for the goodbye to drain, at most this long
-    close_grace_ms: int = 800  # quiet needed after the goodbye (a caller's "bye" fits inside)
+    # quiet needed after the goodbye: a caller's "bye" starts within ~0.5 s of the farewell
+    # ending (conversational turn gaps are ~200 ms), so 800 ms lets it begin before we close
+    close_grace_ms: int = 800
     repeat_close_grace_ms: int = 300  # a second close after the farewell was said waits less
     pre_hangup_check: bool = False  # one LLM call at goodbye time: is an action still owed?
     pre_hangup_timeout_ms: int = 2000  # the check fails open past this

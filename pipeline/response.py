@@ -201,7 +201,7 @@ class Response:
             for chunk in self._call_progress():
                 await self._put_chunk(chunks, chunk)
             self._finish_call()
-        if not streaming:  # the baseline: the whole reply, synthesized as one piece
+        if not streaming and not call_mode:  # the baseline: the whole reply in one piece
             rest = " ".join(self.chunker.push(self.text_so_far) + self.chunker.flush())
             remaining = [rest] if rest else []
         else:

@@ -155,6 +155,8 @@ class Session(ToolsMixin, ClientControlMixin):
     def start(self) -> None:
         """Start the input and playback loops (call from inside the event loop)."""
         self._runner = [asyncio.ensure_future(self._input_loop()), asyncio.ensure_future(self.playback.run())]
+        for task in self._runner:  # a crashed input or playback loop must not go unnoticed
+            task.add_done_callback(self._report_crash)
         self.emit(ev.SessionCreated(session=self.describe()))
 
     def describe(self) -> dict[str, Any]:
@@ -237,7 +239,8 @@ class Session(ToolsMixin, ClientControlMixin):
         # where this frame lands on the input timeline: the clock's time plus the input that
         # arrived before the clock started (a microphone opens before the models load)
         if self._ref_offset is None:  # fixed once: a jittery offset would defeat the filter
-            self._ref_offset = self._samples_pushed - int(round(self.clock.now() * INPUT_RATE_HZ))
+            arrived = self._samples_pushed - self.pickup.dropped_samples  # dropped never reach echo
+            self._ref_offset = arrived - int(round(self.clock.now() * INPUT_RATE_HZ))
         at_sample = int(round(at_s * INPUT_RATE_HZ)) + self._ref_offset
         self.echo.push_reference(self._echo_resampler.process(samples), at_sample)
 
@@ -305,7 +308,7 @@ class Session(ToolsMixin, ClientControlMixin):
         if turn.announced:
             self.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
         if self.config.response.mode == "sequential":
-            return  # the baseline transcribes only once the turn is committed
+            return  # the baseline starts its final pass only once the turn is committed
         turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self._spawn(self._after_final(turn))
 
@@ -531,8 +534,10 @@ class Session(ToolsMixin, ClientControlMixin):
 
     @property
     def caller_speaking(self) -> bool:
-        """The caller holds the floor: speaking, or paused inside a turn not yet committed."""
-        return self.turn is not None
+        """The caller holds the floor: speaking, or paused inside a turn not yet committed.
+
+        Without server VAD the open turn is only a buffer the client will commit: unknown."""
+        return self.turn is not None and self.turn_detection
 
     def _response_of_item(self, item_id: str | None) -> Response | None:
         return next((r for r in reversed(self.responses) if r.item.id == item_id), None)

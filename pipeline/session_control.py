@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from . import events as ev
 from .conversation import Item
 from .stt import StreamingTranscriber
-from .turns import Turn, TurnDetector
+from .turns import Turn
 from .vad import WINDOW_MS
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class ClientControlMixin(_Base):
             from .config import apply
 
             self.config = apply(self.config, {"turn": turn})
-            self.detector = TurnDetector(self.config.turn)
+            self.detector.set_policy(self.config.turn)  # keeps an open turn's speech state
         if turn_detection is not None:
             self.turn_detection = turn_detection
         self.emit(ev.SessionUpdated(session=self.describe()))
@@ -76,7 +76,14 @@ class ClientControlMixin(_Base):
         if not self.ready:  # a client that commits wants its audio processed now
             self.mark_ready()
         done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._inbox.put_nowait(lambda: done.set_result(command()))
+
+        def run() -> None:
+            try:
+                done.set_result(command())
+            except Exception as exc:  # the client hears of it; the input loop goes on
+                done.set_exception(exc)
+
+        self._inbox.put_nowait(run)
         return await done
 
     def request_response(self) -> None:
@@ -96,5 +103,8 @@ class ClientControlMixin(_Base):
         if self.playback.current_item == item_id:
             self.playback.clear()
         self.playback.set_heard(item_id, samples)
-        response.truncate_to_played()
+        if response.status == "in_progress":  # the client stopped listening: stop making it too
+            response.cancel("client_truncated")  # its end truncates to what was heard
+        else:
+            response.truncate_to_played()
         return item

@@ -78,7 +78,7 @@ class ToolsMixin(_Base):
     async def _run_tool(self, response: Response, call_id: str, call: Any) -> None:
         try:
             if self.runner is None:
-                raise RuntimeError("no tools are configured for this session")
+                raise RuntimeError("no tools are configured for this session; call session.use_tools(...)")
             result = await self.runner.run(call, call_id=call_id, response_id=response.id,
                                            turn_id=response.turn_id)
         except Exception as exc:  # every call gets an output: the model must never wait forever
@@ -126,7 +126,7 @@ class ToolsMixin(_Base):
 
     async def _floor_free(self) -> None:
         """Wait until no response is running and the caller is not holding the floor."""
-        while self.active is not None or self.turn is not None:
+        while self.active is not None or self.caller_speaking:
             await self.clock.sleep(0.02)
 
     async def _ask_for_reply(self, version: int, results: list[ToolResult], keys: tuple[str, ...]) -> None:

@@ -107,13 +107,17 @@ class TurnDetector:
     """
 
     def __init__(self, policy: TurnPolicy) -> None:
-        self.policy = policy
         self.in_speech = False
         self.last_speech_end_ms: float | None = None
         self._above = 0
         self._below = 0
         self._onset_ms = 0.0
         self._last_above_end_ms = 0.0
+        self.set_policy(policy)
+
+    def set_policy(self, policy: TurnPolicy) -> None:
+        """New thresholds take effect at once; speech state (an open turn's silence) is kept."""
+        self.policy = policy
         self.start_windows = max(1, math.ceil(policy.min_speech_ms / WINDOW_MS))
         self.stop_windows = max(1, math.ceil(policy.speech_stop_ms / WINDOW_MS))
 
@@ -130,10 +134,11 @@ class TurnDetector:
                 self.last_speech_end_ms = None
                 return VadSignal("speech_started", self._onset_ms)
         else:
-            # Silero's hysteresis: below (threshold - 0.15) counts as silence
-            if prob < self.policy.vad_threshold - 0.15 or not self.in_speech:
-                self._above = 0
-            self._below += 1
+            self._above = 0
+            # Silero's hysteresis: in speech, silence starts only below (threshold - 0.15); once
+            # it has started, windows in between count on, as time passes in Silero's own loop
+            if not self.in_speech or prob < self.policy.vad_threshold - 0.15 or self._below:
+                self._below += 1
             if self.in_speech and self._below >= self.stop_windows:
                 self.in_speech = False
                 self.last_speech_end_ms = self._last_above_end_ms
