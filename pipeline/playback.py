@@ -97,9 +97,6 @@ class Playback:
         return any(p.item_id == item_id for p in self._queue) or (
             self.current_item == item_id and self.clock.now() < self._playing_until)
 
-    def queued_samples(self, item_id: str | None = None) -> int:
-        return sum(len(p.samples) for p in self._queue if item_id is None or p.item_id == item_id)
-
     def heard(self, item_id: str) -> int:
         """Samples of an item that have started to sound (sent, minus those still ahead)."""
         now = self.clock.now()

@@ -91,6 +91,7 @@ class Response:
         self.heard_in_full = False
         self.call_id, self._call_item_id = ev.new_id("call"), ev.new_id("item")
         self._args_sent = 0
+        self._first_chunk_marked = False
         self._spoken_done: set[str] = set()
 
     # --- emission (held until adopted) ---------------------------------------------------------
@@ -262,7 +263,7 @@ class Response:
             self.session.start_tool(self, self.call_id, call)  # before the holding line ends
 
     async def _put_chunk(self, chunks: asyncio.Queue[str | None], chunk: str) -> None:
-        if not self.spoken and chunks.empty() and not getattr(self, "_first_chunk_marked", False):
+        if not self._first_chunk_marked:
             self._first_chunk_marked = True
             self._mark("first_chunk", text=chunk)
         await chunks.put(chunk)

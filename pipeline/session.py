@@ -287,8 +287,18 @@ class Session(ToolsMixin, ClientControlMixin):
             turn.stt.discard_final()
             self._drop_preemptive(turn)
         turn.segment_start_ms = start_ms
+        self._drop_unheard_reply()
         if not turn.over_agent:
             self._announce(turn)
+
+    def _drop_unheard_reply(self) -> None:
+        """The caller speaks again before a word of the reply has sounded ("...for order 42"):
+        the reply answers a question that is still being asked, so it goes; the next turn's
+        reply will see everything. (Once audible, only the barge-in gate may stop it.)"""
+        r = self.active
+        if (r is not None and not r.held and r.status == "in_progress" and self.config.bargein.enabled
+                and self.playback.heard(r.item.id) == 0):
+            r.cancel("turn_detected")
 
     def _announce(self, turn: Turn) -> None:
         """Tell clients speech started. Over the agent, only once it is a real interruption:

@@ -146,7 +146,6 @@ class StreamingTranscriber:
         self._last_partial_at = 0
         self._partial_task: asyncio.Task[None] | None = None
         self._final_task: asyncio.Task[str] | None = None
-        self._final_samples = 0
         self.latest_text = ""
         self.stats = PartialStats()
         self.on_partial: Callable[[Partial], None] | None = getattr(self, "on_partial", None)
@@ -206,7 +205,6 @@ class StreamingTranscriber:
         """At VAD speech-stop: transcribe everything heard so far in the background."""
         if self._final_task is not None and not self._final_task.done():
             self._final_task.cancel()
-        self._final_samples = self.audio.samples
         self._final_task = asyncio.ensure_future(self._timed(self.audio.array().copy(), final=True))
 
     def discard_final(self) -> None:

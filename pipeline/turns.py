@@ -47,10 +47,11 @@ _WORD = re.compile(r"[a-z']+|\d+")
 
 
 class HeuristicCompleteness:
-    """Fast text heuristic: terminal punctuation, trailing conjunctions and fillers, numbers."""
+    """Fast text heuristic: terminal punctuation, trailing conjunctions and fillers, numbers.
 
-    def __init__(self) -> None:
-        pass
+    Scores only matter by their side of `turn.complete_threshold` (0.5); the spread leaves room
+    for a plugin that averages signals.
+    """
 
     def probability(self, text: str) -> float:
         text = text.strip()

@@ -129,3 +129,28 @@ def test_the_real_chat_template_renders_the_context(real_stages):
     pieces = list(real_stages.llm.stream(conv.to_messages("You are brief."), cancel=threading.Event(),
                                          max_tokens=16))
     assert "".join(pieces).strip()
+
+
+class SlowVoice:
+    """A voice that takes a second (on the session clock) to make each chunk."""
+
+    sample_rate_hz = 22_050
+
+    async def synthesize_async(self, text: str, *, clock) -> np.ndarray:
+        await clock.sleep(1.0)
+        return (0.3 * np.sin(np.arange(int(0.05 * len(text) * 22_050)) / 5)).astype(np.float32)
+
+
+def test_speaking_again_before_the_reply_sounds_drops_the_reply(real_stages, say):
+    """"I need a taxi." ... "At six, please." — the first reply had not said a word yet."""
+    rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Where to?", "Booked for six."]),
+                           tts=SlowVoice()),
+               [say("I need a taxi to the airport."), silence(800), say("At six in the morning, please."),
+                silence(1500)], config=make_config(response={"preemptive": False}))
+    story = rec.timeline()
+    statuses = [d.response["status"] for d in rec.done]
+    assert statuses == ["cancelled", "completed"], story
+    first = rec.done[0].response
+    assert first["status_details"]["reason"] == "turn_detected"
+    assert rec.agent_lines == ["Booked for six."], story  # nothing of the first reply was heard
+    assert len(rec.transcripts) == 2
