@@ -134,8 +134,6 @@ class Response:
         for call_id, call in self._deferred_calls:  # only now may a side effect happen
             self.session.start_tool(self, call_id, call)
         self._deferred_calls.clear()
-        if self.done.is_set():  # it finished while held
-            self.session.response_settled(self)
 
     # --- lifecycle -----------------------------------------------------------------------------
 

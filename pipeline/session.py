@@ -135,9 +135,6 @@ class Session(ToolsMixin, ClientControlMixin):
 
     def spawn(self, coro: Any) -> asyncio.Future[Any]:
         """Run a coroutine as part of this session: cancelled on close, failures reported."""
-        return self._spawn(coro)
-
-    def _spawn(self, coro: Any) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -320,7 +317,7 @@ class Session(ToolsMixin, ClientControlMixin):
         if self.config.response.mode == "sequential":
             return  # the baseline starts its final pass only once the turn is committed
         turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
-        self._spawn(self._after_final(turn))
+        self.spawn(self._after_final(turn))
 
     def _history_since(self, from_ms: float) -> np.ndarray:
         """Input audio from `from_ms` on, out of the history ring (prefix padding, trims)."""
@@ -346,7 +343,7 @@ class Session(ToolsMixin, ClientControlMixin):
     def _on_partial(self, turn: Turn, partial: Partial) -> None:
         self.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta,
                                         stable=partial.stable, tentative=partial.tentative))
-        self._spawn(self._score(turn, turn.stt.latest_text))
+        self.spawn(self._score(turn, turn.stt.latest_text))
 
     async def _score(self, turn: Turn, text: str) -> None:
         """Completeness of a transcript, computed once per distinct text, off the loop."""
@@ -374,12 +371,12 @@ class Session(ToolsMixin, ClientControlMixin):
         self.detector.reset()
         end_ms = turn.speech_end_ms if turn.speech_end_ms is not None else self.now_ms
         if turn.over_agent and not turn.barged_in:  # talk under the agent that never interrupted
-            self._spawn(self._finish_turn(turn))
+            self.spawn(self._finish_turn(turn))
             return
         self.emit(ev.InputCommitted(item_id=turn.item_id, audio_start_ms=int(turn.audio_start_ms),
                                     audio_end_ms=int(end_ms), reason=reason,
                                     previous_item_id=self.conversation.items[-1].id if self.conversation.items else None))
-        self._spawn(self._finish_turn(turn))
+        self.spawn(self._finish_turn(turn))
 
     async def _finish_turn(self, turn: Turn) -> None:
         text = (await turn.stt.final()).strip()
@@ -447,7 +444,7 @@ class Session(ToolsMixin, ClientControlMixin):
         self.active = response
         self._response_idle.clear()
         self.responses.append(response)
-        task = self._spawn(response.run())
+        task = self.spawn(response.run())
         task.add_done_callback(lambda _t, r=response: self._ended(r))
 
     def _ended(self, response: Response) -> None:
@@ -466,8 +463,7 @@ class Session(ToolsMixin, ClientControlMixin):
     async def _respond(self, turn: Turn, text: str) -> None:
         spec = turn.preemptive
         turn.preemptive = None
-        if spec is not None and spec.transcript == text and spec.status == "in_progress" or (
-                spec is not None and spec.transcript == text and spec.status == "completed" and spec.held):
+        if spec is not None and spec.transcript == text and spec.status == "in_progress":
             self.preemptive_used += 1
             spec.adopt()
             await spec.done.wait()
@@ -553,9 +549,9 @@ class Session(ToolsMixin, ClientControlMixin):
         return next((r for r in reversed(self.responses) if r.item.id == item_id), None)
 
     def _on_frame_played(self, response_id: str, item_id: str, at_s: float) -> None:
-        response = self._response_of_item(item_id)
-        if response_id not in self._played_first:
+        if response_id not in self._played_first:  # every 20 ms: look the response up only once
             self._played_first.add(response_id)
+            response = self._response_of_item(item_id)
             self.emit(ev.StageMark(stage="first_audio_out", response_id=response_id,
                                    turn_id=response.turn_id if response else None))
 

@@ -88,7 +88,7 @@ class ClientControlMixin(_Base):
 
     def request_response(self) -> None:
         """response.create: start a response as soon as none is active (does not wait for it)."""
-        self._spawn(self.create_response(purpose="client"))
+        self.spawn(self.create_response(purpose="client"))
 
     def truncate(self, item_id: str, audio_end_ms: int) -> Item:
         """conversation.item.truncate: the client played only `audio_end_ms` of an agent item."""

@@ -52,7 +52,7 @@ class ToolsMixin(_Base):
         spec = self.tools.get(call.name)
         if spec is not None and spec.fn is None:
             return  # a client's tool: the client runs it and sends function_call_output
-        self._spawn(self._run_tool(response, call_id, call))
+        self.spawn(self._run_tool(response, call_id, call))
 
     def deliver_client_output(self, call_id: str, output: str) -> bool:
         """A client's function_call_output: bound to the call it answers, like our own results.
@@ -122,7 +122,7 @@ class ToolsMixin(_Base):
         if fresh and not self.control.closed:
             keys = tuple(r.business_key for r in fresh if r.business_key)
             self._reply_pending.update(keys)  # at once: a reminder must not race this reply
-            self._spawn(self._ask_for_reply(self.history_version, fresh, keys))
+            self.spawn(self._ask_for_reply(self.history_version, fresh, keys))
 
     async def _floor_free(self) -> None:
         """Wait until no response is running and the caller is not holding the floor."""
@@ -156,7 +156,7 @@ class ToolsMixin(_Base):
         for key in keys:
             self.ledger.note_tell_attempt(key)
         self._reply_pending.update(keys)
-        self._spawn(self._remind(keys))
+        self.spawn(self._remind(keys))
 
     async def _remind(self, keys: tuple[str, ...]) -> None:
         try:
