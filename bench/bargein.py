@@ -204,13 +204,13 @@ COLUMNS = (("case", "case"), ("runs", "runs"), ("fires", "fires (all runs)"),
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.cli import _add_config_args, load_config
+    from pipeline.runtime import add_config_args, load_config
     from pipeline.session import Stages
 
     from .summary import markdown_table
 
     parser = argparse.ArgumentParser(prog="python -m bench.bargein", description=__doc__)
-    _add_config_args(parser)
+    add_config_args(parser)
     parser.add_argument("--quick", action="store_true", help="two cases, once each")
     args = parser.parse_args(argv)
     config = load_config(args)

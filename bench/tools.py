@@ -18,8 +18,8 @@ from typing import Any
 
 from pipeline.clock import RealClock, perf_s
 from pipeline.llm import Generation
-from pipeline.session import _tools_prompt
 from pipeline.tools import ToolRegistry, parse_tool_call, tool_call_grammar
+from pipeline.tools.desk import tools_prompt
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -69,7 +69,7 @@ def run_tools(llm: Any, instructions: str, *, quick: bool = False,
               progress: Callable[[], None] | None = None) -> dict[str, Any]:
     registry = refund_desk_tools()
     grammar = tool_call_grammar(registry.specs())  # what Session.tool_grammar() builds
-    system = instructions + "\n\n" + _tools_prompt(registry)  # what Session._messages() sends
+    system = instructions + "\n\n" + tools_prompt(registry)  # what Session._messages() sends
     rows = []
     for prompt, expected, order in PROMPTS[:QUICK_PROMPTS] if quick else PROMPTS:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
@@ -110,13 +110,13 @@ COLUMNS = (("prompt", "caller said"), ("expected", "expected"), ("picked", "mode
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.cli import _add_config_args, load_config
     from pipeline.config import build_stage
+    from pipeline.runtime import add_config_args, load_config
 
     from .summary import markdown_table
 
     parser = argparse.ArgumentParser(prog="python -m bench.tools", description=__doc__)
-    _add_config_args(parser)
+    add_config_args(parser)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_PROMPTS} prompts only")
     args = parser.parse_args(argv)
     config = load_config(args)

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import config as cfg
-from pipeline.cli import _add_config_args, load_config
 from pipeline.clock import perf_s
+from pipeline.runtime import add_config_args, load_config
 from pipeline.transports.scripted import Clip
 
 from .calls import LEAD_IN_S, MODE_SETTINGS, mode_config, one_call, prime_llm
@@ -53,7 +53,7 @@ SECTIONS = ("fragment", "completeness", "overhead", "bargein", "tools")
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.ttfa", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_config_args(parser)
+    add_config_args(parser)
     for action in parser._actions:  # `--turns` is shared with the turns stage's name
         if "--turns" in action.option_strings:
             action.metavar = "N|NAME"

@@ -71,8 +71,8 @@ class StallingVoice:
 
 def main() -> None:  # pragma: no cover - a demonstration on the real models
     from pipeline.audio import INPUT_RATE_HZ, resample
-    from pipeline.cli import run_call
     from pipeline.config import Config, apply
+    from pipeline.runtime import run_call
     from pipeline.session import Stages
     from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
 

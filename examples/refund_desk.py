@@ -151,8 +151,8 @@ def main() -> None:  # pragma: no cover - a demonstration on the real models
     from pathlib import Path
 
     from pipeline.audio import INPUT_RATE_HZ, resample
-    from pipeline.cli import run_call
     from pipeline.config import Config
+    from pipeline.runtime import run_call
     from pipeline.session import Stages
     from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
 

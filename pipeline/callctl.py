@@ -9,13 +9,20 @@ caller who answers the farewell ("okay, bye!") is let finish; a new request canc
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from .conversation import Item
+from .core import SessionCore
+from .playback import Playback
+from .protocols import LLM, AudioSink, HangUpSink
+from .response import Response
 from .tools import ToolSpec, tool
 from .tools.runner import current_call
 
-if TYPE_CHECKING:
-    from .session import Session
+# (conversation items, instructions) -> the one missing action, or None
+Audit = Callable[[list[Item], str], Awaitable[str | None]]
 
 _FAREWELL_WORDS = {
     "ok", "okay", "bye", "goodbye", "good", "bye-bye", "thanks", "thank", "you", "too", "take",
@@ -51,11 +58,23 @@ def end_call_tool() -> ToolSpec:
 
 
 class CallControl:
-    """The one place that closes the line; teardown runs exactly once."""
+    """The one place that closes the line; teardown runs exactly once.
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        policy = session.config.call
+    It sees the call through narrow ports: the speaker (drained?), the responses (by id), whether
+    the caller holds the floor, the line (hang up), and the LLM for the optional pre-hangup audit.
+    """
+
+    def __init__(self, core: SessionCore, *, playback: Playback, sink: AudioSink, llm: LLM,
+                 find_response: Callable[[str], Response | None],
+                 caller_speaking: Callable[[], bool]) -> None:
+        self.core = core
+        self.playback = playback
+        self.sink = sink
+        self.llm = llm
+        self.find_response = find_response
+        self.caller_speaking = caller_speaking
+        self.audit: Audit = self._llm_audit  # replaceable: a dedicated audit model, a test double
+        policy = core.config.call
         self.cap_s = policy.hangup_cap_ms / 1000
         self.grace_s = policy.close_grace_ms / 1000
         self.repeat_grace_s = policy.repeat_close_grace_ms / 1000
@@ -70,43 +89,44 @@ class CallControl:
     def closed(self) -> bool:
         return self.state == "closed"
 
+    def _set_state(self, state: str, why: str | None = None) -> None:
+        self.state, self._why = state, why
+        self.core.floor.pulse()  # a close waiting for quiet re-checks at once
+
     async def end_call(self, *, response_id: str, reason: str) -> dict[str, Any]:
-        s = self.session
         self.closes_requested += 1
         if self.closed:
             return {"hung_up": True, "note": "the line was already closed"}
-        self.state, self._why = "closing", None
+        self._set_state("closing")
         check = None
-        if s.config.call.pre_hangup_check and not self._checked:
-            check = s.spawn(self._pre_hangup_check())
+        if self.core.config.call.pre_hangup_check and not self._checked:
+            check = self.core.spawn(self._pre_hangup_check())
         try:
             return await self._close(response_id, reason, check)
         finally:  # however this ends (a timeout, a cancel), the call is never left half-closed
             if self.state == "closing":
-                self.state = "open"
+                self._set_state("open")
             if check is not None and not check.done():
                 check.cancel()
 
     async def _close(self, response_id: str, reason: str, check: Any) -> dict[str, Any]:
-        s = self.session
-        clock = s.clock
+        clock = self.core.clock
         repeat = self.farewell_said
         deadline = clock.now() + self.cap_s
-        response = s.response_by_id(response_id)
-        while response is not None and response.status == "in_progress" and clock.now() < deadline:
-            await clock.sleep(0.02)
+        response = self.find_response(response_id)
+        if response is not None and response.status == "in_progress":
+            await self._until(response.done.wait(), deadline)
         if response is not None and response.status == "in_progress":  # the goodbye never finished
-            s.log(f"the goodbye did not finish within {self.cap_s:g} s; hanging up anyway", level="warning")
+            self.core.log(f"the goodbye did not finish within {self.cap_s:g} s; hanging up anyway",
+                          level="warning")
             self.teardown(reason)
             return {"hung_up": True, "note": "goodbye cut short by the hang-up cap"}
         if response is not None and response.status != "completed":
             return {"hung_up": False, "why": "the caller talked over the goodbye"}
         self.farewell_said = True
-        while not s.playback.drained.is_set() and clock.now() < deadline:
-            await clock.sleep(0.02)
+        await self._until(self.playback.drained.wait(), deadline)
         if check is not None:
             missing = await check
-            self._checked = True  # asked and answered: at most once per call
             if missing:
                 return {"hung_up": False, "why": f"before hanging up, still to do: {missing}"}
         # let a caller who answers the farewell finish; a new request cancels the close
@@ -115,55 +135,71 @@ class CallControl:
         while True:
             if self.state != "closing":
                 return {"hung_up": False, "why": self._why or "the call went on"}
-            if s.caller_speaking:
+            if self.caller_speaking():
                 quiet_since = None
-            elif quiet_since is None:
-                quiet_since = clock.now()
-            elif clock.now() - quiet_since >= grace:
+                await self.core.floor.wait()
+                continue
+            quiet_since = clock.now() if quiet_since is None else quiet_since
+            left = grace - (clock.now() - quiet_since)
+            if left <= 0:
                 break
-            await clock.sleep(0.02)
+            await self._until(self.core.floor.wait(), clock.now() + left)
         self.teardown(reason)
         return {"hung_up": True}
+
+    async def _until(self, waiting: Awaitable[Any], deadline: float) -> None:
+        """Wait for something, but not past `deadline` on the session clock."""
+        try:
+            await self.core.clock.wait_for(waiting, max(0.0, deadline - self.core.clock.now()))
+        except TimeoutError:
+            pass
 
     def on_caller_turn(self, text: str) -> bool:
         """A caller turn while closing: True if it was a farewell (the close goes on)."""
         if self.state != "closing":
             return False
         if looks_like_farewell(text):
-            self.session.log(f"the caller answered the farewell: {text!r}")
+            self.core.log(f"the caller answered the farewell: {text!r}")
             return True
-        self.state, self._why = "open", "the caller made a new request after the goodbye"
+        self._set_state("open", "the caller made a new request after the goodbye")
         return False
 
     def teardown(self, reason: str) -> None:
         if self.teardowns:
             return
         self.teardowns += 1
-        self.state = "closed"
-        s = self.session
-        s.log(f"(hangs up: {reason})")
-        hang_up = getattr(s.sink, "hang_up", None)
-        if hang_up is not None:
-            hang_up()
+        self._set_state("closed")
+        self.core.log(f"(hangs up: {reason})")
+        if isinstance(self.sink, HangUpSink):
+            self.sink.hang_up()
 
     async def _pre_hangup_check(self) -> str | None:
-        """One LLM call: do the instructions still require an action? Fails open."""
-        s = self.session
-        transcript = "\n".join(f"{i.role}: {i.text}" for i in s.conversation.items if i.type == "message")
+        """Is an action still owed before hanging up? Asked at most once per call; fails open."""
+        self._checked = True  # once asked, never again this call, whatever the answer
+        clock = self.core.clock
+        try:
+            answer = await clock.wait_for(
+                self.audit(list(self.core.conversation.items), self.core.config.response.instructions),
+                self.core.config.call.pre_hangup_timeout_ms / 1000)
+        except Exception as exc:  # an error or a timeout never keeps the caller on the line
+            self.core.log(f"pre-hangup check skipped: {type(exc).__name__}: {exc}")
+            return None
+        return answer[:120] if answer else None
+
+    async def _llm_audit(self, items: list[Item], instructions: str) -> str | None:
+        """One LLM call: do the instructions still require an action? Cancelled with its wait."""
+        transcript = "\n".join(f"{i.role}: {i.text}" for i in items if i.type == "message")
         messages = [
             {"role": "system", "content": "You check a phone call before it ends. Answer NONE, or "
                                           "the one missing action in at most twelve words."},
-            {"role": "user", "content": f"Instructions:\n{s.config.response.instructions}\n\n"
+            {"role": "user", "content": f"Instructions:\n{instructions}\n\n"
                                         f"Call so far:\n{transcript}\n\nDo the instructions still "
                                         "require an action before hanging up?"},
         ]
+        cancel = threading.Event()
         try:
-            import asyncio
-
-            text = await asyncio.wait_for(s.clock.run_in_thread(lambda: s.llm.complete(messages)),
-                                          timeout=s.config.call.pre_hangup_timeout_ms / 1000)
-        except Exception as exc:  # an error or a timeout never keeps the caller on the line
-            s.log(f"pre-hangup check skipped: {type(exc).__name__}: {exc}")
-            return None
+            text = await self.core.clock.run_in_thread(lambda: self.llm.complete(messages, cancel=cancel))
+        finally:
+            cancel.set()  # a time-out stops the model thread too, freeing its lock
         answer = text.strip().splitlines()[0].strip() if text.strip() else ""
-        return None if not answer or answer.upper().startswith("NONE") else answer[:120]
+        return None if not answer or answer.upper().startswith("NONE") else answer

@@ -11,7 +11,7 @@ import asyncio
 import heapq
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -28,10 +28,68 @@ class Clock(Protocol):
     async def run_in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking work (model inference) off the event loop."""
 
+    async def wait_for(self, awaitable: Awaitable[T], timeout_s: float) -> T:
+        """`awaitable`'s result, or TimeoutError once `timeout_s` of this clock's time passed."""
+
 
 def perf_s() -> float:
     """Real monotonic seconds, for compute measurements on either clock."""
     return time.perf_counter()
+
+
+async def wait_for(clock: Clock, awaitable: Awaitable[T], timeout_s: float) -> T:
+    """Race `awaitable` against `timeout_s` of `clock` time; on time-out it is cancelled (and
+    awaited) and TimeoutError is raised. On the simulated clock a tool's or a check's time-out
+    therefore fires in simulated time, exactly like any other policy delay."""
+    work = asyncio.ensure_future(awaitable)
+    timer = asyncio.ensure_future(clock.sleep(timeout_s))
+    try:
+        await asyncio.wait({work, timer}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        work.cancel()
+        raise
+    finally:
+        timer.cancel()
+    if work.done():
+        return work.result()
+    work.cancel()
+    try:
+        await work
+    except (asyncio.CancelledError, Exception):
+        pass
+    raise TimeoutError(f"no answer within {timeout_s:g} s")
+
+
+async def cancel_and_wait(*tasks: asyncio.Future[Any] | None) -> None:
+    """Cancel tasks and wait until each has finished, swallowing what they end with: the one
+    graceful stop that responses, transcription passes and sessions all use."""
+    live = [t for t in tasks if t is not None]
+    for task in live:
+        if not task.done():
+            task.cancel()
+    for task in live:
+        try:
+            await task
+        except (asyncio.CancelledError, Exception):
+            pass
+
+
+class Pulse:
+    """Wakes everyone waiting when something changed (the floor, a response's audio heard).
+
+    An `asyncio.Event` that resets itself: `wait()` returns at the next `pulse()`, so waiters
+    re-check their condition instead of polling it every 20 ms.
+    """
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def pulse(self) -> None:
+        self._event.set()
+        self._event = asyncio.Event()
+
+    async def wait(self) -> None:
+        await self._event.wait()
 
 
 class RealClock:
@@ -51,6 +109,9 @@ class RealClock:
 
     async def run_in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.to_thread(fn, *args)
+
+    async def wait_for(self, awaitable: Awaitable[T], timeout_s: float) -> T:
+        return await wait_for(self, awaitable, timeout_s)
 
 
 class SimClock:
@@ -92,6 +153,9 @@ class SimClock:
         finally:
             self._busy -= 1
             self._activity += 1
+
+    async def wait_for(self, awaitable: Awaitable[T], timeout_s: float) -> T:
+        return await wait_for(self, awaitable, timeout_s)
 
     def touch(self) -> None:
         """Mark activity from outside the clock (e.g. a queue put from a thread)."""

@@ -269,11 +269,12 @@ def load(path: str | Path | None = None, overrides: list[str] | None = None) -> 
         section, dot, name = key.strip().partition(".")
         if not sep or not dot:
             raise ConfigError(f"override {item!r} must look like section.key=value (e.g. turn.preset=fast)")
-        config = apply(config, {section: {name: _parse_scalar(value.strip())}})
+        config = apply(config, {section: {name: parse_scalar(value.strip())}})
     return config
 
 
-def _parse_scalar(text: str) -> Any:
+def parse_scalar(text: str) -> Any:
+    """A command-line value as TOML reads it (numbers, booleans), else the bare string."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:

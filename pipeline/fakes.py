@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .llm import Generation
+from .protocols import Generation
 
 
 class ScriptedLLM:
@@ -59,8 +59,9 @@ class ScriptedLLM:
             yield ("" if i == 0 else " ") + " ".join(words[i:i + self.words_per_token])
         result.finish_reason = "stop"
 
-    def complete(self, messages: list[dict[str, Any]], **kwargs: Any) -> str:
-        return "".join(self.stream(messages, cancel=threading.Event(), **kwargs))
+    def complete(self, messages: list[dict[str, Any]], *, cancel: threading.Event | None = None,
+                 **kwargs: Any) -> str:
+        return "".join(self.stream(messages, cancel=cancel or threading.Event(), **kwargs))
 
     def next_token_logprobs(self, messages: list[dict[str, Any]], candidates: list[str]) -> dict[str, float]:
         return {"yes": -0.1, "no": -2.5}

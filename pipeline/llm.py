@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import ModelMissingError
+from .protocols import Generation
 
-
-@dataclass
-class Generation:
-    """What a finished stream reports: why it stopped and what it cost."""
-
-    finish_reason: str = "stop"  # "stop" | "length" | "cancelled"
-    prompt_tokens: int = 0
-    output_tokens: int = 0
+__all__ = ["Generation", "LlamaLLM"]
 
 
 class LlamaLLM:
@@ -80,8 +73,10 @@ class LlamaLLM:
         text = "".join(str(m.get("content", "")) for m in messages)
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
 
-    def complete(self, messages: list[dict[str, Any]], **kwargs: Any) -> str:
-        return "".join(self.stream(messages, cancel=threading.Event(), **kwargs))
+    def complete(self, messages: list[dict[str, Any]], *, cancel: threading.Event | None = None,
+                 **kwargs: Any) -> str:
+        """The whole reply; like `stream`, it stops within one token once `cancel` is set."""
+        return "".join(self.stream(messages, cancel=cancel or threading.Event(), **kwargs))
 
     def next_token_logprobs(self, messages: list[dict[str, Any]], candidates: list[str]) -> dict[str, float]:
         """Log-probabilities of candidate first tokens of the assistant's reply: one forward pass

@@ -11,18 +11,14 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
-from .clock import Clock
+from .clock import Clock, Pulse
+from .protocols import AudioSink, ClearableSink
 
 FRAME_MS = 20
-
-
-class AudioSink(Protocol):
-    def write_output(self, samples: np.ndarray, rate_hz: int, at_s: float) -> None:
-        """Hand one frame of agent audio to the speaker (or file, or socket), due at `at_s`."""
+FrameListener = Callable[[str, str, float], None]  # (response_id, item_id, at_s) of each frame
 
 
 @dataclass
@@ -36,14 +32,14 @@ class Playback:
     """Plays queued agent audio in 20 ms frames on the clock; `clear()` stops it at once."""
 
     def __init__(self, clock: Clock, sink: AudioSink, rate_hz: int, *,
-                 on_frame: Callable[[str, str, float], None] | None = None,
                  on_audio: Callable[[np.ndarray, float], None] | None = None,
                  lead_s: float = 0.0) -> None:
         self.clock = clock
         self.sink = sink
         self.rate_hz = rate_hz
-        self.on_frame = on_frame  # (response_id, item_id, at_s) for every frame handed out
+        self.frame_listeners: list[FrameListener] = []  # told of every frame handed out
         self.on_audio = on_audio  # (samples, at_s): the known playback signal, for the echo guard
+        self.changed = Pulse()  # a frame went out, or audio was dropped: heard counts moved
         self.lead_s = lead_s
         self.frame_samples = rate_hz * FRAME_MS // 1000
         self._queue: deque[_Piece] = deque()
@@ -66,9 +62,8 @@ class Playback:
         """Drop everything not yet sounded, here and in the sink's own buffer; returns samples."""
         dropped = sum(len(p.samples) for p in self._queue)
         self._queue.clear()
-        clear_sink = getattr(self.sink, "clear_output", None)
-        if clear_sink is not None:
-            clear_sink()
+        if isinstance(self.sink, ClearableSink):
+            self.sink.clear_output()
         now = self.clock.now()
         for at, item_id, n in self._ahead:  # sent early but never sounded
             if at > now:
@@ -78,6 +73,7 @@ class Playback:
         self._playing_until = min(self._playing_until, now)
         self.paused = False
         self._wake.set()
+        self.changed.pulse()
         return dropped
 
     def pause(self) -> None:
@@ -107,6 +103,27 @@ class Playback:
         """A client reports how much it played (conversation.item.truncate)."""
         self.sent[item_id] = samples
         self._ahead = deque(a for a in self._ahead if a[1] != item_id)
+        self.changed.pulse()
+
+    async def wait_heard(self, item_id: str, samples: int) -> bool:
+        """Wait until `samples` of the item have started to sound (True), or until its audio is
+        no longer queued or sounding (False: dropped). Wakes on frames, not on a timer."""
+        while self.heard(item_id) < samples:
+            if not self.has_item(item_id):
+                return False
+            now = self.clock.now()
+            due = min((at for at, i, _n in self._ahead if i == item_id and at > now), default=None)
+            if due is None:
+                await self.changed.wait()
+                continue
+            waiter = asyncio.ensure_future(self.changed.wait())
+            timer = asyncio.ensure_future(self.clock.sleep_until(due))
+            try:
+                await asyncio.wait({waiter, timer}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+                timer.cancel()
+        return True
 
     async def run(self) -> None:
         while True:
@@ -143,6 +160,7 @@ class Playback:
                 while self._ahead and self._ahead[0][0] <= self.clock.now():
                     self._ahead.popleft()
             self._playing_until = at + len(frame) / self.rate_hz
-            if self.on_frame is not None:
-                self.on_frame(piece.response_id, piece.item_id, at)
+            for listener in self.frame_listeners:
+                listener(piece.response_id, piece.item_id, at)
+            self.changed.pulse()
             await self.clock.sleep_until(self._playing_until - self.lead_s)

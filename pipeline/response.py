@@ -1,5 +1,8 @@
 """One response: LLM tokens -> sentence chunker -> TTS -> playback, cancellable in four places.
 
+A response sees only its `ResponseContext` (the models, the clock, the event stream, the
+speaker and the tool hooks), never the session.
+
 Two inner coroutines run together (tokens into chunks, chunks into audio) and a `finally` stops the
 LLM thread, cancels synthesis and waits for every task, so cancellation is designed in. A response
 may start *held* (preemptive generation): its events and audio are kept back until it is adopted
@@ -10,20 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from . import events as ev
 from .chunker import SentenceChunker
-from .conversation import Item
-from .llm import Generation
-
-if TYPE_CHECKING:
-    from .session import Session
+from .clock import Clock, cancel_and_wait
+from .config import Config
+from .conversation import Conversation, Item
+from .playback import Playback
+from .protocols import LLM, TTS, AsyncTTS, Generation
+from .tools.schema import ToolCall, ToolSpec
+from .tools.stream import ToolCallStream, starts_tool_call
 
 
 @dataclass
@@ -57,9 +62,51 @@ def heard_text(chunks: list[SpokenChunk], played: int) -> str:
     return " ".join(w for w in words if w).strip()
 
 
+class ToolHooks(Protocol):
+    """What a response needs of the session's tools (implemented by `tools.desk.ToolDesk`)."""
+
+    history_version: int  # bumped whenever tool results enter the conversation
+
+    def __len__(self) -> int: ...
+
+    def grammar(self) -> str | None: ...
+
+    def spec(self, name: str) -> ToolSpec | None: ...
+
+    def specs(self) -> list[ToolSpec]: ...
+
+    def say_param(self, spec: ToolSpec, param: str) -> bool: ...
+
+    def start(self, response: Response, call_id: str, call: ToolCall) -> None: ...
+
+    def prompt(self) -> str | None:
+        """The tools' part of the instructions (None without tools)."""
+
+    def settle(self, response: Response, *, clean: bool) -> None:
+        """A response the caller could hear has ended: sort its tool results out."""
+
+    def heard(self, response: Response) -> None:
+        """The caller heard this response to its end."""
+
+
+@dataclass
+class ResponseContext:
+    """Everything a response may touch."""
+
+    llm: LLM
+    tts: TTS
+    clock: Clock
+    config: Config
+    emit: Callable[[ev.Event], None]
+    log: Callable[..., None]
+    playback: Playback
+    conversation: Conversation
+    tools: ToolHooks
+
+
 @dataclass
 class Response:
-    session: Session
+    ctx: ResponseContext
     turn_id: str | None
     messages: list[dict[str, Any]]
     held: bool = False
@@ -73,10 +120,10 @@ class Response:
     error: str | None = None
 
     def __post_init__(self) -> None:
-        s = self.session
+        config = self.ctx.config
         self.cancel_llm = threading.Event()
-        self.chunker = SentenceChunker(quick_first_fragment=s.config.chunker.quick_first_fragment,
-                                       min_fragment_words=s.config.chunker.min_fragment_words)
+        self.chunker = SentenceChunker(quick_first_fragment=config.chunker.quick_first_fragment,
+                                       min_fragment_words=config.chunker.min_fragment_words)
         self.spoken: list[SpokenChunk] = []
         self.generated = 0
         self.generation = Generation()
@@ -84,15 +131,15 @@ class Response:
         self._held_audio: list[np.ndarray] = []
         self._tasks: list[asyncio.Future[Any]] = []
         self.done = asyncio.Event()
+        self._adopted = asyncio.Event()
         self.text_so_far = ""
-        self.history_version = self.session.history_version
+        self.history_version = self.ctx.tools.history_version
         self.call_item: Item | None = None  # the function call this response made, if any
-        self._deferred_calls: list[tuple[str, Any]] = []  # held responses start no tool
+        self._deferred_calls: list[tuple[str, ToolCall]] = []  # held responses start no tool
         self.heard_in_full = False
         self.call_id, self._call_item_id = ev.new_id("call"), ev.new_id("item")
-        self._args_sent = 0
+        self._call = ToolCallStream(self.ctx.tools.spec, say_param=self.ctx.tools.say_param)
         self._first_chunk_marked = False
-        self._spoken_done: set[str] = set()
 
     # --- emission (held until adopted) ---------------------------------------------------------
 
@@ -100,7 +147,7 @@ class Response:
         if self.held:
             self._held_events.append(event)
         else:
-            self.session.emit(event)
+            self.ctx.emit(event)
 
     def _mark(self, stage: str, **detail: Any) -> None:
         self._emit(ev.StageMark(stage=stage, response_id=self.id, turn_id=self.turn_id, detail=detail))
@@ -109,7 +156,7 @@ class Response:
         if self.held:
             self._held_audio.append(samples)
         else:
-            self.session.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
+            self.ctx.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
 
     @property
     def may_still_tell(self) -> bool:
@@ -120,36 +167,38 @@ class Response:
 
     def adopt(self) -> None:
         """Turn commit confirmed the speculation: release what was held, in order."""
+        ctx = self.ctx
         self.held = False
-        self.session.conversation.add(self.item)
+        ctx.conversation.add(self.item)
         if self.call_item is not None:
-            self.session.conversation.add(self.call_item)
+            ctx.conversation.add(self.call_item)
         for samples in self._held_audio:
-            self.session.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
+            ctx.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
         for event in self._held_events:
-            event.ts = self.session.clock.now()
-            self.session.emit(event)
+            ctx.emit(event)  # re-stamped with the clock as it is released
         self._held_events.clear()
         self._held_audio.clear()
         for call_id, call in self._deferred_calls:  # only now may a side effect happen
-            self.session.start_tool(self, call_id, call)
+            ctx.tools.start(self, call_id, call)
         self._deferred_calls.clear()
+        self._adopted.set()
 
     # --- lifecycle -----------------------------------------------------------------------------
 
     async def run(self) -> None:
-        s = self.session
         try:
             self._mark("response_start")
             if not self.held:
-                s.conversation.add(self.item)
+                self.ctx.conversation.add(self.item)
             self._emit(ev.ResponseCreated(response={"id": self.id, "status": "in_progress", "output": []}))
             self._emit(ev.OutputItemAdded(response_id=self.id, item=self.item.to_dict()))
             chunks: asyncio.Queue[str | None] = asyncio.Queue()
             self._tasks = [asyncio.ensure_future(self._tokens_to_chunks(chunks)),
                            asyncio.ensure_future(self._chunks_to_audio(chunks))]
             await asyncio.gather(*self._tasks)
-            await self._play_out()
+            if self.status == "in_progress":
+                self._tasks.append(asyncio.ensure_future(self._play_out()))
+                await self._tasks[-1]
             if self.status == "in_progress":
                 self.status = "incomplete" if self.generation.finish_reason == "length" else "completed"
                 self.reason = "max_output_tokens" if self.status == "incomplete" else None
@@ -158,37 +207,38 @@ class Response:
                 self.status, self.reason = "cancelled", self.reason or "client_cancelled"
         except Exception as exc:  # a stage failed: the response fails, the call goes on
             self.status, self.error = "failed", f"{type(exc).__name__}: {exc}"
-            s.log(f"response {self.id} failed: {self.error}", level="error")
+            self.ctx.log(f"response {self.id} failed: {self.error}", level="error")
         finally:
-            await self._stop_tasks()
+            self.cancel_llm.set()
+            await cancel_and_wait(*self._tasks)
             self._finish()
 
     async def _tokens_to_chunks(self, chunks: asyncio.Queue[str | None]) -> None:
-        s = self.session
+        ctx = self.ctx
         loop = asyncio.get_running_loop()
         tokens: asyncio.Queue[str | None] = asyncio.Queue()
-        grammar = s.tool_grammar()
+        grammar = ctx.tools.grammar()
 
         def produce() -> None:
             try:
-                for piece in s.llm.stream(self.messages, cancel=self.cancel_llm, result=self.generation,
-                                          grammar=grammar):
+                for piece in ctx.llm.stream(self.messages, cancel=self.cancel_llm, result=self.generation,
+                                            grammar=grammar):
                     loop.call_soon_threadsafe(tokens.put_nowait, piece)
             finally:
                 loop.call_soon_threadsafe(tokens.put_nowait, None)
 
-        producer = asyncio.ensure_future(s.clock.run_in_thread(produce))
+        producer = asyncio.ensure_future(ctx.clock.run_in_thread(produce))
         self._tasks.append(producer)
         first = True
-        streaming = s.config.response.mode == "streaming"
-        call_mode: bool | None = None if s.tools else False  # decided by the first visible char
+        streaming = ctx.config.response.mode == "streaming"
+        call_mode: bool | None = None if len(ctx.tools) else False  # decided by the first visible char
         while (piece := await tokens.get()) is not None:
             if first:
                 self._mark("llm_first_token")
                 first = False
             self.text_so_far += piece
-            if call_mode is None and self.text_so_far.strip():
-                call_mode = self.text_so_far.lstrip().startswith("{")
+            if call_mode is None:
+                call_mode = starts_tool_call(self.text_so_far)
             if call_mode:
                 for chunk in self._call_progress():
                     await self._put_chunk(chunks, chunk)
@@ -211,43 +261,19 @@ class Response:
 
     # --- tool calls ---------------------------------------------------------------------------
 
-    _NAME = re.compile(r'"name"\s*:\s*"([^"]+)"')
-    _ARGS = re.compile(r'"arguments"\s*:\s*')
-
     def _call_progress(self) -> list[str]:
         """Streams argument deltas; a spoken argument is said as soon as its string is complete."""
-        text = self.text_so_far
-        m = self._ARGS.search(text)
-        if m:
-            args_text = text[m.end():].rstrip()
-            args_text = args_text[:-1] if args_text.endswith("}}") else args_text
-            if len(args_text) > self._args_sent:
-                self._emit(ev.FunctionCallArgumentsDelta(
-                    response_id=self.id, item_id=self._call_item_id, call_id=self.call_id,
-                    delta=args_text[self._args_sent:]))
-                self._args_sent = len(args_text)
-        name = self._NAME.search(text)
-        spec = self.session.tools.get(name.group(1)) if name else None
+        delta, said = self._call.progress(self.text_so_far)
+        if delta:
+            self._emit(ev.FunctionCallArgumentsDelta(
+                response_id=self.id, item_id=self._call_item_id, call_id=self.call_id, delta=delta))
         out: list[str] = []
-        for param in spec.spoken if spec else ():
-            if param in self._spoken_done:
-                continue
-            if spec.name == "end_call" and self.session.control.farewell_said:
-                self._spoken_done.add(param)  # a repeat close says no second farewell
-                continue
-            value = re.search(rf'"{re.escape(param)}"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
-            if value:
-                self._spoken_done.add(param)
-                said = json.loads('"' + value.group(1) + '"')
-                out += self.chunker.push(said + " ") + self.chunker.flush()
+        for text in said:
+            out += self.chunker.push(text + " ") + self.chunker.flush()
         return out
 
     def _finish_call(self) -> None:
-        from .tools import parse_tool_call
-
-        call = parse_tool_call(self.text_so_far.strip(), self.session.tools.specs())
-        if call is None:
-            raise ValueError("the model began a tool call but did not finish it")
+        call = ToolCallStream.finish(self.text_so_far, self.ctx.tools.specs())
         arguments = json.dumps(call.arguments)
         self.call_item = Item(type="function_call", id=self._call_item_id, call_id=self.call_id,
                               name=call.name, arguments=arguments)
@@ -257,8 +283,8 @@ class Response:
         if self.held:
             self._deferred_calls.append((self.call_id, call))
         else:
-            self.session.conversation.add(self.call_item)
-            self.session.start_tool(self, self.call_id, call)  # before the holding line ends
+            self.ctx.conversation.add(self.call_item)
+            self.ctx.tools.start(self, self.call_id, call)  # before the holding line ends
 
     async def _put_chunk(self, chunks: asyncio.Queue[str | None], chunk: str) -> None:
         if not self._first_chunk_marked:
@@ -267,16 +293,16 @@ class Response:
         await chunks.put(chunk)
 
     async def _chunks_to_audio(self, chunks: asyncio.Queue[str | None]) -> None:
-        s = self.session
-        delta_samples = s.tts.sample_rate_hz * s.config.response.output_delta_ms // 1000
+        ctx = self.ctx
+        tts = ctx.tts
+        delta_samples = tts.sample_rate_hz * ctx.config.response.output_delta_ms // 1000
         while (chunk := await chunks.get()) is not None:
             if self.cancel_llm.is_set():
                 return
-            synthesize_async = getattr(s.tts, "synthesize_async", None)
-            if synthesize_async is not None:  # an async stage (a network TTS) waits on the clock
-                audio = await synthesize_async(chunk, clock=s.clock)
+            if isinstance(tts, AsyncTTS):  # a voice that waits (a network TTS) waits on the clock
+                audio = await tts.synthesize_async(chunk, clock=ctx.clock)
             else:
-                audio = await s.clock.run_in_thread(s.tts.synthesize, chunk)
+                audio = await ctx.clock.run_in_thread(tts.synthesize, chunk)
             if self.cancel_llm.is_set():
                 return
             if not self.spoken:
@@ -287,8 +313,8 @@ class Response:
             for i in range(0, len(audio), delta_samples):
                 piece = audio[i:i + delta_samples]
                 self._emit(ev.OutputAudioDelta(response_id=self.id, item_id=self.item.id, delta=piece,
-                                               sample_rate_hz=s.tts.sample_rate_hz,
-                                               audio_ms=(self.generated + i) * 1000 / s.tts.sample_rate_hz))
+                                               sample_rate_hz=tts.sample_rate_hz,
+                                               audio_ms=(self.generated + i) * 1000 / tts.sample_rate_hz))
                 self._play(piece)
             self.generated += len(audio)
 
@@ -296,14 +322,12 @@ class Response:
         """A response lasts until the caller has heard it: a barge-in during playout cancels it.
 
         We own the speaker, so unlike a hosted API (done when generated, truncated later by the
-        client) "done" here means heard, and a talk-over always ends in `cancelled`.
+        client) "done" here means heard, and a talk-over always ends in `cancelled`. Audio that
+        was dropped from the speaker ends the wait too.
         """
-        s = self.session
-        while self.status == "in_progress" and (
-                self.held or s.playback.heard(self.item.id) < self.generated):
-            if not self.held and not s.playback.has_item(self.item.id):
-                break  # its audio was dropped from the speaker
-            await s.clock.sleep(0.02)
+        if self.held:
+            await self._adopted.wait()
+        await self.ctx.playback.wait_heard(self.item.id, self.generated)
 
     def cancel(self, reason: str) -> None:
         """Stop in all four places: playback, synthesis, generation, stream state."""
@@ -311,30 +335,19 @@ class Response:
             return
         self.status, self.reason = "cancelled", reason
         if not self.held:
-            self.session.playback.clear()  # 1. stop playback: queued audio is dropped at once
+            self.ctx.playback.clear()  # 1. stop playback: queued audio is dropped at once
         self.cancel_llm.set()  # 3. the model thread stops within one token
         for task in self._tasks:  # 2. synthesis (and the token pump) stop at their next await
             task.cancel()
         self.chunker.reset()  # 4. no half sentence survives into the next response
 
-    async def _stop_tasks(self) -> None:
-        self.cancel_llm.set()
-        for task in self._tasks:
-            if not task.done():
-                task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
-
     def truncate_to_played(self) -> None:
         """Keep only what the caller heard: audio_end_ms = played, transcript = words heard."""
-        s = self.session
-        played = min(s.playback.heard(self.item.id), self.generated)  # never more than was made
+        ctx = self.ctx
+        played = min(ctx.playback.heard(self.item.id), self.generated)  # never more than was made
         heard = heard_text(self.spoken, played)
-        audio_end_ms = int(played * 1000 / s.tts.sample_rate_hz)
-        s.conversation.truncate(self.item.id, audio_end_ms=audio_end_ms, heard_text=heard)
+        audio_end_ms = int(played * 1000 / ctx.tts.sample_rate_hz)
+        ctx.conversation.truncate(self.item.id, audio_end_ms=audio_end_ms, heard_text=heard)
         self._emit(ev.ItemTruncated(item_id=self.item.id, audio_end_ms=audio_end_ms, transcript=heard))
 
     def _finish(self) -> None:

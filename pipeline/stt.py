@@ -14,18 +14,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
 from .audio import INPUT_RATE_HZ
-from .clock import Clock, perf_s
+from .clock import Clock, cancel_and_wait, perf_s
 from .errors import ModelMissingError
-
-
-class STTBackend(Protocol):
-    def transcribe(self, audio: np.ndarray, *, final: bool) -> str:
-        """One blocking pass over 16 kHz mono float32 audio."""
+from .protocols import STT as STTBackend
 
 
 class WhisperSTT:
@@ -132,23 +127,26 @@ class StreamingTranscriber:
         self.clock = clock
         self.partial_interval_samples = partial_interval_ms * INPUT_RATE_HZ // 1000
         self.min_partial_samples = min_partial_ms * INPUT_RATE_HZ // 1000
+        self.on_partial: Callable[[Partial], None] | None = None
+        self._partial_task: asyncio.Task[None] | None = None
+        self._final_task: asyncio.Task[str] | None = None
+        self._generation = 0
         self.reset()
 
     def reset(self) -> None:
         """Forget the turn (cancelling passes in flight) and start a new one."""
-        for task in (getattr(self, "_partial_task", None), getattr(self, "_final_task", None)):
+        for task in (self._partial_task, self._final_task):
             if task is not None and not task.done():
                 task.cancel()
-        self._generation = getattr(self, "_generation", 0) + 1
+        self._generation += 1
         self.audio = _TurnAudio()
         self.stable_words: list[str] = []
         self._last_hypothesis: list[str] = []
         self._last_partial_at = 0
-        self._partial_task: asyncio.Task[None] | None = None
-        self._final_task: asyncio.Task[str] | None = None
+        self._partial_task = None
+        self._final_task = None
         self.latest_text = ""
         self.stats = PartialStats()
-        self.on_partial: Callable[[Partial], None] | None = getattr(self, "on_partial", None)
 
     def append(self, samples: np.ndarray) -> None:
         self.audio.append(samples)
@@ -201,11 +199,26 @@ class StreamingTranscriber:
             self.stats.compute_s += spent
         return text
 
-    def start_final(self) -> None:
+    def start_final(self) -> asyncio.Task[str]:
         """At VAD speech-stop: transcribe everything heard so far in the background."""
         if self._final_task is not None and not self._final_task.done():
             self._final_task.cancel()
         self._final_task = asyncio.ensure_future(self._timed(self.audio.array().copy(), final=True))
+        return self._final_task
+
+    async def settled_final(self, task: asyncio.Task[str]) -> str | None:
+        """The text of a final pass started by `start_final`, or None if it was discarded or
+        superseded (the caller resumed) before it finished."""
+        try:
+            text = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            return None
+        return text if task is self._final_task else None
+
+    def audio_tail(self, seconds: float) -> np.ndarray:
+        """The last `seconds` of the turn's audio (what an audio end-of-turn model reads)."""
+        audio = self.audio.array()
+        return audio[-int(seconds * INPUT_RATE_HZ):]
 
     def discard_final(self) -> None:
         """The caller resumed: the pending final no longer covers the turn."""
@@ -236,10 +249,4 @@ class StreamingTranscriber:
         return text
 
     async def aclose(self) -> None:
-        for task in (self._partial_task, self._final_task):
-            if task is not None and not task.done():
-                task.cancel()
-                try:
-                    await task
-                except (asyncio.CancelledError, Exception):
-                    pass
+        await cancel_and_wait(self._partial_task, self._final_task)

@@ -9,22 +9,16 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from .config import TurnPolicy
-from .stt import StreamingTranscriber
+from .protocols import Completeness, ScoringLLM
 from .vad import WINDOW_MS
 
-if TYPE_CHECKING:
-    from .response import Response
-
-
-class Completeness(Protocol):
-    """The `pipeline.turns` entry-point interface."""
-
-    def probability(self, text: str) -> float:
-        """How likely the caller has finished (0..1), from the latest transcript."""
+__all__ = ["Completeness", "HeuristicCompleteness", "LLMCompleteness", "TurnDetector", "VadSignal"]
 
 
 # Words that promise more is coming; a transcript ending in one is not finished.
@@ -53,7 +47,7 @@ class HeuristicCompleteness:
     for a plugin that averages signals.
     """
 
-    def probability(self, text: str) -> float:
+    def probability(self, text: str, audio: np.ndarray | None = None) -> float:
         text = text.strip()
         if not text:
             return 0.0
@@ -78,11 +72,12 @@ class LLMCompleteness:
     """Asks the loaded LLM whether the caller has finished; costs one short prompt per call."""
 
     def __init__(self, *, llm: Any = None) -> None:
-        if llm is None:
-            raise ValueError("the llm completeness signal needs the session's LLM")
+        if not isinstance(llm, ScoringLLM):
+            raise ValueError("the llm completeness signal needs an LLM stage that can score tokens "
+                             "(next_token_logprobs), like llama-cpp")
         self.llm = llm
 
-    def probability(self, text: str) -> float:
+    def probability(self, text: str, audio: np.ndarray | None = None) -> float:
         if not text.strip():
             return 0.0
         messages = [
@@ -167,20 +162,3 @@ class TurnDetector:
         self.in_speech = False
         self.last_speech_end_ms = None
         self._above = self._below = 0
-
-
-@dataclass
-class Turn:
-    """One caller turn, from the first speech onset to commit."""
-
-    item_id: str
-    audio_start_ms: float
-    stt: StreamingTranscriber
-    speech_end_ms: float | None = None
-    over_agent: bool = False  # speech began while the agent was speaking
-    barged_in: bool = False
-    announced: bool = False  # speech_started sent; talk over the agent waits for the gate
-    segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
-    preemptive: Response | None = None
-    commit_reason: str | None = None
-    texts_checked: dict[str, float] = field(default_factory=dict)

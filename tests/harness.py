@@ -10,7 +10,7 @@ import numpy as np
 
 from pipeline import config as cfg
 from pipeline import events as ev
-from pipeline.cli import run_call
+from pipeline.runtime import run_call
 from pipeline.session import Session, Stages
 from pipeline.transports.scripted import Clip, ScriptedCaller
 

@@ -152,7 +152,8 @@ def test_a_real_interruption_cancels_everything_and_becomes_the_next_turn(real_s
 @pytest.mark.models
 def test_echo_of_the_agent_does_not_barge_in_when_the_guard_is_on(real_stages, say):
     speakers = dict(echo_gain=0.7, echo_delay_ms=30.0)  # about -3 dB of the agent back in the mic
-    naive = call(_stages(real_stages), [Clip(say(QUESTION), 0.3)], **speakers,
+    # unguarded, the agent's echo interrupts it over and over: 10 s of call show it
+    naive = call(_stages(real_stages), [Clip(say(QUESTION), 0.3)], **speakers, max_s=10.0,
                  config=make_config(bargein={"pause_on_candidate": False}))
     assert naive.stages("barge_in"), "without a guard the agent interrupts itself"
     guarded = call(_stages(real_stages), [Clip(say(QUESTION), 0.3)], **speakers,

@@ -31,7 +31,7 @@ def _run(stages, clips, *, tts=None, control=None, preemptive=True, **kw):
 
     def setup(session) -> None:
         if control is not None:
-            session.control = control(session)
+            session.use_call_control(control)
         session.use_tools(desk.build_tools(session.clock))
 
     replace = {"llm": desk.scripted_llm()}
@@ -154,12 +154,12 @@ class HangUpWhenQueueRunsDry(CallControl):
     """The tempting shortcut: hang up as soon as the speaker has nothing queued."""
 
     async def end_call(self, *, response_id: str, reason: str) -> dict:
-        s = self.session
-        while not s.playback.sent:  # until the goodbye has started playing
-            await s.clock.sleep(0.02)
-        await s.clock.sleep(0.02)
-        while not s.playback.drained.is_set():
-            await s.clock.sleep(0.02)
+        clock = self.core.clock
+        while not self.playback.sent:  # until the goodbye has started playing
+            await clock.sleep(0.02)
+        await clock.sleep(0.02)
+        while not self.playback.drained.is_set():
+            await clock.sleep(0.02)
         self.teardown(reason)
         return {"hung_up": True}
 

@@ -54,6 +54,27 @@ def test_a_call_runs_with_the_third_party_stage_selected_by_name(plugin_site, tm
     assert abs(call.samples[:, 1]).max() > 0.3
 
 
+@pytest.mark.models
+def test_a_third_party_transport_runs_a_call(plugin_site):
+    """`--transport NAME` loads a pipeline.transport entry point from another package."""
+    proc = subprocess.run([sys.executable, "-m", "pipeline", "call", "--transport", "file-caller",
+                           "--caller", str(JFK), "--llm", "scripted", "--tts", "beep"],
+                          cwd=ROOT, env=plugin_site, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Caller: And so my fellow Americans" in proc.stdout
+    assert "Agent: Sure. I can help with that." in proc.stdout
+    heard = [line for line in proc.stdout.splitlines() if line.startswith("(file caller heard")]
+    assert heard and int(heard[0].split()[3]) > 16_000, proc.stdout  # more than 1 s of agent audio
+
+
+def test_an_unknown_transport_lists_the_installed_ones(plugin_site):
+    proc = subprocess.run([sys.executable, "-m", "pipeline", "call", "--transport", "carrier-pigeon",
+                           "--caller", str(JFK)],
+                          cwd=ROOT, env=plugin_site, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "carrier-pigeon" in proc.stderr and "file-caller" in proc.stderr and "wav" in proc.stderr
+
+
 def test_selecting_a_broken_plugin_names_its_package(plugin_site):
     proc = subprocess.run([sys.executable, "-m", "pipeline", "call", "--caller", str(JFK), "--stt", "broken"],
                           cwd=ROOT, env=plugin_site, capture_output=True, text=True, timeout=120)

@@ -74,7 +74,7 @@ def test_one_response_at_a_time(real_stages, say):
 def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_caller_resumes(real_stages, say):
     stages = with_stages(real_stages, llm=ScriptedLLM(replies=["Okay."]))
     used = call(stages, [say("What time is checkout?"), silence(1500)])
-    assert used.session.preemptive_used == 1 and used.session.preemptive_discarded == 0
+    assert used.session.turns.preemptive_used == 1 and used.session.turns.preemptive_discarded == 0
     commit = used.commits[0]
     first_audio = used.stages("first_audio_out")[0]
     assert first_audio.ts - commit.ts <= 0.021  # audio at commit: generated before it
@@ -83,8 +83,8 @@ def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_calle
     assert turn_timings(used.events)[0].preemptive
     resumed = call(stages, [say("I would like to book a table"), silence(400), say("for two people tonight."),
                             silence(1500)])
-    assert resumed.session.preemptive_discarded >= 1 and len(resumed.commits) == 1
-    assert resumed.session.preemptive_used <= 1
+    assert resumed.session.turns.preemptive_discarded >= 1 and len(resumed.commits) == 1
+    assert resumed.session.turns.preemptive_used <= 1
     created = resumed.of("response.created")
     assert len(created) == 1  # the discarded speculation never reached a client
 
@@ -92,7 +92,7 @@ def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_calle
 def test_preemption_can_be_switched_off(real_stages, say):
     rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Okay."])), [say("What time is checkout?")],
                config=make_config(response={"preemptive": False}))
-    assert rec.session.preemptive_used == 0 and rec.session.preemptive_discarded == 0
+    assert rec.session.turns.preemptive_used == 0 and rec.session.turns.preemptive_discarded == 0
     from pipeline.metrics import turn_timings
 
     assert not turn_timings(rec.events)[0].preemptive

@@ -29,12 +29,11 @@ import pytest
 
 from pipeline.audio import FRAME_SAMPLES, INPUT_RATE_HZ, resample
 from pipeline.errors import PipelineError
+from pipeline.transports.live import add_live_args, live_main
 from pipeline.transports.soundcard import (
     Reframer,
     SoundCardTransport,
-    add_live_args,
     import_sounddevice,
-    live_main,
     wait_for_hangup,
 )
 
@@ -345,11 +344,11 @@ def test_no_sound_device_at_all_is_a_clear_error() -> None:
 
 
 def _live_args(*argv: str) -> argparse.Namespace:
-    from pipeline.cli import _add_config_args
+    from pipeline.runtime import add_config_args
 
     parser = argparse.ArgumentParser()
     add_live_args(parser)
-    _add_config_args(parser)
+    add_config_args(parser)
     return parser.parse_args(list(argv))
 
 

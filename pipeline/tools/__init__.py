@@ -1,5 +1,6 @@
 """Tools the model can call: schemas and grammar (`schema`), and the side-effect ledger."""
 
+from pipeline.tools.grammar import tool_call_grammar
 from pipeline.tools.ledger import Intent, Ledger, Row
 from pipeline.tools.schema import (
     ToolCall,
@@ -7,7 +8,6 @@ from pipeline.tools.schema import (
     ToolSpec,
     parse_tool_call,
     tool,
-    tool_call_grammar,
 )
 
 __all__ = [

@@ -11,7 +11,6 @@ out before learning the outcome), not_started (the provider confirmed it never h
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -19,96 +18,22 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-State = Literal["not_started", "pending", "committed", "failed", "unknown"]
-IntentKind = Literal["execute", "already_done", "updated", "refused", "unknown"]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS ledger (
-    business_key    TEXT PRIMARY KEY,
-    tool            TEXT NOT NULL,
-    idempotency_key TEXT NOT NULL,
-    intent_digest   TEXT NOT NULL,
-    arguments_json  TEXT NOT NULL,
-    target          TEXT NOT NULL,
-    state           TEXT NOT NULL CHECK (state IN
-                        ('not_started', 'pending', 'committed', 'failed', 'unknown')),
-    call_ids        TEXT NOT NULL,
-    result_json     TEXT,
-    error           TEXT,
-    told            INTEGER NOT NULL DEFAULT 0 CHECK (told IN (0, 1)),
-    tell_attempts   INTEGER NOT NULL DEFAULT 0,
-    created_at      REAL NOT NULL,
-    updated_at      REAL NOT NULL
-)
-"""
-_COLUMNS = (
-    "business_key, tool, idempotency_key, intent_digest, arguments_json, target, state, "
-    "call_ids, result_json, error, told, tell_attempts, created_at, updated_at"
+from .ledger_rows import (
+    COLUMNS,
+    SCHEMA,
+    Intent,
+    IntentKind,
+    Row,
+    State,
+    Transaction,
+    dump_result,
+    intent_digest,
+    row_from_db,
 )
 
-
-@dataclass(frozen=True, kw_only=True)
-class Row:
-    """One business key's effect, as stored."""
-
-    business_key: str
-    tool: str
-    idempotency_key: str
-    intent_digest: str
-    arguments: dict[str, Any]
-    target: str
-    state: State
-    call_ids: tuple[str, ...]
-    result: dict[str, Any] | None
-    error: str | None
-    told: bool
-    tell_attempts: int
-    created_at: float
-    updated_at: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class Intent:
-    """What `Ledger.intend` decided; `message` explains refusals and unknowns."""
-
-    kind: IntentKind
-    row: Row
-    message: str | None = None
-
-    @property
-    def must_run(self) -> bool:
-        """True when the caller must run the effect now, with `row.idempotency_key`."""
-        return self.kind in ("execute", "updated")
-
-
-def intent_digest(*, tool: str, arguments: dict[str, Any], target: str) -> str:
-    """sha256 of the normalized intent, so "A1 " and "a1" count as the same request."""
-    canonical = json.dumps(
-        _normalize({"tool": tool, "arguments": arguments, "target": target}),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def _normalize(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.strip().casefold()
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        # 20 and 20.0 are the same amount.
-        return int(value)
-    if isinstance(value, dict):
-        return {str(k): _normalize(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_normalize(v) for v in value]
-    return value
-
+__all__ = ["Intent", "IntentKind", "Ledger", "Row", "State", "intent_digest"]
 
 class Ledger:
     """SQLite-backed record of side effects; safe to share one file across threads and processes.
@@ -126,7 +51,7 @@ class Ledger:
         # A committed refund must survive power loss, not only a process crash.
         self._db.execute("PRAGMA synchronous=FULL")
         with self._write():
-            self._db.execute(_SCHEMA)
+            self._db.execute(SCHEMA)
 
     def close(self) -> None:
         with self._lock:
@@ -149,7 +74,7 @@ class Ledger:
             row = self._select(business_key)
             if row is None:
                 self._db.execute(
-                    f"INSERT INTO ledger ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    f"INSERT INTO ledger ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         business_key,
                         tool,
@@ -245,7 +170,7 @@ class Ledger:
             # On a re-commit (an updated effect re-run under the same key) keep the newest
             # result, and whether the caller was told stays as it was.
             self._update(
-                business_key, time.time(), state="committed", result_json=_dump(result), error=None
+                business_key, time.time(), state="committed", result_json=dump_result(result), error=None
             )
             return self._require(business_key)
 
@@ -299,20 +224,27 @@ class Ledger:
                 (time.time(),),
             )
             cursor = self._db.execute(
-                f"SELECT {_COLUMNS} FROM ledger WHERE state = 'unknown' "
+                f"SELECT {COLUMNS} FROM ledger WHERE state = 'unknown' "
                 "ORDER BY created_at, business_key"
             )
-            return [_row(r) for r in cursor.fetchall()]
+            return [row_from_db(r) for r in cursor.fetchall()]
 
     async def resolve_unknown(
-        self, business_key: str, query: Callable[[str], Awaitable[dict[str, Any] | None]]
+        self, business_key: str, query: Callable[[str], Awaitable[dict[str, Any] | None]], *,
+        run_blocking: Callable[..., Awaitable[Any]] | None = None,
     ) -> Row:
         """Ask the provider, by idempotency key, what became of an unknown effect.
 
         A dict means it happened (committed); None means it never did (not_started, and only a
         new intend() may run it); an exception leaves it unknown with the error noted.
+        `run_blocking(fn)` runs the reads and writes (a session passes its clock's thread runner,
+        keeping SQLite off the event loop); by default they run inline.
         """
-        row = self.get(business_key)
+        async def inline(fn: Callable[[], Any]) -> Any:
+            return fn()
+
+        run = run_blocking or inline
+        row = await run(lambda: self.get(business_key))
         if row is None:
             raise KeyError(f"No ledger row for {business_key!r}.")
         if row.state != "unknown":
@@ -323,10 +255,11 @@ class Ledger:
             if found is not None and not isinstance(found, dict):
                 raise TypeError(f"query returned {type(found).__name__}, not a dict or None")
         except Exception as exc:
-            return self._settle(row, state="unknown", error=f"resolve failed: {exc!r}")
+            error = f"resolve failed: {exc!r}"
+            return await run(lambda: self._settle(row, state="unknown", error=error))
         if found is None:
-            return self._settle(row, state="not_started", error=None)
-        return self._settle(row, state="committed", error=None, result_json=_dump(found))
+            return await run(lambda: self._settle(row, state="not_started", error=None))
+        return await run(lambda: self._settle(row, state="committed", error=None, result_json=dump_result(found)))
 
     def mark_told(self, business_key: str) -> Row:
         """The caller heard the outcome; it will not be repeated after a restart."""
@@ -362,19 +295,19 @@ class Ledger:
             self._update(row.business_key, time.time(), state=state, error=error, **extra)
             return self._require(row.business_key)
 
-    def _write(self) -> _Transaction:
-        return _Transaction(self._db, self._lock)
+    def _write(self) -> Transaction:
+        return Transaction(self._db, self._lock)
 
     def _query(self, sql: str) -> list[Row]:
         with self._lock:
-            return [_row(r) for r in self._db.execute(sql.format(_COLUMNS)).fetchall()]
+            return [row_from_db(r) for r in self._db.execute(sql.format(COLUMNS)).fetchall()]
 
     def _select(self, business_key: str) -> Row | None:
         cursor = self._db.execute(
-            f"SELECT {_COLUMNS} FROM ledger WHERE business_key = ?", (business_key,)
+            f"SELECT {COLUMNS} FROM ledger WHERE business_key = ?", (business_key,)
         )
         found = cursor.fetchone()
-        return None if found is None else _row(found)
+        return None if found is None else row_from_db(found)
 
     def _require(self, business_key: str) -> Row:
         row = self._select(business_key)
@@ -391,67 +324,3 @@ class Ledger:
             f"UPDATE ledger SET {assignments}, updated_at = ? WHERE business_key = ?",
             (*columns.values(), now, business_key),
         )
-
-
-class _Transaction:
-    """`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on error; holds the thread lock throughout."""
-
-    def __init__(self, db: sqlite3.Connection, lock: threading.Lock) -> None:
-        self._db = db
-        self._lock = lock
-
-    def __enter__(self) -> None:
-        self._lock.acquire()
-        try:
-            # IMMEDIATE takes the write lock before reading, so check-then-write cannot race.
-            self._db.execute("BEGIN IMMEDIATE")
-        except BaseException:
-            self._lock.release()
-            raise
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        try:
-            self._db.execute("ROLLBACK" if exc_type else "COMMIT")
-        finally:
-            self._lock.release()
-
-
-def _dump(result: dict[str, Any]) -> str:
-    if not isinstance(result, dict):
-        raise TypeError(f"A result must be a dict, not {type(result).__name__}.")
-    return json.dumps(result, sort_keys=True, ensure_ascii=False)
-
-
-def _row(values: tuple[Any, ...]) -> Row:
-    (
-        business_key,
-        tool,
-        idempotency_key,
-        digest,
-        arguments_json,
-        target,
-        state,
-        call_ids,
-        result_json,
-        error,
-        told,
-        tell_attempts,
-        created_at,
-        updated_at,
-    ) = values
-    return Row(
-        business_key=business_key,
-        tool=tool,
-        idempotency_key=idempotency_key,
-        intent_digest=digest,
-        arguments=json.loads(arguments_json),
-        target=target,
-        state=state,
-        call_ids=tuple(json.loads(call_ids)),
-        result=None if result_json is None else json.loads(result_json),
-        error=error,
-        told=bool(told),
-        tell_attempts=tell_attempts,
-        created_at=created_at,
-        updated_at=updated_at,
-    )

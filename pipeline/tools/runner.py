@@ -2,17 +2,19 @@
 
 Every call gets an output the model can read (an error output on exception or timeout), so the
 model never waits forever. A side-effecting tool runs only when the ledger says so, with the
-ledger's idempotency key available to it through `current_call()`.
+ledger's idempotency key available to it through `current_call()`. Time-outs run on the session
+clock (so they fire in simulated time too), and ledger reads and writes (SQLite, fsync on
+commit) run in a thread, off the event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..clock import Clock, RealClock
 from .ledger import Ledger
 from .schema import ToolCall, ToolRegistry
 
@@ -62,11 +64,16 @@ class ToolRunner:
     """Runs calls from one registry; side effects go through the ledger."""
 
     def __init__(self, registry: ToolRegistry, *, ledger: Ledger | None = None,
-                 queries: dict[str, Query] | None = None, control: Any = None) -> None:
+                 queries: dict[str, Query] | None = None, control: Any = None,
+                 clock: Clock | None = None) -> None:
         self.registry = registry
         self.control = control
         self.ledger = ledger
         self.queries = queries or {}  # tool name -> provider lookup by idempotency key
+        self.clock: Clock = clock if clock is not None else RealClock()
+
+    async def _ledger(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await self.clock.run_in_thread(lambda: method(*args, **kwargs))
 
     async def run(self, call: ToolCall, *, call_id: str, response_id: str, turn_id: str | None) -> ToolResult:
         spec = self.registry[call.name]
@@ -83,13 +90,15 @@ class ToolRunner:
         result.business_key = key
         # Spoken words are not part of the effect: "one moment" vs "let me check" is one refund.
         effect = {k: v for k, v in args.items() if k not in spec.spoken}
-        intent = self.ledger.intend(business_key=key, tool=spec.name, arguments=effect, target="",
-                                    call_id=call_id)
+        ledger = self.ledger
+        intent = await self._ledger(ledger.intend, business_key=key, tool=spec.name, arguments=effect,
+                                    target="", call_id=call_id)
         if intent.kind == "unknown" and spec.name in self.queries:
-            row = await self.ledger.resolve_unknown(key, self.queries[spec.name])
+            row = await ledger.resolve_unknown(key, self.queries[spec.name],
+                                               run_blocking=self.clock.run_in_thread)
             if row.state == "not_started":
-                intent = self.ledger.intend(business_key=key, tool=spec.name, arguments=effect,
-                                            target="", call_id=call_id)
+                intent = await self._ledger(ledger.intend, business_key=key, tool=spec.name,
+                                            arguments=effect, target="", call_id=call_id)
         if intent.kind == "already_done":
             row = intent.row
             status = "already_done" if row.state == "committed" else "already_in_progress"
@@ -109,22 +118,23 @@ class ToolRunner:
                       ledger_key: str | None = None) -> dict[str, Any]:
         token = _current.set(ctx)
         try:
-            value = await asyncio.wait_for(spec(**args), timeout=spec.timeout_s)
+            value = await self.clock.wait_for(spec(**args), spec.timeout_s)
         except TimeoutError:
             if ledger_key is not None:  # it may or may not have happened: query later, never retry
-                self.ledger.mark_unknown(ledger_key, f"timed out after {spec.timeout_s:g} s")
+                await self._ledger(self.ledger.mark_unknown, ledger_key,
+                                   f"timed out after {spec.timeout_s:g} s")
                 return {"status": "unknown", "error": f"no answer within {spec.timeout_s:g} s; "
                         "it may still go through, we are checking"}
             return {"error": f"{spec.name} did not answer within {spec.timeout_s:g} s"}
         except Exception as exc:
             if ledger_key is not None:
-                self.ledger.fail(ledger_key, f"{type(exc).__name__}: {exc}")
+                await self._ledger(self.ledger.fail, ledger_key, f"{type(exc).__name__}: {exc}")
                 return {"status": "failed", "error": str(exc)}
             return {"error": f"{type(exc).__name__}: {exc}"}
         finally:
             _current.reset(token)
         value = value if isinstance(value, dict) else {"result": value}
         if ledger_key is not None:
-            self.ledger.commit(ledger_key, value)
+            await self._ledger(self.ledger.commit, ledger_key, value)
             return {"status": "committed", "result": value}
         return value

@@ -1,4 +1,4 @@
-"""Tool definitions, their JSON schema, and a grammar that keeps the model's tool calls parseable.
+"""Tool definitions: their JSON schema, validation of arguments, and parsing a tool call.
 
 A tool is an async function described by a `ToolSpec`. The schema is built from the type
 hints and the Google-style docstring, so the function is the single source of truth. A
@@ -12,17 +12,15 @@ import copy
 import inspect
 import json
 import re
-import types
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-JsonSchema = dict[str, Any]
+from .signature import JsonSchema, parse_docstring, schema_from_signature
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_SCALARS: dict[type, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
-_SUPPORTED = "str, int, float, bool, Literal[...] or list[str]"
+MAX_ARRAY_ITEMS = 8  # a list argument the grammar bounds when its schema gives no maxItems
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -201,7 +199,7 @@ def tool(
                 f"Tool {tool_name!r} must be an async function (async def): tools run while "
                 "the caller is on the line and must not block audio."
             )
-        summary, arg_docs = _parse_docstring(func.__doc__ or "")
+        summary, arg_docs = parse_docstring(func.__doc__ or "")
         params = inspect.signature(func).parameters
         if spoken is None:
             spoken_names: tuple[str, ...] = ("holding_line",) if "holding_line" in params else ()
@@ -210,7 +208,7 @@ def tool(
         return ToolSpec(
             name=tool_name,
             description=description if description is not None else summary,
-            parameters=_schema_from_signature(tool_name, func, arg_docs, spoken_names),
+            parameters=schema_from_signature(tool_name, func, arg_docs, spoken_names),
             fn=func,
             spoken=spoken_names,
             side_effect=side_effect,
@@ -297,121 +295,6 @@ def parse_tool_call(text: str, specs: Iterable[ToolSpec]) -> ToolCall | None:
     return ToolCall(name=spec.name, arguments=spec.validate(arguments))
 
 
-def tool_call_grammar(
-    specs: Iterable[ToolSpec], *, max_string_chars: int = 160, allow_text: bool = True
-) -> str:
-    """A llama.cpp GBNF grammar: plain text (not starting with '{') or exactly one tool call.
-
-    Property order is fixed to the schema's order and every string is bounded, so whatever
-    the model emits under this grammar parses with `parse_tool_call`.
-    """
-    spec_list = list(specs)
-    if not spec_list and not allow_text:
-        raise ValueError("A grammar needs at least one tool, or allow_text=True.")
-    if max_string_chars < 1:
-        raise ValueError("max_string_chars must be at least 1.")
-    rules: list[str] = []
-    alternatives: list[str] = []
-    if spec_list:
-        alternatives.append("call")
-        calls = []
-        for i, spec in enumerate(spec_list):
-            calls.append(f"call-{i}")
-            rules.append(
-                f'call-{i} ::= "{{" ws "\\"name\\"" ws ":" ws {_json_lit(spec.name)} '
-                f'ws "," ws "\\"arguments\\"" ws ":" ws args-{i} ws "}}"'
-            )
-            rules.append(f"args-{i} ::= {_args_rule(spec, i, rules)}")
-        rules.insert(0, "call ::= " + " | ".join(calls))
-    if allow_text:
-        alternatives.append("text")
-        # Text starts with neither '{' nor whitespace, so a call cannot hide behind a space.
-        rules.append(f"text ::= [^{{ \\t\\r\\n] [^\\x00]{{0,{_MAX_TEXT_CHARS - 1}}}")
-    rules += [
-        "ws ::= [ ]?",
-        f'string ::= "\\"" char{{0,{max_string_chars}}} "\\""',
-        r'char ::= [^"\\\x00-\x1f] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
-        'integer ::= "-"? ("0" | [1-9] [0-9]{0,15})',
-        'number ::= integer ("." [0-9]{1,15})?',
-        'boolean ::= "true" | "false"',
-    ]
-    return "\n".join(["root ::= " + " | ".join(alternatives), *rules]) + "\n"
-
-
-_MAX_TEXT_CHARS = 600
-_MAX_ARRAY_ITEMS = 8
-
-
-def _args_rule(spec: ToolSpec, index: int, rules: list[str]) -> str:
-    props = spec.parameters.get("properties", {})
-    required = set(spec.required)
-    items: list[tuple[str, bool]] = []
-    for j, (pname, prop) in enumerate(props.items()):
-        key = _json_lit(pname)
-        value = _value_rule(prop, f"value-{index}-{j}", rules)
-        items.append((f'{key} ws ":" ws {value}', pname in required))
-    body = _sequence(items, 0, emitted=False)
-    return " ".join(part for part in ('"{" ws', body, 'ws "}"') if part)
-
-
-def _sequence(items: list[tuple[str, bool]], i: int, *, emitted: bool) -> str:
-    """Properties i.. in schema order; optional ones may be absent, commas only between items."""
-    if i == len(items):
-        return ""
-    item, required = items[i]
-    if emitted:
-        item = f'"," ws {item}'
-    after = _sequence(items, i + 1, emitted=True)
-    if required:
-        return f"{item} {after}".rstrip()
-    if emitted:
-        return f"({item})? {after}".rstrip()
-    # Nothing emitted yet: either this property leads, or it is absent and a later one leads.
-    taken = f"{item} {after}".rstrip()
-    skipped = _sequence(items, i + 1, emitted=False)
-    return f"({taken} | {skipped})?" if skipped else f"({taken})?"
-
-
-def _value_rule(prop: JsonSchema, rule_name: str, rules: list[str]) -> str:
-    if "enum" in prop:
-        rules.append(f"{rule_name} ::= " + " | ".join(_json_lit(v) for v in prop["enum"]))
-        return rule_name
-    kind = prop.get("type")
-    if kind == "array":
-        item = _value_rule(prop.get("items", {"type": "string"}), f"{rule_name}-item", rules)
-        most = int(prop.get("maxItems", _MAX_ARRAY_ITEMS))
-        tail = f'("," ws {item}){{0,{most - 1}}}' if most > 1 else ""
-        rules.append(f'{rule_name} ::= "[" ws ({item} {tail})? ws "]"')
-        return rule_name
-    return {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}[
-        kind
-    ]
-
-
-def _json_lit(value: Any) -> str:
-    """A GBNF literal matching `value` as JSON; non-ASCII stays raw, as models write it."""
-    return _lit(json.dumps(value, ensure_ascii=False))
-
-
-def _lit(text: str) -> str:
-    """A GBNF string literal matching `text` exactly."""
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
 def _value_problem(prop: JsonSchema, value: Any) -> str | None:
     if "enum" in prop:
         if value in prop["enum"] and _same_kind(prop["enum"], value):
@@ -465,7 +348,7 @@ def _check_value_schema(tool_name: str, pname: str, prop: JsonSchema) -> None:
     kind = prop.get("type")
     if kind == "array":
         _check_value_schema(tool_name, pname, prop.get("items", {"type": "string"}))
-        if int(prop.get("maxItems", _MAX_ARRAY_ITEMS)) < 1:
+        if int(prop.get("maxItems", MAX_ARRAY_ITEMS)) < 1:
             raise ValueError(f"Parameter {pname!r} of tool {tool_name!r} needs maxItems >= 1.")
     elif kind not in ("string", "integer", "number", "boolean"):
         raise ValueError(
@@ -473,99 +356,3 @@ def _check_value_schema(tool_name: str, pname: str, prop: JsonSchema) -> None:
             "grammar cannot express; use string, integer, number, boolean, an enum, or an "
             "array of those."
         )
-
-
-def _schema_from_signature(
-    tool_name: str,
-    func: Callable[..., Any],
-    arg_docs: dict[str, str],
-    spoken: tuple[str, ...],
-) -> JsonSchema:
-    hints = typing.get_type_hints(func)
-    properties: dict[str, JsonSchema] = {}
-    required: list[str] = []
-    for pname, param in inspect.signature(func).parameters.items():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
-            raise TypeError(
-                f"Tool {tool_name!r} takes {pname!r} in a way the model cannot fill; "
-                "give every parameter a name the model passes by keyword."
-            )
-        if pname not in hints:
-            raise TypeError(
-                f"Parameter {pname!r} of tool {tool_name!r} needs a type hint ({_SUPPORTED})."
-            )
-        prop = _schema_for_type(tool_name, pname, hints[pname])
-        if pname in arg_docs:
-            prop["description"] = arg_docs[pname]
-        if pname in spoken:
-            prop["spoken"] = True
-        properties[pname] = prop
-        if param.default is inspect.Parameter.empty:
-            required.append(pname)
-    stray = set(arg_docs) - set(properties)
-    if stray:
-        raise ValueError(
-            f"The docstring of tool {tool_name!r} documents {sorted(stray)}, which the function "
-            "does not take; fix the Args: section."
-        )
-    return {"type": "object", "properties": properties, "required": required}
-
-
-def _schema_for_type(tool_name: str, pname: str, hint: Any) -> JsonSchema:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType) and type(None) in args:
-        # `x: str | None = None` offers the model a str; the default covers absence.
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) == 1:
-            return _schema_for_type(tool_name, pname, rest[0])
-    if hint in _SCALARS:
-        return {"type": _SCALARS[hint]}
-    if origin is Literal:
-        kinds = {type(v) for v in args}
-        if len(kinds) == 1 and next(iter(kinds)) in _SCALARS:
-            return {"type": _SCALARS[next(iter(kinds))], "enum": list(args)}
-    if origin is list and len(args) == 1:
-        return {"type": "array", "items": _schema_for_type(tool_name, pname, args[0])}
-    raise TypeError(
-        f"Parameter {pname!r} of tool {tool_name!r} has type {hint!r}, which a tool schema "
-        f"cannot express; use {_SUPPORTED}."
-    )
-
-
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """The first paragraph, and parameter descriptions from a Google-style `Args:` section."""
-    lines = inspect.cleandoc(doc).splitlines()
-    summary: list[str] = []
-    for line in lines:
-        if not line.strip():
-            break
-        summary.append(line.strip())
-    arg_docs: dict[str, str] = {}
-    start = next(
-        (i for i, line in enumerate(lines) if line.strip() in ("Args:", "Arguments:")), None
-    )
-    if start is None:
-        return " ".join(summary), arg_docs
-    base = _indent(lines[start])
-    entry_indent: int | None = None
-    current: str | None = None
-    for line in lines[start + 1 :]:
-        if not line.strip():
-            continue
-        indent = _indent(line)
-        if indent <= base:
-            break
-        if entry_indent is None:
-            entry_indent = indent
-        match = re.match(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", line.strip())
-        if indent == entry_indent and match:
-            current = match.group(1)
-            arg_docs[current] = match.group(2).strip()
-        elif current is not None:
-            arg_docs[current] = (arg_docs[current] + " " + line.strip()).strip()
-    return " ".join(summary), arg_docs
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())

@@ -16,7 +16,7 @@ import numpy as np
 from .. import events as ev
 from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, StreamResampler, resample, write_wav
 from ..clock import Clock
-from ..session import Session
+from ..protocols import CallInput
 
 
 @dataclass
@@ -105,7 +105,7 @@ class ScriptedCaller:
             frame[: len(echo)] += echo
         return frame
 
-    async def run(self, session: Session, clock: Clock) -> None:
+    async def run(self, session: CallInput, clock: Clock) -> None:
         session.listeners.append(self._listen)
         ready_frame = int(round(self.ready_after_s * 1000 / 20))
         if ready_frame == 0:

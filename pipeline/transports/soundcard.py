@@ -11,33 +11,28 @@ event loop with `call_soon_threadsafe`; all session work stays on the loop.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import signal
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, PickupBuffer, StreamResampler
+from ..clock import Clock
 from ..errors import PipelineError
+from ..protocols import CallInput
 
 Device = int | str | None
 ReferenceCallback = Callable[[np.ndarray, int], None]
 
 _LIST_HINT = "list them with python -m sounddevice"
 _CONTIGUOUS_S = 0.005  # a frame starting this close to the previous one's end continues it
-
-
-class AudioInput(Protocol):
-    def push_audio(self, frame: np.ndarray) -> None:
-        """Take one 20 ms, 16 kHz mono float32 frame (called on the event loop thread)."""
 
 
 def import_sounddevice() -> ModuleType:
@@ -125,14 +120,16 @@ class SoundCardTransport:
         quickest reply, or seconds (e.g. 0.1) where a busy machine makes the sound crackle.
     on_reference: `(samples16k, at_sample)` for every played block when `speakers` is set;
         `at_sample` is where that audio is due at the microphone, as an index into the 16 kHz
-        input handed to the session (its input audio clock).
+        input handed to the session (its input audio clock). A session with the echo guard on
+        sets it (this transport is an `EchoReferenceSink`).
+    max_s: as a `Transport`, how long `run` listens (None: until the agent hangs up or Ctrl-C).
     """
 
     def __init__(self, *, input_device: Device = None, output_device: Device = None,
                  block_ms: int = 20, speakers: bool = False, output_rate_hz: int = 22_050,
                  buffer_ms: int = 80, pickup_cap_ms: float = 5000.0,
                  device_latency: float | str = "low",
-                 on_reference: ReferenceCallback | None = None) -> None:
+                 on_reference: ReferenceCallback | None = None, max_s: float | None = None) -> None:
         if block_ms <= 0 or buffer_ms <= 0:
             raise PipelineError(f"block_ms and buffer_ms must be positive, got {block_ms} and {buffer_ms}")
         self.input_device = input_device
@@ -143,6 +140,7 @@ class SoundCardTransport:
         self.buffer_ms = buffer_ms
         self.device_latency = device_latency
         self.on_reference = on_reference
+        self.max_s = max_s
         self.hung_up = False
         self.on_hang_up: Callable[[], None] | None = None
         self.input_info: dict[str, Any] = {}
@@ -151,7 +149,7 @@ class SoundCardTransport:
         self.stream_rate_hz = 0
         self._lock = threading.Lock()  # input: pickup vs attach; output: the jitter buffer
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._session: AudioInput | None = None
+        self._session: CallInput | None = None
         self._pickup = PickupBuffer(cap_ms=pickup_cap_ms)
         self._streams: list[Any] = []
         # input side (PortAudio input thread)
@@ -248,7 +246,19 @@ class SoundCardTransport:
 
     # --- input ----------------------------------------------------------------------------------
 
-    def attach(self, session: AudioInput) -> None:
+    async def run(self, session: CallInput, clock: Clock) -> None:
+        """Transport: hand the microphone to the session until the agent hangs up (end_call),
+        `max_s` passes, or Ctrl-C."""
+        self.open()
+        self.attach(session)
+        session.mark_ready()
+        hung_up = asyncio.Event()
+        self.on_hang_up = hung_up.set
+        if self.hung_up:
+            return
+        await wait_for_hangup(self.max_s, hung_up)
+
+    def attach(self, session: CallInput) -> None:
         """Hand the held frames to `session` in order, then live ones. Call on the loop thread."""
         loop = asyncio.get_running_loop()
         with self._lock:
@@ -378,65 +388,6 @@ class SoundCardTransport:
         at_sample = index + round((dac_time - captured_at) * INPUT_RATE_HZ) - self.dropped_samples
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(callback, x16, at_sample)
-
-
-# --- python -m pipeline live ----------------------------------------------------------------------
-
-
-def add_live_args(p: argparse.ArgumentParser) -> None:
-    """The `live` command's own options (the config options come from the CLI)."""
-    p.add_argument("--input-device", type=_device_arg, metavar="DEVICE",
-                   help="microphone: number or name from python -m sounddevice (default: system's)")
-    p.add_argument("--output-device", type=_device_arg, metavar="DEVICE",
-                   help="speaker: number or name from python -m sounddevice (default: system's)")
-    p.add_argument("--speakers", action="store_true",
-                   help="the agent's audio can reach the microphone (no headphones): guard echo")
-    p.add_argument("--seconds", type=float, metavar="N", help="hang up after N seconds")
-
-
-def _device_arg(text: str) -> int | str:
-    return int(text) if text.strip().isdigit() else text
-
-
-async def live_main(args: argparse.Namespace) -> int:
-    """Talk with the agent on this machine's microphone and speakers until Ctrl-C or --seconds."""
-    from .. import config as cfg
-    from ..cli import _conversation_printer, load_config
-    from ..clock import RealClock
-    from ..session import Session, Stages
-
-    config = load_config(args)
-    if args.speakers:
-        config = cfg.apply(config, {"bargein": {"echo_guard": True}})
-    transport = SoundCardTransport(input_device=args.input_device, output_device=args.output_device,
-                                   speakers=args.speakers, pickup_cap_ms=config.call.pickup_cap_ms)
-    with transport:  # the microphone is live from here: words spoken during loading are kept
-        print(transport.describe(), file=sys.stderr)
-        stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))
-        session = Session(config, stages, clock=RealClock(), sink=transport)
-        session.playback.lead_s = transport.lead_s  # keep the jitter buffer topped up
-        if args.speakers and getattr(session, "echo", None) is not None:
-            # The echo guard's reference comes from the device, which knows when each block
-            # sounds; the session clock started after loading, the microphone before it.
-            session.playback.on_audio = None
-            transport.on_reference = session.echo.push_reference
-        session.listeners.append(_conversation_printer(lambda line: print(line, flush=True)))
-        session.start()
-        transport.attach(session)
-        session.mark_ready()
-        until = "until Ctrl-C" if args.seconds is None else f"for {args.seconds:g} s"
-        print(f"listening {until}", file=sys.stderr)
-        hung_up = asyncio.Event()
-        transport.on_hang_up = hung_up.set  # the agent said goodbye (end_call)
-        try:
-            await wait_for_hangup(args.seconds, hung_up)
-        finally:
-            await session.close()
-    if transport.underruns or transport.dropped_samples:
-        print(f"audio: {transport.underruns} output underruns, "
-              f"{transport.dropped_samples / INPUT_RATE_HZ:.2f} s of early input dropped",
-              file=sys.stderr)
-    return 0
 
 
 async def wait_for_hangup(seconds: float | None, stop: asyncio.Event | None = None) -> None:

@@ -1,0 +1,164 @@
+"""Client control: the one facade through which a transport changes a live session.
+
+A realtime-API client (or any transport) changes settings, commits or clears input, asks for and
+cancels responses, adds and truncates items and hands back function outputs here, and nowhere
+else: no transport reaches into the session's parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from . import events as ev
+from .config import apply
+from .conversation import Item
+from .core import SessionCore
+from .input_path import InputPath
+from .playback import FrameListener, Playback
+from .responder import Responder
+from .tools import ToolRegistry, ToolSpec
+from .tools.desk import ToolDesk
+from .turn_taking import TurnTaking
+
+
+class ClientControl:
+    def __init__(self, core: SessionCore, *, input_path: InputPath, turns: TurnTaking,
+                 responder: Responder, tools: ToolDesk, playback: Playback) -> None:
+        self.core = core
+        self._input = input_path
+        self._turns = turns
+        self._responder = responder
+        self._tools = tools
+        self._playback = playback
+
+    # --- settings ------------------------------------------------------------------------------
+
+    @property
+    def server_vad(self) -> bool:
+        return self._turns.server_vad
+
+    @property
+    def auto_respond(self) -> bool:
+        return self._responder.auto_respond
+
+    @property
+    def interrupt_response(self) -> bool:
+        return self.core.config.bargein.enabled
+
+    @property
+    def tool_specs(self) -> list[ToolSpec]:
+        return self._tools.specs()
+
+    def update(self, *, instructions: str | None = None, turn: dict[str, Any] | None = None,
+               server_vad: bool | None = None, create_response: bool | None = None,
+               interrupt_response: bool | None = None, tools: list[ToolSpec] | None = None) -> None:
+        """A session.update: every setting given takes effect at once; session.updated follows.
+
+        turn: turn-policy keys (`min_silence_ms`, `vad_threshold`, ...), checked like `--set`.
+        server_vad False: the client commits input itself. create_response False: a committed
+        turn becomes an item and the client asks for replies. interrupt_response: barge-in.
+        tools: the client's own tools (it runs them and sends function_call_output).
+        """
+        config = self.core.config
+        if instructions is not None:
+            config.response = replace(config.response, instructions=instructions)
+        if turn:
+            config.turn = apply(config, {"turn": turn}).turn
+            self._turns.detector.set_policy(config.turn)  # keeps an open turn's speech state
+        if interrupt_response is not None:
+            config.bargein = replace(config.bargein, enabled=interrupt_response)
+        if create_response is not None:
+            self._responder.auto_respond = create_response
+        if server_vad is not None:
+            self._turns.set_server_vad(server_vad)
+        if tools is not None:
+            self._tools.use(ToolRegistry(specs=tools))
+        self.core.emit(ev.SessionUpdated(session=self.describe()))
+
+    def describe(self) -> dict[str, Any]:
+        """The session's settings, in the realtime API's words plus our stage names."""
+        c = self.core.config
+        vad = None
+        if self.server_vad:
+            vad = {"type": "server_vad", "threshold": c.turn.vad_threshold,
+                   "prefix_padding_ms": c.turn.prefix_padding_ms,
+                   "silence_duration_ms": c.turn.min_silence_ms,
+                   "max_silence_duration_ms": c.turn.max_silence_ms,
+                   "create_response": self.auto_respond, "interrupt_response": self.interrupt_response}
+        return {"object": "realtime.session", "instructions": c.response.instructions,
+                "turn_detection": vad,
+                "stages": {k: c.stage(k).name for k in ("vad", "stt", "turns", "llm", "tts")}}
+
+    # --- input ---------------------------------------------------------------------------------
+
+    async def commit_input(self) -> str | None:
+        """input_audio_buffer.commit: end the current turn after the audio sent before it;
+        returns its item id (None if there was nothing to commit)."""
+        return await self._input.after_queued_audio(self._turns.commit_now)
+
+    async def clear_input(self) -> None:
+        """input_audio_buffer.clear: drop the open turn's audio and any speculation on it."""
+        await self._input.after_queued_audio(self._turns.clear_now)
+
+    # --- responses -----------------------------------------------------------------------------
+
+    def request_response(self) -> None:
+        """response.create: start a response as soon as none is active (does not wait for it)."""
+        self.core.spawn(self._responder.create_response(purpose="client"))
+
+    def cancel_response(self, reason: str = "client_cancelled") -> bool:
+        """response.cancel: False when no response is active."""
+        return self._responder.cancel_active(reason)
+
+    def on_agent_frame(self, listener: FrameListener) -> None:
+        """Be told of each frame of agent audio as it is handed to the sink (before the session's
+        own bookkeeping of it), with its response and item."""
+        self._playback.frame_listeners.insert(0, listener)
+
+    @property
+    def agent_rate_hz(self) -> int:
+        return self._playback.rate_hz
+
+    # --- the conversation ----------------------------------------------------------------------
+
+    def item(self, item_id: str) -> Item | None:
+        return self.core.conversation.get(item_id)
+
+    def add_message(self, role: str, text: str, *, item_id: str | None = None) -> Item:
+        """conversation.item.create of a message; ValueError if `item_id` is taken."""
+        if item_id is not None and self.item(item_id) is not None:
+            raise ValueError(f"item {item_id!r} already exists")
+        ids = {"id": item_id} if item_id else {}
+        return self.core.add_item(Item(type="message", role=role, text=text, **ids))
+
+    def retrieve(self, item_id: str) -> Item:
+        """conversation.item.retrieve: KeyError for an unknown item."""
+        item = self.item(item_id)
+        if item is None:
+            raise KeyError(item_id)
+        self.core.emit(ev.ItemRetrieved(item=item.to_dict()))
+        return item
+
+    def deliver_function_output(self, call_id: str, output: str) -> bool:
+        """A client's function_call_output, bound to its call (KeyError for an unknown call)."""
+        return self._tools.deliver_client_output(call_id, output)
+
+    def truncate(self, item_id: str, audio_end_ms: int) -> Item:
+        """conversation.item.truncate: the client played only `audio_end_ms` of an agent item."""
+        item = self.item(item_id)
+        response = self._responder.response_of_item(item_id)
+        if item is None or item.role != "assistant" or response is None:
+            raise KeyError(f"no assistant audio item {item_id!r} in this conversation")
+        rate_hz = self._playback.rate_hz
+        total_ms = response.generated * 1000 / rate_hz
+        if audio_end_ms < 0 or audio_end_ms > total_ms + 1:
+            raise ValueError(f"audio_end_ms {audio_end_ms} is past the item's audio ({total_ms:.0f} ms)")
+        if self._playback.current_item == item_id:
+            self._playback.clear()
+        self._playback.set_heard(item_id, int(audio_end_ms * rate_hz / 1000))
+        if response.status == "in_progress":  # the client stopped listening: stop making it too
+            response.cancel("client_truncated")  # its end truncates to what was heard
+        else:
+            response.truncate_to_played()
+        return item

@@ -1,0 +1,63 @@
+"""What every part of a session shares: its settings, its clock, its event stream, its background
+tasks and its conversation. Each owner (input path, turn taking, responder, tools, call control,
+client control) gets this and the few collaborators it needs, never the whole session."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from . import events as ev
+from .clock import Clock, Pulse, cancel_and_wait
+from .config import Config
+from .conversation import Conversation, Item
+
+log = logging.getLogger(__name__)
+
+
+class SessionCore:
+    def __init__(self, config: Config, clock: Clock, events: ev.EventLog | None = None) -> None:
+        self.config = config
+        self.clock = clock
+        self.events = events if events is not None else ev.EventLog()
+        self.listeners: list[Callable[[ev.Event], None]] = []
+        self.conversation = Conversation()
+        self.tasks: set[asyncio.Future[Any]] = set()
+        # pulsed when who holds the floor may have changed: a response ended, the caller's turn
+        # opened or closed, a close changed state; waiters re-check instead of polling
+        self.floor = Pulse()
+
+    def emit(self, event: ev.Event) -> None:
+        """Stamp an event with the session clock and hand it to the log and every listener."""
+        event.ts = self.clock.now()
+        self.events.append(event)
+        for listener in self.listeners:
+            listener(event)
+
+    def log(self, message: str, *, level: str = "info") -> None:
+        self.emit(ev.CallLog(message=message, level=level))
+
+    def add_item(self, item: Item) -> Item:
+        """Add an item to the conversation and announce it (conversation.item.created)."""
+        self.conversation.add(item)
+        self.emit(ev.ItemCreated(item=item.to_dict(), previous_item_id=self.conversation.previous_id(item)))
+        return item
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
+        """Run a coroutine as part of this session: cancelled on close, failures reported."""
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(self.report_crash)
+        return task
+
+    def report_crash(self, task: asyncio.Future[Any]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            log.error("session task failed", exc_info=exc)
+            self.emit(ev.error_event("server_error", f"{type(exc).__name__}: {exc}"))
+
+    async def stop_tasks(self) -> None:
+        await cancel_and_wait(*self.tasks)

@@ -1,0 +1,179 @@
+"""The stage interfaces: what each plugin must provide, and the optional capabilities it may declare.
+
+Every entry-point group has one protocol here (`pipeline.vad` -> `VAD`, ... `pipeline.transport`
+-> `Transport`). An optional capability is a protocol of its own, checked with `isinstance`, so a
+stage says what it can do by having the method, and the code that uses it says what it looks for
+in one named place instead of a scattered `hasattr`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .clock import Clock
+
+Messages = list[dict[str, Any]]
+
+
+# --- pipeline.vad ------------------------------------------------------------------------------
+
+
+class VAD(Protocol):
+    def probability(self, window: np.ndarray) -> float:
+        """Speech probability of one 512-sample 16 kHz window (called inline, on the loop)."""
+
+
+@runtime_checkable
+class ForkableVAD(Protocol):
+    """A recurrent VAD: each session gets its own state over the shared weights."""
+
+    def fork(self) -> VAD: ...
+
+
+# --- pipeline.stt ------------------------------------------------------------------------------
+
+
+class STT(Protocol):
+    def transcribe(self, audio: np.ndarray, *, final: bool) -> str:
+        """One blocking pass over 16 kHz mono float32 audio (run in a thread)."""
+
+
+# --- pipeline.turns ----------------------------------------------------------------------------
+
+
+class Completeness(Protocol):
+    def probability(self, text: str, audio: np.ndarray | None = None) -> float:
+        """How likely the caller has finished (0..1), from the latest transcript and, for
+        signals that listen, the turn's 16 kHz audio so far (None when only text is known).
+        Blocking: run in a thread."""
+
+
+# --- pipeline.llm ------------------------------------------------------------------------------
+
+
+@dataclass
+class Generation:
+    """What a finished stream reports: why it stopped and what it cost."""
+
+    finish_reason: str = "stop"  # "stop" | "length" | "cancelled"
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+
+
+class LLM(Protocol):
+    def stream(self, messages: Messages, *, cancel: threading.Event, grammar: str | None = None,
+               max_tokens: int | None = None, result: Generation | None = None) -> Iterator[str]:
+        """Yield text pieces; stop within one token once `cancel` is set. Blocking: run in a thread."""
+
+    def complete(self, messages: Messages, *, cancel: threading.Event | None = None,
+                 **kwargs: Any) -> str:
+        """The whole reply at once; stops early once `cancel` is set."""
+
+
+@runtime_checkable
+class ScoringLLM(Protocol):
+    """An LLM that can score candidate first tokens (the `llm` completeness signal)."""
+
+    def next_token_logprobs(self, messages: Messages, candidates: list[str]) -> dict[str, float]: ...
+
+
+# --- pipeline.tts ------------------------------------------------------------------------------
+
+
+class TTS(Protocol):
+    sample_rate_hz: int
+
+    def synthesize(self, text: str) -> np.ndarray:
+        """One chunk of text to float32 audio at `sample_rate_hz`. Blocking: run in a thread."""
+
+
+@runtime_checkable
+class AsyncTTS(Protocol):
+    """A voice that waits rather than computes (a network voice): awaited on the session clock."""
+
+    async def synthesize_async(self, text: str, *, clock: Clock) -> np.ndarray: ...
+
+
+# --- the output side of a transport ------------------------------------------------------------
+
+
+class AudioSink(Protocol):
+    def write_output(self, samples: np.ndarray, rate_hz: int, at_s: float) -> None:
+        """Hand one frame of agent audio to the speaker (or file, or socket), due at `at_s`."""
+
+
+@runtime_checkable
+class BufferedSink(Protocol):
+    """A sink with its own buffer (a socket, a sound card): frames may be handed out `lead_s`
+    before they sound; those are sent but not yet heard."""
+
+    lead_s: float
+
+
+@runtime_checkable
+class ClearableSink(Protocol):
+    """A sink that can drop what it holds but has not yet sounded (barge-in)."""
+
+    def clear_output(self) -> int: ...
+
+
+@runtime_checkable
+class HangUpSink(Protocol):
+    """A line that can be hung up (end_call)."""
+
+    def hang_up(self) -> None: ...
+
+
+@runtime_checkable
+class EchoReferenceSink(Protocol):
+    """A speaker that knows when each block really sounds (a sound card's DAC time) and reports
+    the echo guard's reference itself: `on_reference(samples16k, at_input_sample)`."""
+
+    on_reference: Callable[[np.ndarray, int], None] | None
+
+
+# --- pipeline.transport ------------------------------------------------------------------------
+
+
+class CallInput(Protocol):
+    """What a transport sees of a session."""
+
+    ready: bool
+    listeners: list[Callable[[Any], None]]
+
+    @property
+    def idle(self) -> bool: ...
+
+    def push_audio(self, frame: np.ndarray) -> None: ...
+
+    def mark_ready(self) -> None: ...
+
+    def log(self, message: str, *, level: str = "info") -> None: ...
+
+
+class Transport(AudioSink, Protocol):
+    """A call's two ends: `run` feeds caller audio into the session until the call is over;
+    agent audio comes back through `write_output` (and the sink capabilities above)."""
+
+    async def run(self, session: CallInput, clock: Clock) -> None: ...
+
+
+@runtime_checkable
+class RecordingTransport(Protocol):
+    """A transport that can write the call it carried (caller left, agent right)."""
+
+    def save(self, path: str | Path, *, rate_hz: int = 22_050) -> None: ...
+
+
+__all__ = [
+    "VAD", "ForkableVAD", "STT", "Completeness", "Generation", "LLM", "ScoringLLM", "TTS",
+    "AsyncTTS", "AudioSink", "BufferedSink", "ClearableSink", "HangUpSink", "EchoReferenceSink",
+    "CallInput", "Transport", "RecordingTransport", "Messages",
+]

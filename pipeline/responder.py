@@ -1,0 +1,157 @@
+"""One response at a time: start, end, adopt a speculation, and know what the caller heard.
+
+The responder owns the responses of a call: the one active now (at most one speaks at a time),
+the list of all of them, the floor (free when no response runs and the caller is not holding it),
+and the heard-in-full bookkeeping that tools and reminders rely on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import events as ev
+from .core import SessionCore
+from .playback import Playback
+from .protocols import LLM, TTS
+from .response import Response, ResponseContext, ToolHooks
+
+
+class Responder:
+    def __init__(self, core: SessionCore, *, llm: LLM, tts: TTS, playback: Playback, tools: ToolHooks,
+                 caller_speaking: Callable[[], bool], line_open: Callable[[], bool]) -> None:
+        self.core = core
+        self.playback = playback
+        self.tools = tools
+        self.caller_speaking = caller_speaking
+        self.line_open = line_open
+        self.ctx = ResponseContext(llm=llm, tts=tts, clock=core.clock, config=core.config, emit=core.emit,
+                                   log=core.log, playback=playback, conversation=core.conversation,
+                                   tools=tools)
+        self.auto_respond = True  # False: a committed turn becomes an item; the client asks for replies
+        self.active: Response | None = None
+        self.responses: list[Response] = []
+        self._played_first: set[str] = set()
+        playback.frame_listeners.append(self._on_frame_played)
+
+    # --- making responses ------------------------------------------------------------------------
+
+    def messages(self, *, extra_user: str | None = None,
+                 system_note: str | None = None) -> list[dict[str, str]]:
+        """The LLM context: instructions (with the tools), the conversation, and any extras."""
+        instructions = self.core.config.response.instructions
+        tools_prompt = self.tools.prompt()
+        if tools_prompt:
+            instructions += "\n\n" + tools_prompt
+        messages = self.core.conversation.to_messages(instructions)
+        if extra_user is not None:
+            messages.append({"role": "user", "content": extra_user})
+        if system_note is not None:
+            messages.append({"role": "system", "content": system_note})
+        return messages
+
+    def new(self, turn_id: str | None, *, held: bool = False, transcript: str | None = None,
+            purpose: str = "turn", about_keys: tuple[str, ...] = (),
+            system_note: str | None = None) -> Response:
+        """A response over the current context (a held one answers `transcript`, not yet added)."""
+        messages = self.messages(extra_user=transcript if held else None, system_note=system_note)
+        self.ctx.config = self.core.config  # a session.update may have replaced the settings
+        return Response(self.ctx, turn_id, messages, held=held, transcript=transcript, purpose=purpose,
+                        about_keys=about_keys)
+
+    def begin(self, response: Response) -> None:
+        if not self.line_open():  # the line is down: nobody to speak to
+            response.status = "cancelled"
+            response.done.set()
+            return
+        self.active = response
+        self.responses.append(response)
+        task = self.core.spawn(response.run())
+        task.add_done_callback(lambda _t, r=response: self._ended(r))
+
+    def _ended(self, response: Response) -> None:
+        if self.active is response:
+            self.active = None
+            self.core.floor.pulse()
+        if not response.held:  # a held one settles when adopted (or never, when dropped)
+            self.settled(response)
+
+    def settled(self, response: Response) -> None:
+        """A client-visible response has ended: sort its tool results out."""
+        self.tools.settle(response, clean=response.status == "completed")
+        if response.status == "completed":  # a response completes once its audio has played
+            self._on_heard(response)
+
+    async def create_response(self, *, turn_id: str | None = None, purpose: str = "turn",
+                              about_keys: tuple[str, ...] = (), system_note: str | None = None) -> Response:
+        """Start a response once no other is active (one at a time); returns when it ends."""
+        while self.active is not None:
+            await self.core.floor.wait()
+        response = self.new(turn_id, purpose=purpose, about_keys=about_keys, system_note=system_note)
+        self.begin(response)
+        await response.done.wait()
+        return response
+
+    async def floor_free(self) -> None:
+        """Wait until no response is running and the caller is not holding the floor."""
+        while self.active is not None or self.caller_speaking():
+            await self.core.floor.wait()
+
+    # --- stopping ------------------------------------------------------------------------------
+
+    def cancel_active(self, reason: str = "client_cancelled") -> bool:
+        if self.active is None or self.active.held:
+            return False
+        self.active.cancel(reason)
+        return True
+
+    def drop_unheard_reply(self) -> None:
+        """The caller speaks again before a word of the reply has sounded ("...for order 42"):
+        the reply answers a question that is still being asked, so it goes; the next turn's
+        reply will see everything. (Once audible, only the barge-in gate may stop it.)"""
+        r = self.active
+        if (r is not None and not r.held and r.status == "in_progress" and self.core.config.bargein.enabled
+                and self.playback.heard(r.item.id) == 0):
+            r.cancel("turn_detected")
+
+    def barge_in_target(self) -> Response | None:
+        """What a barge-in stops: the response being made, else the one still sounding."""
+        if self.active is not None and not self.active.held:
+            return self.active
+        return self.response_of_item(self.playback.current_item)
+
+    def interrupt(self) -> None:
+        """The caller talks over the agent: stop whatever is sounding and what is being made."""
+        target = self.barge_in_target()
+        if target is not None and target.status == "in_progress":
+            target.cancel("turn_detected")  # all four steps; truncation happens as it ends
+            return
+        playing = self.response_of_item(self.playback.current_item)
+        self.playback.clear()  # generation already finished; only its audio is still sounding
+        if playing is not None:
+            playing.truncate_to_played()
+            self.tools.settle(playing, clean=False)  # cut off: its read-only results are stale
+
+    # --- lookups -------------------------------------------------------------------------------
+
+    def response_by_id(self, response_id: str) -> Response | None:
+        return next((r for r in reversed(self.responses) if r.id == response_id), None)
+
+    def response_of_item(self, item_id: str | None) -> Response | None:
+        return next((r for r in reversed(self.responses) if r.item.id == item_id), None)
+
+    # --- what was heard ------------------------------------------------------------------------
+
+    def _on_frame_played(self, response_id: str, item_id: str, at_s: float) -> None:
+        if response_id not in self._played_first:  # every 20 ms: look the response up only once
+            self._played_first.add(response_id)
+            response = self.response_of_item(item_id)
+            self.core.emit(ev.StageMark(stage="first_audio_out", response_id=response_id,
+                                        turn_id=response.turn_id if response else None))
+
+    def _on_heard(self, response: Response) -> None:
+        """The caller heard this response to its end (nothing was cut off)."""
+        if response.heard_in_full:
+            return
+        response.heard_in_full = True
+        self.core.emit(ev.StageMark(stage="heard_in_full", response_id=response.id, turn_id=response.turn_id))
+        self.tools.heard(response)

@@ -1,0 +1,250 @@
+"""The session's tools: start calls, bind results, ask for replies, remind about side effects.
+
+Every result is bound to the call, response and turn that asked for it; results are held per
+response and flushed when it ends cleanly, or sorted out when it was cut off. Once results enter
+the conversation the model is asked to speak (unless a newer response already saw them); a side
+effect the caller never heard about gets a reminder, at most twice. Ledger reads and writes run in
+a thread: an fsync on the event loop would delay barge-in.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .. import events as ev
+from ..callctl import CallControl, end_call_tool
+from ..conversation import Item
+from ..core import SessionCore
+from ..responder import Responder
+from ..response import Response
+from .buffer import TurnResultBuffer
+from .grammar import tool_call_grammar
+from .runner import Query, ToolResult, ToolRunner
+from .schema import ToolCall, ToolRegistry, ToolSpec
+
+
+class ToolDesk:
+    """Implements the response's `ToolHooks`; bound to the responder once both exist."""
+
+    def __init__(self, core: SessionCore, control: CallControl) -> None:
+        self.core = core
+        self.control = control
+        self.responder: Responder | None = None
+        self.registry = ToolRegistry()
+        self.runner: ToolRunner | None = None
+        self.ledger: Any = None
+        self.results = TurnResultBuffer()
+        self.calls: dict[str, tuple[str, str | None]] = {}  # call_id -> (response_id, turn_id)
+        self._delivered: set[str] = set()
+        self.history_version = 0  # bumped whenever tool results enter the conversation
+        self.ledger_keys: set[str] = set()  # side effects this call asked for
+        self._reply_pending: set[str] = set()  # keys with a confirmation waiting to start
+        self._grammar: tuple[tuple[str, ...], str] | None = None
+        if core.config.call.end_call:
+            self.use(ToolRegistry(specs=[end_call_tool()]))
+
+    def bind(self, responder: Responder) -> None:
+        self.responder = responder
+
+    @property
+    def _responses(self) -> Responder:
+        assert self.responder is not None, "ToolDesk.bind(responder) first"
+        return self.responder
+
+    # --- configuration ---------------------------------------------------------------------------
+
+    def use(self, registry: ToolRegistry, *, ledger: Any = None,
+            queries: dict[str, Query] | None = None) -> None:
+        """Offer these tools to the model; side-effecting ones go through `ledger`."""
+        if self.core.config.call.end_call and "end_call" not in registry:
+            registry = ToolRegistry(specs=[*registry.specs(), end_call_tool()])
+        self.registry = registry
+        self.ledger = ledger
+        self.runner = ToolRunner(registry, ledger=ledger, queries=queries, control=self.control,
+                                 clock=self.core.clock)
+
+    # --- ToolHooks (what a response needs) -------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.registry)
+
+    def specs(self) -> list[ToolSpec]:
+        return self.registry.specs()
+
+    def spec(self, name: str) -> ToolSpec | None:
+        return self.registry.get(name)
+
+    def grammar(self) -> str | None:
+        """The constrained-decoding grammar for the current tools (None without tools)."""
+        if not len(self.registry):
+            return None
+        names = tuple(spec.name for spec in self.registry.specs())
+        if self._grammar is None or self._grammar[0] != names:
+            self._grammar = (names, tool_call_grammar(self.registry.specs()))
+        return self._grammar[1]
+
+    def prompt(self) -> str | None:
+        return tools_prompt(self.registry) if len(self.registry) else None
+
+    def say_param(self, spec: ToolSpec, param: str) -> bool:
+        return not (spec.name == "end_call" and self.control.farewell_said)  # one farewell a call
+
+    def start(self, response: Response, call_id: str, call: ToolCall) -> None:
+        """Called as soon as a call's arguments are final, before its holding line has played."""
+        self.calls[call_id] = (response.id, response.turn_id)
+        spec = self.registry.get(call.name)
+        if spec is not None and spec.fn is None:
+            return  # a client's tool: the client runs it and sends function_call_output
+        self.core.spawn(self._run(response, call_id, call))
+
+    def settle(self, response: Response, *, clean: bool) -> None:
+        self._record(*self.results.settle(response.id, clean=clean))
+
+    def heard(self, response: Response) -> None:
+        if self.ledger is None:  # told and reminders are about ledger rows
+            return
+        self.core.spawn(self._after_heard(response))
+
+    # --- results ---------------------------------------------------------------------------------
+
+    async def _run(self, response: Response, call_id: str, call: ToolCall) -> None:
+        try:
+            if self.runner is None:
+                raise RuntimeError("no tools are configured for this session; call session.use_tools(...)")
+            result = await self.runner.run(call, call_id=call_id, response_id=response.id,
+                                           turn_id=response.turn_id)
+        except Exception as exc:  # every call gets an output: the model must never wait forever
+            result = ToolResult(call_id, response.id, response.turn_id, call.name, call.arguments,
+                                {"error": f"{type(exc).__name__}: {exc}"})
+        self.deliver(result)
+
+    def deliver_client_output(self, call_id: str, output: str) -> bool:
+        """A client's function_call_output: bound to the call it answers, like our own results.
+
+        Raises KeyError for a call this session never made. As with a hosted API, the client
+        asks for the reply itself (response.create).
+        """
+        bound = self.calls.get(call_id)
+        if bound is None:
+            raise KeyError(call_id)
+        call_item = next((i for i in self.core.conversation.items
+                          if i.call_id == call_id and i.type == "function_call"), None)
+        try:
+            parsed = json.loads(output)
+        except ValueError:
+            parsed = None
+        result = ToolResult(call_id, bound[0], bound[1], call_item.name if call_item else "tool",
+                            json.loads(call_item.arguments) if call_item and call_item.arguments else {},
+                            parsed if isinstance(parsed, dict) else {"output": output})
+        result.extra["from_client"] = True
+        return self.deliver(result)
+
+    def deliver(self, result: ToolResult) -> bool:
+        """A tool result arrives; it must match the call, response and turn it answers."""
+        emit = self.core.emit
+        bound = self.calls.get(result.call_id)
+        if bound is None:
+            emit(ev.error_event("unknown_call_id", f"no tool call {result.call_id!r} is pending"))
+            return False
+        if bound != (result.response_id, result.turn_id):
+            emit(ev.error_event("call_binding_mismatch",
+                                f"result for {result.call_id!r} names response {result.response_id!r} "
+                                f"and turn {result.turn_id!r}; the call belongs to {bound}"))
+            return False
+        if result.call_id in self._delivered:
+            emit(ev.error_event("duplicate_result", f"{result.call_id!r} already has a result"))
+            return False
+        self._delivered.add(result.call_id)
+        if result.business_key:
+            self.ledger_keys.add(result.business_key)
+        self._record(*self.results.add(result))
+        return True
+
+    def _record(self, results: list[ToolResult], dropped: list[ToolResult]) -> None:
+        for r in dropped:
+            self.core.log(f"dropped the {r.name} result of {r.call_id}: its response was interrupted")
+        fresh = []
+        for r in results:
+            self.core.add_item(Item(
+                type="function_call_output", call_id=r.call_id, name=r.name, output=json.dumps(r.output),
+                note="completed during an interruption" if r.interrupted else None))
+            if not r.interrupted and not r.extra.get("from_client"):
+                fresh.append(r)
+        if results:
+            self.history_version += 1
+        if fresh and not self.control.closed:
+            keys = tuple(r.business_key for r in fresh if r.business_key)
+            self._reply_pending.update(keys)  # at once: a reminder must not race this reply
+            self.core.spawn(self._ask_for_reply(self.history_version, fresh, keys))
+
+    async def _ask_for_reply(self, version: int, results: list[ToolResult], keys: tuple[str, ...]) -> None:
+        """Speak about new results, unless a response that already saw them has started."""
+        responder = self._responses
+        try:
+            await responder.floor_free()  # never talk over the caller
+            if any(r.history_version >= version for r in responder.responses if not r.held):
+                return
+            responder.begin(responder.new(results[0].turn_id, purpose="tool_result", about_keys=keys))
+        finally:
+            self._reply_pending.difference_update(keys)
+
+    # --- telling the caller ----------------------------------------------------------------------
+
+    async def _after_heard(self, response: Response) -> None:
+        """A response was heard in full: what it stated counts as told; maybe remind."""
+        clock = self.core.clock
+        if self.ledger is not None and response.purpose in ("tool_result", "reminder"):
+            for key in response.about_keys:
+                row = await clock.run_in_thread(self.ledger.get, key)
+                if row is not None and row.state in ("committed", "failed") and not row.told:
+                    await clock.run_in_thread(self.ledger.mark_told, key)
+        if response.purpose == "turn":
+            await self._maybe_remind()
+
+    async def _maybe_remind(self) -> None:
+        """A side effect the caller never heard about gets a dedicated reply (at most twice)."""
+        clock = self.core.clock
+        untold = await clock.run_in_thread(self.ledger.untold)
+        telling = set(self._reply_pending)
+        for r in self._responses.responses:
+            if r.may_still_tell:
+                telling.update(r.about_keys)
+        rows = [r for r in untold if r.business_key in self.ledger_keys
+                and r.business_key not in telling and r.tell_attempts < 2]
+        if not rows:
+            return
+        keys = tuple(r.business_key for r in rows)
+        self._reply_pending.update(keys)
+        for key in keys:
+            await clock.run_in_thread(self.ledger.note_tell_attempt, key)
+        self.core.spawn(self._remind(keys))
+
+    async def _remind(self, keys: tuple[str, ...]) -> None:
+        responder = self._responses
+        try:
+            await responder.floor_free()
+            untold = await self.core.clock.run_in_thread(self.ledger.untold)
+            rows = [r for r in untold if r.business_key in keys]
+            if not rows or self.control.closed:
+                return
+            facts = "; ".join(f"{r.tool} for {r.business_key}: {r.state}, {json.dumps(r.result or r.error)}"
+                              for r in rows)
+            note = f"The caller has not heard this outcome yet. Tell them now, in one short sentence: {facts}"
+            responder.begin(responder.new(None, purpose="reminder", system_note=note,
+                                          about_keys=tuple(r.business_key for r in rows)))
+        finally:
+            self._reply_pending.difference_update(keys)
+
+
+def tools_prompt(tools: ToolRegistry) -> str:
+    """The instructions' paragraph that lists the tools and how to call one."""
+    lines = ["You can use tools. To use one, reply with only a JSON object: "
+             '{"name": "<tool>", "arguments": {...}}. Fill every spoken argument with a short '
+             "sentence to say to the caller while the tool runs. Tools:"]
+    for spec in tools.specs():
+        params = spec.parameters.get("properties", {})
+        args = ", ".join(f"{k} ({v.get('type', 'string')}{', spoken' if k in spec.spoken else ''})"
+                         f"{': ' + v['description'] if v.get('description') else ''}" for k, v in params.items())
+        lines.append(f"- {spec.name}: {spec.description} Arguments: {args}")
+    return "\n".join(lines)

@@ -1,0 +1,72 @@
+"""A tool call read from the model's token stream, as it streams.
+
+The model calls a tool by writing one JSON object, `{"name": ..., "arguments": {...}}` (the
+grammar keeps it parseable). While it streams, the argument text goes out as deltas and each
+spoken argument (a holding line) is handed over as soon as its string is complete, so it is
+said while the rest of the call is still being written and the tool is still to run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+
+from .schema import ToolCall, ToolSpec, parse_tool_call
+
+_NAME = re.compile(r'"name"\s*:\s*"([^"]+)"')
+_ARGS = re.compile(r'"arguments"\s*:\s*')
+
+
+def starts_tool_call(text: str) -> bool | None:
+    """True if the reply is a tool call, False if it is speech, None while nothing visible yet."""
+    visible = text.lstrip()
+    return visible.startswith("{") if visible else None
+
+
+class ToolCallStream:
+    """Follows one reply that is a tool call.
+
+    `lookup(name)` finds the spec of a named tool; `say_param(spec, param)` says whether a
+    spoken argument is to be said at all (a repeat `end_call` says no second farewell).
+    """
+
+    def __init__(self, lookup: Callable[[str], ToolSpec | None], *,
+                 say_param: Callable[[ToolSpec, str], bool] = lambda _spec, _param: True) -> None:
+        self._lookup = lookup
+        self._say_param = say_param
+        self._args_sent = 0
+        self._spoken_done: set[str] = set()
+
+    def progress(self, text: str) -> tuple[str, list[str]]:
+        """The text so far -> (new argument text, spoken arguments that just completed)."""
+        delta = ""
+        m = _ARGS.search(text)
+        if m:
+            args_text = text[m.end():].rstrip()
+            args_text = args_text[:-1] if args_text.endswith("}}") else args_text
+            if len(args_text) > self._args_sent:
+                delta = args_text[self._args_sent:]
+                self._args_sent = len(args_text)
+        name = _NAME.search(text)
+        spec = self._lookup(name.group(1)) if name else None
+        said: list[str] = []
+        for param in spec.spoken if spec else ():
+            if param in self._spoken_done:
+                continue
+            if not self._say_param(spec, param):
+                self._spoken_done.add(param)
+                continue
+            value = re.search(rf'"{re.escape(param)}"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
+            if value:
+                self._spoken_done.add(param)
+                said.append(json.loads('"' + value.group(1) + '"'))
+        return delta, said
+
+    @staticmethod
+    def finish(text: str, specs: Iterable[ToolSpec]) -> ToolCall:
+        """The complete call; ValueError if the model began one and did not finish it."""
+        call = parse_tool_call(text.strip(), specs)
+        if call is None:
+            raise ValueError("the model began a tool call but did not finish it")
+        return call

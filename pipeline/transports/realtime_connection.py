@@ -1,0 +1,392 @@
+"""One realtime-API client connection: the transport of one session.
+
+Client events come in and act on the session through `session.client`; the session's events go
+out in the realtime API's shape; agent audio goes out as `response.output_audio.delta` paced like
+a hosted API: a short lead (`lead_ms`), then real time, so a client that plays what it gets sounds
+right and a barge-in cuts the reply where the caller heard it. Local `x.*` events (timings, call
+log) go only to a client that sets `"include_local_events": true` in `session.update`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import logging
+from collections import deque
+from typing import Any
+
+import numpy as np
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from .. import events as ev
+from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, StreamResampler
+from ..client import ClientControl
+from ..clock import Clock
+from ..config import Config
+from ..playback import FRAME_MS
+from ..protocols import CallInput
+from ..session import Session
+from ..tools import ToolSpec
+from .realtime_protocol import (
+    PCM16_24K,
+    ClientError,
+    jsonable,
+    message_text,
+    parse_session_update,
+    require,
+)
+
+log = logging.getLogger(__name__)
+
+READY_WITHOUT_UPDATE_S = 1.5  # a client that never sends session.update still gets served
+EVENT_LOG_KEEP = 2000  # events kept per connection: a long call must not hold all its audio
+
+
+class RecentEvents(ev.EventLog):
+    """The session's event log, keeping only the latest events (they carry agent audio)."""
+
+    def __init__(self, keep: int = EVENT_LOG_KEEP) -> None:
+        super().__init__()
+        self.events = deque(maxlen=keep)  # type: ignore[assignment]
+
+
+class Connection:
+    """One client: the transport of its session (audio in, events out), and the paced audio sink.
+
+    A `Transport`: the server makes the session with this connection as its sink, `bind`s it,
+    starts the session and `run`s the connection until the client leaves. It changes the session
+    only through `session.client`.
+    """
+
+    def __init__(self, ws: ServerConnection, *, config: Config, lead_ms: int,
+                 max_message_bytes: int) -> None:
+        self.ws = ws
+        self.config = config
+        self.max_message_bytes = max_message_bytes
+        self.id = ev.new_id("sess")
+        self.closed = False
+        self.input_format = self.output_format = PCM16_24K
+        self.include_local = False
+        self.tools: list[ToolSpec] = []
+        self.lead_s = lead_ms / 1000  # BufferedSink: frames go out this far ahead
+        self.session: Session | None = None
+        self._in_resampler = StreamResampler(self.input_format.rate_hz, INPUT_RATE_HZ)
+        self._in_rest = np.zeros(0, np.float32)
+        self._pushed = 0  # 16 kHz samples handed to the session
+        self._out_resampler: StreamResampler | None = None
+        self._frame: np.ndarray | None = None
+        self._batch: list[np.ndarray] = []
+        self._batch_key: tuple[str, str] | None = None
+        self._batch_timer: asyncio.TimerHandle | None = None
+        # A batch goes out with its last frame, (n - 1) frames after its first, which was handed
+        # out lead_ms early: n <= lead_ms / 20 + 2 keeps every frame within one frame of its due
+        # time. At most output_delta_ms (100 ms) a delta, like the hosted APIs.
+        delta_frames = config.response.output_delta_ms // FRAME_MS
+        self._batch_frames = max(1, min(delta_frames, lead_ms // FRAME_MS + 2))
+        self._outbox: asyncio.Queue[str] = asyncio.Queue()
+        self._ready_timer: asyncio.TimerHandle | None = None
+        self._handlers = {
+            "session.update": self._session_update,
+            "input_audio_buffer.append": self._append,
+            "input_audio_buffer.commit": self._commit,
+            "input_audio_buffer.clear": self._clear,
+            "response.create": lambda _e: self.client.request_response(),
+            "response.cancel": self._cancel,
+            "conversation.item.create": self._item_create,
+            "conversation.item.truncate": self._truncate,
+            "conversation.item.retrieve": self._retrieve,
+        }
+
+    def bind(self, session: Session) -> None:
+        """Listen to the session's events and agent frames (before it starts: session.created)."""
+        self.session = session
+        session.listeners.append(self._on_event)
+        # Playback names a frame's item only after write_output, in the frame listener
+        session.client.on_agent_frame(self._on_frame)
+
+    def _session_now(self) -> float:
+        assert self.session is not None
+        return self.session.clock.now()
+
+    @property
+    def client(self) -> ClientControl:
+        assert self.session is not None, "bind(session) first"
+        return self.session.client
+
+    async def run(self, session: CallInput, clock: Clock) -> None:
+        """Transport: read client messages into the session until the client leaves."""
+        sender = asyncio.ensure_future(self._send_loop())
+        loop = asyncio.get_running_loop()
+        # audio sent before session.update is held; a client that never sends one is not stuck
+        self._ready_timer = loop.call_later(READY_WITHOUT_UPDATE_S, self._mark_ready)
+        try:
+            async for message in self.ws:
+                await self.receive(message)
+        except ConnectionClosed:
+            pass  # a client that drops mid-call is normal; everything is freed below
+        finally:
+            await self._close()
+            sender.cancel()
+            try:
+                await sender
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    async def _close(self) -> None:
+        self.closed = True
+        for timer in (self._ready_timer, self._batch_timer):
+            if timer is not None:
+                timer.cancel()
+
+    def hang_up(self) -> None:
+        """The session ended the call (end_call): send what is queued, then close the socket."""
+        asyncio.ensure_future(self._hang_up())
+
+    async def _hang_up(self) -> None:
+        while not self._outbox.empty() and not self.closed:
+            await asyncio.sleep(0.01)
+        await self.ws.close(1000, "the call ended")
+
+    async def _send_loop(self) -> None:
+        try:
+            while True:
+                await self.ws.send(await self._outbox.get())
+        except ConnectionClosed:
+            pass
+
+    def _send(self, payload: dict[str, Any]) -> None:
+        if not self.closed:
+            self._outbox.put_nowait(json.dumps(payload, default=jsonable))
+
+    def _mark_ready(self) -> None:
+        if self.session is not None and not self.session.ready:
+            self.session.mark_ready()
+
+    # --- events out ----------------------------------------------------------------------------
+
+    def _on_event(self, event: ev.Event) -> None:
+        if isinstance(event, ev.OutputAudioDelta):
+            return  # the sink sends agent audio, paced and in the client's format
+        if event.type.startswith("x.") and not self.include_local:
+            return
+        if isinstance(event, ev.ResponseDone):
+            # A response ends once its audio has sounded; the last frames of it may still be
+            # batched here, and a client must get them before response.done.
+            self._flush_audio()
+        self._forward(event)
+
+    def _forward(self, event: ev.Event) -> None:
+        self._flush_audio()  # audio handed out before this event reaches the client before it
+        payload = event.to_dict()
+        if not event.type.startswith("x."):  # clock stamps are ours; hosted events have none
+            payload.pop("ts", None)
+            payload.pop("perf", None)
+        if isinstance(event, ev.SessionCreated | ev.SessionUpdated):
+            payload["session"] = self._describe(event.session)
+        self._send(payload)
+
+    def _describe(self, base: dict[str, Any]) -> dict[str, Any]:
+        out = {"id": self.id, **base}
+        vad = base.get("turn_detection")
+        out["input_audio_format"] = self.input_format.legacy
+        out["output_audio_format"] = self.output_format.legacy
+        out["audio"] = {"input": {"format": self.input_format.to_dict(), "turn_detection": vad},
+                        "output": {"format": self.output_format.to_dict()}}
+        out["tools"] = [{"type": "function", "name": t.name, "description": t.description,
+                         "parameters": t.parameters} for t in self.tools]
+        out["include_local_events"] = self.include_local
+        return out
+
+    def _error(self, code: str, message: str, event_id: str | None) -> None:
+        assert self.session is not None
+        self.session.emit(ev.error_event(code, message, event_id=event_id))
+
+    # --- agent audio (the session's AudioSink) -------------------------------------------------
+
+    def write_output(self, samples: np.ndarray, rate_hz: int, at_s: float) -> None:
+        self._frame = samples  # the frame listener comes next, with the frame's item and response
+
+    def _on_frame(self, response_id: str, item_id: str, at_s: float) -> None:
+        frame, self._frame = self._frame, None
+        if frame is not None and not self.closed:
+            if self._batch_key != (response_id, item_id):
+                self._flush_audio()
+                self._batch_key = (response_id, item_id)
+                # a fresh resampler per item: no tail of the previous reply leaks into this one
+                self._out_resampler = StreamResampler(self.client.agent_rate_hz,
+                                                      self.output_format.rate_hz)
+            self._batch.append(frame)
+            if len(self._batch) >= self._batch_frames:
+                self._flush_audio()
+            elif self._batch_timer is None:
+                # Frames arrive every 20 ms while audio flows; if playback stalls, send what is
+                # held before its first frame would be more than one frame late.
+                frame_s = FRAME_MS / 1000
+                due_by = at_s + frame_s - self._session_now()
+                wait = max(0.0, min((self._batch_frames - 1) * frame_s + 0.005, due_by))
+                self._batch_timer = asyncio.get_running_loop().call_later(wait, self._flush_audio)
+
+    def _flush_audio(self) -> None:
+        if self._batch_timer is not None:
+            self._batch_timer.cancel()
+            self._batch_timer = None
+        if not self._batch or self._batch_key is None or self.closed:
+            self._batch.clear()
+            return
+        samples = np.concatenate(self._batch)
+        self._batch.clear()
+        if self._out_resampler is not None:
+            samples = self._out_resampler.process(samples)
+        response_id, item_id = self._batch_key
+        self._send({"type": "response.output_audio.delta", "event_id": ev.new_id("event"),
+                    "response_id": response_id, "item_id": item_id, "output_index": 0,
+                    "content_index": 0,
+                    "delta": base64.b64encode(self.output_format.encode(samples)).decode("ascii")})
+
+    # --- events in -----------------------------------------------------------------------------
+
+    async def receive(self, message: str | bytes) -> None:
+        """Handle one client message; any failure becomes an error event, never a dropped call."""
+        event_id = None
+        try:
+            size = len(message) if isinstance(message, bytes) else len(message.encode("utf-8"))
+            if size > self.max_message_bytes:
+                raise ClientError(
+                    "message_too_large",
+                    f"The message is {size} bytes; the limit is {self.max_message_bytes}. "
+                    "Send audio in smaller appends (20-100 ms each is typical).")
+            try:
+                event = json.loads(message)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise ClientError("invalid_json", f"The message is not valid JSON ({exc}); "
+                                                   "send one JSON object per message.") from None
+            if not isinstance(event, dict):
+                raise ClientError("invalid_event", "Each message must be a JSON object with a "
+                                                    "`type`, e.g. {\"type\": \"response.create\"}.")
+            if isinstance(event.get("event_id"), str):
+                event_id = event["event_id"]
+            kind = require(event, "type", str, "the event")
+            handler = self._handlers.get(kind)
+            if handler is None:
+                raise ClientError("unknown_event_type",
+                                   f"Unknown event type {kind!r}; this server handles: "
+                                   f"{', '.join(self._handlers)}.")
+            result = handler(event)
+            if asyncio.iscoroutine(result):
+                await result
+        except ClientError as exc:
+            self._error(exc.code, exc.message, event_id)
+        except Exception as exc:  # a bug here must cost one message, not the call
+            log.exception("failed to handle a client message")
+            self._error("server_error", f"The server failed on this event ({type(exc).__name__}: "
+                                        f"{exc}); the session is still up.", event_id)
+
+    def _session_update(self, event: dict[str, Any]) -> None:
+        update = parse_session_update(event, self.config)  # all of it first: a bad field changes nothing
+        if update.input_format is not None and update.input_format != self.input_format:
+            self.input_format = update.input_format
+            self._in_resampler = StreamResampler(update.input_format.rate_hz, INPUT_RATE_HZ)
+        if update.output_format is not None and update.output_format != self.output_format:
+            self._flush_audio()  # what was held goes out in the format it was made for
+            self.output_format = update.output_format
+            self._batch_key = None  # the next frame starts a resampler for the new rate
+        if update.tools is not None:
+            self.tools = update.tools  # the client runs these; the session offers them and waits
+        if update.include_local is not None:
+            self.include_local = update.include_local
+        self.client.update(instructions=update.instructions, tools=update.tools, **update.settings)
+        self._mark_ready()
+
+    def _append(self, event: dict[str, Any]) -> None:
+        where = "input_audio_buffer.append"
+        text = require(event, "audio", str, where)
+        try:
+            data = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            raise ClientError("invalid_audio", f"{where}: `audio` is not valid base64; send "
+                                                "the raw audio bytes, base64-encoded.") from None
+        fmt = self.input_format  # the format in force when this audio arrived
+        if len(data) % fmt.bytes_per_sample:
+            raise ClientError("invalid_audio",
+                               f"{where}: {len(data)} bytes is not a whole number of "
+                               f"{fmt.encoding} samples ({fmt.bytes_per_sample} bytes each); "
+                               "send whole samples.")
+        session = self.session
+        assert session is not None
+        samples = self._in_resampler.process(fmt.decode(data))
+        rest = np.concatenate([self._in_rest, samples])
+        whole = len(rest) - len(rest) % FRAME_SAMPLES
+        for start in range(0, whole, FRAME_SAMPLES):
+            session.push_audio(rest[start:start + FRAME_SAMPLES])
+        self._in_rest = rest[whole:]
+        self._pushed += whole
+
+    async def _clear(self, event: dict[str, Any]) -> None:
+        self._in_rest = np.zeros(0, np.float32)  # the part-frame not yet handed over goes too
+        await self.client.clear_input()  # acts after the audio appended before it
+
+    async def _commit(self, event: dict[str, Any]) -> None:
+        if await self.client.commit_input() is None:
+            raise ClientError("input_audio_buffer_commit_empty",
+                               "There is no input audio to commit; append audio first.")
+
+    def _cancel(self, event: dict[str, Any]) -> None:
+        if not self.client.cancel_response():
+            raise ClientError("response_cancel_not_active",
+                               "There is no active response to cancel.")
+
+    def _item_create(self, event: dict[str, Any]) -> None:
+        where = "conversation.item.create"
+        body = require(event, "item", dict, where)
+        kind = body.get("type", "message")
+        item_id = body.get("id")
+        if item_id is not None and (not isinstance(item_id, str) or not item_id):
+            raise ClientError("invalid_value", f"{where}: `item.id` must be a non-empty string.")
+        if item_id is not None and self.client.item(item_id) is not None:
+            raise ClientError("item_already_exists", f"{where}: item {item_id!r} already exists; "
+                                                      "leave `id` out to get a fresh one.")
+        if kind == "message":
+            role = require(body, "role", str, where)
+            if role not in ("user", "system", "assistant"):
+                raise ClientError("invalid_value", f"{where}: `item.role` must be user, system or "
+                                                    f"assistant, got {role!r}.")
+            self.client.add_message(role, message_text(body, where), item_id=item_id)
+        elif kind == "function_call_output":
+            call_id = require(body, "call_id", str, where)
+            output = require(body, "output", str, where)
+            try:  # bound to the call it answers; the session adds and announces the item
+                accepted = self.client.deliver_function_output(call_id, output)
+            except KeyError:
+                raise ClientError("unknown_call_id", f"{where}: no function call {call_id!r} was "
+                                                      "made in this session.") from None
+            if not accepted:
+                raise ClientError("invalid_value", f"{where}: the output for {call_id!r} was "
+                                                    "rejected (see the error before this one).")
+            return
+        else:
+            raise ClientError("invalid_value", f"{where}: item type {kind!r} is not supported; "
+                                                "use \"message\" or \"function_call_output\".")
+
+    def _truncate(self, event: dict[str, Any]) -> None:
+        where = "conversation.item.truncate"
+        item_id = require(event, "item_id", str, where)
+        audio_end_ms = require(event, "audio_end_ms", int, where)
+        try:
+            self.client.truncate(item_id, audio_end_ms)  # emits conversation.item.truncated
+        except KeyError:
+            raise ClientError("item_not_found", f"{where}: there is no agent audio item "
+                                                 f"{item_id!r} in this conversation.") from None
+        except ValueError as exc:
+            raise ClientError("invalid_audio_end_ms", f"{where}: {exc}; pass the milliseconds the "
+                                                       "client actually played.") from None
+
+    def _retrieve(self, event: dict[str, Any]) -> None:
+        item_id = require(event, "item_id", str, "conversation.item.retrieve")
+        try:
+            self.client.retrieve(item_id)  # emits conversation.item.retrieved
+        except KeyError:
+            raise ClientError("item_not_found", f"conversation.item.retrieve: there is no item "
+                                                 f"{item_id!r} in this conversation.") from None

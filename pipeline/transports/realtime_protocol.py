@@ -1,0 +1,217 @@
+"""The realtime-API wire format: audio formats, and reading client events strictly.
+
+Audio formats, for `session.audio.input.format` / `session.audio.output.format` (GA shape) or
+`input_audio_format` / `output_audio_format` (beta shape):
+
+    {"type": "audio/pcm", "rate": 24000}   or "pcm16"      16-bit little-endian, 24 kHz (default)
+    {"type": "audio/pcm", "rate": 16000}                   16-bit little-endian, 16 kHz
+    {"type": "audio/pcmu"}                 or "g711_ulaw"  G.711 mu-law, 8 kHz
+
+A client mistake raises `ClientError` with the code the `error` event carries.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..audio import from_int16, mulaw_decode, mulaw_encode, to_int16
+from ..config import Config, apply
+from ..errors import ConfigError
+from ..tools import ToolSpec
+
+
+class ClientError(Exception):
+    """A client mistake, answered with an `error` event; the session goes on."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class AudioFormat:
+    encoding: str  # "pcm16" | "pcmu"
+    rate_hz: int
+
+    @property
+    def bytes_per_sample(self) -> int:
+        return 2 if self.encoding == "pcm16" else 1
+
+    def decode(self, data: bytes) -> np.ndarray:
+        if self.encoding == "pcmu":
+            return mulaw_decode(data)
+        return from_int16(np.frombuffer(data, "<i2"))
+
+    def encode(self, samples: np.ndarray) -> bytes:
+        if self.encoding == "pcmu":
+            return mulaw_encode(samples)
+        return to_int16(samples).astype("<i2").tobytes()
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.encoding == "pcmu":
+            return {"type": "audio/pcmu"}
+        return {"type": "audio/pcm", "rate": self.rate_hz}
+
+    @property
+    def legacy(self) -> str | dict[str, Any]:
+        """The beta spelling where one exists ("pcm16", "g711_ulaw"), else the GA shape."""
+        if self.encoding == "pcmu":
+            return "g711_ulaw"
+        return "pcm16" if self.rate_hz == 24_000 else self.to_dict()
+
+
+PCM16_24K = AudioFormat("pcm16", 24_000)
+TEXT_PARTS = ("input_text", "text", "output_text")
+SUPPORTED = ('{"type": "audio/pcm", "rate": 24000}, {"type": "audio/pcm", "rate": 16000}, '
+              '{"type": "audio/pcmu"}, "pcm16" or "g711_ulaw"')
+
+
+def parse_format(value: Any, where: str) -> AudioFormat:
+    if value == "pcm16":
+        return PCM16_24K
+    if value == "g711_ulaw":
+        return AudioFormat("pcmu", 8_000)
+    if isinstance(value, dict) and value.get("type") == "audio/pcm":
+        rate = value.get("rate", 24_000)
+        if rate in (16_000, 24_000) and not isinstance(rate, bool):
+            return AudioFormat("pcm16", int(rate))
+    if isinstance(value, dict) and value.get("type") == "audio/pcmu":
+        return AudioFormat("pcmu", 8_000)
+    raise ClientError("invalid_value", f"{where} {json.dumps(value)} is not supported; use one of "
+                                        f"{SUPPORTED}.")
+
+
+KINDS: dict[type, str] = {str: "a string", int: "an integer", dict: "an object", list: "a list"}
+
+
+def require(body: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    """A field the event cannot do without, of the JSON type it must have."""
+    if body.get(key) is None:
+        raise ClientError("missing_required_parameter",
+                           f"{where} needs `{key}`; add it and resend.")
+    value = body[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ClientError("invalid_value", f"{where}: `{key}` must be {KINDS[kind]}, "
+                                            f"got {json.dumps(value)[:80]}.")
+    return value
+
+
+def jsonable(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def message_text(body: dict[str, Any], where: str) -> str:
+    content = require(body, "content", list, where)
+    texts = []
+    for part in content:
+        if not isinstance(part, dict) or part.get("type") not in TEXT_PARTS:
+            raise ClientError("invalid_value", f"{where}: content parts must be text, like "
+                                                "{\"type\": \"input_text\", \"text\": \"...\"}.")
+        texts.append(require(part, "text", str, where))
+    return " ".join(texts)
+
+
+def turn_settings(value: Any, config: Config) -> dict[str, Any] | None:
+    """A realtime `turn_detection` object -> our turn policy keys and response flags (None: off)."""
+    if value is None:
+        return None
+    where = "session.update: turn_detection"
+    if not isinstance(value, dict):
+        raise ClientError("invalid_value", f"{where} must be null or an object like "
+                                            "{\"type\": \"server_vad\"}.")
+    # Our detector already judges whether the words look finished, so semantic_vad maps onto it.
+    if value.get("type", "server_vad") not in ("server_vad", "semantic_vad"):
+        raise ClientError("invalid_value",
+                           f"{where}.type must be \"server_vad\" or \"semantic_vad\".")
+    turn: dict[str, Any] = {}
+    for key, ours, lo, hi in (("threshold", "vad_threshold", 0.0, 1.0),
+                              ("prefix_padding_ms", "prefix_padding_ms", 0, 1000),
+                              ("silence_duration_ms", "min_silence_ms", 0, 10_000)):
+        if value.get(key) is None:
+            continue
+        number = value[key]
+        numeric = isinstance(number, int | float) and not isinstance(number, bool)
+        if not numeric or not lo <= number <= hi:
+            raise ClientError("invalid_value",
+                               f"{where}.{key} must be a number from {lo} to {hi}.")
+        turn[ours] = number if ours == "vad_threshold" else int(number)
+    if "min_silence_ms" in turn:  # the hard cap must stay at or above the new silence time
+        turn["max_silence_ms"] = max(config.turn.max_silence_ms, turn["min_silence_ms"])
+    try:
+        apply(config, {"turn": turn})  # checked on a copy; the session applies it
+    except ConfigError as exc:
+        raise ClientError("invalid_value", f"{where}: {exc}") from None
+    flags = {}
+    for key in ("create_response", "interrupt_response"):
+        flag = value.get(key, True)
+        if not isinstance(flag, bool):
+            raise ClientError("invalid_value", f"{where}.{key} must be true or false.")
+        flags[key] = flag
+    return {"turn": turn, **flags}
+
+
+@dataclass
+class SessionUpdate:
+    """A checked `session.update`: None where the client left a setting as it was."""
+
+    input_format: AudioFormat | None
+    output_format: AudioFormat | None
+    instructions: str | None
+    tools: list[ToolSpec] | None
+    include_local: bool | None
+    settings: dict[str, Any]  # keyword arguments for ClientControl.update (turn detection)
+
+
+def parse_session_update(event: dict[str, Any], config: Config) -> SessionUpdate:
+    """Read a whole session.update, raising ClientError at its first bad field."""
+    body = require(event, "session", dict, "session.update")
+    audio = body.get("audio") or {}
+    if not isinstance(audio, dict):
+        raise ClientError("invalid_value", "session.update: `session.audio` must be an object.")
+    a_in, a_out = audio.get("input") or {}, audio.get("output") or {}
+    if not isinstance(a_in, dict) or not isinstance(a_out, dict):
+        raise ClientError("invalid_value", "session.update: `session.audio.input` and "
+                                           "`.output` must be objects.")
+    in_fmt = out_fmt = None
+    if "format" in a_in or "input_audio_format" in body:
+        in_fmt = parse_format(a_in.get("format", body.get("input_audio_format")), "The input format")
+    if "format" in a_out or "output_audio_format" in body:
+        out_fmt = parse_format(a_out.get("format", body.get("output_audio_format")), "The output format")
+    instructions = body.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise ClientError("invalid_value", "session.update: `instructions` must be a string.")
+    tools = None
+    if body.get("tools") is not None:
+        tools = parse_tools(require(body, "tools", list, "session.update"))
+    include_local = body.get("include_local_events")
+    if include_local is not None and not isinstance(include_local, bool):
+        raise ClientError("invalid_value", "session.update: `include_local_events` must be "
+                                           "true or false.")
+    settings: dict[str, Any] = {}
+    if "turn_detection" in a_in or "turn_detection" in body:
+        vad = turn_settings(a_in.get("turn_detection", body.get("turn_detection")), config)
+        if vad is None:  # the client commits, asks for replies and interrupts itself
+            settings = {"server_vad": False, "create_response": False, "interrupt_response": False}
+        else:
+            settings = {"server_vad": True, "turn": vad["turn"], "create_response": vad["create_response"],
+                        "interrupt_response": vad["interrupt_response"]}
+    return SessionUpdate(in_fmt, out_fmt, instructions, tools, include_local, settings)
+
+
+def parse_tools(definitions: list[Any]) -> list[ToolSpec]:
+    """Function-tool definitions from a session.update, as specs the session can offer."""
+    specs = []
+    for i, definition in enumerate(definitions):
+        if not isinstance(definition, dict):
+            raise ClientError("invalid_value", f"session.update: tools[{i}] must be an object "
+                                               "like {\"type\": \"function\", \"name\": ...}.")
+        try:
+            specs.append(ToolSpec.from_openai(definition))
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ClientError("invalid_value", f"session.update: tools[{i}]: {exc}") from None
+    return specs

@@ -1,0 +1,289 @@
+"""Turn taking: from speech start to a committed caller turn, and the reply it asks for.
+
+Per window it reads the voice probability: speech start opens a turn (with prefix padding from
+the input history) and its streaming transcription; speech stop starts the final pass at once,
+so the transcript is ready when the turn ends; the dual-threshold detector (`turns.py`) ends the
+turn, with the "looks complete" signal scored off the loop once per distinct transcript. When the
+final transcript is ready before the commit, a held reply is started (speculation) and adopted at
+commit if the transcript is the same. Without server VAD the client commits turns itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import events as ev
+from .callctl import CallControl
+from .conversation import Item
+from .core import SessionCore
+from .playback import Playback
+from .protocols import STT, Completeness
+from .responder import Responder
+from .response import Response
+from .stt import Partial, StreamingTranscriber
+from .turns import TurnDetector
+from .vad import WINDOW_MS
+
+_EOT_AUDIO_S = 8.0  # an audio end-of-turn model reads at most the last 8 s (Smart Turn's window)
+
+
+@dataclass
+class Turn:
+    """One caller turn, from the first speech onset to commit."""
+
+    item_id: str
+    audio_start_ms: float
+    stt: StreamingTranscriber
+    speech_end_ms: float | None = None
+    over_agent: bool = False  # speech began while the agent was speaking
+    barged_in: bool = False
+    announced: bool = False  # speech_started sent; talk over the agent waits for the gate
+    segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
+    preemptive: Response | None = None
+    commit_reason: str | None = None
+    texts_checked: dict[str, float] = field(default_factory=dict)
+
+
+class TurnTaking:
+    def __init__(self, core: SessionCore, *, stt: STT, completeness: Completeness, playback: Playback,
+                 responder: Responder, control: CallControl,
+                 history_since: Callable[[float], np.ndarray], now_ms: Callable[[], float]) -> None:
+        self.core = core
+        self.stt = stt
+        self.completeness = completeness
+        self.playback = playback
+        self.responder = responder
+        self.control = control
+        self.history_since = history_since
+        self.now_ms = now_ms
+        self.detector = TurnDetector(core.config.turn)
+        self.turn: Turn | None = None
+        self.server_vad = True  # False: the client commits input itself (realtime API)
+        self.preemptive_used = 0
+        self.preemptive_discarded = 0
+
+    @property
+    def caller_speaking(self) -> bool:
+        """The caller holds the floor: speaking, or paused inside a turn not yet committed.
+
+        Without server VAD the open turn is only a buffer the client will commit: unknown."""
+        return self.turn is not None and self.server_vad
+
+    def set_server_vad(self, on: bool) -> None:
+        self.server_vad = on
+        self.core.floor.pulse()
+
+    def _open(self, turn: Turn) -> None:
+        self.turn = turn
+        self.core.floor.pulse()
+
+    def _close(self) -> Turn | None:
+        turn, self.turn = self.turn, None
+        self.detector.reset()
+        self.core.floor.pulse()
+        return turn
+
+    # --- input ---------------------------------------------------------------------------------
+
+    def on_frame(self, frame: np.ndarray) -> None:
+        if self.turn is not None:
+            self.turn.stt.append(frame)
+
+    def on_window(self, _window: np.ndarray, prob: float, end_ms: float) -> None:
+        if not self.server_vad:
+            self._manual_turn_window(end_ms)
+            return
+        signal = self.detector.on_window(prob, end_ms)
+        if signal is not None and signal.kind == "speech_started":
+            self._on_speech_started(signal.at_ms)
+        elif signal is not None and signal.kind == "speech_stopped":
+            self._on_speech_stopped(signal.at_ms)
+        turn = self.turn
+        if turn is None:
+            return
+        if self.detector.in_speech:
+            if prob >= self.core.config.turn.vad_threshold:  # not in the trailing windows: a pass
+                turn.stt.poll_partial()  # started there would hold up the final one
+        else:
+            self._check_end_of_turn(end_ms)
+
+    def _new_turn(self, start_ms: float, *, over_agent: bool = False) -> Turn:
+        stt = StreamingTranscriber(self.stt, self.core.clock)
+        turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, over_agent=over_agent)
+        stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
+        stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
+        self._open(turn)
+        return turn
+
+    def _on_speech_started(self, onset_ms: float) -> None:
+        start_ms = max(0.0, onset_ms - self.core.config.turn.prefix_padding_ms)
+        turn = self.turn
+        if turn is None:
+            turn = self._new_turn(start_ms, over_agent=self.playback.speaking and self.core.config.bargein.enabled)
+        else:  # the caller resumed: the pending final and any speculation are stale
+            turn.stt.discard_final()
+            self._drop_preemptive(turn)
+        turn.segment_start_ms = start_ms
+        self.responder.drop_unheard_reply()
+        if not turn.over_agent:
+            self.announce(turn)
+
+    def announce(self, turn: Turn) -> None:
+        """Tell clients speech started. Over the agent, only once it is a real interruption:
+        clients stop their playback on this event, and a "mm-hmm" must not do that."""
+        if not turn.announced:
+            turn.announced = True
+            self.core.emit(ev.SpeechStarted(item_id=turn.item_id, audio_start_ms=int(turn.segment_start_ms)))
+
+    def _on_speech_stopped(self, end_ms: float) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        turn.speech_end_ms = end_ms
+        if turn.over_agent and not self.playback.speaking:
+            turn.over_agent = False  # the caller outlasted the agent: a real turn after all
+            self.announce(turn)
+        if turn.announced:
+            self.core.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
+        if self.core.config.response.mode == "sequential":
+            return  # the baseline starts its final pass only once the turn is committed
+        final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
+        self.core.spawn(self._after_final(turn, final))
+
+    def interrupted(self, from_ms: float | None) -> None:
+        """The barge-in gate fired: the open turn is an interruption starting at `from_ms`; what
+        it picked up before that was under the agent's voice (echo residue, breath)."""
+        turn = self.turn
+        if turn is None:
+            return
+        if from_ms is not None and from_ms > turn.audio_start_ms:
+            turn.stt.reset()
+            turn.stt.append(self.history_since(from_ms))
+            turn.audio_start_ms = turn.segment_start_ms = from_ms
+        turn.barged_in = True
+        self.announce(turn)
+
+    # --- transcripts and the end of the turn -----------------------------------------------------
+
+    async def _after_final(self, turn: Turn, final: object) -> None:
+        text = await turn.stt.settled_final(final)
+        if text is None or self.turn is not turn:
+            return
+        await self._score(turn, text)
+        if self.turn is turn and not self.detector.in_speech:
+            self._start_preemptive(turn, text)
+            self._check_end_of_turn(self.now_ms())
+
+    def _on_partial(self, turn: Turn, partial: Partial) -> None:
+        self.core.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta,
+                                             stable=partial.stable, tentative=partial.tentative))
+        self.core.spawn(self._score(turn, turn.stt.latest_text))
+
+    async def _score(self, turn: Turn, text: str) -> None:
+        """Completeness of a transcript, computed once per distinct text, off the loop."""
+        if text in turn.texts_checked:
+            return
+        audio = turn.stt.audio_tail(_EOT_AUDIO_S)
+        turn.texts_checked[text] = await self.core.clock.run_in_thread(
+            self.completeness.probability, text, audio)
+
+    def _check_end_of_turn(self, now_ms: float) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        text = turn.stt.peek_final()
+        if text is None:
+            text = turn.stt.latest_text
+        reason = self.detector.end_of_turn(now_ms, turn.texts_checked.get(text))
+        if reason is not None:
+            self._commit(reason)
+
+    def _commit(self, reason: str) -> None:
+        turn = self._close()
+        assert turn is not None
+        turn.commit_reason = reason
+        end_ms = turn.speech_end_ms if turn.speech_end_ms is not None else self.now_ms()
+        if not (turn.over_agent and not turn.barged_in):  # talk under the agent is no turn
+            conversation = self.core.conversation
+            self.core.emit(ev.InputCommitted(
+                item_id=turn.item_id, audio_start_ms=int(turn.audio_start_ms), audio_end_ms=int(end_ms),
+                reason=reason, previous_item_id=conversation.items[-1].id if conversation.items else None))
+        self.core.spawn(self._finish_turn(turn))
+
+    async def _finish_turn(self, turn: Turn) -> None:
+        text = (await turn.stt.final()).strip()
+        stats = turn.stt.stats
+        if turn.over_agent and not turn.barged_in:
+            self._drop_preemptive(turn)
+            self.core.log(f"backchannel while the agent spoke, not a turn: {text!r}")
+            return
+        self.core.emit(ev.TranscriptionCompleted(item_id=turn.item_id, transcript=text))
+        self.core.emit(ev.StageMark(stage="stt_final", turn_id=turn.item_id, detail={
+            "final_compute_ms": round(stats.final_compute_s * 1000, 1), "partial_passes": stats.passes,
+            "partials_skipped": stats.skipped, "partial_cadence_hz": round(stats.cadence_hz, 2),
+            "finals_discarded": stats.finals_discarded}))
+        if not text:
+            self._drop_preemptive(turn)
+            self.core.log("turn had no words; nothing to answer")
+            return
+        farewell = self.control.on_caller_turn(text)  # "okay, bye!" after our goodbye: no reply
+        self.core.add_item(Item(type="message", role="user", text=text, id=turn.item_id))
+        if farewell or not self.responder.auto_respond:  # or the client asks for replies itself
+            return
+        await self._respond(turn, text)
+
+    # --- speculation -------------------------------------------------------------------------------
+
+    def _start_preemptive(self, turn: Turn, text: str) -> None:
+        """Speculate at speech-stop: generate (held) while the turn may still be committed."""
+        response = self.core.config.response
+        if (not response.preemptive or response.mode == "sequential" or not self.responder.auto_respond
+                or not text.strip() or self.responder.active is not None
+                or turn.preemptive is not None or turn.over_agent):
+            return
+        turn.preemptive = self.responder.new(turn.item_id, held=True, transcript=text)
+        self.responder.begin(turn.preemptive)
+
+    def _drop_preemptive(self, turn: Turn) -> None:
+        if turn.preemptive is not None:
+            turn.preemptive.cancel("discarded")
+            turn.preemptive = None
+            self.preemptive_discarded += 1
+
+    async def _respond(self, turn: Turn, text: str) -> None:
+        spec, turn.preemptive = turn.preemptive, None
+        if spec is not None and spec.transcript == text and spec.status == "in_progress":
+            self.preemptive_used += 1
+            spec.adopt()
+            await spec.done.wait()
+            return
+        if spec is not None:
+            spec.cancel("discarded")
+            self.preemptive_discarded += 1
+            await spec.done.wait()
+        await self.responder.create_response(turn_id=turn.item_id)
+
+    # --- turns the client commits (no server VAD) ------------------------------------------------
+
+    def _manual_turn_window(self, end_ms: float) -> None:
+        """Without server VAD, all input since the last commit belongs to one manual turn."""
+        if self.turn is None:
+            self._new_turn(max(0.0, end_ms - WINDOW_MS))
+
+    def commit_now(self) -> str | None:
+        """End the open turn now (input_audio_buffer.commit); its item id, or None if none."""
+        if self.turn is None:
+            return None
+        item_id = self.turn.item_id
+        self._commit("client")
+        return item_id
+
+    def clear_now(self) -> None:
+        """Drop the open turn's audio and any speculation on it (input_audio_buffer.clear)."""
+        if self.turn is not None:
+            self._drop_preemptive(self.turn)
+            self._close()
+        self.core.emit(ev.InputCleared())
