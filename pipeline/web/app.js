@@ -49,7 +49,7 @@ class Call {
     this.sentMs = 0;
     this.serverOffsetMs = Infinity; // page clock minus server perf clock, smallest seen (≈ no transit)
     this.turnOfResponse = new Map();
-    this.responseOfItem = new Map();
+    this.liveItems = new Set(); // agent audio items of replies not yet done
     this.committedTurns = [];
     this.levelDbfs = -120;
     this.ended = false;
@@ -148,13 +148,19 @@ class Call {
 
   speechStarted(event) {
     this.transcript.callerLine(event.item_id);
-    if (ui.bargeIn.checked && this.player.playing) this.bargeIn();
+    if (ui.bargeIn.checked) this.bargeIn();
   }
 
-  /** The caller cut in: silence the agent now and tell the server how much was heard. */
+  /** The caller cut in: silence the agent now and tell the server how much was heard. The
+   * server may have paused the reply while it judged the interruption, so the page's queue can
+   * be empty by now: every reply still in progress that was partly heard is truncated. */
   bargeIn() {
-    for (const { itemId, heardMs } of this.player.stop()) {
-      this.socket.send({ type: "conversation.item.truncate", item_id: itemId, content_index: 0, audio_end_ms: heardMs });
+    const cut = new Set([...this.player.stop().map(({ itemId }) => itemId), ...this.liveItems]);
+    for (const itemId of cut) {
+      const heardMs = Math.floor(this.player.heardMs(itemId));
+      if (heardMs > 0) {
+        this.socket.send({ type: "conversation.item.truncate", item_id: itemId, content_index: 0, audio_end_ms: heardMs });
+      }
     }
   }
 
@@ -182,8 +188,10 @@ class Call {
 
   outputItemAdded(event) {
     const item = event.item;
-    this.responseOfItem.set(item.id, event.response_id);
-    if (item.type === "message") this.transcript.agentLine(item.id);
+    if (item.type === "message") {
+      this.liveItems.add(item.id);
+      this.transcript.agentLine(item.id);
+    }
     else if (item.type === "function_call") this.transcript.toolCall(item.call_id, item.name, item.arguments ?? "");
   }
 
@@ -201,6 +209,7 @@ class Call {
         time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       });
       this.socket.send({ type: "conversation.item.create", item: { type: "function_call_output", call_id: event.call_id, output } });
+      this.socket.send({ type: "response.create" }); // as with a hosted API, the client asks for the answer
     }
   }
 
@@ -211,6 +220,7 @@ class Call {
   responseDone(event) {
     const response = event.response;
     for (const item of response.output ?? []) {
+      this.liveItems.delete(item.id);
       if (item.type !== "message") continue;
       this.transcript.agentComplete(item.id, { heardInFull: response.status === "completed" });
       if (response.status !== "completed") this.transcript.agentStopped(item.id, response.status);
