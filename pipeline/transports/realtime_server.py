@@ -36,6 +36,7 @@ from ..runtime import add_config_args, load_config
 from ..session import Session, Stages
 from .realtime_connection import Connection, RecentEvents
 from .realtime_protocol import AudioFormat, parse_format
+from .web import page_response, select_subprotocol, subprotocol_token
 
 PATH = "/v1/realtime"
 _SOCKET_LIMIT_FACTOR = 8  # the socket takes larger messages so an oversize one gets an error event
@@ -75,6 +76,7 @@ class RealtimeServer:
     async def start(self) -> None:
         self._server = await serve(self._handle, self.host, self.port,
                                    process_request=self._check_request,
+                                   select_subprotocol=select_subprotocol,
                                    max_size=self.max_message_bytes * _SOCKET_LIMIT_FACTOR)
         self.port = self._server.sockets[0].getsockname()[1]
 
@@ -92,12 +94,17 @@ class RealtimeServer:
             self._server = None
 
     def _check_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        page = page_response(connection, request)  # the browser page at `/`, served without token
+        if page is not None:
+            return page
         if urlsplit(request.path).path.rstrip("/") != PATH:
             return connection.respond(HTTPStatus.NOT_FOUND, f"Not found: connect to {self.url}\n")
         if self.token is not None and not _bearer_ok(request.headers, self.token):
             response = connection.respond(HTTPStatus.UNAUTHORIZED,
-                                          "Send the header `Authorization: Bearer <token>` with "
-                                          "the token this server was started with.\n")
+                                          "Send the header `Authorization: Bearer <token>` (or, "
+                                          "from a browser, the subprotocol "
+                                          "`openai-insecure-api-key.<token>`) with the token this "
+                                          "server was started with.\n")
             response.headers["WWW-Authenticate"] = "Bearer"
             return response
         return None
@@ -121,7 +128,10 @@ class RealtimeServer:
 
 def _bearer_ok(headers: Headers, token: str) -> bool:
     given = headers.get("Authorization", "")
-    return hmac.compare_digest(given.encode("utf-8"), f"Bearer {token}".encode())
+    from_browser = subprotocol_token(headers)  # a browser cannot set Authorization on a WebSocket
+    return hmac.compare_digest(given.encode("utf-8"), f"Bearer {token}".encode()) or (
+        from_browser is not None and hmac.compare_digest(from_browser.encode("utf-8"),
+                                                         token.encode("utf-8")))
 
 
 # --- command line ----------------------------------------------------------------------------
