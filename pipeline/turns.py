@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
+
 from .config import TurnPolicy
 from .stt import StreamingTranscriber
 from .vad import WINDOW_MS
@@ -23,8 +25,9 @@ if TYPE_CHECKING:
 class Completeness(Protocol):
     """The `pipeline.turns` entry-point interface."""
 
-    def probability(self, text: str) -> float:
-        """How likely the caller has finished (0..1), from the latest transcript."""
+    def probability(self, text: str, audio: np.ndarray | None = None) -> float:
+        """How likely the caller has finished (0..1), from the latest transcript and the turn's
+        16 kHz audio so far (ending now); `audio` is None for a text-only call."""
 
 
 # Words that promise more is coming; a transcript ending in one is not finished.
@@ -53,7 +56,8 @@ class HeuristicCompleteness:
     for a plugin that averages signals.
     """
 
-    def probability(self, text: str) -> float:
+    def probability(self, text: str, audio: np.ndarray | None = None) -> float:
+        """Text only; `audio` is accepted and ignored."""
         text = text.strip()
         if not text:
             return 0.0
@@ -82,7 +86,8 @@ class LLMCompleteness:
             raise ValueError("the llm completeness signal needs the session's LLM")
         self.llm = llm
 
-    def probability(self, text: str) -> float:
+    def probability(self, text: str, audio: np.ndarray | None = None) -> float:
+        """Text only; `audio` is accepted and ignored."""
         if not text.strip():
             return 0.0
         messages = [
