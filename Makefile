@@ -16,10 +16,11 @@ test: setup models
 
 setup: system-deps $(STAMP)
 
-# libportaudio2 for sounddevice; pulseaudio makes a real (null-sink) sound device for the tests.
+# libportaudio2 for sounddevice; pulseaudio makes a real (null-sink) sound device for the tests;
+# espeak-ng voices the unseen speakers of the end-of-turn set (bench/eot_set.py).
 system-deps:
 	@missing=""; \
-	for pkg in libportaudio2 pulseaudio; do \
+	for pkg in libportaudio2 pulseaudio espeak-ng; do \
 	  dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; \
 	done; \
 	if [ -n "$$missing" ]; then \
