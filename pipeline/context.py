@@ -41,7 +41,7 @@ def omitted_note(turns: int) -> str:
 
 def fit_conversation(instructions: str, items: Sequence[Item], *, count_tokens: CountTokens,
                      max_prompt_tokens: int, extra_messages: Iterable[dict[str, Any]] = (),
-                     cache: dict[Any, int] | None = None) -> Fit:
+                     cache: dict[Any, int] | None = None, drop_step: int = 1) -> Fit:
     """The messages `Conversation.to_messages` would build, with the oldest turns dropped until
     they count at most `max_prompt_tokens`.
 
@@ -54,7 +54,13 @@ def fit_conversation(instructions: str, items: Sequence[Item], *, count_tokens: 
 
     `cache` holds per-turn counts between calls: keep one dict for the life of a call and each
     new turn costs about three `count_tokens` calls, whatever the call's length.
+
+    `drop_step` drops turns in multiples of that many. The prompt then keeps the same start for
+    several turns in a row, so a server's prompt cache (llama.cpp reuses the longest prefix it
+    shares with the previous request) is not invalidated on every turn of a long call.
     """
+    if drop_step < 1:
+        raise ValueError("drop_step must be at least 1 (1: drop turns one at a time)")
     cache = cache if cache is not None else {}
     extras = list(extra_messages)
     counter = _Counter(count_tokens, cache, instructions)
@@ -86,6 +92,7 @@ def fit_conversation(instructions: str, items: Sequence[Item], *, count_tokens: 
             break
         estimate, k = grown, k - 1
     last = max(0, len(turns) - 1)
+    k = min(last, -(-k // drop_step) * drop_step)  # up to the next multiple: the cut moves rarely
     while True:  # the estimate is close; the exact count of what is sent decides
         messages, kept = build(k)
         tokens = counter.count(messages)
@@ -97,7 +104,7 @@ def fit_conversation(instructions: str, items: Sequence[Item], *, count_tokens: 
                 f"{tokens} tokens but the prompt may use {max_prompt_tokens}: shorten the "
                 "instructions or tool descriptions, lower the reply's max_tokens, or use a model "
                 "with a larger context window")
-        k += 1
+        k = min(last, k + drop_step)
     kept_ids = {i.id for i in kept}
     return Fit(messages=messages, prompt_tokens=tokens,
                dropped_ids=tuple(i.id for i in items if i.id not in kept_ids),

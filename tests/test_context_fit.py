@@ -174,6 +174,22 @@ def test_each_new_turn_costs_a_few_counts_whatever_the_length():
     assert max(calls) <= 4, calls
 
 
+def test_a_drop_step_moves_the_cut_rarely_so_the_prompt_start_stays_the_same():
+    def cuts(step: int) -> list[int]:
+        items, cache, out = chat(20), {}, []
+        for n in range(40):
+            items += [user(f"Follow-up {n}, please tell me more."), agent(f"More detail {n}.")]
+            result = fit(items, 400, cache=cache, drop_step=step)
+            assert result.prompt_tokens <= 400
+            out.append(result.turns_omitted)
+        return out
+
+    one, eight = cuts(1), cuts(8)
+    assert all(k % 8 == 0 for k in eight)
+    assert all(a >= b for a, b in zip(eight, one, strict=True))  # never keeps more than needed
+    assert len(set(eight)) * 4 <= len(set(one)), (one, eight)
+
+
 @pytest.mark.models
 def test_fitting_with_the_real_tokenizer_stays_under_budget(real_llm):
     items = chat(100)
