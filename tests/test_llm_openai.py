@@ -5,6 +5,7 @@ Loopback only. The server is started per module (and once more for the test that
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -113,6 +114,32 @@ def test_cancel_closes_the_stream_within_one_chunk_and_the_server_stops(llm, ser
     list(llm.stream([{"role": "user", "content": "Hi."}], cancel=threading.Event(), result=follow,
                     max_tokens=4))
     assert follow.output_tokens > 0  # the model was free again, not busy with 400 tokens
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_requests_share_a_keep_alive_connection_and_a_cancelled_stream_drops_its_own(server):
+    llm = OpenAICompatibleLLM(base_url=server.url, first_token_timeout_s=60.0)
+    hi = [{"role": "user", "content": "Hi."}]
+
+    def client_ports(since: int) -> list[str]:  # uvicorn logs each request's client address
+        return re.findall(r'127\.0\.0\.1:(\d+) - "POST /v1/chat/completions',
+                          server.log.read_text(errors="replace")[since:])
+
+    llm.count_tokens(hi)  # its one-off calibration makes two requests of its own
+    start = len(server.log.read_text(errors="replace"))
+    for _ in range(3):
+        llm.complete(hi, max_tokens=2)
+    assert len(client_ports(start)) == 3 and len(set(client_ports(start))) == 1
+    cancel = threading.Event()
+    stream = llm.stream(hi, cancel=cancel, max_tokens=50)
+    next(stream)
+    cancel.set()
+    list(stream)
+    llm.complete(hi, max_tokens=2)
+    ports = client_ports(start)
+    assert len(ports) == 5 and ports[3] == ports[0] and ports[4] != ports[0]
+    llm.close()
 
 
 @pytest.mark.models
