@@ -34,7 +34,7 @@ system-deps:
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench,server]'
 	touch $(STAMP)
 
 models:

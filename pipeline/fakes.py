@@ -22,11 +22,13 @@ class ScriptedLLM:
     """
 
     def __init__(self, *, replies: list[Any] | None = None, rules: list[list[Any]] | None = None,
-                 words_per_token: int = 1, max_tokens: int = 96) -> None:
+                 words_per_token: int = 1, max_tokens: int = 96,
+                 context_window: int = 2048) -> None:  # LlamaLLM's n_ctx
         self.replies = list(replies or ["Sure. I can help with that."])
         self.rules = [(re.compile(p, re.IGNORECASE), r) for p, r in (rules or [])]
         self.words_per_token = words_per_token
         self.max_tokens = max_tokens
+        self.context_window = context_window
         self.requests: list[list[dict[str, Any]]] = []
         self.lock = threading.Lock()
         self._next = 0
@@ -65,6 +67,11 @@ class ScriptedLLM:
 
     def next_token_logprobs(self, messages: list[dict[str, Any]], candidates: list[str]) -> dict[str, float]:
         return {"yes": -0.1, "no": -2.5}
+
+    def count_tokens(self, messages: list[dict[str, Any]]) -> int:
+        """An estimate: a token a word, 4 a message for the chat template, 3 for the reply's cue
+        (ChatML's `<|im_start|>role\n ... <|im_end|>\n` and `<|im_start|>assistant\n`)."""
+        return 3 + sum(4 + len(str(m.get("content", "")).split()) for m in messages)
 
 
 class _Fields(dict):

@@ -34,6 +34,7 @@ class LlamaLLM:
             raise ModelMissingError(path, "LLM model")
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.context_window = n_ctx
         self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads,
                           n_gpu_layers=gpu_layers, seed=seed, verbose=False)
         self.lock = threading.Lock()
@@ -67,11 +68,27 @@ class LlamaLLM:
                         result.finish_reason = choice["finish_reason"]
             finally:
                 chunks.close()  # frees the model for the next request even when cancelled
-                result.prompt_tokens = self._count_prompt(messages)
+                result.prompt_tokens = self.count_tokens(messages)
 
-    def _count_prompt(self, messages: list[dict[str, Any]]) -> int:
-        text = "".join(str(m.get("content", "")) for m in messages)
-        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
+    def count_tokens(self, messages: list[dict[str, Any]]) -> int:
+        """Prompt tokens of these messages as the model sees them (its chat template applied)."""
+        return len(self._prompt_tokens(messages))
+
+    def _prompt_tokens(self, messages: list[dict[str, Any]]) -> list[int]:
+        """The tokens create_chat_completion evaluates: the model's own template, rendered and
+        tokenized the way llama-cpp-python's chat handler does it."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        llm = self._llm
+        if self._formatter is None:
+            vocab = llm._model
+            self._formatter = Jinja2ChatFormatter(
+                template=llm.metadata["tokenizer.chat_template"],
+                eos_token=vocab.token_get_text(vocab.token_eos()),
+                bos_token=vocab.token_get_text(vocab.token_bos()))
+        rendered = self._formatter(messages=messages)
+        return llm.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special,
+                            special=True)
 
     def complete(self, messages: list[dict[str, Any]], *, cancel: threading.Event | None = None,
                  **kwargs: Any) -> str:
@@ -83,17 +100,9 @@ class LlamaLLM:
         over the prompt, reading the last position's logits (no `logits_all`, which would slow
         every other prompt)."""
         import numpy as np
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         llm = self._llm
-        if self._formatter is None:
-            vocab = llm._model
-            self._formatter = Jinja2ChatFormatter(
-                template=llm.metadata["tokenizer.chat_template"],
-                eos_token=vocab.token_get_text(vocab.token_eos()),
-                bos_token=vocab.token_get_text(vocab.token_bos()))
-        prompt = self._formatter(messages=messages).prompt
-        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        tokens = self._prompt_tokens(messages)
         with self.lock:
             llm.reset()
             llm.eval(tokens)
