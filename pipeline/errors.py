@@ -19,3 +19,9 @@ class ModelMissingError(PipelineError):
 
 class ConfigError(PipelineError):
     pass
+
+
+class SpokenError(PipelineError):
+    """A stage failure the caller should hear about: `apology` is said instead of silence."""
+
+    apology = "Sorry, I'm having trouble answering right now. Please try again in a moment."

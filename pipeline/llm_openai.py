@@ -26,8 +26,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import keepalive
-from .errors import PipelineError
-from .llm import Generation
+from .errors import SpokenError
+from .protocols import Generation
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 APOLOGY = "Sorry, I'm having trouble answering right now. Please say that again in a moment."
 
 
-class LLMServerError(PipelineError):
+class LLMServerError(SpokenError):
     """The LLM server was down, slow, or answered with an error; the message says what to do."""
 
     apology = APOLOGY

@@ -78,6 +78,16 @@ class LLM(Protocol):
 
 
 @runtime_checkable
+class CountingLLM(Protocol):
+    """An LLM whose prompt can be measured: the conversation is fitted to its context window."""
+
+    context_window: int  # tokens the model reads and writes in one request
+    max_tokens: int  # the longest reply it will be asked for
+
+    def count_tokens(self, messages: Messages) -> int: ...
+
+
+@runtime_checkable
 class ScoringLLM(Protocol):
     """An LLM that can score candidate first tokens (the `llm` completeness signal)."""
 
@@ -173,7 +183,7 @@ class RecordingTransport(Protocol):
 
 
 __all__ = [
-    "VAD", "ForkableVAD", "STT", "Completeness", "Generation", "LLM", "ScoringLLM", "TTS",
+    "VAD", "ForkableVAD", "STT", "Completeness", "Generation", "LLM", "CountingLLM", "ScoringLLM", "TTS",
     "AsyncTTS", "AudioSink", "BufferedSink", "ClearableSink", "HangUpSink", "EchoReferenceSink",
     "CallInput", "Transport", "RecordingTransport", "Messages",
 ]

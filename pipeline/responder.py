@@ -8,12 +8,17 @@ and the heard-in-full bookkeeping that tools and reminders rely on.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from . import events as ev
+from .context import ContextOverflowError, fit_conversation
 from .core import SessionCore
 from .playback import Playback
-from .protocols import LLM, TTS
+from .protocols import LLM, TTS, CountingLLM
 from .response import Response, ResponseContext, ToolHooks
+
+_TEMPLATE_TOKENS = 8  # chat-template tokens around one message (ChatML adds 5)
+_DROP_STEP = 8  # drop turns eight at a time: the prompt's start, and the model's cache, survive
 
 
 class Responder:
@@ -31,32 +36,53 @@ class Responder:
         self.active: Response | None = None
         self.responses: list[Response] = []
         self._played_first: set[str] = set()
+        self._fit_cache: dict[Any, int] = {}  # token counts per turn, for the life of the call
         playback.frame_listeners.append(self._on_frame_played)
 
     # --- making responses ------------------------------------------------------------------------
 
     def messages(self, *, extra_user: str | None = None,
-                 system_note: str | None = None) -> list[dict[str, str]]:
-        """The LLM context: instructions (with the tools), the conversation, and any extras."""
+                 system_note: str | None = None) -> list[dict[str, Any]]:
+        """The LLM context: instructions (with the tools), the conversation, and any extras,
+        fitted to the model's context window (the oldest turns go first; ContextOverflowError
+        when even the latest turn cannot fit)."""
         instructions = self.core.config.response.instructions
         tools_prompt = self.tools.prompt()
         if tools_prompt:
             instructions += "\n\n" + tools_prompt
-        messages = self.core.conversation.to_messages(instructions)
-        if extra_user is not None:
-            messages.append({"role": "user", "content": extra_user})
-        if system_note is not None:
-            messages.append({"role": "system", "content": system_note})
-        return messages
+        extra = [{"role": "user", "content": extra_user}] if extra_user is not None else []
+        extra += [{"role": "system", "content": system_note}] if system_note is not None else []
+        messages = self.core.conversation.to_messages(instructions) + extra
+        llm = self.ctx.llm
+        if not isinstance(llm, CountingLLM):
+            return messages
+        budget = llm.context_window - llm.max_tokens
+        # a token covers at least one byte: a prompt with fewer bytes (plus the template's few
+        # tokens a message) than the budget fits without tokenizing it, the common case
+        if sum(len(str(m["content"]).encode()) + _TEMPLATE_TOKENS for m in messages) <= budget:
+            return messages
+        fit = fit_conversation(instructions, self.core.conversation.items, count_tokens=llm.count_tokens,
+                               max_prompt_tokens=budget, extra_messages=extra, cache=self._fit_cache,
+                               drop_step=_DROP_STEP)
+        if fit.turns_omitted:
+            self.core.emit(ev.StageMark(stage="context_fit", detail={
+                "prompt_tokens": fit.prompt_tokens, "turns_omitted": fit.turns_omitted,
+                "count_calls": fit.count_calls}))
+        return fit.messages
 
     def new(self, turn_id: str | None, *, held: bool = False, transcript: str | None = None,
             purpose: str = "turn", about_keys: tuple[str, ...] = (),
             system_note: str | None = None) -> Response:
         """A response over the current context (a held one answers `transcript`, not yet added)."""
-        messages = self.messages(extra_user=transcript if held else None, system_note=system_note)
         self.ctx.config = self.core.config  # a session.update may have replaced the settings
+        failure = None
+        try:
+            messages = self.messages(extra_user=transcript if held else None, system_note=system_note)
+        except ContextOverflowError as exc:  # this response fails clearly; the next turn may fit
+            messages, failure = [], str(exc)
+            self.core.emit(ev.error_event("context_length_exceeded", failure))
         return Response(self.ctx, turn_id, messages, held=held, transcript=transcript, purpose=purpose,
-                        about_keys=about_keys)
+                        about_keys=about_keys, failure=failure)
 
     def begin(self, response: Response) -> None:
         if not self.line_open():  # the line is down: nobody to speak to

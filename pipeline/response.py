@@ -25,6 +25,7 @@ from .chunker import SentenceChunker
 from .clock import Clock, cancel_and_wait
 from .config import Config
 from .conversation import Conversation, Item
+from .errors import PipelineError, SpokenError
 from .playback import Playback
 from .protocols import LLM, TTS, AsyncTTS, Generation
 from .tools.schema import ToolCall, ToolSpec
@@ -118,6 +119,7 @@ class Response:
     status: str = "in_progress"
     reason: str | None = None
     error: str | None = None
+    failure: str | None = None  # known before it starts (the context cannot fit): it fails at once
 
     def __post_init__(self) -> None:
         config = self.ctx.config
@@ -140,6 +142,7 @@ class Response:
         self.call_id, self._call_item_id = ev.new_id("call"), ev.new_id("item")
         self._call = ToolCallStream(self.ctx.tools.spec, say_param=self.ctx.tools.say_param)
         self._first_chunk_marked = False
+        self._spoken_failure: SpokenError | None = None  # apologised for; fails once heard
 
     # --- emission (held until adopted) ---------------------------------------------------------
 
@@ -192,6 +195,8 @@ class Response:
                 self.ctx.conversation.add(self.item)
             self._emit(ev.ResponseCreated(response={"id": self.id, "status": "in_progress", "output": []}))
             self._emit(ev.OutputItemAdded(response_id=self.id, item=self.item.to_dict()))
+            if self.failure is not None:
+                raise PipelineError(self.failure)
             chunks: asyncio.Queue[str | None] = asyncio.Queue()
             self._tasks = [asyncio.ensure_future(self._tokens_to_chunks(chunks)),
                            asyncio.ensure_future(self._chunks_to_audio(chunks))]
@@ -199,6 +204,8 @@ class Response:
             if self.status == "in_progress":
                 self._tasks.append(asyncio.ensure_future(self._play_out()))
                 await self._tasks[-1]
+            if self.status == "in_progress" and self._spoken_failure is not None:
+                raise self._spoken_failure  # the apology was heard; the response still failed
             if self.status == "in_progress":
                 self.status = "incomplete" if self.generation.finish_reason == "length" else "completed"
                 self.reason = "max_output_tokens" if self.status == "incomplete" else None
@@ -245,7 +252,14 @@ class Response:
             elif call_mode is False and streaming:
                 for chunk in self.chunker.push(piece):
                     await self._put_chunk(chunks, chunk)
-        await producer  # re-raises a failure of the model thread
+        try:
+            await producer  # re-raises a failure of the model thread
+        except SpokenError as exc:  # the caller hears a short apology, not silence
+            self._spoken_failure = exc
+            self.chunker.reset()
+            await self._put_chunk(chunks, exc.apology)
+            await chunks.put(None)
+            return
         if call_mode:
             for chunk in self._call_progress():
                 await self._put_chunk(chunks, chunk)
