@@ -48,6 +48,7 @@ class HeuristicCompleteness:
     """
 
     def probability(self, text: str, audio: np.ndarray | None = None) -> float:
+        """Text only; `audio` is accepted and ignored."""
         text = text.strip()
         if not text:
             return 0.0
@@ -78,6 +79,7 @@ class LLMCompleteness:
         self.llm = llm
 
     def probability(self, text: str, audio: np.ndarray | None = None) -> float:
+        """Text only; `audio` is accepted and ignored."""
         if not text.strip():
             return 0.0
         messages = [

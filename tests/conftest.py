@@ -25,6 +25,7 @@ MODEL_FILES = {
     "llm": MODELS / "llm" / "SmolLM2-135M-Instruct.Q4_1.gguf",
     "tts": MODELS / "tts" / "en_US-joe-medium.onnx",
     "jfk": JFK,
+    "turn": MODELS / "turn" / "smart-turn-v3.2-cpu.onnx",
 }
 
 

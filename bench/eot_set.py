@@ -1,0 +1,295 @@
+"""A labelled end-of-turn set: each clip is speech up to where the caller paused, and whether the
+caller had finished. Built only from what we ship or generate: the Piper voice, espeak-ng voices,
+generated background noise and jfk.wav.
+
+A mid-sentence pause is made by cutting the *whole* sentence where the pause falls, so the words
+before it keep their mid-sentence melody; a prefix synthesized on its own ("I'd like to book a
+room for.") is said as a finished sentence, which no caller pausing there does. The cut point is
+found by aligning the prefix, synthesized alone, to the start of the whole sentence (DTW on
+log-mel frames), which works for every voice, however Whisper hears it.
+
+Every clip is deterministic (Piper without sampling noise, espeak-ng, seeded noise) and cached
+as a WAV under bench/.cache/eot/ with an index; `python -m bench.eot_set` builds it and prints a
+summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import wave
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.audio import INPUT_RATE_HZ, dbfs, read_wav, resample, write_wav
+
+from .bargein import noise
+from .clips import CACHE, VOICE, jfk
+
+SET_CACHE = CACHE / "eot"
+VERSION = 1  # bump when the recipe changes: the cache key includes it
+
+# What callers say. "|" marks where a caller may pause mid-sentence; each mark is one
+# unfinished clip (the words before it), and the whole sentence is one finished clip.
+# The kind says why the pause is mid-turn.
+PHRASES: tuple[tuple[str, str], ...] = (
+    ("dangling", "I'd like to book a room for | two nights."),
+    ("dangling", "Can you tell me how to | reset my password?"),
+    ("dangling", "I want to change my | reservation for tomorrow."),
+    ("dangling", "Could you send me the | invoice by email?"),
+    ("dangling", "I'd like to pay with | my credit card."),
+    ("dangling", "We need a table for | four people at eight."),
+    ("dangling", "I was wondering if | you have any rooms left."),
+    ("clause", "I'm calling because | my flight was cancelled."),
+    ("clause", "The problem is that | the heater doesn't work."),
+    ("clause", "So basically what happened was | my card got declined."),
+    ("clause", "I'd like a large pizza | with mushrooms."),
+    ("clause", "Book it for Friday | if you can."),
+    ("list", "I need eggs, milk, and | bread."),
+    ("list", "I'll have a coffee, a muffin, and | a glass of water."),
+    ("list", "Red, green, | and blue."),
+    ("number", "My number is five five five, | two one two, | three four five six."),
+    ("number", "The order number is four seven | nine two."),
+    ("number", "My address is twelve | Oak Street."),
+    ("number", "The total was forty | two dollars."),
+    ("filler", "I want, um, | the blue one."),
+    ("filler", "Let me think, uh, | I'll take the early flight."),
+    ("filler", "Hmm, | what time do you close today?"),
+    ("filler", "Okay, so | I need to cancel my appointment."),
+    ("finished", "Yes, that's right."),
+    ("finished", "No, thank you."),
+    ("finished", "That's all for today."),
+    ("finished", "Two adults and one child."),
+    ("finished", "It's nine one two."),
+    ("finished", "Thanks, bye."),
+    ("finished", "What time is checkout?"),
+)
+
+# Voices: the shipped Piper voice at three speeds (no sampling noise, so repeatable), and three
+# espeak-ng voices at their own rates: unseen, rule-based, male and female.
+PIPER_VOICES = {"joe-1.0": 1.0, "joe-fast": 0.8, "joe-slow": 1.3}  # Piper length_scale
+ESPEAK_VOICES = {"espeak-us": ("en-us", 165), "espeak-us-f": ("en-us+f3", 150),
+                 "espeak-rp": ("en-gb-x-rp", 185)}  # (voice, words per minute)
+# Background noise, rotated over clips so every phrase and voice meets each condition once in
+# three: clean, and pink noise (like room or road noise) at 20 and 10 dB below the speech.
+CONDITIONS = (("clean", None), ("pink", 20.0), ("pink", 10.0))
+LEAD_S = 0.3  # silence before the speech: the turn's prefix padding is 300 ms
+PAUSE_S = 1.0  # the caller's pause after the clip: past speech-stop (160 ms) and min_silence
+FADE_S = 0.01  # a cut ends on a 10 ms fade, not a click
+JFK_GAP_S = 0.5  # a gap this long in jfk.wav is a phrase boundary (its room noise is ~-40 dBFS)
+
+
+@dataclass
+class EotClip:
+    name: str  # phrase/cut/voice/condition
+    text: str  # the words said up to the pause
+    finished: bool
+    kind: str  # "finished", or why the pause is mid-turn: dangling/clause/list/number/filler/jfk
+    voice: str
+    condition: str  # "clean" or "<noise>@<snr>dB"
+    speech_end_s: float  # end of speech within `audio`
+    audio: np.ndarray  # 16 kHz mono: LEAD_S silence, the speech, PAUSE_S of pause
+
+    @property
+    def source(self) -> str:
+        return "jfk" if self.voice == "jfk" else self.voice.split("-")[0]
+
+
+def _trim(x: np.ndarray, floor: float = 0.005) -> np.ndarray:
+    """Drop the synthesizer's leading and trailing silence (below about -46 dBFS)."""
+    loud = np.nonzero(np.abs(x) > floor)[0]
+    return x[loud[0]:loud[-1] + 1] if len(loud) else x[:0]
+
+
+def _piper(text: str, length_scale: float) -> np.ndarray:
+    from .clips import speech
+
+    return _trim(speech(text, length_scale=length_scale, noise_scale=0.0, noise_w_scale=0.0))
+
+
+def _espeak(text: str, voice: str, wpm: int) -> np.ndarray:
+    if shutil.which("espeak-ng") is None:
+        raise RuntimeError("espeak-ng is not installed: apt-get install espeak-ng (make system-deps)")
+    out = subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "--stdout", text],
+                         check=True, capture_output=True).stdout
+    with wave.open(io.BytesIO(out)) as w:
+        x = np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32) / 32768
+        rate = w.getframerate()
+    return _trim(resample(x, rate, INPUT_RATE_HZ).astype(np.float32))
+
+
+def _say(text: str, voice: str) -> np.ndarray:
+    if voice in PIPER_VOICES:
+        return _piper(text, PIPER_VOICES[voice])
+    return _espeak(text, *ESPEAK_VOICES[voice])
+
+
+def _logmel(x: np.ndarray) -> np.ndarray:
+    from faster_whisper.feature_extractor import FeatureExtractor
+
+    return FeatureExtractor()(x, padding=0).T  # (frames of 10 ms, 80)
+
+
+def prefix_end_s(prefix: np.ndarray, whole: np.ndarray) -> float:
+    """Where `prefix` (the first words, said alone) ends inside `whole` (the sentence).
+
+    Open-end DTW over cosine distances of log-mel frames; the whole sentence may run at up to
+    twice the prefix's pace, and the prefix may linger (its last word is drawn out when said
+    alone), so steps are (1,0), (1,1), (1,2).
+    """
+    q, r = _logmel(prefix), _logmel(whole)
+    q /= np.linalg.norm(q, axis=1, keepdims=True) + 1e-9
+    r /= np.linalg.norm(r, axis=1, keepdims=True) + 1e-9
+    cost = 1.0 - q @ r.T
+    acc = np.full(cost.shape, np.inf)
+    acc[0, 0] = cost[0, 0]
+    for i in range(1, len(q)):
+        prev = acc[i - 1]
+        best = prev.copy()
+        best[1:] = np.minimum(best[1:], prev[:-1])
+        best[2:] = np.minimum(best[2:], prev[:-2])
+        acc[i] = cost[i] + best
+    # every path has one step per query frame, so path ends compare as they are
+    end = int(np.argmin(acc[-1]))
+    return min(len(whole), (end + 1) * 160) / INPUT_RATE_HZ
+
+
+def _cuts(marked: str) -> tuple[str, list[str]]:
+    parts = [p.strip() for p in marked.split("|")]
+    whole = " ".join(parts)
+    prefixes = [" ".join(parts[:i + 1]) for i in range(len(parts) - 1)]
+    return whole, prefixes
+
+
+def _slug(text: str) -> str:
+    words = "".join(c if c.isalnum() else " " for c in text.lower()).split()
+    return "-".join(words[:4])
+
+
+def _place(speech: np.ndarray, condition: tuple[str, float | None], seed: int) -> np.ndarray:
+    """LEAD_S + speech + PAUSE_S, with noise under all of it at the condition's SNR."""
+    lead, pause = np.zeros(int(LEAD_S * INPUT_RATE_HZ)), np.zeros(int(PAUSE_S * INPUT_RATE_HZ))
+    x = np.concatenate([lead, speech, pause]).astype(np.float32)
+    kind, snr_db = condition
+    if snr_db is None:
+        return x
+    n = noise(kind, (len(x) + 1) / INPUT_RATE_HZ, seed=seed)[:len(x)]
+    gain = 10 ** ((dbfs(speech) - snr_db - dbfs(n)) / 20)
+    return np.clip(x + gain * n, -1.0, 1.0).astype(np.float32)
+
+
+def _cut(x: np.ndarray, end_s: float) -> np.ndarray:
+    y = x[:int(end_s * INPUT_RATE_HZ)].copy()
+    fade = min(len(y), int(FADE_S * INPUT_RATE_HZ))
+    y[len(y) - fade:] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
+    return y
+
+
+def jfk_phrases(floor_dbfs: float = -35.0) -> list[float]:
+    """Ends (s) of jfk.wav's phrases: speech followed by a gap of at least JFK_GAP_S."""
+    x = jfk()
+    hop = 160  # 10 ms frames
+    loud = [dbfs(x[i:i + hop]) > floor_dbfs for i in range(0, len(x) - hop, hop)]
+    ends, last_loud, gap = [], None, 0
+    for i, is_loud in enumerate(loud):
+        if is_loud:
+            if last_loud is not None and gap * hop >= JFK_GAP_S * INPUT_RATE_HZ:
+                ends.append((last_loud + 1) * hop / INPUT_RATE_HZ)
+            last_loud, gap = i, 0
+        else:
+            gap += 1
+    ends.append((last_loud + 1) * hop / INPUT_RATE_HZ)
+    return ends
+
+
+JFK_WORDS = ("And so my fellow Americans", "ask not", "what your country can do for you",
+             "ask what you can do for your country.")
+
+
+def _recipes() -> list[dict]:
+    """Every clip as a small description; the audio is made (or read from the cache) from it."""
+    out = []
+    voices = [*PIPER_VOICES, *ESPEAK_VOICES]
+    for p, (kind, marked) in enumerate(PHRASES):
+        whole, prefixes = _cuts(marked)
+        for v, voice in enumerate(voices):
+            cond = CONDITIONS[(p + v) % len(CONDITIONS)]
+            seed = 1000 * p + v
+            out.append(dict(text=whole, whole=whole, finished=True, kind="finished", voice=voice,
+                            condition=cond, seed=seed, cut=None))
+            for c, prefix in enumerate(prefixes):
+                out.append(dict(text=prefix, whole=whole, finished=False, kind=kind, voice=voice,
+                                condition=cond, seed=seed + 100 * (c + 1), cut=c))
+    for c, cond in enumerate(CONDITIONS):
+        for k in range(len(JFK_WORDS)):
+            out.append(dict(text=" ".join(JFK_WORDS[:k + 1]), whole=" ".join(JFK_WORDS),
+                            finished=k == len(JFK_WORDS) - 1,
+                            kind="finished" if k == len(JFK_WORDS) - 1 else "jfk",
+                            voice="jfk", condition=cond, seed=50_000 + 10 * c + k, cut=k))
+    return out
+
+
+def _name(r: dict) -> str:
+    cond = "clean" if r["condition"][1] is None else f"{r['condition'][0]}@{r['condition'][1]:g}dB"
+    cut = "whole" if r["finished"] else f"cut{r['cut'] + 1}"
+    return f"{_slug(r['whole'])}/{cut}/{r['voice']}/{cond}"
+
+
+def _make(r: dict) -> tuple[np.ndarray, float]:
+    if r["voice"] == "jfk":
+        speech = _cut(jfk(), jfk_phrases()[r["cut"]])
+    else:
+        whole = _say(r["whole"], r["voice"])
+        if r["finished"]:
+            speech = whole
+        else:
+            speech = _cut(whole, prefix_end_s(_say(r["text"], r["voice"]), whole))
+    return _place(speech, r["condition"], r["seed"]), LEAD_S + len(speech) / INPUT_RATE_HZ
+
+
+def build(cache: Path = SET_CACHE) -> list[EotClip]:
+    """The whole set, from the cache when it is there (and made once when it is not)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    index_path = cache / "index.json"
+    index = json.loads(index_path.read_text()) if index_path.is_file() else {}
+    clips, changed = [], False
+    voice_id = hashlib.sha256(VOICE.read_bytes()).hexdigest()[:12] if VOICE.is_file() else "none"
+    for r in _recipes():
+        name = _name(r)
+        key = hashlib.sha256(repr((VERSION, voice_id, sorted(r.items()))).encode()).hexdigest()[:16]
+        path = cache / f"{key}.wav"
+        meta = index.get(key)
+        if meta is None or not path.is_file():
+            audio, end_s = _make(r)
+            write_wav(path, audio, INPUT_RATE_HZ)
+            meta = index[key] = {"name": name, "speech_end_s": round(end_s, 4)}
+            changed = True
+        audio = read_wav(path).mono().astype(np.float32)
+        cond = "clean" if r["condition"][1] is None else f"{r['condition'][0]}@{r['condition'][1]:g}dB"
+        clips.append(EotClip(name=name, text=r["text"], finished=r["finished"], kind=r["kind"],
+                             voice=r["voice"], condition=cond, speech_end_s=meta["speech_end_s"],
+                             audio=audio))
+    if changed:
+        index_path.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
+    return clips
+
+
+def main() -> None:
+    clips = build()
+    fin = sum(c.finished for c in clips)
+    print(f"{len(clips)} clips: {fin} finished, {len(clips) - fin} unfinished; cached in {SET_CACHE}")
+    kinds: dict[str, int] = {}
+    for c in clips:
+        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    print(", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    print(json.dumps([{k: v for k, v in asdict(c).items() if k != "audio"} for c in clips[:3]],
+                     indent=1))
+
+
+if __name__ == "__main__":
+    main()
