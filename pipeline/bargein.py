@@ -102,13 +102,15 @@ class BargeIn:
         if not fired:
             self._judge_candidate(end_ms)
         elif policy.hear_words and self.turns.turn is not None:
-            self._start_hearing(end_ms)
+            self._start_hearing(end_ms, fired=True)
         else:
             self._interrupt(self.turns.turn, end_ms, fire_ms=end_ms, why="gate")
 
     # --- after the gate fired --------------------------------------------------------------------
 
-    def _start_hearing(self, fire_ms: float) -> None:
+    def _start_hearing(self, fire_ms: float, *, fired: bool) -> None:
+        """Keep playback paused until the words decide. `fired`: the gate fired; else a short
+        candidate ("Wait.") ended before the hold and its turn is still open."""
         paused_from_ms = fire_ms if self._paused_at_ms is None else self._paused_at_ms
         if self._paused_at_ms is None:
             self.playback.pause()
@@ -116,8 +118,8 @@ class BargeIn:
         assert self.turns.turn is not None
         self._hearing = _Hearing(turn=self.turns.turn, fire_ms=fire_ms, paused_from_ms=paused_from_ms,
                                  fired_s=self.core.clock.now())
-        self.core.emit(ev.StageMark(stage="barge_in_gate", detail={
-            "fire_ms": fire_ms, "window_start_ms": self.gate.window_start_ms}))
+        self.core.emit(ev.StageMark(stage="barge_in_gate" if fired else "barge_in_listen", detail={
+            "fire_ms": fire_ms, "window_start_ms": self._first_candidate_ms}))
         if self.turns.turn.stt.latest_text:  # a partial may already have the first words
             self._on_words(self.turns.turn, self.turns.turn.stt.latest_text, False)
 
@@ -181,6 +183,10 @@ class BargeIn:
             self.playback.pause()
         elif self._paused_at_ms is not None and (
                 not self.gate.candidate or end_ms - self._paused_at_ms >= policy.resume_after_false_ms):
+            turn = self.turns.turn
+            if policy.hear_words and not self.gate.candidate and turn is not None and turn.over_agent:
+                self._start_hearing(end_ms, fired=False)  # too short for the gate: its words decide
+                return
             self.core.emit(ev.StageMark(stage="false_interruption", detail={
                 "paused_ms": end_ms - self._paused_at_ms}))
             self._paused_at_ms = None

@@ -9,7 +9,7 @@ JUDGE = Backchannels(BargeInPolicy().backchannels)
 
 
 @pytest.mark.parametrize("text", [
-    "Mm-hmm.", "Mhm.", "mm hmm", "Uh-huh.", "Uh huh", "Yeah.", "Yeah, yeah.", "Okay.", "OK",
+    "Mm-hmm.", "Mhm.", "MMM.", "Mmm-hmm.", "Hmmm.", "mm hmm", "Uh-huh.", "Uh huh", "Yeah.", "Yeah, yeah.", "Okay.", "OK",
     "Right.", "I see.", "Sure.", "Got it.", "All right.", "Oh, okay.", "Yes, I see.", "Thank you.",
 ])
 def test_backchannels(text):

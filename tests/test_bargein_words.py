@@ -37,13 +37,14 @@ def _over_reply(say, clip: np.ndarray, delay_s: float = 1.0) -> list[Clip]:
     return [Clip(say(QUESTION), 0.3), Clip(clip, None, after=after_stage("first_audio_out", 1), delay_s=delay_s)]
 
 
-@pytest.mark.parametrize("backchannel", ["Uh-huh.", "Yeah, okay.", "Right, I see."])
+@pytest.mark.parametrize("backchannel", ["Mm-hmm.", "Uh-huh, yeah.", "I see."])
 def test_a_backchannel_that_passes_the_gate_resumes_the_reply(real_stages, say, backchannel):
     audio = say(backchannel)
-    assert 300 <= _voiced_ms(audio) <= 1200, _voiced_ms(audio)  # a real backchannel's length
+    assert 300 <= _voiced_ms(audio) <= 800, _voiced_ms(audio)  # a real backchannel's length
     rec = call(_stages(real_stages), _over_reply(say, audio))
     story = rec.timeline()
-    assert rec.stages("barge_in_gate"), story  # loud, voiced and long enough: the gate fired ...
+    # the agent paused for it (the gate fired, or a shorter candidate was heard out) ...
+    assert rec.stages("barge_in_gate") or rec.stages("barge_in_listen"), story
     assert rec.stages("barge_in") == [], story  # ... but the words kept the agent talking
     resumed = [m for m in rec.stages("false_interruption") if m.detail.get("verdict")]
     assert resumed and resumed[0].detail["verdict"] in ("backchannel", "silence"), story
@@ -59,9 +60,11 @@ def test_a_one_word_interruption_cancels_and_is_the_next_turn(real_stages, say, 
     story = rec.timeline()
     stop = rec.stages("barge_in")
     assert len(stop) == 1 and rec.done[0].response["status"] == "cancelled", story
-    gate = rec.stages("barge_in_gate")
-    assert gate and rec.agent_audio_between(gate[0].ts, stop[0].ts + 0.5) == 0.0, story  # paused, then cut
-    assert stop[0].ts - gate[0].ts <= 2 * 1.0, story  # decided within the bound
+    # a word shorter than the gate's 250 ms hold pauses the agent as a candidate; either way
+    # the agent stays silent from there until it is cut
+    listen = rec.stages("barge_in_gate") or rec.stages("barge_in_listen")
+    assert listen and rec.agent_audio_between(listen[0].ts, stop[0].ts + 0.5) == 0.0, story
+    assert stop[0].ts - listen[0].ts <= 2 * 1.0, story  # decided within the bound
     assert len(rec.transcripts) == 2 and word.rstrip(".").lower() in rec.transcripts[1].lower(), story
 
 
