@@ -45,6 +45,7 @@ class Turn:
     preemptive: Response | None = None
     commit_reason: str | None = None
     commit_announced: bool = False  # input_audio_buffer.committed sent
+    joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
     texts_checked: dict[str, float] = field(default_factory=dict)
 
 
@@ -63,6 +64,7 @@ class TurnTaking:
         self.detector = TurnDetector(core.config.turn)
         self.turn: Turn | None = None
         self.server_vad = True  # False: the client commits input itself (realtime API)
+        self._talk_under_agent: Turn | None = None  # the last turn dropped as a backchannel
         # told of the open turn's words as they are recognised: (turn, text, final)
         self.word_listeners: list[Callable[[Turn, str, bool], None]] = []
         self.preemptive_used = 0
@@ -114,8 +116,17 @@ class TurnTaking:
             self._check_end_of_turn(end_ms)
 
     def _new_turn(self, start_ms: float, *, over_agent: bool = False) -> Turn:
+        # talk under the agent that was let go ("Wait." too short to interrupt) followed within
+        # one turn's longest silence by more speech: one turn, from its first word
+        held, self._talk_under_agent = self._talk_under_agent, None
+        joined = None
+        if held is not None and held.speech_end_ms is not None and (
+                start_ms + self.core.config.turn.prefix_padding_ms - held.speech_end_ms
+                <= self.core.config.turn.max_silence_ms):
+            joined = start_ms = min(start_ms, held.audio_start_ms)
         stt = StreamingTranscriber(self.stt, self.core.clock)
-        turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, over_agent=over_agent)
+        turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, over_agent=over_agent,
+                    joined_from_ms=joined)
         stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
         self._open(turn)
@@ -158,7 +169,10 @@ class TurnTaking:
 
     def interrupted(self, turn: Turn, from_ms: float | None) -> None:
         """The caller really interrupted: `turn` is the interruption, starting at `from_ms`; what
-        an open turn picked up before that was under the agent's voice (echo residue, breath)."""
+        an open turn picked up before that was under the agent's voice (echo residue, breath),
+        unless it is earlier talk the turn was joined to."""
+        if from_ms is not None and turn.joined_from_ms is not None:
+            from_ms = min(from_ms, turn.joined_from_ms)
         if from_ms is not None and from_ms > turn.audio_start_ms and turn is self.turn:
             turn.stt.reset()
             turn.stt.append(self.history_since(from_ms))
@@ -233,6 +247,7 @@ class TurnTaking:
         stats = turn.stt.stats
         if turn.over_agent and not turn.barged_in:
             self._drop_preemptive(turn)
+            self._talk_under_agent = turn  # kept a moment: more speech may make it a turn
             self.core.log(f"backchannel while the agent spoke, not a turn: {text!r}")
             return
         self.core.emit(ev.TranscriptionCompleted(item_id=turn.item_id, transcript=text))

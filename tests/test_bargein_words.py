@@ -79,8 +79,10 @@ def test_an_interruption_keeps_its_first_word_and_pause(real_stages, say, first,
                config=make_config(bargein={"hear_words": hear_words}))
     story = rec.timeline()
     assert rec.stages("barge_in"), story
-    assert len(rec.transcripts) == 2, story
-    heard = rec.transcripts[1].lower()
+    # one turn or two (a pause past min_silence_ms may end the first), but every word is there,
+    # in order, and answered: the first word is the start of what the caller said next
+    heard = " ".join(rec.transcripts[1:]).lower()
     assert heard.split()[0].strip(",.!?") == first.rstrip(".").lower(), story
     key = rest.split()[-1].strip("?.").lower()
     assert key in heard, story
+    assert rec.done[-1].response["status"] == "completed", story
