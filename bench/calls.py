@@ -33,7 +33,8 @@ def mode_config(base: cfg.Config, mode: str) -> cfg.Config:
 
 
 class BenchCaller(ScriptedCaller):
-    """A scripted caller that hangs up `delay_s` after a stage mark (e.g. the agent's first audio,
+    """A scripted caller that hangs up `delay_s` after a stage mark ("a|b": the first of either;
+    e.g. the agent's first audio,
     the last stage the latency benchmark times: the rest of the reply would play in real time and
     measure nothing), and notes when each agent frame was handed to the speaker."""
 
@@ -62,7 +63,7 @@ class BenchCaller(ScriptedCaller):
     def _watch(self, e: ev.Event) -> None:
         assert self.hang_up_after is not None
         stage, delay_s = self.hang_up_after
-        if not (isinstance(e, ev.StageMark) and e.stage == stage) or self._pending:
+        if not (isinstance(e, ev.StageMark) and e.stage in stage.split("|")) or self._pending:
             return
         if delay_s <= 0:
             self.hang_up()

@@ -123,7 +123,8 @@ def _espeak(text: str, voice: str, wpm: int) -> np.ndarray:
     return _trim(resample(x, rate, INPUT_RATE_HZ).astype(np.float32))
 
 
-def _say(text: str, voice: str) -> np.ndarray:
+def say_as(text: str, voice: str) -> np.ndarray:
+    """`text` in one of the set's voices (PIPER_VOICES or ESPEAK_VOICES), 16 kHz, trimmed."""
     if voice in PIPER_VOICES:
         return _piper(text, PIPER_VOICES[voice])
     return _espeak(text, *ESPEAK_VOICES[voice])
@@ -244,11 +245,11 @@ def _make(r: dict) -> tuple[np.ndarray, float]:
     if r["voice"] == "jfk":
         speech = _cut(jfk(), jfk_phrases()[r["cut"]])
     else:
-        whole = _say(r["whole"], r["voice"])
+        whole = say_as(r["whole"], r["voice"])
         if r["finished"]:
             speech = whole
         else:
-            speech = _cut(whole, prefix_end_s(_say(r["text"], r["voice"]), whole))
+            speech = _cut(whole, prefix_end_s(say_as(r["text"], r["voice"]), whole))
     return _place(speech, r["condition"], r["seed"]), LEAD_S + len(speech) / INPUT_RATE_HZ
 
 

@@ -9,15 +9,18 @@ becomes the interruption.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import events as ev
 from .audio import dbfs
+from .backchannel import Backchannels
 from .config import BargeInPolicy
 from .core import SessionCore
 from .playback import Playback
 from .responder import Responder
-from .turn_taking import TurnTaking
+from .turn_taking import Turn, TurnTaking
 from .vad import WINDOW_MS
 
 
@@ -58,8 +61,15 @@ class BargeInGate:
 
 
 class BargeIn:
-    """Reads every input window while the agent's audio sounds; pauses on a candidate, resumes
-    after a false one, and interrupts when the gate fires."""
+    """Reads every input window while the agent's audio sounds.
+
+    A candidate pauses playback; one that fades resumes it. When the gate fires, playback stays
+    paused and the interrupting words are heard as they are recognised: only backchannels
+    ("mm-hmm", "yeah") resume where playback stopped; any other word cancels the response in all
+    four places, and so does a caller still talking `decide_within_ms` after the fire. The
+    interruption keeps the caller's words from the first gate candidate of the turn on ("Wait,
+    is the pool open?" keeps its "Wait").
+    """
 
     def __init__(self, core: SessionCore, *, playback: Playback, turns: TurnTaking,
                  responder: Responder) -> None:
@@ -69,33 +79,103 @@ class BargeIn:
         self.responder = responder
         self.gate = BargeInGate(core.config.bargein)
         self._paused_at_ms: float | None = None  # playback held on a candidate since then
+        self._first_candidate_ms: float | None = None  # this turn's earliest gate candidate
+        self._hearing: _Hearing | None = None  # the gate fired; the words decide
+        self._judge = Backchannels(core.config.bargein.backchannels)
+        turns.word_listeners.append(self._on_words)
 
     def on_window(self, window: np.ndarray, prob: float, end_ms: float) -> None:
         policy = self.gate.policy = self.core.config.bargein  # a session.update may change it
+        if self._hearing is not None:
+            self._keep_hearing(end_ms)
+            return
         if not (policy.enabled and self.playback.speaking):
             self.gate.reset()
             self._paused_at_ms = None
+            self._first_candidate_ms = None if self.turns.turn is None else self._first_candidate_ms
             return
-        if self.gate.update(level_dbfs=dbfs(window), voice_prob=prob, window_ms=WINDOW_MS, end_ms=end_ms):
-            self._paused_at_ms = None
-            self._fire(end_ms)
-        else:
+        fired = self.gate.update(level_dbfs=dbfs(window), voice_prob=prob, window_ms=WINDOW_MS, end_ms=end_ms)
+        if self.gate.window_start_ms is not None and self._first_candidate_ms is None:
+            self._first_candidate_ms = self.gate.window_start_ms
+        elif self.gate.window_start_ms is None and self.turns.turn is None:
+            self._first_candidate_ms = None
+        if not fired:
             self._judge_candidate(end_ms)
+        elif policy.hear_words and self.turns.turn is not None:
+            self._start_hearing(end_ms, fired=True)
+        else:
+            self._interrupt(self.turns.turn, end_ms, fire_ms=end_ms, why="gate")
 
-    def _fire(self, fire_ms: float) -> None:
+    # --- after the gate fired --------------------------------------------------------------------
+
+    def _start_hearing(self, fire_ms: float, *, fired: bool) -> None:
+        """Keep playback paused until the words decide. `fired`: the gate fired; else a short
+        candidate ("Wait.") ended before the hold and its turn is still open."""
+        paused_from_ms = fire_ms if self._paused_at_ms is None else self._paused_at_ms
+        if self._paused_at_ms is None:
+            self.playback.pause()
+        self._paused_at_ms = None
+        assert self.turns.turn is not None
+        self._hearing = _Hearing(turn=self.turns.turn, fire_ms=fire_ms, paused_from_ms=paused_from_ms,
+                                 fired_s=self.core.clock.now())
+        self.core.emit(ev.StageMark(stage="barge_in_gate" if fired else "barge_in_listen", detail={
+            "fire_ms": fire_ms, "window_start_ms": self._first_candidate_ms}))
+        if self.turns.turn.stt.latest_text:  # a partial may already have the first words
+            self._on_words(self.turns.turn, self.turns.turn.stt.latest_text, False)
+
+    def _keep_hearing(self, end_ms: float) -> None:
+        hearing = self._hearing
+        assert hearing is not None
+        if not self.playback.speaking:  # the agent stopped on its own: the caller has the floor
+            self._hearing = None
+            self.playback.resume()
+            return
+        waited_ms = end_ms - hearing.fire_ms
+        limit_ms = self.core.config.bargein.decide_within_ms
+        if self.turns.turn is hearing.turn and self.turns.detector.in_speech and waited_ms >= limit_ms:
+            self._interrupt(hearing.turn, end_ms, fire_ms=hearing.fire_ms, why="still_talking")
+        elif waited_ms >= 2 * limit_ms:  # the words never came back (a slow machine): stop
+            self._interrupt(hearing.turn, end_ms, fire_ms=hearing.fire_ms, why="undecided")
+
+    def _on_words(self, turn: Turn, text: str, final: bool) -> None:
+        hearing = self._hearing
+        if hearing is None or turn is not hearing.turn:
+            return
+        if self._judge.source is not self.core.config.bargein.backchannels:  # a session.update
+            self._judge = Backchannels(self.core.config.bargein.backchannels)
+        verdict = self._judge.judge(text)
+        now_ms = hearing.fire_ms + (self.core.clock.now() - hearing.fired_s) * 1000
+        if verdict == "words":
+            self._interrupt(turn, now_ms, fire_ms=hearing.fire_ms, why="words", heard=text)
+        elif final:  # only backchannels, or no words at all: the agent goes on where it stopped
+            self._hearing = None
+            self.core.emit(ev.StageMark(stage="false_interruption", detail={
+                "paused_ms": now_ms - hearing.paused_from_ms, "fire_ms": hearing.fire_ms,
+                "decision_ms": now_ms - hearing.fire_ms, "heard": text, "verdict": verdict}))
+            self.core.log(f"backchannel over the agent, playback resumed: {text!r}")
+            self.playback.resume()
+
+    def _interrupt(self, turn: Turn | None, now_ms: float, *, fire_ms: float, why: str,
+                   heard: str = "") -> None:
         """The caller talks over the agent: stop whatever is sounding and what is being made."""
-        start = self.gate.window_start_ms
-        # the interruption starts where the gate's window did (plus padding)
-        self.turns.interrupted(None if start is None else max(0.0, start - self.core.config.turn.prefix_padding_ms))
+        self._hearing = None
+        self._paused_at_ms = None
+        first = self._first_candidate_ms
+        if turn is not None:  # from the first candidate on, with padding: no first word is lost
+            padding = self.core.config.turn.prefix_padding_ms
+            self.turns.interrupted(turn, None if first is None else max(0.0, first - padding))
         target = self.responder.barge_in_target()
         self.core.emit(ev.StageMark(stage="barge_in", response_id=target.id if target else None, detail={
-            "fire_ms": fire_ms, "window_start_ms": start}))
+            "fire_ms": fire_ms, "decision_ms": now_ms - fire_ms, "why": why, "heard": heard,
+            "window_start_ms": first}))
         self.responder.interrupt()
+
+    # --- before the gate fires ---------------------------------------------------------------
 
     def _judge_candidate(self, end_ms: float) -> None:
         """Pause while a possible interruption is judged; resume where it stopped if it was not one.
 
-        A "mm-hmm" or a door slam costs the caller a pause of its own length, never the reply.
+        A door slam or a breath costs the caller a pause of its own length, never the reply.
         """
         policy = self.core.config.bargein
         if self.gate.candidate and policy.pause_on_candidate and self._paused_at_ms is None:
@@ -103,7 +183,19 @@ class BargeIn:
             self.playback.pause()
         elif self._paused_at_ms is not None and (
                 not self.gate.candidate or end_ms - self._paused_at_ms >= policy.resume_after_false_ms):
+            turn = self.turns.turn
+            if policy.hear_words and not self.gate.candidate and turn is not None and turn.over_agent:
+                self._start_hearing(end_ms, fired=False)  # too short for the gate: its words decide
+                return
             self.core.emit(ev.StageMark(stage="false_interruption", detail={
                 "paused_ms": end_ms - self._paused_at_ms}))
             self._paused_at_ms = None
             self.playback.resume()
+
+
+@dataclass
+class _Hearing:
+    turn: Turn
+    fire_ms: float  # input-audio time the gate fired
+    paused_from_ms: float  # when playback paused (the candidate's start, at the latest the fire)
+    fired_s: float  # the session clock then

@@ -59,6 +59,15 @@ class BargeInPolicy:
     # false-interruption recovery: resume at the latest after this (the same 1.5 s as the
     # longest silence that still belongs to one turn, max_silence_ms)
     resume_after_false_ms: int = 1500
+    # Once the gate fires, playback pauses and the words decide: only backchannels resume it.
+    hear_words: bool = True
+    backchannels: tuple[str, ...] = (
+        "mm-hmm", "mhm", "mm", "hmm", "uh-huh", "yeah", "yes", "yep", "yup", "okay", "ok",
+        "right", "i see", "sure", "got it", "all right", "alright", "uh", "um", "oh",
+        "thanks", "thank you", "cool", "great", "nice", "wow", "really")
+    # still talking this long after the gate fired: a real interruption. Backchannels run
+    # 300-800 ms (issue #14's set); the gate fires >= 250 ms in, speech-stop needs 160 ms more
+    decide_within_ms: int = 1000
 
 
 @dataclass
@@ -158,6 +167,11 @@ def _coerce(key: str, value: Any, annotation: Any) -> Any:
         return annotation(value)
     if annotation is str and not isinstance(value, str):
         raise ConfigError(f"{key} must be a string, got {value!r}")
+    if get_origin(annotation) is tuple:  # a list in TOML, or "a, b, c" on the command line
+        items = [v.strip() for v in value.split(",")] if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not all(isinstance(v, str) and v for v in items):
+            raise ConfigError(f"{key} must be a list of words, got {value!r}")
+        return tuple(items)
     return value
 
 

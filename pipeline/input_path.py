@@ -22,7 +22,9 @@ from .core import SessionCore
 from .protocols import VAD, ForkableVAD
 from .vad import WINDOW_SAMPLES
 
-_HISTORY_MS = 1500  # input kept for prefix padding (>= padding + speech-start confirmation)
+# input kept for prefix padding, and to join talk under the agent to the turn that follows it:
+# a dropped "Wait." (~1 s) + a pause up to max_silence_ms (1.5 s) + padding, with room to spare
+_HISTORY_MS = 6000
 
 FrameConsumer = Callable[[np.ndarray], None]
 WindowConsumer = Callable[[np.ndarray, float, float], None]  # (window, voice prob, end_ms)

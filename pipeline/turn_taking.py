@@ -44,6 +44,8 @@ class Turn:
     segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
     preemptive: Response | None = None
     commit_reason: str | None = None
+    commit_announced: bool = False  # input_audio_buffer.committed sent
+    joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
     texts_checked: dict[str, float] = field(default_factory=dict)
 
 
@@ -62,6 +64,9 @@ class TurnTaking:
         self.detector = TurnDetector(core.config.turn)
         self.turn: Turn | None = None
         self.server_vad = True  # False: the client commits input itself (realtime API)
+        self._talk_under_agent: Turn | None = None  # the last turn dropped as a backchannel
+        # told of the open turn's words as they are recognised: (turn, text, final)
+        self.word_listeners: list[Callable[[Turn, str, bool], None]] = []
         self.preemptive_used = 0
         self.preemptive_discarded = 0
 
@@ -111,8 +116,17 @@ class TurnTaking:
             self._check_end_of_turn(end_ms)
 
     def _new_turn(self, start_ms: float, *, over_agent: bool = False) -> Turn:
+        # talk under the agent that was let go ("Wait." too short to interrupt) followed within
+        # one turn's longest silence by more speech: one turn, from its first word
+        held, self._talk_under_agent = self._talk_under_agent, None
+        joined = None
+        if held is not None and held.speech_end_ms is not None and (
+                start_ms + self.core.config.turn.prefix_padding_ms - held.speech_end_ms
+                <= self.core.config.turn.max_silence_ms):
+            joined = start_ms = min(start_ms, held.audio_start_ms)
         stt = StreamingTranscriber(self.stt, self.core.clock)
-        turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, over_agent=over_agent)
+        turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, over_agent=over_agent,
+                    joined_from_ms=joined)
         stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
         self._open(turn)
@@ -153,13 +167,13 @@ class TurnTaking:
         final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self.core.spawn(self._after_final(turn, final))
 
-    def interrupted(self, from_ms: float | None) -> None:
-        """The barge-in gate fired: the open turn is an interruption starting at `from_ms`; what
-        it picked up before that was under the agent's voice (echo residue, breath)."""
-        turn = self.turn
-        if turn is None:
-            return
-        if from_ms is not None and from_ms > turn.audio_start_ms:
+    def interrupted(self, turn: Turn, from_ms: float | None) -> None:
+        """The caller really interrupted: `turn` is the interruption, starting at `from_ms`; what
+        an open turn picked up before that was under the agent's voice (echo residue, breath),
+        unless it is earlier talk the turn was joined to."""
+        if from_ms is not None and turn.joined_from_ms is not None:
+            from_ms = min(from_ms, turn.joined_from_ms)
+        if from_ms is not None and from_ms > turn.audio_start_ms and turn is self.turn:
             turn.stt.reset()
             turn.stt.append(self.history_since(from_ms))
             turn.audio_start_ms = turn.segment_start_ms = from_ms
@@ -172,6 +186,7 @@ class TurnTaking:
         text = await turn.stt.settled_final(final)
         if text is None or self.turn is not turn:
             return
+        self._tell_words(turn, text, final=True)
         await self._score(turn, text)
         if self.turn is turn and not self.detector.in_speech:
             self._start_preemptive(turn, text)
@@ -180,7 +195,12 @@ class TurnTaking:
     def _on_partial(self, turn: Turn, partial: Partial) -> None:
         self.core.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta,
                                              stable=partial.stable, tentative=partial.tentative))
+        self._tell_words(turn, turn.stt.latest_text, final=False)
         self.core.spawn(self._score(turn, turn.stt.latest_text))
+
+    def _tell_words(self, turn: Turn, text: str, *, final: bool) -> None:
+        for listener in self.word_listeners:
+            listener(turn, text, final)
 
     async def _score(self, turn: Turn, text: str) -> None:
         """Completeness of a transcript, computed once per distinct text, off the loop."""
@@ -205,19 +225,29 @@ class TurnTaking:
         turn = self._close()
         assert turn is not None
         turn.commit_reason = reason
-        end_ms = turn.speech_end_ms if turn.speech_end_ms is not None else self.now_ms()
+        if turn.speech_end_ms is None:
+            turn.speech_end_ms = self.now_ms()
         if not (turn.over_agent and not turn.barged_in):  # talk under the agent is no turn
-            conversation = self.core.conversation
-            self.core.emit(ev.InputCommitted(
-                item_id=turn.item_id, audio_start_ms=int(turn.audio_start_ms), audio_end_ms=int(end_ms),
-                reason=reason, previous_item_id=conversation.items[-1].id if conversation.items else None))
+            self._announce_commit(turn)
         self.core.spawn(self._finish_turn(turn))
+
+    def _announce_commit(self, turn: Turn) -> None:
+        turn.commit_announced = True
+        conversation = self.core.conversation
+        self.core.emit(ev.InputCommitted(
+            item_id=turn.item_id, audio_start_ms=int(turn.audio_start_ms),
+            audio_end_ms=int(turn.speech_end_ms or 0), reason=turn.commit_reason or "client",
+            previous_item_id=conversation.items[-1].id if conversation.items else None))
 
     async def _finish_turn(self, turn: Turn) -> None:
         text = (await turn.stt.final()).strip()
+        self._tell_words(turn, text, final=True)  # a barge-in still listening decides now
+        if turn.barged_in and not turn.commit_announced:
+            self._announce_commit(turn)
         stats = turn.stt.stats
         if turn.over_agent and not turn.barged_in:
             self._drop_preemptive(turn)
+            self._talk_under_agent = turn  # kept a moment: more speech may make it a turn
             self.core.log(f"backchannel while the agent spoke, not a turn: {text!r}")
             return
         self.core.emit(ev.TranscriptionCompleted(item_id=turn.item_id, transcript=text))

@@ -115,8 +115,9 @@ def test_a_short_mm_hmm_does_not_cancel_and_playback_continues(real_stages, call
 def test_a_real_interruption_cancels_everything_and_becomes_the_next_turn(real_stages, say, jfk_16k):
     rec = call(_stages(real_stages), _over_reply(say, jfk_16k, delay_s=1.0))
     story = rec.timeline()
-    fire = rec.stages("barge_in")
-    assert len(fire) == 1, story
+    fire = rec.stages("barge_in_gate")  # the gate fires and playback pauses; the words decide
+    assert len(fire) == 1 and len(rec.stages("barge_in")) == 1, story
+    assert rec.stages("barge_in")[0].detail["why"] in ("words", "still_talking"), story
     clip_start = next(c for c in rec.caller.clips if c.audio is jfk_16k).started_s
     # speech onset: first 32 ms window of jfk.wav above -30 dBFS (its leading silence is ~0.35 s)
     win = 512
@@ -173,3 +174,14 @@ def test_with_the_guard_a_real_interruption_still_fires(real_stages, say, jfk_16
                config=make_config(bargein={"echo_guard": True}))
     assert len(rec.stages("barge_in")) == 1, rec.timeline()
     assert rec.done[0].response["status"] == "cancelled"
+
+
+@pytest.mark.models
+def test_with_the_gate_alone_a_real_interruption_cancels_at_the_fire(real_stages, say, jfk_16k):
+    """`hear_words = false`: the gate's fire cancels at once, as before word-aware barge-in."""
+    rec = call(_stages(real_stages), _over_reply(say, jfk_16k, delay_s=1.0),
+               config=make_config(bargein={"hear_words": False}))
+    story = rec.timeline()
+    assert rec.stages("barge_in_gate") == [] and len(rec.stages("barge_in")) == 1, story
+    assert rec.stages("barge_in")[0].detail["decision_ms"] == 0, story
+    assert rec.done[0].response["status"] == "cancelled", story
