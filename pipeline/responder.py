@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import events as ev
+from .conversation import Conversation
 from .core import SessionCore
 from .playback import Playback
 from .protocols import LLM, TTS
-from .response import Response, ResponseContext, ToolHooks
+from .response import Response, ResponseContext, ResponseOptions, ToolHooks
 
 
 class Responder:
@@ -28,6 +29,7 @@ class Responder:
                                    log=core.log, playback=playback, conversation=core.conversation,
                                    tools=tools)
         self.auto_respond = True  # False: a committed turn becomes an item; the client asks for replies
+        self.text_only = False  # the session's output modalities are ["text"]: no voice by default
         self.active: Response | None = None
         self.responses: list[Response] = []
         self._played_first: set[str] = set()
@@ -35,14 +37,22 @@ class Responder:
 
     # --- making responses ------------------------------------------------------------------------
 
-    def messages(self, *, extra_user: str | None = None,
-                 system_note: str | None = None) -> list[dict[str, str]]:
-        """The LLM context: instructions (with the tools), the conversation, and any extras."""
-        instructions = self.core.config.response.instructions
+    def messages(self, *, extra_user: str | None = None, system_note: str | None = None,
+                 options: ResponseOptions | None = None) -> list[dict[str, str]]:
+        """The LLM context: instructions (with the tools), the conversation, and any extras;
+        `options` may replace the instructions and the conversation for one response."""
+        options = options or ResponseOptions()
+        instructions = options.instructions
+        if instructions is None:
+            instructions = self.core.config.response.instructions
         tools_prompt = self.tools.prompt()
         if tools_prompt:
             instructions += "\n\n" + tools_prompt
-        messages = self.core.conversation.to_messages(instructions)
+        conversation = self.core.conversation
+        if options.input is not None:
+            conversation = Conversation()
+            conversation.items = list(options.input)
+        messages = conversation.to_messages(instructions)
         if extra_user is not None:
             messages.append({"role": "user", "content": extra_user})
         if system_note is not None:
@@ -51,12 +61,14 @@ class Responder:
 
     def new(self, turn_id: str | None, *, held: bool = False, transcript: str | None = None,
             purpose: str = "turn", about_keys: tuple[str, ...] = (),
-            system_note: str | None = None) -> Response:
+            system_note: str | None = None, options: ResponseOptions | None = None) -> Response:
         """A response over the current context (a held one answers `transcript`, not yet added)."""
-        messages = self.messages(extra_user=transcript if held else None, system_note=system_note)
+        options = options or ResponseOptions(text_only=self.text_only)
+        messages = self.messages(extra_user=transcript if held else None, system_note=system_note,
+                                 options=options)
         self.ctx.config = self.core.config  # a session.update may have replaced the settings
         return Response(self.ctx, turn_id, messages, held=held, transcript=transcript, purpose=purpose,
-                        about_keys=about_keys)
+                        about_keys=about_keys, options=options)
 
     def begin(self, response: Response) -> None:
         if not self.line_open():  # the line is down: nobody to speak to
@@ -82,11 +94,13 @@ class Responder:
             self._on_heard(response)
 
     async def create_response(self, *, turn_id: str | None = None, purpose: str = "turn",
-                              about_keys: tuple[str, ...] = (), system_note: str | None = None) -> Response:
+                              about_keys: tuple[str, ...] = (), system_note: str | None = None,
+                              options: ResponseOptions | None = None) -> Response:
         """Start a response once no other is active (one at a time); returns when it ends."""
         while self.active is not None:
             await self.core.floor.wait()
-        response = self.new(turn_id, purpose=purpose, about_keys=about_keys, system_note=system_note)
+        response = self.new(turn_id, purpose=purpose, about_keys=about_keys, system_note=system_note,
+                            options=options)
         self.begin(response)
         await response.done.wait()
         return response

@@ -23,18 +23,19 @@ from websockets.exceptions import ConnectionClosed
 
 from .. import events as ev
 from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, StreamResampler
-from ..client import ClientControl
+from ..client import ClientControl, ResponseInProgress
 from ..clock import Clock
 from ..config import Config
 from ..playback import FRAME_MS
 from ..protocols import CallInput
+from ..response import ResponseOptions
 from ..session import Session
-from ..tools import ToolSpec
+from .realtime_events import GA, WireEncoder, WireSettings
 from .realtime_protocol import (
-    PCM16_24K,
     ClientError,
     jsonable,
     message_text,
+    parse_response_create,
     parse_session_update,
     require,
 )
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 
 READY_WITHOUT_UPDATE_S = 1.5  # a client that never sends session.update still gets served
 EVENT_LOG_KEEP = 2000  # events kept per connection: a long call must not hold all its audio
+MAX_ERROR_CHARS = 300  # an error message never echoes much of what the client sent
 
 
 class RecentEvents(ev.EventLog):
@@ -62,18 +64,18 @@ class Connection:
     """
 
     def __init__(self, ws: ServerConnection, *, config: Config, lead_ms: int,
-                 max_message_bytes: int) -> None:
+                 max_message_bytes: int, dialect: str = GA) -> None:
         self.ws = ws
         self.config = config
         self.max_message_bytes = max_message_bytes
-        self.id = ev.new_id("sess")
         self.closed = False
-        self.input_format = self.output_format = PCM16_24K
+        self.wire = WireSettings(voice=config.stage("tts").name,
+                                 transcription_model=config.stage("stt").name)
+        self.encoder = WireEncoder(dialect, self.wire)
         self.include_local = False
-        self.tools: list[ToolSpec] = []
         self.lead_s = lead_ms / 1000  # BufferedSink: frames go out this far ahead
         self.session: Session | None = None
-        self._in_resampler = StreamResampler(self.input_format.rate_hz, INPUT_RATE_HZ)
+        self._in_resampler = StreamResampler(self.wire.input_format.rate_hz, INPUT_RATE_HZ)
         self._in_rest = np.zeros(0, np.float32)
         self._pushed = 0  # 16 kHz samples handed to the session
         self._out_resampler: StreamResampler | None = None
@@ -93,9 +95,10 @@ class Connection:
             "input_audio_buffer.append": self._append,
             "input_audio_buffer.commit": self._commit,
             "input_audio_buffer.clear": self._clear,
-            "response.create": lambda _e: self.client.request_response(),
+            "response.create": self._response_create,
             "response.cancel": self._cancel,
             "conversation.item.create": self._item_create,
+            "conversation.item.delete": self._delete,
             "conversation.item.truncate": self._truncate,
             "conversation.item.retrieve": self._retrieve,
         }
@@ -180,28 +183,13 @@ class Connection:
 
     def _forward(self, event: ev.Event) -> None:
         self._flush_audio()  # audio handed out before this event reaches the client before it
-        payload = event.to_dict()
-        if not event.type.startswith("x."):  # clock stamps are ours; hosted events have none
-            payload.pop("ts", None)
-            payload.pop("perf", None)
-        if isinstance(event, ev.SessionCreated | ev.SessionUpdated):
-            payload["session"] = self._describe(event.session)
-        self._send(payload)
-
-    def _describe(self, base: dict[str, Any]) -> dict[str, Any]:
-        out = {"id": self.id, **base}
-        vad = base.get("turn_detection")
-        out["input_audio_format"] = self.input_format.legacy
-        out["output_audio_format"] = self.output_format.legacy
-        out["audio"] = {"input": {"format": self.input_format.to_dict(), "turn_detection": vad},
-                        "output": {"format": self.output_format.to_dict()}}
-        out["tools"] = [{"type": "function", "name": t.name, "description": t.description,
-                         "parameters": t.parameters} for t in self.tools]
-        out["include_local_events"] = self.include_local
-        return out
+        for payload in self.encoder.encode(event):
+            self._send(payload)
 
     def _error(self, code: str, message: str, event_id: str | None) -> None:
         assert self.session is not None
+        if len(message) > MAX_ERROR_CHARS:
+            message = message[:MAX_ERROR_CHARS - 1] + "…"
         self.session.emit(ev.error_event(code, message, event_id=event_id))
 
     # --- agent audio (the session's AudioSink) -------------------------------------------------
@@ -217,7 +205,7 @@ class Connection:
                 self._batch_key = (response_id, item_id)
                 # a fresh resampler per item: no tail of the previous reply leaks into this one
                 self._out_resampler = StreamResampler(self.client.agent_rate_hz,
-                                                      self.output_format.rate_hz)
+                                                      self.wire.output_format.rate_hz)
             self._batch.append(frame)
             if len(self._batch) >= self._batch_frames:
                 self._flush_audio()
@@ -241,10 +229,9 @@ class Connection:
         if self._out_resampler is not None:
             samples = self._out_resampler.process(samples)
         response_id, item_id = self._batch_key
-        self._send({"type": "response.output_audio.delta", "event_id": ev.new_id("event"),
-                    "response_id": response_id, "item_id": item_id, "output_index": 0,
-                    "content_index": 0,
-                    "delta": base64.b64encode(self.output_format.encode(samples)).decode("ascii")})
+        audio = base64.b64encode(self.wire.output_format.encode(samples)).decode("ascii")
+        for payload in self.encoder.audio(response_id, item_id, audio):
+            self._send(payload)
 
     # --- events in -----------------------------------------------------------------------------
 
@@ -272,7 +259,7 @@ class Connection:
             handler = self._handlers.get(kind)
             if handler is None:
                 raise ClientError("unknown_event_type",
-                                   f"Unknown event type {kind!r}; this server handles: "
+                                   f"Unknown event type {kind[:60]!r}; this server handles: "
                                    f"{', '.join(self._handlers)}.")
             result = handler(event)
             if asyncio.iscoroutine(result):
@@ -286,15 +273,16 @@ class Connection:
 
     def _session_update(self, event: dict[str, Any]) -> None:
         update = parse_session_update(event, self.config)  # all of it first: a bad field changes nothing
-        if update.input_format is not None and update.input_format != self.input_format:
-            self.input_format = update.input_format
+        wire = self.wire
+        if update.input_format is not None and update.input_format != wire.input_format:
+            wire.input_format = update.input_format
             self._in_resampler = StreamResampler(update.input_format.rate_hz, INPUT_RATE_HZ)
-        if update.output_format is not None and update.output_format != self.output_format:
+        if update.output_format is not None and update.output_format != wire.output_format:
             self._flush_audio()  # what was held goes out in the format it was made for
-            self.output_format = update.output_format
+            wire.output_format = update.output_format
             self._batch_key = None  # the next frame starts a resampler for the new rate
         if update.tools is not None:
-            self.tools = update.tools  # the client runs these; the session offers them and waits
+            wire.tools = update.tools  # the client runs these; the session offers them and waits
         if update.include_local is not None:
             self.include_local = update.include_local
         self.client.update(instructions=update.instructions, tools=update.tools, **update.settings)
@@ -308,7 +296,7 @@ class Connection:
         except (binascii.Error, ValueError):
             raise ClientError("invalid_audio", f"{where}: `audio` is not valid base64; send "
                                                 "the raw audio bytes, base64-encoded.") from None
-        fmt = self.input_format  # the format in force when this audio arrived
+        fmt = self.wire.input_format  # the format in force when this audio arrived
         if len(data) % fmt.bytes_per_sample:
             raise ClientError("invalid_audio",
                                f"{where}: {len(data)} bytes is not a whole number of "
@@ -332,6 +320,42 @@ class Connection:
         if await self.client.commit_input() is None:
             raise ClientError("input_audio_buffer_commit_empty",
                                "There is no input audio to commit; append audio first.")
+
+    def _response_create(self, event: dict[str, Any]) -> None:
+        request = parse_response_create(event)
+        items = None
+        if request.input is not None:
+            items = []
+            for entry in request.input:
+                item = self.client.item(entry) if isinstance(entry, str) else entry
+                if item is None:
+                    raise ClientError("item_not_found", f"response.create: `response.input` refers to "
+                                                        f"item {entry[:60]!r}, which is not in this "
+                                                        "conversation.")
+                items.append(item)
+        text_only = request.text_only if request.text_only is not None else self.client.text_only
+        options = ResponseOptions(instructions=request.instructions, text_only=text_only,
+                                  out_of_band=request.out_of_band, metadata=request.metadata,
+                                  input=tuple(items) if items is not None else None)
+        try:
+            self.client.request_response(options)
+        except ResponseInProgress as busy:
+            raise ClientError("conversation_already_has_active_response",
+                              f"Conversation already has an active response in progress: "
+                              f"{busy.response_id}. Wait until the response is finished before "
+                              "creating a new one.") from None
+
+    def _delete(self, event: dict[str, Any]) -> None:
+        item_id = require(event, "item_id", str, "conversation.item.delete")
+        try:
+            self.client.delete_item(item_id)  # emits conversation.item.deleted
+        except KeyError:
+            forgotten = self.encoder.forget(item_id)  # a turn with no words is only on the wire
+            if not forgotten:
+                raise ClientError("item_not_found", f"conversation.item.delete: there is no item "
+                                                     f"{item_id[:60]!r} in this conversation.") from None
+            for payload in forgotten:
+                self._send(payload)
 
     def _cancel(self, event: dict[str, Any]) -> None:
         if not self.client.cancel_response():

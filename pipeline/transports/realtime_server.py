@@ -35,6 +35,7 @@ from ..config import Config
 from ..runtime import add_config_args, load_config
 from ..session import Session, Stages
 from .realtime_connection import Connection, RecentEvents
+from .realtime_events import BETA, GA
 from .realtime_protocol import AudioFormat, parse_format
 
 PATH = "/v1/realtime"
@@ -104,7 +105,7 @@ class RealtimeServer:
 
     async def _handle(self, ws: ServerConnection) -> None:
         connection = Connection(ws, config=self.config, lead_ms=self.lead_ms,
-                                max_message_bytes=self.max_message_bytes)
+                                max_message_bytes=self.max_message_bytes, dialect=dialect_of(ws))
         clock = RealClock()
         # each session changes its own config (session.update), so none may share the server's
         session = Session(copy.deepcopy(self.config), self.stages, clock=clock, sink=connection,
@@ -117,6 +118,12 @@ class RealtimeServer:
         finally:
             self.connections.discard(connection)
             await session.close()
+
+
+def dialect_of(ws: ServerConnection) -> str:
+    """Beta when the client asks for it (`OpenAI-Beta: realtime=v1`, as the hosted API reads it)."""
+    asked = ws.request.headers.get("OpenAI-Beta", "") if ws.request is not None else ""
+    return BETA if "realtime=v1" in asked.replace(" ", "").split(",") else GA
 
 
 def _bearer_ok(headers: Headers, token: str) -> bool:
