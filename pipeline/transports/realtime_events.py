@@ -222,8 +222,9 @@ class WireEncoder:
         if r is None or e.item_id not in r.outputs:
             return []
         where = self._where(r, e.item_id)
+        named = {"name": e.name} if self.dialect == GA else {}  # beta names it in the item only
         return [self._wire(e.type, response_id=e.response_id, item_id=e.item_id,
-                           output_index=where["output_index"], call_id=e.call_id, name=e.name,
+                           output_index=where["output_index"], call_id=e.call_id, **named,
                            arguments=e.arguments)]
 
     def _ResponseDone(self, e: ev.ResponseDone) -> list[Wire]:
