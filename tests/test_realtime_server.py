@@ -525,3 +525,46 @@ def test_mulaw_8k_in_and_out_with_audio_held_until_the_first_update(real_stages,
             assert total > 1.0 and status(done) == ("completed", None)
 
     asyncio.run(scenario())
+
+
+def test_response_create_parameters_item_delete_and_their_errors():
+    stages = fake_stages("Okay then.")
+
+    async def scenario() -> None:
+        async with serving(stages) as server, client(server) as c:
+            await c.wait_for("session.created")
+            await c.send(user_text("Hi"))
+            added = await c.wait_for("conversation.item.done")
+            assert added["item"]["content"][0] == {"type": "input_text", "text": "Hi"}
+            # out of band, text only, own instructions and context: nothing joins the conversation
+            await c.send({"type": "response.create", "response": {
+                "conversation": "none", "output_modalities": ["text"], "instructions": "Classify.",
+                "metadata": {"topic": "x"}, "input": [
+                    {"type": "item_reference", "id": added["item"]["id"]},
+                    {"type": "message", "role": "user", "content": [{"type": "input_text",
+                                                                     "text": "Label it."}]}]}})
+            done = await c.wait_for("response.done")
+            assert done["response"]["conversation_id"] is None
+            assert done["response"]["metadata"] == {"topic": "x"}
+            assert done["response"]["output_modalities"] == ["text"]
+            assert not c.of("response.output_audio.delta")
+            assert len(c.of("conversation.item.added")) == 1  # only the user's message
+            prompt = stages.llm.requests[-1]
+            assert prompt[0]["content"].startswith("Classify.")
+            assert [m["content"] for m in prompt[1:]] == ["Hi", "Label it."]
+            # delete, then the errors a hosted API gives
+            await c.send({"type": "conversation.item.delete", "item_id": added["item"]["id"]})
+            assert (await c.wait_for("conversation.item.deleted"))["item_id"] == added["item"]["id"]
+            for message, code in [
+                ({"type": "conversation.item.delete", "item_id": added["item"]["id"]}, "item_not_found"),
+                ({"type": "response.create", "response": {"colour": "blue"}}, "unknown_parameter"),
+                ({"type": "response.create", "response": {"conversation": "other"}}, "invalid_value"),
+                ({"type": "response.create", "response": {"input": [
+                    {"type": "item_reference", "id": "item_nope"}]}}, "item_not_found"),
+                ({"type": "x" * 100_000}, "unknown_event_type"),
+            ]:
+                await c.send(message)
+                error = (await c.wait_for("error", lambda e, code=code: e["error"]["code"] == code))
+                assert len(error["error"]["message"]) <= 300  # never echoes the input back at length
+
+    asyncio.run(scenario())
