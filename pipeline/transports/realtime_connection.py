@@ -23,19 +23,17 @@ from websockets.exceptions import ConnectionClosed
 
 from .. import events as ev
 from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, StreamResampler
-from ..client import ClientControl, ResponseInProgress
+from ..client import ClientControl
 from ..clock import Clock
 from ..config import Config
 from ..playback import FRAME_MS
 from ..protocols import CallInput
-from ..response import ResponseOptions
 from ..session import Session
+from . import realtime_requests as requests
 from .realtime_events import GA, WireEncoder, WireSettings
 from .realtime_protocol import (
     ClientError,
     jsonable,
-    message_text,
-    parse_response_create,
     parse_session_update,
     require,
 )
@@ -45,6 +43,13 @@ log = logging.getLogger(__name__)
 READY_WITHOUT_UPDATE_S = 1.5  # a client that never sends session.update still gets served
 EVENT_LOG_KEEP = 2000  # events kept per connection: a long call must not hold all its audio
 MAX_ERROR_CHARS = 300  # an error message never echoes much of what the client sent
+# Events waiting for a client that does not read: 4 MiB is over 60 s of 24 kHz agent audio, far
+# more than a reading client ever queues (it holds one paced 100 ms delta at a time).
+MAX_OUTBOX_BYTES = 4 << 20
+SEND_STALL_S = 10.0  # one send stuck this long (the client stopped reading): drop the client
+# Input audio may run ahead of real time by this much (a client flushing a buffer); beyond it,
+# appends are refused so a fast sender cannot queue unbounded work (30 s = 1.9 MB at 16 kHz).
+MAX_INPUT_AHEAD_S = 30.0
 
 
 class RecentEvents(ev.EventLog):
@@ -89,18 +94,20 @@ class Connection:
         delta_frames = config.response.output_delta_ms // FRAME_MS
         self._batch_frames = max(1, min(delta_frames, lead_ms // FRAME_MS + 2))
         self._outbox: asyncio.Queue[str] = asyncio.Queue()
+        self._outbox_bytes = 0
+        self._started_s: float | None = None  # loop time of the first append (input pacing)
         self._ready_timer: asyncio.TimerHandle | None = None
         self._handlers = {
             "session.update": self._session_update,
             "input_audio_buffer.append": self._append,
             "input_audio_buffer.commit": self._commit,
             "input_audio_buffer.clear": self._clear,
-            "response.create": self._response_create,
+            "response.create": lambda e: requests.response_create(self.client, e),
             "response.cancel": self._cancel,
-            "conversation.item.create": self._item_create,
+            "conversation.item.create": lambda e: requests.item_create(self.client, e),
             "conversation.item.delete": self._delete,
-            "conversation.item.truncate": self._truncate,
-            "conversation.item.retrieve": self._retrieve,
+            "conversation.item.truncate": lambda e: requests.truncate(self.client, e),
+            "conversation.item.retrieve": lambda e: requests.retrieve(self.client, e),
         }
 
     def bind(self, session: Session) -> None:
@@ -156,13 +163,41 @@ class Connection:
     async def _send_loop(self) -> None:
         try:
             while True:
-                await self.ws.send(await self._outbox.get())
+                message = await self._outbox.get()
+                self._outbox_bytes -= len(message)
+                try:
+                    await asyncio.wait_for(self.ws.send(message), SEND_STALL_S)
+                except TimeoutError:
+                    self._drop_slow_client(f"one event waited {SEND_STALL_S:.0f} s to be sent")
+                    return
         except ConnectionClosed:
             pass
 
     def _send(self, payload: dict[str, Any]) -> None:
-        if not self.closed:
-            self._outbox.put_nowait(json.dumps(payload, default=jsonable))
+        if self.closed:
+            return
+        message = json.dumps(payload, default=jsonable)
+        if self._outbox_bytes + len(message) > MAX_OUTBOX_BYTES:
+            self._drop_slow_client(f"{self._outbox_bytes} bytes of events are waiting")
+            return
+        self._outbox_bytes += len(message)
+        self._outbox.put_nowait(message)
+
+    def _drop_slow_client(self, why: str) -> None:
+        """A client that stops reading cannot pin memory: it is dropped with a reason."""
+        log.warning("dropping a client that does not read its events: %s", why)
+        self.closed = True
+        while not self._outbox.empty():
+            self._outbox.get_nowait()
+        self._outbox_bytes = 0
+        asyncio.ensure_future(self._close_slow())
+
+    async def _close_slow(self) -> None:
+        try:  # the close frame may still fit the socket; a client that reads nothing gets cut
+            await asyncio.wait_for(self.ws.close(1008, "client too slow: read events as they "
+                                                       "arrive"), 2.0)
+        except (TimeoutError, ConnectionClosed):
+            self.ws.transport.abort()
 
     def _mark_ready(self) -> None:
         if self.session is not None and not self.session.ready:
@@ -304,6 +339,15 @@ class Connection:
                                "send whole samples.")
         session = self.session
         assert session is not None
+        now_s = asyncio.get_running_loop().time()
+        if self._started_s is None:
+            self._started_s = now_s
+        ahead_s = (self._pushed + len(data) // fmt.bytes_per_sample * INPUT_RATE_HZ / fmt.rate_hz) \
+            / INPUT_RATE_HZ - (now_s - self._started_s)
+        if ahead_s > MAX_INPUT_AHEAD_S:
+            raise ClientError("input_audio_too_fast",
+                              f"{where}: audio is arriving {ahead_s:.0f} s ahead of real time (at "
+                              f"most {MAX_INPUT_AHEAD_S:.0f} s); send it as it is recorded.")
         samples = self._in_resampler.process(fmt.decode(data))
         rest = np.concatenate([self._in_rest, samples])
         whole = len(rest) - len(rest) % FRAME_SAMPLES
@@ -321,30 +365,6 @@ class Connection:
             raise ClientError("input_audio_buffer_commit_empty",
                                "There is no input audio to commit; append audio first.")
 
-    def _response_create(self, event: dict[str, Any]) -> None:
-        request = parse_response_create(event)
-        items = None
-        if request.input is not None:
-            items = []
-            for entry in request.input:
-                item = self.client.item(entry) if isinstance(entry, str) else entry
-                if item is None:
-                    raise ClientError("item_not_found", f"response.create: `response.input` refers to "
-                                                        f"item {entry[:60]!r}, which is not in this "
-                                                        "conversation.")
-                items.append(item)
-        text_only = request.text_only if request.text_only is not None else self.client.text_only
-        options = ResponseOptions(instructions=request.instructions, text_only=text_only,
-                                  out_of_band=request.out_of_band, metadata=request.metadata,
-                                  input=tuple(items) if items is not None else None)
-        try:
-            self.client.request_response(options)
-        except ResponseInProgress as busy:
-            raise ClientError("conversation_already_has_active_response",
-                              f"Conversation already has an active response in progress: "
-                              f"{busy.response_id}. Wait until the response is finished before "
-                              "creating a new one.") from None
-
     def _delete(self, event: dict[str, Any]) -> None:
         item_id = require(event, "item_id", str, "conversation.item.delete")
         try:
@@ -361,56 +381,3 @@ class Connection:
         if not self.client.cancel_response():
             raise ClientError("response_cancel_not_active",
                                "There is no active response to cancel.")
-
-    def _item_create(self, event: dict[str, Any]) -> None:
-        where = "conversation.item.create"
-        body = require(event, "item", dict, where)
-        kind = body.get("type", "message")
-        item_id = body.get("id")
-        if item_id is not None and (not isinstance(item_id, str) or not item_id):
-            raise ClientError("invalid_value", f"{where}: `item.id` must be a non-empty string.")
-        if item_id is not None and self.client.item(item_id) is not None:
-            raise ClientError("item_already_exists", f"{where}: item {item_id!r} already exists; "
-                                                      "leave `id` out to get a fresh one.")
-        if kind == "message":
-            role = require(body, "role", str, where)
-            if role not in ("user", "system", "assistant"):
-                raise ClientError("invalid_value", f"{where}: `item.role` must be user, system or "
-                                                    f"assistant, got {role!r}.")
-            self.client.add_message(role, message_text(body, where), item_id=item_id)
-        elif kind == "function_call_output":
-            call_id = require(body, "call_id", str, where)
-            output = require(body, "output", str, where)
-            try:  # bound to the call it answers; the session adds and announces the item
-                accepted = self.client.deliver_function_output(call_id, output)
-            except KeyError:
-                raise ClientError("unknown_call_id", f"{where}: no function call {call_id!r} was "
-                                                      "made in this session.") from None
-            if not accepted:
-                raise ClientError("invalid_value", f"{where}: the output for {call_id!r} was "
-                                                    "rejected (see the error before this one).")
-            return
-        else:
-            raise ClientError("invalid_value", f"{where}: item type {kind!r} is not supported; "
-                                                "use \"message\" or \"function_call_output\".")
-
-    def _truncate(self, event: dict[str, Any]) -> None:
-        where = "conversation.item.truncate"
-        item_id = require(event, "item_id", str, where)
-        audio_end_ms = require(event, "audio_end_ms", int, where)
-        try:
-            self.client.truncate(item_id, audio_end_ms)  # emits conversation.item.truncated
-        except KeyError:
-            raise ClientError("item_not_found", f"{where}: there is no agent audio item "
-                                                 f"{item_id!r} in this conversation.") from None
-        except ValueError as exc:
-            raise ClientError("invalid_audio_end_ms", f"{where}: {exc}; pass the milliseconds the "
-                                                       "client actually played.") from None
-
-    def _retrieve(self, event: dict[str, Any]) -> None:
-        item_id = require(event, "item_id", str, "conversation.item.retrieve")
-        try:
-            self.client.retrieve(item_id)  # emits conversation.item.retrieved
-        except KeyError:
-            raise ClientError("item_not_found", f"conversation.item.retrieve: there is no item "
-                                                 f"{item_id!r} in this conversation.") from None
