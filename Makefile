@@ -31,10 +31,11 @@ system-deps:
 	fi
 
 # llama-cpp-python compiles from source on first install (about 5 minutes on 2 cores); pip caches it.
+# The clients extra (openai, openai-agents, pipecat-ai, livekit-agents) adds about 3.5 minutes.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench,server]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench,server,clients]'
 	touch $(STAMP)
 
 models:

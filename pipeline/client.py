@@ -7,6 +7,7 @@ else: no transport reaches into the session's parts.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import Any
 
@@ -17,9 +18,20 @@ from .core import SessionCore
 from .input_path import InputPath
 from .playback import FrameListener, Playback
 from .responder import Responder
+from .response import ResponseOptions
 from .tools import ToolRegistry, ToolSpec
 from .tools.desk import ToolDesk
 from .turn_taking import TurnTaking
+
+PENDING_TRANSCRIPT_WAIT_S = 15.0  # a client's response waits this long for committed turns' words
+
+
+class ResponseInProgress(Exception):
+    """response.create while a response is active: the client must wait for its response.done."""
+
+    def __init__(self, response_id: str) -> None:
+        super().__init__(response_id)
+        self.response_id = response_id
 
 
 class ClientControl:
@@ -31,6 +43,10 @@ class ClientControl:
         self._responder = responder
         self._tools = tools
         self._playback = playback
+        self._starting = 0  # client responses asked for and not yet begun
+        self._untranscribed: set[str] = set()  # committed turns whose words are not yet an item
+        self._transcribed = asyncio.Event()
+        core.listeners.append(self._follow_turns)
 
     # --- settings ------------------------------------------------------------------------------
 
@@ -47,18 +63,25 @@ class ClientControl:
         return self.core.config.bargein.enabled
 
     @property
+    def text_only(self) -> bool:
+        """The session's output modalities are ["text"]: replies are written, not spoken."""
+        return self._responder.text_only
+
+    @property
     def tool_specs(self) -> list[ToolSpec]:
         return self._tools.specs()
 
     def update(self, *, instructions: str | None = None, turn: dict[str, Any] | None = None,
                server_vad: bool | None = None, create_response: bool | None = None,
-               interrupt_response: bool | None = None, tools: list[ToolSpec] | None = None) -> None:
+               interrupt_response: bool | None = None, tools: list[ToolSpec] | None = None,
+               text_only: bool | None = None) -> None:
         """A session.update: every setting given takes effect at once; session.updated follows.
 
         turn: turn-policy keys (`min_silence_ms`, `vad_threshold`, ...), checked like `--set`.
         server_vad False: the client commits input itself. create_response False: a committed
         turn becomes an item and the client asks for replies. interrupt_response: barge-in.
         tools: the client's own tools (it runs them and sends function_call_output).
+        text_only: output modalities ["text"]: replies are written, not spoken.
         """
         config = self.core.config
         if instructions is not None:
@@ -74,6 +97,8 @@ class ClientControl:
             self._turns.set_server_vad(server_vad)
         if tools is not None:
             self._tools.use(ToolRegistry(specs=tools))
+        if text_only is not None:
+            self._responder.text_only = text_only
         self.core.emit(ev.SessionUpdated(session=self.describe()))
 
     def describe(self) -> dict[str, Any]:
@@ -88,6 +113,7 @@ class ClientControl:
                    "create_response": self.auto_respond, "interrupt_response": self.interrupt_response}
         return {"object": "realtime.session", "instructions": c.response.instructions,
                 "turn_detection": vad,
+                "output_modalities": ["text"] if self._responder.text_only else ["audio"],
                 "stages": {k: c.stage(k).name for k in ("vad", "stt", "turns", "llm", "tts")}}
 
     # --- input ---------------------------------------------------------------------------------
@@ -103,9 +129,44 @@ class ClientControl:
 
     # --- responses -----------------------------------------------------------------------------
 
-    def request_response(self) -> None:
-        """response.create: start a response as soon as none is active (does not wait for it)."""
-        self.core.spawn(self._responder.create_response(purpose="client"))
+    def request_response(self, options: ResponseOptions | None = None) -> None:
+        """response.create: start a response now (does not wait for it to end).
+
+        It first waits for the words of turns already committed (they are part of its context).
+        ResponseInProgress while another response is active, as on a hosted API; an out-of-band
+        one (`options.out_of_band`) waits for the active one instead.
+        """
+        options = options or ResponseOptions(text_only=self._responder.text_only)
+        active = self._responder.active
+        if not options.out_of_band and (self._starting or (active is not None and not active.held)):
+            raise ResponseInProgress(active.id if active is not None else "(starting)")
+        self._starting += 1
+        self.core.spawn(self._start_response(options))
+
+    async def _start_response(self, options: ResponseOptions) -> None:
+        try:
+            if self._untranscribed:
+                self._transcribed.clear()
+                try:
+                    await self.core.clock.wait_for(self._transcribed.wait(), PENDING_TRANSCRIPT_WAIT_S)
+                except TimeoutError:
+                    self.core.log("a committed turn had no transcript in time; responding without it",
+                                  level="warning")
+            while self._responder.active is not None:  # a held speculation, or out-of-band
+                await self.core.floor.wait()
+            response = self._responder.new(None, purpose="client", options=options)
+            self._responder.begin(response)
+        finally:
+            self._starting -= 1
+        await response.done.wait()
+
+    def _follow_turns(self, event: ev.Event) -> None:
+        if isinstance(event, ev.InputCommitted):
+            self._untranscribed.add(event.item_id)
+        elif isinstance(event, ev.TranscriptionCompleted):  # its item is added right after
+            self._untranscribed.discard(event.item_id)
+            if not self._untranscribed:
+                self._transcribed.set()
 
     def cancel_response(self, reason: str = "client_cancelled") -> bool:
         """response.cancel: False when no response is active."""
@@ -126,11 +187,17 @@ class ClientControl:
         return self.core.conversation.get(item_id)
 
     def add_message(self, role: str, text: str, *, item_id: str | None = None) -> Item:
-        """conversation.item.create of a message; ValueError if `item_id` is taken."""
+        """conversation.item.create of a typed message; ValueError if `item_id` is taken."""
         if item_id is not None and self.item(item_id) is not None:
             raise ValueError(f"item {item_id!r} already exists")
         ids = {"id": item_id} if item_id else {}
-        return self.core.add_item(Item(type="message", role=role, text=text, **ids))
+        return self.core.add_item(Item(type="message", role=role, text=text, audio=False, **ids))
+
+    def delete_item(self, item_id: str) -> Item:
+        """conversation.item.delete: KeyError for an unknown item."""
+        item = self.core.conversation.remove(item_id)
+        self.core.emit(ev.ItemDeleted(item_id=item_id))
+        return item
 
     def retrieve(self, item_id: str) -> Item:
         """conversation.item.retrieve: KeyError for an unknown item."""
@@ -158,7 +225,7 @@ class ClientControl:
             self._playback.clear()
         self._playback.set_heard(item_id, int(audio_end_ms * rate_hz / 1000))
         if response.status == "in_progress":  # the client stopped listening: stop making it too
-            response.cancel("client_truncated")  # its end truncates to what was heard
+            response.cancel("client_cancelled")  # its end truncates to what was heard
         else:
             response.truncate_to_played()
         return item

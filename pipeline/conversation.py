@@ -29,6 +29,7 @@ class Item:
     audio_end_ms: int | None = None  # set when truncated to what was played
     interrupted: bool = False
     note: str | None = None  # e.g. "completed during an interruption"
+    audio: bool = True  # spoken (input_audio / output_audio) or typed (input_text / output_text)
 
     def to_dict(self) -> dict[str, Any]:
         if self.type == "function_call":
@@ -37,9 +38,15 @@ class Item:
         if self.type == "function_call_output":
             return {"id": self.id, "type": "function_call_output", "call_id": self.call_id,
                     "output": self.output}
-        kind = "input_audio" if self.role == "user" else "output_audio"
+        if self.role == "assistant":
+            part = ({"type": "output_audio", "transcript": self.text} if self.audio
+                    else {"type": "output_text", "text": self.text})
+        elif self.role == "user" and self.audio:
+            part = {"type": "input_audio", "transcript": self.text}
+        else:  # typed user text, and system messages (always text)
+            part = {"type": "input_text", "text": self.text}
         return {"id": self.id, "type": "message", "role": self.role, "status": self.status,
-                "content": [{"type": kind, "transcript": self.text}]}
+                "content": [part]}
 
 
 class Conversation:
@@ -52,6 +59,14 @@ class Conversation:
 
     def get(self, item_id: str) -> Item | None:
         return next((i for i in self.items if i.id == item_id), None)
+
+    def remove(self, item_id: str) -> Item:
+        """Delete an item (conversation.item.delete); KeyError if there is none."""
+        item = self.get(item_id)
+        if item is None:
+            raise KeyError(item_id)
+        self.items.remove(item)
+        return item
 
     def previous_id(self, item: Item) -> str | None:
         idx = self.items.index(item) if item in self.items else len(self.items)

@@ -25,3 +25,13 @@ class SpokenError(PipelineError):
     """A stage failure the caller should hear about: `apology` is said instead of silence."""
 
     apology = "Sorry, I'm having trouble answering right now. Please try again in a moment."
+
+
+class LLMServerError(SpokenError):
+    """The LLM server was down, slow, or answered with an error; the message says what to do."""
+
+    apology = "Sorry, I'm having trouble answering right now. Please say that again in a moment."
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status when the server answered with an error

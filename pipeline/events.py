@@ -127,6 +127,12 @@ class ItemCreated(Event):
 
 
 @dataclass(kw_only=True)
+class ItemDeleted(Event):
+    type: ClassVar[str] = "conversation.item.deleted"
+    item_id: str
+
+
+@dataclass(kw_only=True)
 class ItemTruncated(Event):
     type: ClassVar[str] = "conversation.item.truncated"
     item_id: str
@@ -156,6 +162,28 @@ class OutputItemAdded(Event):
     response_id: str
     item: dict[str, Any]
     output_index: int = 0
+
+
+@dataclass(kw_only=True)
+class OutputItemDone(Event):
+    """An output item is complete (a function call once its arguments are whole)."""
+
+    type: ClassVar[str] = "response.output_item.done"
+    response_id: str
+    item: dict[str, Any]
+    output_index: int = 0
+
+
+@dataclass(kw_only=True)
+class OutputTextDelta(Event):
+    """Reply text of a text-only response (no voice), token by token."""
+
+    type: ClassVar[str] = "response.output_text.delta"
+    response_id: str
+    item_id: str
+    delta: str
+    output_index: int = 0
+    content_index: int = 0
 
 
 @dataclass(kw_only=True)

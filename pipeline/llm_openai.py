@@ -26,23 +26,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import keepalive
-from .errors import SpokenError
+from .errors import LLMServerError
+from .llm_tokenizer import ServerTokenizer
 from .protocols import Generation
 
 log = logging.getLogger(__name__)
 
 # What the session says when the model cannot answer; short, so it costs the caller little.
-APOLOGY = "Sorry, I'm having trouble answering right now. Please say that again in a moment."
-
-
-class LLMServerError(SpokenError):
-    """The LLM server was down, slow, or answered with an error; the message says what to do."""
-
-    apology = APOLOGY
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status  # the HTTP status when the server answered with an error
+APOLOGY = LLMServerError.apology  # what the caller hears when the server fails
 
 
 class OpenAICompatibleLLM:
@@ -87,7 +78,7 @@ class OpenAICompatibleLLM:
         self._pool = keepalive.KeepAlivePool(self.base_url, size=pool_size,
                                              connect_timeout_s=connect_timeout_s,
                                              read_timeout_s=first_token_timeout_s, headers=headers)
-        self._tokenizer: _Tokenizer | None = None
+        self._tokenizer: ServerTokenizer | None = None
         self._tokenizer_lock = threading.Lock()
 
     def close(self) -> None:
@@ -102,7 +93,7 @@ class OpenAICompatibleLLM:
         """Yield text pieces; a native tool call comes out as the text of the pipeline's JSON
         convention. Closes the stream within one chunk once `cancel` is set. Blocking."""
         result = result if result is not None else Generation()
-        body = self._body(messages, max_tokens=max_tokens, stream=True)
+        body = self.request_body(messages, max_tokens=max_tokens, stream=True)
         body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [_chat_tool(t) for t in tools]
@@ -160,9 +151,9 @@ class OpenAICompatibleLLM:
         """Log-probabilities of candidate first tokens of the reply, from one one-token
         completion with `top_logprobs` (for the `llm` completeness signal). A candidate the
         server's top 20 does not include is left out, as LlamaLLM leaves out untokenizable ones."""
-        body = self._body(messages, max_tokens=1, stream=False)
+        body = self.request_body(messages, max_tokens=1, stream=False)
         body |= {"logprobs": True, "top_logprobs": 20, "temperature": 0.0}  # 20: OpenAI's cap
-        data = self._post_json("/chat/completions", body)
+        data = self.post_json("/chat/completions", body)
         content = ((data.get("choices") or [{}])[0].get("logprobs") or {}).get("content")
         if not content:
             raise LLMServerError(
@@ -180,10 +171,10 @@ class OpenAICompatibleLLM:
 
     def count_tokens(self, messages: list[dict[str, Any]]) -> int:
         """Prompt tokens these messages take, counted by the server's own tokenizer where it has
-        one (see `_Tokenizer`), else estimated."""
+        one (see `ServerTokenizer`), else estimated."""
         with self._tokenizer_lock:
             if self._tokenizer is None:
-                self._tokenizer = _Tokenizer.detect(self)
+                self._tokenizer = ServerTokenizer.detect(self)
         return self._tokenizer.count(messages)
 
     def _count_quietly(self, messages: list[dict[str, Any]]) -> int:
@@ -195,7 +186,7 @@ class OpenAICompatibleLLM:
 
     # --- HTTP ----------------------------------------------------------------------------------
 
-    def _body(self, messages: list[dict[str, Any]], *, max_tokens: int | None, stream: bool
+    def request_body(self, messages: list[dict[str, Any]], *, max_tokens: int | None, stream: bool
               ) -> dict[str, Any]:
         return {"model": self.model, "messages": messages, "stream": stream,
                 "max_tokens": max_tokens or self.max_tokens, "temperature": self.temperature,
@@ -229,7 +220,7 @@ class OpenAICompatibleLLM:
                                  status=response.status)
         return response
 
-    def _post_json(self, path: str, body: dict[str, Any], *, root: bool = False) -> Any:
+    def post_json(self, path: str, body: dict[str, Any], *, root: bool = False) -> Any:
         with self._post(path, body, root=root) as response:
             try:
                 return response.json()
@@ -312,81 +303,6 @@ class _CallText:
 
     def close(self) -> str:
         return "}" if self._args else "{}}"  # a call without arguments still parses
-
-
-class _Tokenizer:
-    """How `count_tokens` counts, found once per server.
-
-    - llama-server: `/apply-template` renders the model's chat template, `/tokenize` counts it
-      (exact).
-    - llama-cpp-python's server: `/extras/tokenize` counts each message's text with the model's
-      tokenizer, and the template's cost per message (and once per prompt) is measured once from
-      the `usage` of two one-token completions. Exact for templates that wrap each message in
-      special tokens (ChatML); within a token or two a message otherwise.
-    - anything else: an estimate of 4 characters a token (English text with a BPE vocabulary)
-      plus 4 tokens a message for the template, rounded up.
-    """
-
-    def __init__(self, kind: str, llm: OpenAICompatibleLLM, *, per_message: int = 4,
-                 per_prompt: int = 3) -> None:
-        self.kind, self.llm = kind, llm
-        self.per_message, self.per_prompt = per_message, per_prompt
-        self._texts: dict[str, int] = {}  # message text -> tokens (llama-cpp-python only)
-        self._bos = 0
-
-    @classmethod
-    def detect(cls, llm: OpenAICompatibleLLM) -> _Tokenizer:
-        """Raises if the server cannot be reached, so a passing outage is not remembered."""
-        try:
-            llm._post_json("/extras/tokenize", {"input": "x"}, root=True)
-            return cls._calibrated(llm)
-        except LLMServerError as exc:
-            if exc.status is None:
-                raise
-        try:
-            llm._post_json("/apply-template", {"messages": [{"role": "user", "content": "x"}]},
-                           root=True)
-            return cls("llama-server", llm)
-        except LLMServerError as exc:
-            if exc.status is None:
-                raise
-            log.warning("the LLM server at %s offers no tokenizer; token counts are estimates",
-                        llm.base_url)
-            return cls("estimate", llm)
-
-    @classmethod
-    def _calibrated(cls, llm: OpenAICompatibleLLM) -> _Tokenizer:
-        tok = cls("llama-cpp-python", llm)
-        tok._bos = len(llm._post_json("/extras/tokenize", {"input": ""}, root=True)["tokens"])
-        one = [{"role": "system", "content": "x"}]
-        two = one + [{"role": "user", "content": "x"}]
-        used = [llm._post_json("/chat/completions", llm._body(m, max_tokens=1, stream=False))
-                ["usage"]["prompt_tokens"] for m in (one, two)]
-        tok.per_message = used[1] - used[0] - tok._text("x")
-        tok.per_prompt = used[0] - tok.per_message - tok._text("x")
-        return tok
-
-    def _text(self, text: str) -> int:
-        if text not in self._texts:
-            if len(self._texts) > 20_000:  # a long call's worth; then start again
-                self._texts.clear()
-            tokens = self.llm._post_json("/extras/tokenize", {"input": text}, root=True)
-            self._texts[text] = len(tokens["tokens"]) - self._bos
-        return self._texts[text]
-
-    def count(self, messages: list[dict[str, Any]]) -> int:
-        if self.kind == "llama-server":
-            prompt = self.llm._post_json("/apply-template", {"messages": messages},
-                                         root=True)["prompt"]
-            tokens = self.llm._post_json("/tokenize", {"content": prompt, "add_special": True,
-                                                       "parse_special": True}, root=True)["tokens"]
-            return len(tokens)
-        texts = [str(m.get("content") or "") for m in messages]
-        if self.kind == "llama-cpp-python":
-            content = sum(self._text(t) for t in texts)
-        else:
-            content = sum(math.ceil(len(t) / 4) for t in texts)
-        return self.per_prompt + self.per_message * len(messages) + content
 
 
 def _chat_tool(definition: dict[str, Any]) -> dict[str, Any]:

@@ -12,10 +12,11 @@ from typing import Any
 
 from . import events as ev
 from .context import ContextOverflowError, fit_conversation
+from .conversation import Conversation
 from .core import SessionCore
 from .playback import Playback
 from .protocols import LLM, TTS, CountingLLM
-from .response import Response, ResponseContext, ToolHooks
+from .response import Response, ResponseContext, ResponseOptions, ToolHooks
 
 _TEMPLATE_TOKENS = 8  # chat-template tokens around one message (ChatML adds 5)
 _DROP_STEP = 8  # drop turns eight at a time: the prompt's start, and the model's cache, survive
@@ -33,6 +34,7 @@ class Responder:
                                    log=core.log, playback=playback, conversation=core.conversation,
                                    tools=tools)
         self.auto_respond = True  # False: a committed turn becomes an item; the client asks for replies
+        self.text_only = False  # the session's output modalities are ["text"]: no voice by default
         self.active: Response | None = None
         self.responses: list[Response] = []
         self._played_first: set[str] = set()
@@ -41,18 +43,25 @@ class Responder:
 
     # --- making responses ------------------------------------------------------------------------
 
-    def messages(self, *, extra_user: str | None = None,
-                 system_note: str | None = None) -> list[dict[str, Any]]:
+    def messages(self, *, extra_user: str | None = None, system_note: str | None = None,
+                 options: ResponseOptions | None = None) -> list[dict[str, Any]]:
         """The LLM context: instructions (with the tools), the conversation, and any extras,
         fitted to the model's context window (the oldest turns go first; ContextOverflowError
-        when even the latest turn cannot fit)."""
-        instructions = self.core.config.response.instructions
+        when even the latest turn cannot fit). `options` may replace the instructions and the
+        conversation for one response."""
+        options = options or ResponseOptions()
+        instructions = options.instructions
+        if instructions is None:
+            instructions = self.core.config.response.instructions
         tools_prompt = self.tools.prompt()
         if tools_prompt:
             instructions += "\n\n" + tools_prompt
+        items = self.core.conversation.items if options.input is None else list(options.input)
         extra = [{"role": "user", "content": extra_user}] if extra_user is not None else []
         extra += [{"role": "system", "content": system_note}] if system_note is not None else []
-        messages = self.core.conversation.to_messages(instructions) + extra
+        context = Conversation()
+        context.items = items
+        messages = context.to_messages(instructions) + extra
         llm = self.ctx.llm
         if not isinstance(llm, CountingLLM):
             return messages
@@ -61,7 +70,7 @@ class Responder:
         # tokens a message) than the budget fits without tokenizing it, the common case
         if sum(len(str(m["content"]).encode()) + _TEMPLATE_TOKENS for m in messages) <= budget:
             return messages
-        fit = fit_conversation(instructions, self.core.conversation.items, count_tokens=llm.count_tokens,
+        fit = fit_conversation(instructions, items, count_tokens=llm.count_tokens,
                                max_prompt_tokens=budget, extra_messages=extra, cache=self._fit_cache,
                                drop_step=_DROP_STEP)
         if fit.turns_omitted:
@@ -72,17 +81,19 @@ class Responder:
 
     def new(self, turn_id: str | None, *, held: bool = False, transcript: str | None = None,
             purpose: str = "turn", about_keys: tuple[str, ...] = (),
-            system_note: str | None = None) -> Response:
+            system_note: str | None = None, options: ResponseOptions | None = None) -> Response:
         """A response over the current context (a held one answers `transcript`, not yet added)."""
+        options = options or ResponseOptions(text_only=self.text_only)
         self.ctx.config = self.core.config  # a session.update may have replaced the settings
         failure = None
         try:
-            messages = self.messages(extra_user=transcript if held else None, system_note=system_note)
+            messages = self.messages(extra_user=transcript if held else None, system_note=system_note,
+                                     options=options)
         except ContextOverflowError as exc:  # this response fails clearly; the next turn may fit
             messages, failure = [], str(exc)
             self.core.emit(ev.error_event("context_length_exceeded", failure))
         return Response(self.ctx, turn_id, messages, held=held, transcript=transcript, purpose=purpose,
-                        about_keys=about_keys, failure=failure)
+                        about_keys=about_keys, options=options, failure=failure)
 
     def begin(self, response: Response) -> None:
         if not self.line_open():  # the line is down: nobody to speak to
@@ -108,11 +119,13 @@ class Responder:
             self._on_heard(response)
 
     async def create_response(self, *, turn_id: str | None = None, purpose: str = "turn",
-                              about_keys: tuple[str, ...] = (), system_note: str | None = None) -> Response:
+                              about_keys: tuple[str, ...] = (), system_note: str | None = None,
+                              options: ResponseOptions | None = None) -> Response:
         """Start a response once no other is active (one at a time); returns when it ends."""
         while self.active is not None:
             await self.core.floor.wait()
-        response = self.new(turn_id, purpose=purpose, about_keys=about_keys, system_note=system_note)
+        response = self.new(turn_id, purpose=purpose, about_keys=about_keys, system_note=system_note,
+                            options=options)
         self.begin(response)
         await response.done.wait()
         return response

@@ -26,41 +26,11 @@ from .clock import Clock, cancel_and_wait
 from .config import Config
 from .conversation import Conversation, Item
 from .errors import PipelineError, SpokenError
+from .heard import SpokenChunk, heard_text
 from .playback import Playback
 from .protocols import LLM, TTS, AsyncTTS, Generation
 from .tools.schema import ToolCall, ToolSpec
 from .tools.stream import ToolCallStream, starts_tool_call
-
-
-@dataclass
-class SpokenChunk:
-    text: str
-    start: int  # first sample within the item's audio
-    samples: int
-
-
-def heard_text(chunks: list[SpokenChunk], played: int) -> str:
-    """The words the caller heard, given how many samples of the item were played.
-
-    Whole chunks whose audio was played count in full. Inside the chunk being played, speech is
-    assumed to move at an even rate through its characters (Piper's phoneme durations are close
-    to even at sentence scale), so the cut falls at the same fraction of the text; a word cut in
-    the middle keeps its heard part and a hyphen ("for yo-").
-    """
-    words: list[str] = []
-    for chunk in chunks:
-        if played >= chunk.start + chunk.samples:
-            words.append(chunk.text)
-            continue
-        if played <= chunk.start or chunk.samples <= 0:
-            break
-        cut = int(len(chunk.text) * (played - chunk.start) / chunk.samples)
-        part = chunk.text[:cut]
-        if cut < len(chunk.text) and chunk.text[cut:cut + 1].isalnum() and part[-1:].isalnum():
-            part = part.rstrip() + "-"
-        words.append(part.rstrip())
-        break
-    return " ".join(w for w in words if w).strip()
 
 
 class ToolHooks(Protocol):
@@ -90,6 +60,17 @@ class ToolHooks(Protocol):
         """The caller heard this response to its end."""
 
 
+@dataclass(frozen=True)
+class ResponseOptions:
+    """What one response.create may set beyond the session's settings (the defaults: none)."""
+
+    instructions: str | None = None  # replaces the session's instructions for this response
+    text_only: bool = False  # output_modalities ["text"]: reply text as it is written, no voice
+    out_of_band: bool = False  # conversation "none": its items stay out of the conversation
+    metadata: dict[str, str] | None = None  # echoed in response.created / response.done
+    input: tuple[Item, ...] | None = None  # the context instead of the conversation
+
+
 @dataclass
 class ResponseContext:
     """Everything a response may touch."""
@@ -114,6 +95,7 @@ class Response:
     transcript: str | None = None  # the user text a held (preemptive) response answers
     purpose: str = "turn"  # "turn" | "tool_result" | "reminder" | "client"
     about_keys: tuple[str, ...] = ()  # ledger keys whose outcome this response is meant to state
+    options: ResponseOptions = field(default_factory=ResponseOptions)
     id: str = field(default_factory=lambda: ev.new_id("resp"))
     item: Item = field(default_factory=lambda: Item(type="message", role="assistant", status="in_progress"))
     status: str = "in_progress"
@@ -137,12 +119,14 @@ class Response:
         self.text_so_far = ""
         self.history_version = self.ctx.tools.history_version
         self.call_item: Item | None = None  # the function call this response made, if any
+        self._call_opened: Item | None = None  # announced at its first argument delta
         self._deferred_calls: list[tuple[str, ToolCall]] = []  # held responses start no tool
         self.heard_in_full = False
         self.call_id, self._call_item_id = ev.new_id("call"), ev.new_id("item")
         self._call = ToolCallStream(self.ctx.tools.spec, say_param=self.ctx.tools.say_param)
         self._first_chunk_marked = False
         self._spoken_failure: SpokenError | None = None  # apologised for; fails once heard
+        self.item.audio = not self.options.text_only
 
     # --- emission (held until adopted) ---------------------------------------------------------
 
@@ -172,9 +156,10 @@ class Response:
         """Turn commit confirmed the speculation: release what was held, in order."""
         ctx = self.ctx
         self.held = False
-        ctx.conversation.add(self.item)
-        if self.call_item is not None:
-            ctx.conversation.add(self.call_item)
+        if not self.options.out_of_band:
+            ctx.conversation.add(self.item)
+            if self.call_item is not None:
+                ctx.conversation.add(self.call_item)
         for samples in self._held_audio:
             ctx.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
         for event in self._held_events:
@@ -191,9 +176,10 @@ class Response:
     async def run(self) -> None:
         try:
             self._mark("response_start")
-            if not self.held:
+            if not self.held and not self.options.out_of_band:
                 self.ctx.conversation.add(self.item)
-            self._emit(ev.ResponseCreated(response={"id": self.id, "status": "in_progress", "output": []}))
+            self._emit(ev.ResponseCreated(response={"id": self.id, "status": "in_progress", "output": [],
+                                                    **self._described()}))
             self._emit(ev.OutputItemAdded(response_id=self.id, item=self.item.to_dict()))
             if self.failure is not None:
                 raise PipelineError(self.failure)
@@ -201,7 +187,7 @@ class Response:
             self._tasks = [asyncio.ensure_future(self._tokens_to_chunks(chunks)),
                            asyncio.ensure_future(self._chunks_to_audio(chunks))]
             await asyncio.gather(*self._tasks)
-            if self.status == "in_progress":
+            if self.status == "in_progress" and not self.options.text_only:
                 self._tasks.append(asyncio.ensure_future(self._play_out()))
                 await self._tasks[-1]
             if self.status == "in_progress" and self._spoken_failure is not None:
@@ -249,6 +235,8 @@ class Response:
             if call_mode:
                 for chunk in self._call_progress():
                     await self._put_chunk(chunks, chunk)
+            elif call_mode is False and self.options.text_only:
+                self._write_text(self.text_so_far.lstrip()[len(self.item.text):])
             elif call_mode is False and streaming:
                 for chunk in self.chunker.push(piece):
                     await self._put_chunk(chunks, chunk)
@@ -264,7 +252,9 @@ class Response:
             for chunk in self._call_progress():
                 await self._put_chunk(chunks, chunk)
             self._finish_call()
-        if not streaming and not call_mode:  # the baseline: the whole reply in one piece
+        if self.options.text_only and not call_mode:
+            remaining = []
+        elif not streaming and not call_mode:  # the baseline: the whole reply in one piece
             rest = " ".join(self.chunker.push(self.text_so_far) + self.chunker.flush())
             remaining = [rest] if rest else []
         else:
@@ -278,7 +268,8 @@ class Response:
     def _call_progress(self) -> list[str]:
         """Streams argument deltas; a spoken argument is said as soon as its string is complete."""
         delta, said = self._call.progress(self.text_so_far)
-        if delta:
+        if delta and self._call.name:
+            self._open_call(self._call.name)
             self._emit(ev.FunctionCallArgumentsDelta(
                 response_id=self.id, item_id=self._call_item_id, call_id=self.call_id, delta=delta))
         out: list[str] = []
@@ -286,24 +277,44 @@ class Response:
             out += self.chunker.push(text + " ") + self.chunker.flush()
         return out
 
+    def _open_call(self, name: str) -> Item:
+        """The call's item, announced once, before its first argument delta."""
+        if self._call_opened is None:
+            self._call_opened = Item(type="function_call", id=self._call_item_id, call_id=self.call_id,
+                                     name=name, arguments="", status="in_progress")
+            self._emit(ev.OutputItemAdded(response_id=self.id, item=self._call_opened.to_dict(), output_index=1))
+        return self._call_opened
+
     def _finish_call(self) -> None:
         call = ToolCallStream.finish(self.text_so_far, self.ctx.tools.specs())
         arguments = json.dumps(call.arguments)
-        self.call_item = Item(type="function_call", id=self._call_item_id, call_id=self.call_id,
-                              name=call.name, arguments=arguments)
+        self.call_item = self._open_call(call.name)
+        self.call_item.name, self.call_item.arguments = call.name, arguments
+        self.call_item.status = "completed"
         self._emit(ev.FunctionCallArgumentsDone(response_id=self.id, item_id=self.call_item.id,
                                                 call_id=self.call_id, name=call.name, arguments=arguments))
-        self._emit(ev.OutputItemAdded(response_id=self.id, item=self.call_item.to_dict(), output_index=1))
-        if self.held:
+        self._emit(ev.OutputItemDone(response_id=self.id, item=self.call_item.to_dict(), output_index=1))
+        if self.options.out_of_band:
+            self.ctx.tools.start(self, self.call_id, call)
+        elif self.held:
             self._deferred_calls.append((self.call_id, call))
         else:
             self.ctx.conversation.add(self.call_item)
             self.ctx.tools.start(self, self.call_id, call)  # before the holding line ends
 
+    def _write_text(self, delta: str) -> None:
+        """Text-only: the reply text goes out as it is written (the item keeps all of it)."""
+        if delta:
+            self.item.text += delta
+            self._emit(ev.OutputTextDelta(response_id=self.id, item_id=self.item.id, delta=delta))
+
     async def _put_chunk(self, chunks: asyncio.Queue[str | None], chunk: str) -> None:
         if not self._first_chunk_marked:
             self._first_chunk_marked = True
             self._mark("first_chunk", text=chunk)
+        if self.options.text_only:  # a spoken argument (holding line) is written instead
+            self._write_text((" " if self.item.text else "") + chunk)
+            return
         await chunks.put(chunk)
 
     async def _chunks_to_audio(self, chunks: asyncio.Queue[str | None]) -> None:
@@ -364,9 +375,16 @@ class Response:
         ctx.conversation.truncate(self.item.id, audio_end_ms=audio_end_ms, heard_text=heard)
         self._emit(ev.ItemTruncated(item_id=self.item.id, audio_end_ms=audio_end_ms, transcript=heard))
 
+    def _described(self) -> dict[str, Any]:
+        """The response's own settings, for response.created and response.done."""
+        return {"modalities": ["text"] if self.options.text_only else ["audio"],
+                "conversation": "none" if self.options.out_of_band else "auto",
+                "metadata": self.options.metadata}
+
     def _finish(self) -> None:
-        self.item.text = " ".join(c.text for c in self.spoken)
-        if self.status == "cancelled" and not self.held:
+        if not self.options.text_only:
+            self.item.text = " ".join(c.text for c in self.spoken)
+        if self.status == "cancelled" and not self.held and not self.options.text_only:
             self.truncate_to_played()
         else:
             self.item.status = "completed" if self.status == "completed" else "incomplete"
@@ -380,5 +398,5 @@ class Response:
         output = [self.item.to_dict()] + ([self.call_item.to_dict()] if self.call_item else [])
         self._emit(ev.ResponseDone(response={
             "id": self.id, "status": self.status, "status_details": details,
-            "output": output, "usage": usage}))
+            "output": output, "usage": usage, **self._described()}))
         self.done.set()

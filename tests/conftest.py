@@ -106,3 +106,54 @@ def wer(reference: str, hypothesis: str) -> float:
 
 def run(coro):
     return asyncio.run(coro)
+
+
+# --- every realtime server event, checked against the openai SDK's models --------------------
+
+_WIRE_CHECK = None
+
+
+def _wire_check():
+    global _WIRE_CHECK
+    if _WIRE_CHECK is None:
+        from .wire_check import WireCheck
+
+        _WIRE_CHECK = WireCheck()
+    return _WIRE_CHECK
+
+
+@pytest.fixture(autouse=True)
+def _checked_wire(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """Validate every event a realtime connection sends; a test fails on any event that fails.
+
+    Needs the `openai` package (the `clients` extra); without it the check is skipped.
+    """
+    if "realtime" not in request.node.module.__name__:
+        yield
+        return
+    pytest.importorskip("openai", reason="the wire check needs `pip install -e .[clients]`")
+    import json as _json
+
+    from pipeline.transports.realtime_connection import Connection
+    from pipeline.transports.realtime_protocol import jsonable
+
+    check = _wire_check()
+    failed_before = len(check.failures)
+    send = Connection._send
+
+    def checked_send(self, payload):
+        send(self, payload)
+        check.check(_json.dumps(payload, default=jsonable), self.encoder.dialect)
+
+    monkeypatch.setattr(Connection, "_send", checked_send)
+    yield
+    new = check.failures[failed_before:]
+    assert not new, f"{len(new)} server events failed the SDK's models:\n" + "\n".join(new[:10])
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _WIRE_CHECK is not None:
+        check = _WIRE_CHECK
+        terminalreporter.write_line(
+            f"realtime wire check: {check.validated} server events validated against the openai "
+            f"SDK's models, {len(check.failures)} failures, {len(check.by_type)} (dialect, type) kinds")

@@ -9,7 +9,7 @@ from pipeline.audio import INPUT_RATE_HZ, dbfs
 from pipeline.bargein import BargeInGate
 from pipeline.config import BargeInPolicy
 from pipeline.fakes import ScriptedLLM
-from pipeline.response import SpokenChunk, heard_text
+from pipeline.heard import SpokenChunk, heard_text
 from pipeline.transports.scripted import Clip, after_stage
 from pipeline.vad import WINDOW_MS
 

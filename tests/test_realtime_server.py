@@ -198,7 +198,7 @@ def status(done: dict[str, Any]) -> tuple[str, str | None]:
 async def text_reply(c: Client, text: str = "Hi") -> dict[str, Any]:
     """A user text item, then response.create; returns the response.done."""
     await c.send(user_text(text))
-    await c.wait_for("conversation.item.created")
+    await c.wait_for("conversation.item.done")
     await c.send({"type": "response.create"})
     return await c.wait_for("response.done", timeout=20)
 
@@ -220,7 +220,9 @@ def test_end_call_speaks_the_goodbye_then_closes_the_socket():
             await c.wait_for("session.created")
             done = await text_reply(c, "That's all, thanks.")
             assert done["response"]["status"] == "completed"
-            said = done["response"]["output"][0]["content"][0]["transcript"]
+            # the call's item opens at its first argument, before the goodbye it speaks
+            message = next(o for o in done["response"]["output"] if o["type"] == "message")
+            said = message["content"][0]["transcript"]
             assert said == "Thanks for calling, goodbye!"
             audio = [e for e in c.of("response.output_audio.delta")
                      if e["response_id"] == done["response"]["id"]]
@@ -245,10 +247,10 @@ def test_session_update_text_reply_paced_audio_and_truncate():
                                                                        "rate": 24000}
             await c.send({"type": "session.update", "session": {
                 "instructions": "Be brief.", "tools": [tool],
-                "audio": {"output": {"format": {"type": "audio/pcm", "rate": 16000}}}}})
+                "audio": {"output": {"format": {"type": "audio/pcmu"}}}}})
             updated = (await c.wait_for("session.updated"))["session"]
             assert updated["instructions"] == "Be brief."
-            assert updated["audio"]["output"]["format"] == {"type": "audio/pcm", "rate": 16000}
+            assert updated["audio"]["output"]["format"] == {"type": "audio/pcmu"}
             assert updated["tools"][0]["parameters"]["properties"]["holding_line"]["spoken"] is True
             session = next(iter(server.connections)).session
             assert [spec.name for spec in session.tools.specs()] == ["check_hours"]
@@ -259,7 +261,7 @@ def test_session_update_text_reply_paced_audio_and_truncate():
             deltas = [e for e in c.of("response.output_audio.delta") if e["response_id"] == rid]
             assert deltas and all(e["item_id"] == item_id for e in deltas)
             assert deltas[-1]["_at"] <= done["_at"]  # the last audio comes before response.done
-            total, span = audio_of(c, rid, 2 * 16_000)
+            total, span = audio_of(c, rid, 8_000)
             assert total == pytest.approx(len(reply) * 0.030, rel=0.05)
             # paced like a hosted API: a short lead, then real time (not all at once)
             assert total - LEAD_S - 0.25 <= span <= total + 0.3, (total, span)
@@ -269,11 +271,11 @@ def test_session_update_text_reply_paced_audio_and_truncate():
                           "content_index": 0, "audio_end_ms": 1500})
             truncated = await c.wait_for("conversation.item.truncated")
             assert (truncated["item_id"], truncated["audio_end_ms"]) == (item_id, 1500)
-            assert truncated["transcript"] and len(truncated["transcript"]) < len(reply)
             await c.send({"type": "conversation.item.retrieve", "item_id": item_id})
             item = (await c.wait_for("conversation.item.retrieved"))["item"]
             assert item["status"] == "incomplete"
-            assert item["content"][0]["transcript"] == truncated["transcript"]
+            heard = item["content"][0]["transcript"]
+            assert heard and len(heard) < len(reply)
 
     asyncio.run(scenario())
 
@@ -286,7 +288,8 @@ def test_with_turn_detection_off_the_client_commits_and_clears():
         async with serving(fake_stages("Okay.")) as server, client(server) as c:
             await c.send({"type": "session.update", "session": {
                 "audio": {"input": {"turn_detection": None}}}})
-            assert (await c.wait_for("session.updated"))["session"]["turn_detection"] is None
+            updated = (await c.wait_for("session.updated"))["session"]
+            assert updated["audio"]["input"]["turn_detection"] is None
             await c.send(append(pcm))
             await c.send({"type": "input_audio_buffer.clear"})
             await c.wait_for("input_audio_buffer.cleared")
@@ -294,7 +297,9 @@ def test_with_turn_detection_off_the_client_commits_and_clears():
             await c.send({"type": "input_audio_buffer.commit"})
             committed = await c.wait_for("input_audio_buffer.committed")
             # sent back to back, yet the clear dropped the first half second and only that
-            assert committed["reason"] == "client" and committed["audio_start_ms"] >= 450
+            session = next(iter(server.connections)).session
+            inside = session.events.of_type("input_audio_buffer.committed")[-1]
+            assert inside.reason == "client" and inside.audio_start_ms >= 450
             done = await c.wait_for("conversation.item.input_audio_transcription.completed")
             assert (done["item_id"], done["transcript"]) == (committed["item_id"], "Hello there.")
             assert not c.of("input_audio_buffer.speech_started")  # no server VAD turns
@@ -507,7 +512,7 @@ def test_mulaw_8k_in_and_out_with_audio_held_until_the_first_update(real_stages,
                 "input_audio_format": "g711_ulaw",
                 "audio": {"output": {"format": {"type": "audio/pcmu"}}}}})
             updated = (await c.wait_for("session.updated"))["session"]
-            assert updated["input_audio_format"] == "g711_ulaw"
+            assert updated["audio"]["input"]["format"] == {"type": "audio/pcmu"}
             assert updated["audio"]["output"]["format"] == {"type": "audio/pcmu"}
             mic = Mic(c, encoding="pcmu", rate_hz=8_000)
             mic.say(say("When will my order ship?"))
@@ -518,5 +523,48 @@ def test_mulaw_8k_in_and_out_with_audio_held_until_the_first_update(real_stages,
             assert started["audio_start_ms"] >= 200  # the held half second came first
             total, _ = audio_of(c, done["response"]["id"], 8_000)
             assert total > 1.0 and status(done) == ("completed", None)
+
+    asyncio.run(scenario())
+
+
+def test_response_create_parameters_item_delete_and_their_errors():
+    stages = fake_stages("Okay then.")
+
+    async def scenario() -> None:
+        async with serving(stages) as server, client(server) as c:
+            await c.wait_for("session.created")
+            await c.send(user_text("Hi"))
+            added = await c.wait_for("conversation.item.done")
+            assert added["item"]["content"][0] == {"type": "input_text", "text": "Hi"}
+            # out of band, text only, own instructions and context: nothing joins the conversation
+            await c.send({"type": "response.create", "response": {
+                "conversation": "none", "output_modalities": ["text"], "instructions": "Classify.",
+                "metadata": {"topic": "x"}, "input": [
+                    {"type": "item_reference", "id": added["item"]["id"]},
+                    {"type": "message", "role": "user", "content": [{"type": "input_text",
+                                                                     "text": "Label it."}]}]}})
+            done = await c.wait_for("response.done")
+            assert done["response"]["conversation_id"] is None
+            assert done["response"]["metadata"] == {"topic": "x"}
+            assert done["response"]["output_modalities"] == ["text"]
+            assert not c.of("response.output_audio.delta")
+            assert len(c.of("conversation.item.added")) == 1  # only the user's message
+            prompt = stages.llm.requests[-1]
+            assert prompt[0]["content"].startswith("Classify.")
+            assert [m["content"] for m in prompt[1:]] == ["Hi", "Label it."]
+            # delete, then the errors a hosted API gives
+            await c.send({"type": "conversation.item.delete", "item_id": added["item"]["id"]})
+            assert (await c.wait_for("conversation.item.deleted"))["item_id"] == added["item"]["id"]
+            for message, code in [
+                ({"type": "conversation.item.delete", "item_id": added["item"]["id"]}, "item_not_found"),
+                ({"type": "response.create", "response": {"colour": "blue"}}, "unknown_parameter"),
+                ({"type": "response.create", "response": {"conversation": "other"}}, "invalid_value"),
+                ({"type": "response.create", "response": {"input": [
+                    {"type": "item_reference", "id": "item_nope"}]}}, "item_not_found"),
+                ({"type": "x" * 100_000}, "unknown_event_type"),
+            ]:
+                await c.send(message)
+                error = (await c.wait_for("error", lambda e, code=code: e["error"]["code"] == code))
+                assert len(error["error"]["message"]) <= 300  # never echoes the input back at length
 
     asyncio.run(scenario())

@@ -37,6 +37,7 @@ class ToolCallStream:
         self._say_param = say_param
         self._args_sent = 0
         self._spoken_done: set[str] = set()
+        self.name: str | None = None  # the tool's name, once the model has written it
 
     def progress(self, text: str) -> tuple[str, list[str]]:
         """The text so far -> (new argument text, spoken arguments that just completed)."""
@@ -49,6 +50,8 @@ class ToolCallStream:
                 delta = args_text[self._args_sent:]
                 self._args_sent = len(args_text)
         name = _NAME.search(text)
+        if name:
+            self.name = name.group(1)
         spec = self._lookup(name.group(1)) if name else None
         said: list[str] = []
         for param in spec.spoken if spec else ():

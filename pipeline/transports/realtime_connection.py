@@ -29,12 +29,11 @@ from ..config import Config
 from ..playback import FRAME_MS
 from ..protocols import CallInput
 from ..session import Session
-from ..tools import ToolSpec
+from . import realtime_requests as requests
+from .realtime_events import GA, WireEncoder, WireSettings
 from .realtime_protocol import (
-    PCM16_24K,
     ClientError,
     jsonable,
-    message_text,
     parse_session_update,
     require,
 )
@@ -43,6 +42,14 @@ log = logging.getLogger(__name__)
 
 READY_WITHOUT_UPDATE_S = 1.5  # a client that never sends session.update still gets served
 EVENT_LOG_KEEP = 2000  # events kept per connection: a long call must not hold all its audio
+MAX_ERROR_CHARS = 300  # an error message never echoes much of what the client sent
+# Events waiting for a client that does not read: 4 MiB is over 60 s of 24 kHz agent audio, far
+# more than a reading client ever queues (it holds one paced 100 ms delta at a time).
+MAX_OUTBOX_BYTES = 4 << 20
+SEND_STALL_S = 10.0  # one send stuck this long (the client stopped reading): drop the client
+# Input audio may run ahead of real time by this much (a client flushing a buffer); beyond it,
+# appends are refused so a fast sender cannot queue unbounded work (30 s = 1.9 MB at 16 kHz).
+MAX_INPUT_AHEAD_S = 30.0
 
 
 class RecentEvents(ev.EventLog):
@@ -62,18 +69,18 @@ class Connection:
     """
 
     def __init__(self, ws: ServerConnection, *, config: Config, lead_ms: int,
-                 max_message_bytes: int) -> None:
+                 max_message_bytes: int, dialect: str = GA) -> None:
         self.ws = ws
         self.config = config
         self.max_message_bytes = max_message_bytes
-        self.id = ev.new_id("sess")
         self.closed = False
-        self.input_format = self.output_format = PCM16_24K
+        self.wire = WireSettings(voice=config.stage("tts").name,
+                                 transcription_model=config.stage("stt").name)
+        self.encoder = WireEncoder(dialect, self.wire)
         self.include_local = False
-        self.tools: list[ToolSpec] = []
         self.lead_s = lead_ms / 1000  # BufferedSink: frames go out this far ahead
         self.session: Session | None = None
-        self._in_resampler = StreamResampler(self.input_format.rate_hz, INPUT_RATE_HZ)
+        self._in_resampler = StreamResampler(self.wire.input_format.rate_hz, INPUT_RATE_HZ)
         self._in_rest = np.zeros(0, np.float32)
         self._pushed = 0  # 16 kHz samples handed to the session
         self._out_resampler: StreamResampler | None = None
@@ -87,17 +94,20 @@ class Connection:
         delta_frames = config.response.output_delta_ms // FRAME_MS
         self._batch_frames = max(1, min(delta_frames, lead_ms // FRAME_MS + 2))
         self._outbox: asyncio.Queue[str] = asyncio.Queue()
+        self._outbox_bytes = 0
+        self._started_s: float | None = None  # loop time of the first append (input pacing)
         self._ready_timer: asyncio.TimerHandle | None = None
         self._handlers = {
             "session.update": self._session_update,
             "input_audio_buffer.append": self._append,
             "input_audio_buffer.commit": self._commit,
             "input_audio_buffer.clear": self._clear,
-            "response.create": lambda _e: self.client.request_response(),
+            "response.create": lambda e: requests.response_create(self.client, e),
             "response.cancel": self._cancel,
-            "conversation.item.create": self._item_create,
-            "conversation.item.truncate": self._truncate,
-            "conversation.item.retrieve": self._retrieve,
+            "conversation.item.create": lambda e: requests.item_create(self.client, e),
+            "conversation.item.delete": self._delete,
+            "conversation.item.truncate": lambda e: requests.truncate(self.client, e),
+            "conversation.item.retrieve": lambda e: requests.retrieve(self.client, e),
         }
 
     def bind(self, session: Session) -> None:
@@ -153,13 +163,41 @@ class Connection:
     async def _send_loop(self) -> None:
         try:
             while True:
-                await self.ws.send(await self._outbox.get())
+                message = await self._outbox.get()
+                self._outbox_bytes -= len(message)
+                try:
+                    await asyncio.wait_for(self.ws.send(message), SEND_STALL_S)
+                except TimeoutError:
+                    self._drop_slow_client(f"one event waited {SEND_STALL_S:.0f} s to be sent")
+                    return
         except ConnectionClosed:
             pass
 
     def _send(self, payload: dict[str, Any]) -> None:
-        if not self.closed:
-            self._outbox.put_nowait(json.dumps(payload, default=jsonable))
+        if self.closed:
+            return
+        message = json.dumps(payload, default=jsonable)
+        if self._outbox_bytes + len(message) > MAX_OUTBOX_BYTES:
+            self._drop_slow_client(f"{self._outbox_bytes} bytes of events are waiting")
+            return
+        self._outbox_bytes += len(message)
+        self._outbox.put_nowait(message)
+
+    def _drop_slow_client(self, why: str) -> None:
+        """A client that stops reading cannot pin memory: it is dropped with a reason."""
+        log.warning("dropping a client that does not read its events: %s", why)
+        self.closed = True
+        while not self._outbox.empty():
+            self._outbox.get_nowait()
+        self._outbox_bytes = 0
+        asyncio.ensure_future(self._close_slow())
+
+    async def _close_slow(self) -> None:
+        try:  # the close frame may still fit the socket; a client that reads nothing gets cut
+            await asyncio.wait_for(self.ws.close(1008, "client too slow: read events as they "
+                                                       "arrive"), 2.0)
+        except (TimeoutError, ConnectionClosed):
+            self.ws.transport.abort()
 
     def _mark_ready(self) -> None:
         if self.session is not None and not self.session.ready:
@@ -180,28 +218,13 @@ class Connection:
 
     def _forward(self, event: ev.Event) -> None:
         self._flush_audio()  # audio handed out before this event reaches the client before it
-        payload = event.to_dict()
-        if not event.type.startswith("x."):  # clock stamps are ours; hosted events have none
-            payload.pop("ts", None)
-            payload.pop("perf", None)
-        if isinstance(event, ev.SessionCreated | ev.SessionUpdated):
-            payload["session"] = self._describe(event.session)
-        self._send(payload)
-
-    def _describe(self, base: dict[str, Any]) -> dict[str, Any]:
-        out = {"id": self.id, **base}
-        vad = base.get("turn_detection")
-        out["input_audio_format"] = self.input_format.legacy
-        out["output_audio_format"] = self.output_format.legacy
-        out["audio"] = {"input": {"format": self.input_format.to_dict(), "turn_detection": vad},
-                        "output": {"format": self.output_format.to_dict()}}
-        out["tools"] = [{"type": "function", "name": t.name, "description": t.description,
-                         "parameters": t.parameters} for t in self.tools]
-        out["include_local_events"] = self.include_local
-        return out
+        for payload in self.encoder.encode(event):
+            self._send(payload)
 
     def _error(self, code: str, message: str, event_id: str | None) -> None:
         assert self.session is not None
+        if len(message) > MAX_ERROR_CHARS:
+            message = message[:MAX_ERROR_CHARS - 1] + "…"
         self.session.emit(ev.error_event(code, message, event_id=event_id))
 
     # --- agent audio (the session's AudioSink) -------------------------------------------------
@@ -217,7 +240,7 @@ class Connection:
                 self._batch_key = (response_id, item_id)
                 # a fresh resampler per item: no tail of the previous reply leaks into this one
                 self._out_resampler = StreamResampler(self.client.agent_rate_hz,
-                                                      self.output_format.rate_hz)
+                                                      self.wire.output_format.rate_hz)
             self._batch.append(frame)
             if len(self._batch) >= self._batch_frames:
                 self._flush_audio()
@@ -241,10 +264,9 @@ class Connection:
         if self._out_resampler is not None:
             samples = self._out_resampler.process(samples)
         response_id, item_id = self._batch_key
-        self._send({"type": "response.output_audio.delta", "event_id": ev.new_id("event"),
-                    "response_id": response_id, "item_id": item_id, "output_index": 0,
-                    "content_index": 0,
-                    "delta": base64.b64encode(self.output_format.encode(samples)).decode("ascii")})
+        audio = base64.b64encode(self.wire.output_format.encode(samples)).decode("ascii")
+        for payload in self.encoder.audio(response_id, item_id, audio):
+            self._send(payload)
 
     # --- events in -----------------------------------------------------------------------------
 
@@ -272,7 +294,7 @@ class Connection:
             handler = self._handlers.get(kind)
             if handler is None:
                 raise ClientError("unknown_event_type",
-                                   f"Unknown event type {kind!r}; this server handles: "
+                                   f"Unknown event type {kind[:60]!r}; this server handles: "
                                    f"{', '.join(self._handlers)}.")
             result = handler(event)
             if asyncio.iscoroutine(result):
@@ -286,15 +308,16 @@ class Connection:
 
     def _session_update(self, event: dict[str, Any]) -> None:
         update = parse_session_update(event, self.config)  # all of it first: a bad field changes nothing
-        if update.input_format is not None and update.input_format != self.input_format:
-            self.input_format = update.input_format
+        wire = self.wire
+        if update.input_format is not None and update.input_format != wire.input_format:
+            wire.input_format = update.input_format
             self._in_resampler = StreamResampler(update.input_format.rate_hz, INPUT_RATE_HZ)
-        if update.output_format is not None and update.output_format != self.output_format:
+        if update.output_format is not None and update.output_format != wire.output_format:
             self._flush_audio()  # what was held goes out in the format it was made for
-            self.output_format = update.output_format
+            wire.output_format = update.output_format
             self._batch_key = None  # the next frame starts a resampler for the new rate
         if update.tools is not None:
-            self.tools = update.tools  # the client runs these; the session offers them and waits
+            wire.tools = update.tools  # the client runs these; the session offers them and waits
         if update.include_local is not None:
             self.include_local = update.include_local
         self.client.update(instructions=update.instructions, tools=update.tools, **update.settings)
@@ -308,7 +331,7 @@ class Connection:
         except (binascii.Error, ValueError):
             raise ClientError("invalid_audio", f"{where}: `audio` is not valid base64; send "
                                                 "the raw audio bytes, base64-encoded.") from None
-        fmt = self.input_format  # the format in force when this audio arrived
+        fmt = self.wire.input_format  # the format in force when this audio arrived
         if len(data) % fmt.bytes_per_sample:
             raise ClientError("invalid_audio",
                                f"{where}: {len(data)} bytes is not a whole number of "
@@ -316,6 +339,15 @@ class Connection:
                                "send whole samples.")
         session = self.session
         assert session is not None
+        now_s = asyncio.get_running_loop().time()
+        if self._started_s is None:
+            self._started_s = now_s
+        ahead_s = (self._pushed + len(data) // fmt.bytes_per_sample * INPUT_RATE_HZ / fmt.rate_hz) \
+            / INPUT_RATE_HZ - (now_s - self._started_s)
+        if ahead_s > MAX_INPUT_AHEAD_S:
+            raise ClientError("input_audio_too_fast",
+                              f"{where}: audio is arriving {ahead_s:.0f} s ahead of real time (at "
+                              f"most {MAX_INPUT_AHEAD_S:.0f} s); send it as it is recorded.")
         samples = self._in_resampler.process(fmt.decode(data))
         rest = np.concatenate([self._in_rest, samples])
         whole = len(rest) - len(rest) % FRAME_SAMPLES
@@ -333,60 +365,19 @@ class Connection:
             raise ClientError("input_audio_buffer_commit_empty",
                                "There is no input audio to commit; append audio first.")
 
+    def _delete(self, event: dict[str, Any]) -> None:
+        item_id = require(event, "item_id", str, "conversation.item.delete")
+        try:
+            self.client.delete_item(item_id)  # emits conversation.item.deleted
+        except KeyError:
+            forgotten = self.encoder.forget(item_id)  # a turn with no words is only on the wire
+            if not forgotten:
+                raise ClientError("item_not_found", f"conversation.item.delete: there is no item "
+                                                     f"{item_id[:60]!r} in this conversation.") from None
+            for payload in forgotten:
+                self._send(payload)
+
     def _cancel(self, event: dict[str, Any]) -> None:
         if not self.client.cancel_response():
             raise ClientError("response_cancel_not_active",
                                "There is no active response to cancel.")
-
-    def _item_create(self, event: dict[str, Any]) -> None:
-        where = "conversation.item.create"
-        body = require(event, "item", dict, where)
-        kind = body.get("type", "message")
-        item_id = body.get("id")
-        if item_id is not None and (not isinstance(item_id, str) or not item_id):
-            raise ClientError("invalid_value", f"{where}: `item.id` must be a non-empty string.")
-        if item_id is not None and self.client.item(item_id) is not None:
-            raise ClientError("item_already_exists", f"{where}: item {item_id!r} already exists; "
-                                                      "leave `id` out to get a fresh one.")
-        if kind == "message":
-            role = require(body, "role", str, where)
-            if role not in ("user", "system", "assistant"):
-                raise ClientError("invalid_value", f"{where}: `item.role` must be user, system or "
-                                                    f"assistant, got {role!r}.")
-            self.client.add_message(role, message_text(body, where), item_id=item_id)
-        elif kind == "function_call_output":
-            call_id = require(body, "call_id", str, where)
-            output = require(body, "output", str, where)
-            try:  # bound to the call it answers; the session adds and announces the item
-                accepted = self.client.deliver_function_output(call_id, output)
-            except KeyError:
-                raise ClientError("unknown_call_id", f"{where}: no function call {call_id!r} was "
-                                                      "made in this session.") from None
-            if not accepted:
-                raise ClientError("invalid_value", f"{where}: the output for {call_id!r} was "
-                                                    "rejected (see the error before this one).")
-            return
-        else:
-            raise ClientError("invalid_value", f"{where}: item type {kind!r} is not supported; "
-                                                "use \"message\" or \"function_call_output\".")
-
-    def _truncate(self, event: dict[str, Any]) -> None:
-        where = "conversation.item.truncate"
-        item_id = require(event, "item_id", str, where)
-        audio_end_ms = require(event, "audio_end_ms", int, where)
-        try:
-            self.client.truncate(item_id, audio_end_ms)  # emits conversation.item.truncated
-        except KeyError:
-            raise ClientError("item_not_found", f"{where}: there is no agent audio item "
-                                                 f"{item_id!r} in this conversation.") from None
-        except ValueError as exc:
-            raise ClientError("invalid_audio_end_ms", f"{where}: {exc}; pass the milliseconds the "
-                                                       "client actually played.") from None
-
-    def _retrieve(self, event: dict[str, Any]) -> None:
-        item_id = require(event, "item_id", str, "conversation.item.retrieve")
-        try:
-            self.client.retrieve(item_id)  # emits conversation.item.retrieved
-        except KeyError:
-            raise ClientError("item_not_found", f"conversation.item.retrieve: there is no item "
-                                                 f"{item_id!r} in this conversation.") from None

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..audio import from_int16, mulaw_decode, mulaw_encode, to_int16
 from ..config import Config, apply
+from ..conversation import Item
 from ..errors import ConfigError
 from ..tools import ToolSpec
 
@@ -82,7 +83,7 @@ def parse_format(value: Any, where: str) -> AudioFormat:
             return AudioFormat("pcm16", int(rate))
     if isinstance(value, dict) and value.get("type") == "audio/pcmu":
         return AudioFormat("pcmu", 8_000)
-    raise ClientError("invalid_value", f"{where} {json.dumps(value)} is not supported; use one of "
+    raise ClientError("invalid_value", f"{where} {json.dumps(value)[:80]} is not supported; use one of "
                                         f"{SUPPORTED}.")
 
 
@@ -164,7 +165,7 @@ class SessionUpdate:
     instructions: str | None
     tools: list[ToolSpec] | None
     include_local: bool | None
-    settings: dict[str, Any]  # keyword arguments for ClientControl.update (turn detection)
+    settings: dict[str, Any]  # keyword arguments for ClientControl.update (turn detection, text)
 
 
 def parse_session_update(event: dict[str, Any], config: Config) -> SessionUpdate:
@@ -193,12 +194,18 @@ def parse_session_update(event: dict[str, Any], config: Config) -> SessionUpdate
         raise ClientError("invalid_value", "session.update: `include_local_events` must be "
                                            "true or false.")
     settings: dict[str, Any] = {}
+    if body.get("type", "realtime") != "realtime":
+        raise ClientError("invalid_value", "session.update: this server runs conversations only; "
+                                           "set `session.type` to \"realtime\" or leave it out.")
+    for key in ("output_modalities", "modalities"):  # GA, beta
+        if body.get(key) is not None:
+            settings["text_only"] = text_only(body[key], f"session.update: `{key}`")
     if "turn_detection" in a_in or "turn_detection" in body:
         vad = turn_settings(a_in.get("turn_detection", body.get("turn_detection")), config)
         if vad is None:  # the client commits, asks for replies and interrupts itself
-            settings = {"server_vad": False, "create_response": False, "interrupt_response": False}
+            settings |= {"server_vad": False, "create_response": False, "interrupt_response": False}
         else:
-            settings = {"server_vad": True, "turn": vad["turn"], "create_response": vad["create_response"],
+            settings |= {"server_vad": True, "turn": vad["turn"], "create_response": vad["create_response"],
                         "interrupt_response": vad["interrupt_response"]}
     return SessionUpdate(in_fmt, out_fmt, instructions, tools, include_local, settings)
 
@@ -215,3 +222,80 @@ def parse_tools(definitions: list[Any]) -> list[ToolSpec]:
         except (ValueError, TypeError, AttributeError) as exc:
             raise ClientError("invalid_value", f"session.update: tools[{i}]: {exc}") from None
     return specs
+
+
+def text_only(value: Any, where: str) -> bool:
+    """Output modalities -> text only? (["text"]: yes; ["audio"] or both: spoken, with words)."""
+    if (not isinstance(value, list) or not value
+            or not all(m in ("text", "audio") for m in value)):
+        raise ClientError("invalid_value", f"{where} must be [\"audio\"] or [\"text\"].")
+    return "audio" not in value
+
+
+RESPONSE_FIELDS_IGNORED = ("audio", "voice", "output_audio_format", "temperature", "tool_choice",
+                           "tools", "max_output_tokens", "max_response_output_tokens", "prompt")
+
+
+@dataclass
+class ResponseRequest:
+    """A checked `response.create`; None where the session's setting applies."""
+
+    instructions: str | None = None
+    text_only: bool | None = None
+    out_of_band: bool = False
+    metadata: dict[str, str] | None = None
+    input: list[Item | str] | None = None  # items, or ids of items already in the conversation
+
+
+def parse_response_create(event: dict[str, Any]) -> ResponseRequest:
+    """Read a response.create's `response` object, raising ClientError at its first bad field."""
+    where = "response.create"
+    body = event.get("response")
+    if body is None:
+        return ResponseRequest()
+    if not isinstance(body, dict):
+        raise ClientError("invalid_value", f"{where}: `response` must be an object.")
+    for key in body:
+        if key not in RESPONSE_FIELDS_IGNORED and key not in (
+                "instructions", "output_modalities", "modalities", "conversation", "metadata", "input"):
+            raise ClientError("unknown_parameter", f"{where}: unknown parameter "
+                                                   f"`response.{str(key)[:40]}`; remove it.")
+    request = ResponseRequest()
+    if body.get("instructions") is not None:
+        request.instructions = require(body, "instructions", str, where)
+    for key in ("output_modalities", "modalities"):
+        if body.get(key) is not None:
+            request.text_only = text_only(body[key], f"{where}: `response.{key}`")
+    conversation = body.get("conversation", "auto")
+    if conversation not in ("auto", "none"):
+        raise ClientError("invalid_value", f"{where}: `response.conversation` must be \"auto\" "
+                                           "or \"none\" (out of band).")
+    request.out_of_band = conversation == "none"
+    metadata = body.get("metadata")
+    if metadata is not None:
+        if (not isinstance(metadata, dict) or len(metadata) > 16
+                or not all(isinstance(k, str) and isinstance(v, str) and len(k) <= 64 and len(v) <= 512
+                           for k, v in metadata.items())):
+            raise ClientError("invalid_value", f"{where}: `response.metadata` must map at most 16 "
+                                               "keys (64 characters) to strings (512 characters).")
+        request.metadata = metadata
+    if body.get("input") is not None:
+        request.input = [input_item(i, part, where)
+                         for i, part in enumerate(require(body, "input", list, where))]
+    return request
+
+
+def input_item(i: int, value: Any, where: str) -> Item | str:
+    """One entry of `response.input`: a message, or a reference to a conversation item."""
+    if not isinstance(value, dict):
+        raise ClientError("invalid_value", f"{where}: `response.input[{i}]` must be an object.")
+    if value.get("type") == "item_reference":
+        return require(value, "id", str, f"{where}: response.input[{i}]")
+    if value.get("type", "message") != "message":
+        raise ClientError("invalid_value", f"{where}: `response.input[{i}]` must be a message or "
+                                           "{\"type\": \"item_reference\", \"id\": ...}.")
+    role = require(value, "role", str, f"{where}: response.input[{i}]")
+    if role not in ("user", "system", "assistant"):
+        raise ClientError("invalid_value", f"{where}: `response.input[{i}].role` must be user, "
+                                           "system or assistant.")
+    return Item(type="message", role=role, text=message_text(value, where), audio=False)

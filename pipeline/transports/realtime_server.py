@@ -21,9 +21,11 @@ import argparse
 import asyncio
 import copy
 import hmac
+import os
 import signal
 import sys
 from http import HTTPStatus
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -35,10 +37,13 @@ from ..config import Config
 from ..runtime import add_config_args, load_config
 from ..session import Session, Stages
 from .realtime_connection import Connection, RecentEvents
+from .realtime_events import BETA, GA
 from .realtime_protocol import AudioFormat, parse_format
 from .web import page_response, select_subprotocol, subprotocol_token
 
 PATH = "/v1/realtime"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+TOKEN_ENV = "PIPELINE_SERVE_TOKEN"
 _SOCKET_LIMIT_FACTOR = 8  # the socket takes larger messages so an oversize one gets an error event
 
 
@@ -51,13 +56,22 @@ class RealtimeServer:
     max_message_bytes: 1 MiB; a larger message gets an `error` event (code message_too_large).
     lead_ms: 200; agent audio is sent this far ahead of when it is due to sound, then in real
         time, like a hosted API (enough for a client's jitter buffer, little to cut on barge-in).
+    max_connections: 8 sessions at once (the models are shared: each more one slows them all);
+        one more gets HTTP 503.
+    allowed_origins: web pages (`http://host:port`) that may connect besides loopback ones; a
+        browser sends `Origin`, and a page from anywhere else gets HTTP 403.
     """
 
     def __init__(self, *, stages: Stages, config: Config, host: str = "127.0.0.1",
                  port: int = 8765, token: str | None = None, max_message_bytes: int = 1 << 20,
-                 lead_ms: int = 200) -> None:
+                 lead_ms: int = 200, max_connections: int = 8,
+                 allowed_origins: tuple[str, ...] = ()) -> None:
         if lead_ms < 0:
             raise ValueError(f"lead_ms must be 0 or more, got {lead_ms}.")
+        if host not in LOOPBACK and not token:
+            raise ValueError(f"listening on {host} without a token would let anyone who can reach "
+                             f"the port use the models: set --token (or {TOKEN_ENV}, or "
+                             "--token-file), or bind 127.0.0.1.")
         self.stages = stages
         self.config = config
         self.host = host
@@ -65,6 +79,8 @@ class RealtimeServer:
         self.token = token
         self.max_message_bytes = max_message_bytes
         self.lead_ms = lead_ms
+        self.max_connections = max_connections
+        self.allowed_origins = allowed_origins
         self.connections: set[Connection] = set()
         self._server: Server | None = None
 
@@ -107,11 +123,26 @@ class RealtimeServer:
                                           "server was started with.\n")
             response.headers["WWW-Authenticate"] = "Bearer"
             return response
+        origin = request.headers.get("Origin")
+        if origin is not None and not self._origin_ok(origin):
+            return connection.respond(HTTPStatus.FORBIDDEN, f"Web pages from {origin[:100]} may not "
+                                      "use this server; start it with that origin allowed.\n")
+        if len(self.connections) >= self.max_connections:
+            return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE,
+                                      f"This server is at its limit of {self.max_connections} "
+                                      "sessions; try again when one ends.\n")
         return None
+
+    def _origin_ok(self, origin: str) -> bool:
+        """A browser page may drive the server only from loopback or an allowed origin."""
+        if origin in self.allowed_origins:
+            return True
+        host = urlsplit(origin).hostname or ""
+        return host in LOOPBACK
 
     async def _handle(self, ws: ServerConnection) -> None:
         connection = Connection(ws, config=self.config, lead_ms=self.lead_ms,
-                                max_message_bytes=self.max_message_bytes)
+                                max_message_bytes=self.max_message_bytes, dialect=dialect_of(ws))
         clock = RealClock()
         # each session changes its own config (session.update), so none may share the server's
         session = Session(copy.deepcopy(self.config), self.stages, clock=clock, sink=connection,
@@ -124,6 +155,12 @@ class RealtimeServer:
         finally:
             self.connections.discard(connection)
             await session.close()
+
+
+def dialect_of(ws: ServerConnection) -> str:
+    """Beta when the client asks for it (`OpenAI-Beta: realtime=v1`, as the hosted API reads it)."""
+    asked = ws.request.headers.get("OpenAI-Beta", "") if ws.request is not None else ""
+    return BETA if "realtime=v1" in asked.replace(" ", "").split(",") else GA
 
 
 def _bearer_ok(headers: Headers, token: str) -> bool:
@@ -141,19 +178,32 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
     """The `serve` subcommand's arguments: where to listen, the token, and the config options."""
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
-    parser.add_argument("--token", help="require `Authorization: Bearer TOKEN` from clients")
+    parser.add_argument("--token", help="require `Authorization: Bearer TOKEN` from clients "
+                        f"(better: the {TOKEN_ENV} environment variable or --token-file, which "
+                        "other users cannot see in the process list)")
+    parser.add_argument("--token-file", help="read the token from this file (first line)")
     add_config_args(parser)
 
 
 def serve_main(args: argparse.Namespace) -> int:
     """`python -m pipeline serve`: load the models once, then serve until interrupted."""
     config = load_config(args)
-    if args.host not in ("127.0.0.1", "localhost", "::1") and not args.token:
-        print(f"warning: listening on {args.host} without --token: anyone who can reach this port "
-              "can use the models", file=sys.stderr)
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    if args.token_file:
+        try:
+            token = Path(args.token_file).read_text(encoding="utf-8").splitlines()[0].strip()
+        except (OSError, IndexError) as exc:
+            print(f"error: cannot read a token from {args.token_file} ({exc}); write the token on "
+                  "its first line", file=sys.stderr)
+            return 2
+    if args.host not in LOOPBACK and not token:
+        print(f"error: listening on {args.host} without a token would let anyone who can reach "
+              f"the port use the models; set {TOKEN_ENV}, --token-file or --token, or bind "
+              "127.0.0.1", file=sys.stderr)
+        return 2
     stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))
     server = RealtimeServer(stages=stages, config=config, host=args.host, port=args.port,
-                            token=args.token)
+                            token=token)
     try:
         asyncio.run(_serve(server))
     except KeyboardInterrupt:

@@ -1,0 +1,399 @@
+"""The session's internal events, as one client's wire events: the GA protocol or the beta one.
+
+The session speaks one vocabulary (`pipeline/events.py`); this encoder turns it into what a
+realtime-API client expects, event for event: the item lifecycle (every `.added` gets its
+`.done`), content parts, output indexes counted per response, usage, and the object fields the
+SDKs' models require. One encoder per connection; its dialect is chosen at the handshake
+(`OpenAI-Beta: realtime=v1` asks for beta, like the hosted API).
+
+Where the internal stream differs from a hosted API on purpose, the wire is still valid:
+- `speech_stopped` is sent once per item, just before its `committed` (our VAD may pause and
+  resume inside one turn; the turn ends at commit, as with a hosted server VAD).
+- A user's audio item is announced at its commit; its words follow in
+  `...input_audio_transcription.completed`, as on a hosted API.
+- An assistant message is announced at its first word or sound, so a response that only calls a
+  function has no empty message before the call; its `.done` events come at `response.done`,
+  which here comes once the reply has been heard (see docs/realtime.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import events as ev
+from ..tools import ToolSpec
+from .realtime_protocol import PCM16_24K, AudioFormat
+
+GA, BETA = "ga", "beta"
+REASONS = {"turn_detected", "client_cancelled", "max_output_tokens", "content_filter"}
+_BETA_NAMES = {"response.output_audio.delta": "response.audio.delta",
+               "response.output_audio.done": "response.audio.done",
+               "response.output_audio_transcript.delta": "response.audio_transcript.delta",
+               "response.output_audio_transcript.done": "response.audio_transcript.done",
+               "response.output_text.delta": "response.text.delta",
+               "response.output_text.done": "response.text.done"}
+_BETA_PARTS = {"output_audio": "audio", "output_text": "text"}
+Wire = dict[str, Any]
+
+
+@dataclass
+class WireSettings:
+    """What the connection (not the session) decides: formats, the client's tools, names."""
+
+    session_id: str = field(default_factory=lambda: ev.new_id("sess"))
+    conversation_id: str = field(default_factory=lambda: ev.new_id("conv"))
+    input_format: AudioFormat = PCM16_24K
+    output_format: AudioFormat = PCM16_24K
+    tools: list[ToolSpec] = field(default_factory=list)
+    model: str = "local"
+    voice: str = "piper"
+    transcription_model: str = "faster-whisper"
+
+
+@dataclass
+class _Output:
+    """One output item of a response, as the client sees it."""
+
+    item_id: str
+    index: int
+    part: str | None  # "audio" | "text" for a message; None for a function call
+    text: str = ""
+    done: bool = False
+
+
+@dataclass
+class _Response:
+    id: str
+    in_conversation: bool
+    text_only: bool
+    metadata: dict[str, str] | None
+    outputs: dict[str, _Output] = field(default_factory=dict)
+    message: Wire | None = None  # the message item, announced at its first content
+
+
+class WireEncoder:
+    def __init__(self, dialect: str, settings: WireSettings) -> None:
+        if dialect not in (GA, BETA):
+            raise ValueError(f"dialect must be {GA!r} or {BETA!r}, got {dialect!r}")
+        self.dialect = dialect
+        self.settings = settings
+        self._responses: dict[str, _Response] = {}
+        self._announced: set[str] = set()  # conversation items the client has been told of
+        self._last_item: str | None = None
+        self._previous_of: dict[str, str | None] = {}  # for conversation.item.done
+        self._speaking: set[str] = set()  # items with a speech_started and no speech_stopped yet
+        self._input_s: dict[str, float] = {}  # committed turns' audio seconds, for usage
+
+    # --- one internal event -> wire events -----------------------------------------------------
+
+    def encode(self, event: ev.Event) -> list[Wire]:
+        if event.type.startswith("x."):
+            return [event.to_dict()]  # local extensions keep our stamps; only opted-in clients
+        handler = getattr(self, "_" + type(event).__name__, None)
+        return handler(event) if handler is not None else []
+
+    def _wire(self, kind: str, **fields: Any) -> Wire:
+        if self.dialect == BETA:
+            kind = _BETA_NAMES.get(kind, kind)
+        return {"type": kind, "event_id": ev.new_id("event"), **fields}
+
+    def _SessionCreated(self, e: ev.SessionCreated) -> list[Wire]:
+        out = [self._wire("session.created", session=self.session(e.session))]
+        if self.dialect == BETA:
+            out.append(self._wire("conversation.created", conversation={
+                "id": self.settings.conversation_id, "object": "realtime.conversation"}))
+        return out
+
+    def _SessionUpdated(self, e: ev.SessionUpdated) -> list[Wire]:
+        return [self._wire("session.updated", session=self.session(e.session))]
+
+    def _SpeechStarted(self, e: ev.SpeechStarted) -> list[Wire]:
+        self._speaking.add(e.item_id)
+        return [self._wire(e.type, item_id=e.item_id, audio_start_ms=e.audio_start_ms)]
+
+    def _InputCommitted(self, e: ev.InputCommitted) -> list[Wire]:
+        out = []
+        if e.item_id in self._speaking:
+            self._speaking.discard(e.item_id)
+            out.append(self._wire("input_audio_buffer.speech_stopped", item_id=e.item_id,
+                                  audio_end_ms=e.audio_end_ms))
+        self._input_s[e.item_id] = max(0.0, (e.audio_end_ms - e.audio_start_ms) / 1000)
+        out.append(self._wire(e.type, item_id=e.item_id, previous_item_id=self._last_item))
+        item = {"id": e.item_id, "type": "message", "role": "user", "status": "completed",
+                "content": [{"type": "input_audio", "transcript": None}]}
+        return out + self._announce(item)
+
+    def _InputCleared(self, e: ev.InputCleared) -> list[Wire]:
+        return [self._wire(e.type)]
+
+    def _TranscriptionDelta(self, e: ev.TranscriptionDelta) -> list[Wire]:
+        return [self._wire(e.type, item_id=e.item_id, content_index=e.content_index, delta=e.delta)]
+
+    def _TranscriptionCompleted(self, e: ev.TranscriptionCompleted) -> list[Wire]:
+        seconds = round(self._input_s.pop(e.item_id, 0.0), 3)
+        return [self._wire(e.type, item_id=e.item_id, content_index=e.content_index,
+                           transcript=e.transcript, usage={"type": "duration", "seconds": seconds})]
+
+    def _ItemCreated(self, e: ev.ItemCreated) -> list[Wire]:
+        return self._announce(e.item)
+
+    def _ItemDeleted(self, e: ev.ItemDeleted) -> list[Wire]:
+        self._announced.discard(e.item_id)
+        return [self._wire(e.type, item_id=e.item_id)]
+
+    def forget(self, item_id: str) -> list[Wire]:
+        """A deleted item the client was told of that the session never kept (an empty turn)."""
+        return self._ItemDeleted(ev.ItemDeleted(item_id=item_id)) if item_id in self._announced else []
+
+    def knows(self, item_id: str) -> bool:
+        return item_id in self._announced
+
+    def _ItemTruncated(self, e: ev.ItemTruncated) -> list[Wire]:
+        return [self._wire(e.type, item_id=e.item_id, content_index=e.content_index,
+                           audio_end_ms=e.audio_end_ms)]
+
+    def _ItemRetrieved(self, e: ev.ItemRetrieved) -> list[Wire]:
+        return [self._wire(e.type, item=self.item(e.item))]
+
+    def _Error(self, e: ev.Error) -> list[Wire]:
+        error = {"type": e.error.get("type", "invalid_request_error"), "code": e.error.get("code"),
+                 "message": e.error.get("message", ""), "param": e.error.get("param"),
+                 "event_id": e.error.get("event_id")}
+        return [self._wire("error", error=error)]
+
+    # --- responses -----------------------------------------------------------------------------
+
+    def _ResponseCreated(self, e: ev.ResponseCreated) -> list[Wire]:
+        body = e.response
+        r = _Response(body["id"], body.get("conversation") != "none",
+                      body.get("modalities") == ["text"], body.get("metadata"))
+        self._responses[r.id] = r
+        return [self._wire(e.type, response=self.response(body, r, []))]
+
+    def _OutputItemAdded(self, e: ev.OutputItemAdded) -> list[Wire]:
+        r = self._responses.get(e.response_id)
+        if r is None:
+            return []
+        if e.item["type"] == "message":
+            r.message = e.item  # announced at its first word or sound
+            return []
+        return self._open(r, e.item, None)
+
+    def _OutputItemDone(self, e: ev.OutputItemDone) -> list[Wire]:
+        r = self._responses.get(e.response_id)
+        out = r.outputs.get(e.item["id"]) if r is not None else None
+        if r is None or out is None or out.done:
+            return []
+        return self._close(r, out, e.item)
+
+    def _OutputTranscriptDelta(self, e: ev.OutputTranscriptDelta) -> list[Wire]:
+        return self._content(e.response_id, e.item_id, e.delta, "response.output_audio_transcript.delta")
+
+    def _OutputTextDelta(self, e: ev.OutputTextDelta) -> list[Wire]:
+        return self._content(e.response_id, e.item_id, e.delta, "response.output_text.delta")
+
+    def audio(self, response_id: str, item_id: str, b64: str) -> list[Wire]:
+        """A batch of agent audio, already encoded in the client's format."""
+        r = self._responses.get(response_id)
+        if r is None:
+            return []
+        out = self._ensure_message(r, item_id)
+        return out + [self._wire("response.output_audio.delta", **self._where(r, item_id), delta=b64)]
+
+    def _content(self, response_id: str, item_id: str, delta: str, kind: str) -> list[Wire]:
+        r = self._responses.get(response_id)
+        if r is None:
+            return []
+        out = self._ensure_message(r, item_id)
+        r.outputs[item_id].text += delta
+        return out + [self._wire(kind, **self._where(r, item_id), delta=delta)]
+
+    def _FunctionCallArgumentsDelta(self, e: ev.FunctionCallArgumentsDelta) -> list[Wire]:
+        r = self._responses.get(e.response_id)
+        if r is None or e.item_id not in r.outputs:
+            return []
+        where = self._where(r, e.item_id)
+        return [self._wire(e.type, response_id=e.response_id, item_id=e.item_id,
+                           output_index=where["output_index"], call_id=e.call_id, delta=e.delta)]
+
+    def _FunctionCallArgumentsDone(self, e: ev.FunctionCallArgumentsDone) -> list[Wire]:
+        r = self._responses.get(e.response_id)
+        if r is None or e.item_id not in r.outputs:
+            return []
+        where = self._where(r, e.item_id)
+        named = {"name": e.name} if self.dialect == GA else {}  # beta names it in the item only
+        return [self._wire(e.type, response_id=e.response_id, item_id=e.item_id,
+                           output_index=where["output_index"], call_id=e.call_id, **named,
+                           arguments=e.arguments)]
+
+    def _ResponseDone(self, e: ev.ResponseDone) -> list[Wire]:
+        body = e.response
+        r = self._responses.pop(body["id"], None)
+        if r is None:
+            return []
+        final = {item["id"]: item for item in body.get("output", [])}
+        out: list[Wire] = []
+        for output in r.outputs.values():
+            if not output.done:
+                item = final.get(output.item_id) or {"id": output.item_id}
+                if item.get("status") == "in_progress":  # a call cut off mid-arguments
+                    item = {**item, "status": "incomplete"}
+                out += self._close(r, output, item)
+        wire_items = [self.item(final[i]) for i in r.outputs if i in final]
+        return out + [self._wire(e.type, response=self.response(body, r, wire_items))]
+
+    # --- the item lifecycle --------------------------------------------------------------------
+
+    def _ensure_message(self, r: _Response, item_id: str) -> list[Wire]:
+        if item_id in r.outputs:
+            return []
+        item = r.message if r.message is not None and r.message["id"] == item_id else {
+            "id": item_id, "type": "message", "role": "assistant"}
+        return self._open(r, item, "text" if r.text_only else "audio")
+
+    def _open(self, r: _Response, item: Wire, part: str | None) -> list[Wire]:
+        output = _Output(item["id"], len(r.outputs), part)
+        r.outputs[output.item_id] = output
+        opened = {**item, "status": "in_progress"}
+        if part is not None:
+            opened["content"] = []
+        out = [self._wire("response.output_item.added", response_id=r.id, output_index=output.index,
+                          item=self.item(opened))]
+        if r.in_conversation:
+            out += self._announce(opened, done=False)
+        if part is not None:
+            out.append(self._wire("response.content_part.added", **self._where(r, output.item_id),
+                                  part=self._part(part, "")))
+        return out
+
+    def _close(self, r: _Response, output: _Output, item: Wire) -> list[Wire]:
+        output.done = True
+        where = self._where(r, output.item_id)
+        out = []
+        if output.part is not None:
+            content = (item.get("content") or [{}])[0]
+            text = content.get("transcript", content.get("text")) or output.text
+            if output.part == "audio":
+                out += [self._wire("response.output_audio.done", **where),
+                        self._wire("response.output_audio_transcript.done", **where, transcript=text)]
+            else:
+                out.append(self._wire("response.output_text.done", **where, text=text))
+            out.append(self._wire("response.content_part.done", **where, part=self._part(output.part, text)))
+        wire_item = self.item(item)
+        out.append(self._wire("response.output_item.done", response_id=r.id,
+                              output_index=output.index, item=wire_item))
+        if r.in_conversation and self.dialect == GA:
+            out.append(self._wire("conversation.item.done", item=wire_item,
+                                  previous_item_id=self._previous(output.item_id)))
+        return out
+
+    def _announce(self, item: Wire, *, done: bool = True) -> list[Wire]:
+        """A conversation item the client has not been told of: GA added (+ done), beta created."""
+        if item["id"] in self._announced:
+            return []
+        previous, self._last_item = self._last_item, item["id"]
+        self._announced.add(item["id"])
+        self._previous_of[item["id"]] = previous
+        wire_item = self.item(item)
+        if self.dialect == BETA:
+            return [self._wire("conversation.item.created", item=wire_item, previous_item_id=previous)]
+        out = [self._wire("conversation.item.added", item=wire_item, previous_item_id=previous)]
+        if done:
+            out.append(self._wire("conversation.item.done", item=wire_item, previous_item_id=previous))
+        return out
+
+    def _previous(self, item_id: str) -> str | None:
+        return self._previous_of.get(item_id)
+
+    def _where(self, r: _Response, item_id: str) -> Wire:
+        return {"response_id": r.id, "item_id": item_id, "output_index": r.outputs[item_id].index,
+                "content_index": 0}
+
+    def _part(self, part: str, text: str) -> Wire:
+        return {"type": "audio", "transcript": text} if part == "audio" else {"type": "text", "text": text}
+
+    # --- object shapes -------------------------------------------------------------------------
+
+    def item(self, item: Wire) -> Wire:
+        """An internal item in this dialect's shape (`object`, content part names)."""
+        out = {"object": "realtime.item", **item}
+        if self.dialect == BETA and "content" in out:
+            out["content"] = [{**c, "type": _BETA_PARTS.get(c.get("type", ""), c.get("type"))}
+                              for c in out["content"]]
+        return out
+
+    def response(self, body: Wire, r: _Response, output: list[Wire]) -> Wire:
+        s = self.settings
+        out: Wire = {"object": "realtime.response", "id": r.id, "status": body["status"],
+                     "status_details": self._status_details(body), "output": output,
+                     "conversation_id": s.conversation_id if r.in_conversation else None,
+                     "metadata": r.metadata, "usage": self._usage(body.get("usage")),
+                     "max_output_tokens": "inf"}
+        if self.dialect == BETA:
+            out["modalities"] = ["text"] if r.text_only else ["audio", "text"]
+            out["voice"] = s.voice
+            out["output_audio_format"] = _beta_format(s.output_format)
+        else:
+            out["output_modalities"] = ["text"] if r.text_only else ["audio"]
+            out["audio"] = {"output": {"format": s.output_format.to_dict(), "voice": s.voice}}
+        return out
+
+    def _status_details(self, body: Wire) -> Wire | None:
+        status = body["status"]
+        details = body.get("status_details") or {}
+        if status in ("in_progress", "completed"):
+            return None
+        out: Wire = {"type": status}
+        if status == "failed":
+            message = (details.get("error") or {}).get("message", "the response failed")
+            out["error"] = {"type": "server_error", "code": "server_error", "message": message}
+        elif status == "cancelled":  # our own reasons (a discarded speculation) read as a cancel
+            reason = details.get("reason")
+            out["reason"] = reason if reason in REASONS else "client_cancelled"
+        else:
+            out["reason"] = "max_output_tokens"
+        return out
+
+    def _usage(self, usage: Wire | None) -> Wire | None:
+        if usage is None:
+            return None
+        tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+        details_in: Wire = {"text_tokens": tokens_in, "audio_tokens": 0, "cached_tokens": 0}
+        if self.dialect == GA:
+            details_in |= {"image_tokens": 0, "cached_tokens_details": {
+                "text_tokens": 0, "audio_tokens": 0, "image_tokens": 0}}
+        return {"total_tokens": tokens_in + tokens_out, "input_tokens": tokens_in,
+                "output_tokens": tokens_out, "input_token_details": details_in,
+                "output_token_details": {"text_tokens": tokens_out, "audio_tokens": 0}}
+
+    def session(self, base: Wire) -> Wire:
+        """The session object: the session's settings plus the connection's (formats, tools)."""
+        s = self.settings
+        vad = base.get("turn_detection")
+        if vad is not None:
+            vad = {k: vad[k] for k in ("type", "threshold", "prefix_padding_ms", "silence_duration_ms",
+                                       "create_response", "interrupt_response")}
+        tools = [{"type": "function", "name": t.name, "description": t.description,
+                  "parameters": t.parameters} for t in s.tools]
+        text_only = base.get("output_modalities") == ["text"]
+        common = {"object": "realtime.session", "id": s.session_id, "instructions": base["instructions"],
+                  "tools": tools, "tool_choice": "auto"}
+        if self.dialect == BETA:
+            return {**common, "modalities": ["text"] if text_only else ["audio", "text"],
+                    "voice": s.voice, "input_audio_format": _beta_format(s.input_format),
+                    "output_audio_format": _beta_format(s.output_format),
+                    "input_audio_transcription": {"model": s.transcription_model},
+                    "turn_detection": vad, "max_response_output_tokens": "inf"}
+        return {**common, "type": "realtime", "model": s.model,
+                "output_modalities": ["text"] if text_only else ["audio"],
+                "audio": {"input": {"format": s.input_format.to_dict(), "turn_detection": vad,
+                                    "transcription": {"model": s.transcription_model}},
+                          "output": {"format": s.output_format.to_dict(), "voice": s.voice}},
+                "max_output_tokens": "inf"}
+
+
+def _beta_format(fmt: AudioFormat) -> str | None:
+    """The beta protocol names only 24 kHz PCM and G.711; a 16 kHz session has no beta name."""
+    legacy = fmt.legacy
+    return legacy if isinstance(legacy, str) else None

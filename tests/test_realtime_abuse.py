@@ -1,0 +1,137 @@
+"""The realtime server under abuse: each test bounds its load in count and time, on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from pipeline.config import Config
+from pipeline.fakes import ScriptedLLM
+from pipeline.transports import realtime_connection
+from pipeline.transports.realtime_connection import Connection
+from pipeline.transports.realtime_server import RealtimeServer
+
+from .test_realtime_server import SlowLLM, client, fake_stages, serving, text_reply, user_text
+
+
+def test_a_client_that_never_reads_is_dropped_with_its_outbox_bounded(monkeypatch):
+    cap = 256 << 10
+    monkeypatch.setattr(realtime_connection, "MAX_OUTBOX_BYTES", cap)
+    monkeypatch.setattr(realtime_connection, "SEND_STALL_S", 1.0)
+    peak = [0]
+    send = Connection._send
+
+    def measured(self, payload):
+        send(self, payload)
+        peak[0] = max(peak[0], self._outbox_bytes)
+
+    monkeypatch.setattr(Connection, "_send", measured)
+
+    async def scenario() -> None:
+        async with serving(fake_stages()) as server:
+            # max_queue=1: the client library stops reading after one message, like a stuck app
+            async with connect(server.url, proxy=None, max_queue=1) as ws:
+                closed = False
+                for _ in range(30_000):  # each bad message earns an error event it never reads
+                    try:
+                        await ws.send("{bad")
+                    except ConnectionClosed:
+                        closed = True
+                        break
+                deadline = time.monotonic() + 10
+                while server.connections and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+                assert closed or not server.connections
+            assert not server.connections
+        assert 0 < peak[0] <= cap  # figure: the outbox never held more than its cap
+
+    asyncio.run(scenario())
+
+
+def test_origin_tokens_loopback_and_the_connection_cap():
+    with pytest.raises(ValueError, match="without a token"):
+        RealtimeServer(stages=fake_stages(), config=Config.default(), host="0.0.0.0")
+
+    async def scenario() -> None:
+        async with serving(fake_stages(), max_connections=2) as server:
+            with pytest.raises(InvalidStatus) as info:
+                async with connect(server.url, proxy=None, origin="http://evil.example"):
+                    pass
+            assert info.value.response.status_code == 403
+            page = f"http://127.0.0.1:{server.port}"  # a page the server itself serves
+            async with client(server, origin=page) as a, client(server) as b:
+                await a.wait_for("session.created")
+                await b.wait_for("session.created")
+                with pytest.raises(InvalidStatus) as info:
+                    async with connect(server.url, proxy=None):
+                        pass
+                assert info.value.response.status_code == 503
+
+    asyncio.run(scenario())
+
+
+def test_audio_faster_than_real_time_is_refused_past_its_lead():
+    async def scenario() -> None:
+        async with serving(fake_stages()) as server, client(server) as c:
+            await c.wait_for("session.created")
+            chunk = base64.b64encode(b"\x00\x00" * 2400).decode("ascii")  # 100 ms at 24 kHz
+            started = time.monotonic()
+            for _ in range(600):  # 60 s of audio, sent as fast as the socket takes it
+                await c.send({"type": "input_audio_buffer.append", "audio": chunk})
+            elapsed = time.monotonic() - started
+            refused = 600 - int((30 + elapsed) * 10) - 1  # past 30 s ahead of the clock
+            await c.wait_for("error", count=refused, timeout=10)
+            assert {e["error"]["code"] for e in c.of("error")} == {"input_audio_too_fast"}
+            session = next(iter(server.connections)).session
+            taken_s = session.input.samples_in / 16_000
+            assert taken_s <= 30 + elapsed + 1  # figure: at most 30 s of audio ahead was taken
+
+    asyncio.run(scenario())
+
+
+def test_work_stops_within_a_second_of_a_disconnect():
+    stages = fake_stages()
+    stages.llm = llm = SlowLLM(replies=["Still talking. " * 40], seconds_per_token=0.05)
+
+    async def scenario() -> None:
+        async with serving(stages) as server:
+            async with connect(server.url, proxy=None) as ws:
+                await ws.send('{"type": "conversation.item.create", "item": {"type": "message", '
+                              '"role": "user", "content": [{"type": "input_text", "text": "Hi"}]}}')
+                await ws.send('{"type": "response.create"}')
+                while '"response.output_audio.delta"' not in await ws.recv():
+                    pass
+                left = time.monotonic()
+                ws.transport.abort()
+            while (server.connections or llm.generating) and time.monotonic() - left < 5:
+                await asyncio.sleep(0.01)
+            stopped_s = time.monotonic() - left
+            assert not server.connections and not llm.generating
+            assert stopped_s < 1.0, stopped_s  # figure: all work stopped this soon
+
+    asyncio.run(scenario())
+
+
+def test_eight_concurrent_sessions_stay_isolated():
+    words = ["apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel"]
+    stages = fake_stages()
+    stages.llm = ScriptedLLM(rules=[[w, f"You said {w}."] for w in words])
+
+    async def one(server: RealtimeServer, word: str) -> list[str]:
+        async with client(server) as c:
+            await c.wait_for("session.created")
+            done = await text_reply(c, f"My word is {word}.")
+            await c.send(user_text("again"))
+            return [o["content"][0]["transcript"] for o in done["response"]["output"]]
+
+    async def scenario() -> None:
+        async with serving(stages) as server:
+            said = await asyncio.wait_for(asyncio.gather(*(one(server, w) for w in words)), 60)
+        assert said == [[f"You said {w}."] for w in words]
+
+    asyncio.run(scenario())
