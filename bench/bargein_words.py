@@ -169,9 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bargein_words", description=__doc__)
     add_config_args(parser)
     parser.add_argument("--quick", action="store_true", help="one Piper voice only")
+    parser.add_argument("--all-voices", action="store_true", help="all six voices of bench.eot_set")
     args = parser.parse_args(argv)
     config = load_config(args)
-    voices = ["joe-1.0"] if args.quick else [*PIPER_VOICES, *ESPEAK_VOICES]
+    # two Piper speeds and two espeak-ng voices: 48 backchannels and 48 interruptions before the
+    # length filter, within an hour of compute on 2 cores; --all-voices adds the other two
+    voices = ["joe-1.0"] if args.quick else ["joe-1.0", "joe-slow", "espeak-us", "espeak-us-f"]
+    if args.all_voices:
+        voices = [*PIPER_VOICES, *ESPEAK_VOICES]
     items, skipped = build_set(voices)
     stages = Stages.load(config)
     rows = run(stages, config, items, progress=lambda m: print(m, flush=True))
