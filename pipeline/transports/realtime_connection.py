@@ -10,6 +10,7 @@ log) go only to a client that sets `"include_local_events": true` in `session.up
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import base64
 import binascii
 import json
@@ -156,8 +157,9 @@ class Connection:
         asyncio.ensure_future(self._hang_up())
 
     async def _hang_up(self) -> None:
-        while not self._outbox.empty() and not self.closed:
-            await asyncio.sleep(0.01)
+        if not self.closed:  # the goodbye's last events first; a stuck client gets SEND_STALL_S
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._outbox.join(), SEND_STALL_S)
         await self.ws.close(1000, "the call ended")
 
     async def _send_loop(self) -> None:
@@ -170,6 +172,8 @@ class Connection:
                 except TimeoutError:
                     self._drop_slow_client(f"one event waited {SEND_STALL_S:.0f} s to be sent")
                     return
+                finally:
+                    self._outbox.task_done()
         except ConnectionClosed:
             pass
 
