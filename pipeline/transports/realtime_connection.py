@@ -10,9 +10,9 @@ log) go only to a client that sets `"include_local_events": true` in `session.up
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import base64
 import binascii
+import contextlib
 import json
 import logging
 from collections import deque
