@@ -10,7 +10,7 @@ import pytest
 
 from pipeline import events as ev
 from pipeline.clock import RealClock, SimClock
-from pipeline.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.fakes import ScriptedLLM, ToneTTS
 from pipeline.tools import Ledger, ToolRegistry, tool
 from pipeline.transports.scripted import Clip
 
@@ -56,9 +56,10 @@ def test_wait_for_on_the_real_clock_returns_the_result_and_cancels_on_time_out()
     assert asyncio.run(scenario())
 
 
-def _stages(real_stages, replies, transcripts):
-    return with_stages(real_stages, llm=ScriptedLLM(replies=replies), stt=ScriptedSTT(transcripts=transcripts),
-                       tts=ToneTTS())
+def _stages(real_stages, rules):
+    """Real VAD and Whisper; a scripted LLM that answers by rule (a speculative reply that is
+    dropped must not use up a scripted answer); a tone for the agent's voice."""
+    return with_stages(real_stages, llm=ScriptedLLM(rules=rules, replies=["Okay."]), tts=ToneTTS())
 
 
 @pytest.mark.models
@@ -83,8 +84,8 @@ def test_a_side_effect_that_times_out_leaves_its_ledger_row_unknown(real_stages,
         session.use_tools(ToolRegistry(specs=[refund]), ledger=ledger)
 
     call_reply = {"name": "refund", "arguments": {"order_id": "A1", "holding_line": "One moment."}}
-    stages = _stages(real_stages, [call_reply, "I am still checking on that refund."],
-                     ["Please refund order A1."])
+    stages = _stages(real_stages, [["result of refund", "I am still checking on that refund."],
+                                   ["refund", call_reply]])
     rec = call(stages, [Clip(say("Please refund order A1."), 0.3)], setup=setup)
     story = rec.timeline()
     asked = rec.of("response.function_call_arguments.done")
@@ -103,8 +104,8 @@ def test_an_end_call_abandoned_by_its_time_out_reopens_the_line(real_stages, say
     goodbye = {"name": "end_call", "arguments": {"goodbye": "Thanks for calling, goodbye!",
                                                  "reason": "caller is done"}}
     config = make_config(call={"end_call": True, "close_grace_ms": 40_000})
-    stages = _stages(real_stages, [goodbye, "Sorry, I could not hang up.", "Sure, what else?"],
-                     ["That's all, thanks.", "Actually, one more thing."])
+    stages = _stages(real_stages, [["result of end_call", "Sorry, I could not hang up."],
+                                   ["one more thing", "Sure, what else?"], [r"all\W+thanks", goodbye]])
     outputs = lambda e: (isinstance(e, ev.ItemCreated)  # noqa: E731
                          and e.item["type"] == "function_call_output")
     rec = call(stages, [Clip(say("That's all, thanks."), 0.3),
@@ -118,4 +119,4 @@ def test_an_end_call_abandoned_by_its_time_out_reopens_the_line(real_stages, say
     control = rec.session.control
     assert control.state == "open" and control.teardowns == 0, story
     assert not [e for e in rec.of("x.log") if e.message.startswith("(hangs up")], story
-    assert rec.transcripts[-1] == "Actually, one more thing." and rec.agent_lines[-1] == "Sure, what else?", story
+    assert "one more thing" in rec.transcripts[-1].lower() and rec.agent_lines[-1] == "Sure, what else?", story
