@@ -207,9 +207,9 @@ class ClientControl:
         self.core.emit(ev.ItemRetrieved(item=item.to_dict()))
         return item
 
-    def deliver_function_output(self, call_id: str, output: str) -> bool:
+    def deliver_function_output(self, call_id: str, output: str, item_id: str | None = None) -> bool:
         """A client's function_call_output, bound to its call (KeyError for an unknown call)."""
-        return self._tools.deliver_client_output(call_id, output)
+        return self._tools.deliver_client_output(call_id, output, item_id)
 
     def truncate(self, item_id: str, audio_end_ms: int) -> Item:
         """conversation.item.truncate: the client played only `audio_end_ms` of an agent item."""

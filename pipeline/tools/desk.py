@@ -119,11 +119,12 @@ class ToolDesk:
                                 {"error": f"{type(exc).__name__}: {exc}"})
         self.deliver(result)
 
-    def deliver_client_output(self, call_id: str, output: str) -> bool:
+    def deliver_client_output(self, call_id: str, output: str, item_id: str | None = None) -> bool:
         """A client's function_call_output: bound to the call it answers, like our own results.
 
         Raises KeyError for a call this session never made. As with a hosted API, the client
-        asks for the reply itself (response.create).
+        asks for the reply itself (response.create). `item_id`: the id the client gave the item
+        (a client that mirrors the conversation waits for that id to be added).
         """
         bound = self.calls.get(call_id)
         if bound is None:
@@ -138,6 +139,8 @@ class ToolDesk:
                             json.loads(call_item.arguments) if call_item and call_item.arguments else {},
                             parsed if isinstance(parsed, dict) else {"output": output})
         result.extra["from_client"] = True
+        if item_id is not None:
+            result.extra["item_id"] = item_id
         return self.deliver(result)
 
     def deliver(self, result: ToolResult) -> bool:
@@ -166,9 +169,10 @@ class ToolDesk:
             self.core.log(f"dropped the {r.name} result of {r.call_id}: its response was interrupted")
         fresh = []
         for r in results:
+            given_id = {"id": r.extra["item_id"]} if "item_id" in r.extra else {}
             self.core.add_item(Item(
                 type="function_call_output", call_id=r.call_id, name=r.name, output=json.dumps(r.output),
-                note="completed during an interruption" if r.interrupted else None))
+                note="completed during an interruption" if r.interrupted else None, **given_id))
             if not r.interrupted and not r.extra.get("from_client"):
                 fresh.append(r)
         if results:

@@ -57,8 +57,8 @@ def item_create(client: ClientControl, event: dict[str, Any]) -> None:
     elif kind == "function_call_output":
         call_id = require(body, "call_id", str, where)
         output = require(body, "output", str, where)
-        try:  # bound to the call it answers; the session adds and announces the item
-            accepted = client.deliver_function_output(call_id, output)
+        try:  # bound to the call it answers; the session adds and announces it, under its id
+            accepted = client.deliver_function_output(call_id, output, item_id)
         except KeyError:
             raise ClientError("unknown_call_id", f"{where}: no function call {call_id!r} was "
                                                   "made in this session.") from None
