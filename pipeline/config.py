@@ -46,6 +46,9 @@ class TurnPolicy:
     speech_stop_ms: int = 160  # five 32 ms VAD windows below threshold = speech stopped
     min_speech_ms: int = 96  # three windows above threshold = speech started (rejects clicks)
     complete_threshold: float = 0.5  # "looks complete" probability that allows min_silence_ms
+    # a turn longer than this is committed as it stands: its audio and its transcription passes
+    # stay bounded (600 s of unbroken input once held 406 MB); a minute is a long phone turn
+    max_turn_ms: int = 60_000
 
 
 @dataclass

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import events as ev
+from .audio import INPUT_RATE_HZ
 from .callctl import CallControl
 from .conversation import Item
 from .core import SessionCore
@@ -94,8 +95,15 @@ class TurnTaking:
     # --- input ---------------------------------------------------------------------------------
 
     def on_frame(self, frame: np.ndarray) -> None:
-        if self.turn is not None:
-            self.turn.stt.append(frame)
+        turn = self.turn
+        if turn is None:
+            return
+        turn.stt.append(frame)
+        if turn.stt.audio.samples * 1000 > self.core.config.turn.max_turn_ms * INPUT_RATE_HZ:
+            self.core.log(f"a turn reached turn.max_turn_ms ({self.core.config.turn.max_turn_ms} ms); "
+                          "committed as it stands", level="warning")
+            turn.speech_end_ms = self.now_ms()  # mid-speech: the audio ends now
+            self._commit("max_length")
 
     def on_window(self, _window: np.ndarray, prob: float, end_ms: float) -> None:
         if not self.server_vad:
