@@ -31,8 +31,8 @@ class SmartTurnCompleteness:
     def __init__(self, *, model_path: str | Path = "models/turn/smart-turn-v3.2-cpu.onnx",
                  threads: int = 1) -> None:
         """`threads`: onnxruntime intra-op threads. One leaves the other core of a 2-core machine
-        to Whisper, which transcribes at the same moment (speech-stop); a call costs ~0.2 s
-        there (bench/eot.py), the Whisper-tiny encoder over 8 s of audio."""
+        to Whisper, which transcribes at the same moment (speech-stop); a call, the
+        Whisper-tiny encoder over 8 s of audio, costs 0.2-0.5 s there (bench/eot.py)."""
         import onnxruntime as ort
         from faster_whisper.feature_extractor import FeatureExtractor
 
