@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .audio import INPUT_RATE_HZ
-from .errors import ModelMissingError
+from .onnx import cpu_session
 from .turns import HeuristicCompleteness
 
 WINDOW_S = 8  # the model was trained on the last 8 s of a turn (its input is 800 frames of 10 ms)
@@ -33,18 +33,9 @@ class SmartTurnCompleteness:
         """`threads`: onnxruntime intra-op threads. One leaves the other core of a 2-core machine
         to Whisper, which transcribes at the same moment (speech-stop); a call, the
         Whisper-tiny encoder over 8 s of audio, costs 0.2-0.5 s there (bench/eot.py)."""
-        import onnxruntime as ort
         from faster_whisper.feature_extractor import FeatureExtractor
 
-        path = Path(model_path)
-        if not path.is_file():
-            raise ModelMissingError(path, "Smart Turn model")
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        self._session = ort.InferenceSession(str(path), sess_options=opts,
-                                             providers=["CPUExecutionProvider"])
+        self._session = cpu_session(model_path, "Smart Turn model", threads=threads)
         self._input = self._session.get_inputs()[0].name
         self._samples = WINDOW_S * INPUT_RATE_HZ
         self._features = FeatureExtractor(feature_size=_N_MELS, sampling_rate=INPUT_RATE_HZ,

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from .audio import INPUT_RATE_HZ
-from .errors import ModelMissingError
+from .onnx import cpu_session
 
 WINDOW_SAMPLES = 512  # Silero v5+ at 16 kHz takes exactly 512-sample windows (32 ms)
 WINDOW_MS = WINDOW_SAMPLES * 1000 / INPUT_RATE_HZ
@@ -24,16 +24,7 @@ class SileroVAD:
     window_samples = WINDOW_SAMPLES
 
     def __init__(self, *, model_path: str | Path = "models/vad/silero_vad.onnx", threads: int = 1) -> None:
-        import onnxruntime as ort
-
-        path = Path(model_path)
-        if not path.is_file():
-            raise ModelMissingError(path, "Silero VAD model")
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        self._session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        self._session = cpu_session(model_path, "Silero VAD model", threads=threads)
         self._sr = np.array(INPUT_RATE_HZ, dtype=np.int64)
         self.reset()
 
