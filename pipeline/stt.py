@@ -70,6 +70,12 @@ def _norm(word: str) -> str:
     return _WORD_NORM.sub("", word.lower())
 
 
+def same_words(a: str, b: str) -> bool:
+    """Two transcripts say the same words (case and punctuation aside): a partial hypothesis
+    lacks the final pass's closing punctuation more often than it differs in a word."""
+    return [_norm(w) for w in a.split()] == [_norm(w) for w in b.split()]
+
+
 def agreed_prefix(a: list[str], b: list[str]) -> int:
     """Number of leading words two hypotheses share (ignoring case and punctuation)."""
     n = 0
