@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .cpu import default_threads
 from .errors import ModelMissingError
 from .protocols import Generation
 
@@ -23,7 +24,7 @@ class LlamaLLM:
         n_ctx: int = 2048,
         max_tokens: int = 96,  # ~2 spoken sentences; bounds the reply's length and latency
         temperature: float = 0.3,
-        threads: int = 2,
+        threads: int | None = None,  # llama.cpp threads; None: pipeline.cpu's split for this machine
         gpu_layers: int = 0,  # -1 offloads every layer on a CUDA build
         seed: int = 7,
         keep_prompt_cache: bool = True,  # see `next_token_logprobs`; False: the old reset
@@ -36,7 +37,8 @@ class LlamaLLM:
         self.max_tokens = max_tokens
         self.keep_prompt_cache = keep_prompt_cache
         self.temperature = temperature
-        self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads,
+        self.threads = threads if threads is not None else default_threads("llm")
+        self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=self.threads,
                           n_gpu_layers=gpu_layers, seed=seed, verbose=False)
         self.lock = threading.Lock()
         self._formatter: Any = None  # the model's chat template, for scoring a prompt

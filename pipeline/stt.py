@@ -19,6 +19,7 @@ import numpy as np
 
 from .audio import INPUT_RATE_HZ
 from .clock import Clock, cancel_and_wait, perf_s
+from .cpu import default_threads
 from .errors import ModelMissingError
 from .protocols import STT as STTBackend
 
@@ -34,7 +35,7 @@ class WhisperSTT:
         compute_type: str = "auto",  # int8 on CPU, float16 on CUDA: fastest with no WER loss
         language: str = "en",  # fixed: skips language detection (a full extra encoder pass)
         beam_size: int = 1,  # greedy: ~2x faster than beam 5; jfk.wav WER is equal on tiny.en
-        threads: int = 2,  # CTranslate2 intra-op threads: the 2 cores of our reference machine
+        threads: int | None = None,  # CTranslate2 intra-op threads; None: pipeline.cpu's split
     ) -> None:
         from faster_whisper import WhisperModel
 
@@ -46,7 +47,9 @@ class WhisperSTT:
         self.model_path = str(path)
         self.language = language if not path.name.endswith(".en") or language == "en" else "en"
         self.beam_size = beam_size
-        self._model = WhisperModel(str(path), device=device, compute_type=compute_type, cpu_threads=threads)
+        self.threads = threads if threads is not None else default_threads("stt")
+        self._model = WhisperModel(str(path), device=device, compute_type=compute_type,
+                                   cpu_threads=self.threads)
         self._lock = threading.Lock()  # one inference at a time on this model
 
     def transcribe(self, audio: np.ndarray, *, final: bool) -> str:
