@@ -10,6 +10,8 @@ import numpy as np
 from .cpu import default_threads
 from .errors import ModelMissingError
 
+_WARM_UP_TEXT = "Hello, one moment."  # a comma and a period: both of Piper's sentence paths
+
 
 class PiperTTS:
     """A Piper ONNX voice. `synthesize` is blocking: run it off the event loop."""
@@ -17,11 +19,13 @@ class PiperTTS:
     def __init__(self, *, model_path: str = "models/tts/en_US-joe-medium.onnx", use_cuda: bool = False,
                  length_scale: float | None = None, volume: float = 0.8,
                  noise_scale: float | None = None, noise_w_scale: float | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, warm_up: bool = True) -> None:
         """None takes the voice's own value. Piper samples noise: two syntheses of one text
         differ unless noise_scale and noise_w_scale are 0 (flatter, but repeatable).
         `threads`: onnxruntime intra-op threads on the CPU; None: pipeline.cpu's split (Piper's
-        own loader leaves onnxruntime one thread per core, contending with the LLM's)."""
+        own loader leaves onnxruntime one thread per core, contending with the LLM's).
+        `warm_up`: synthesize one short phrase at load, so the call's first reply does not pay
+        onnxruntime's first-run allocations and espeak-ng's first phonemization."""
         from piper import PiperVoice, SynthesisConfig
 
         path = Path(model_path)
@@ -34,6 +38,8 @@ class PiperTTS:
                                     noise_w_scale=noise_w_scale)
         self.sample_rate_hz = int(self._voice.config.sample_rate)
         self._lock = threading.Lock()
+        if warm_up:
+            self.synthesize(_WARM_UP_TEXT)
 
     def synthesize(self, text: str) -> np.ndarray:
         """Mono float32 audio at `sample_rate_hz` for one chunk of text."""

@@ -1,4 +1,4 @@
-"""Threads per model by core count (pipeline.cpu), and the stages taking the split."""
+"""Threads per model by core count (pipeline.cpu), the stages taking the split, Piper warm-up."""
 
 from __future__ import annotations
 
@@ -34,3 +34,19 @@ def test_piper_runs_on_the_thread_count_it_is_given():
 
     tts = PiperTTS(threads=1)
     assert tts.threads == 1 and len(tts.synthesize("Hello.")) > 0
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("warm_up, runs", [(True, 1), (False, 0)])
+def test_piper_warms_up_at_load_when_asked(monkeypatch, warm_up, runs):
+    from piper import PiperVoice
+
+    from pipeline.tts import PiperTTS
+
+    calls: list[str] = []
+    real = PiperVoice.synthesize
+    monkeypatch.setattr(PiperVoice, "synthesize", lambda self, text, **kw: calls.append(text) or real(
+        self, text, **kw))
+    tts = PiperTTS(warm_up=warm_up)
+    assert len(calls) == runs
+    assert len(tts.synthesize("Hello.")) > 0 and len(calls) == runs + 1
