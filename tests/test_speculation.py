@@ -50,3 +50,35 @@ def test_speculating_from_the_final_only_waits_for_it(real_stages, say):
                [say("Can you tell me where the nearest pharmacy is"), silence(1500)],
                config=make_config(response={"speculate_from": "final"}))
     assert _speculations(rec) == [("final", "adopted")], rec.timeline()
+
+
+class _PrefixSpy:
+    """The real Whisper stage, noting the prefix each final pass was handed."""
+
+    def __init__(self, stt, *, prefix_final: bool) -> None:
+        self.stt, self.prefix_final, self.prefixes = stt, prefix_final, []
+
+    def transcribe(self, audio, *, final: bool) -> str:
+        return self.stt.transcribe(audio, final=final)
+
+    def transcribe_after(self, audio, prefix: str) -> str:
+        self.prefixes.append(prefix)
+        return self.stt.transcribe_after(audio, prefix)
+
+
+@pytest.mark.parametrize("prefix_final", [True, False])
+def test_the_final_pass_starts_from_the_confirmed_words_and_keeps_its_word_error(
+        real_stages, jfk_16k, prefix_final):
+    from .conftest import JFK_TEXT, wer
+
+    spy = _PrefixSpy(real_stages.stt, prefix_final=prefix_final)
+    rec = call(with_stages(real_stages, stt=spy, llm=ScriptedLLM(replies=["Indeed."])),
+               [jfk_16k, silence(1600)])
+    transcript = " ".join(rec.transcripts)
+    assert wer(JFK_TEXT, transcript) <= 0.15, transcript  # the bound of test_stages_real.py
+    if prefix_final:
+        assert spy.prefixes and all(spy.prefixes), rec.timeline()
+        last = spy.prefixes[-1].split()
+        assert same_words(" ".join(transcript.split()[:len(last)]), " ".join(last))  # kept as forced
+    else:
+        assert spy.prefixes == []
