@@ -1,6 +1,6 @@
 """Each first-audio lever of issue 15 on and off, on the same clips, in one table.
 
-    python -m bench.levers                          # 8 clips, 6 variants: about 5 minutes idle
+    python -m bench.levers                          # 8 clips, 7 variants: about 6 minutes idle
     python -m bench.levers --quick                  # 3 clips: a smoke run, about 2 minutes
     python -m bench.levers --threads 2,2,2 --threads 2,1,1   # also compare thread splits
 
@@ -10,6 +10,8 @@ Variants, each a call per clip on the real clock (bench/calls.py), order rotated
 - all levers: streaming, preemptive, speculation from the last partial (the defaults);
 - speculate from final: the speculation waits for the final pass (`response.speculate_from`);
 - no preemption: streaming without speculation, for scale;
+- final decodes every word: the final pass without the confirmed words as a forced prefix
+  (`stt.prefix_final`); compare STT final ready and the adoption rate;
 - llm signal, cache kept / cache reset: the `llm` completeness signal scores every partial on
   the LLM; with the cache reset the reply re-evaluates instructions and history
   (`llm.keep_prompt_cache`); compare LLM request -> first token.
@@ -44,15 +46,19 @@ from .ttfa import CALL_CAP_S, RESULTS, Progress, warm_up
 QUICK_TURNS = 3  # one clip per mode position of the rotation
 WARM_UP_LOADS = 3  # loads per side for the Piper warm-up (median); each is ~1 s on 2 cores
 
-# name -> (response settings, completeness "llm" or None for the configured one, keep cache)
-VARIANTS: dict[str, tuple[dict[str, Any], str | None, bool]] = {
-    "sequential": ({"mode": "sequential", "preemptive": False}, None, True),
-    "all levers": ({"mode": "streaming", "preemptive": True, "speculate_from": "partial"}, None, True),
+# name -> (response settings, completeness "llm" or None for the configured one, stage switches)
+ON = {"keep_prompt_cache": True, "prefix_final": True}
+VARIANTS: dict[str, tuple[dict[str, Any], str | None, dict[str, bool]]] = {
+    "sequential": ({"mode": "sequential", "preemptive": False}, None, ON),
+    "all levers": ({"mode": "streaming", "preemptive": True, "speculate_from": "partial"}, None, ON),
     "speculate from final": ({"mode": "streaming", "preemptive": True, "speculate_from": "final"},
-                             None, True),
-    "no preemption": ({"mode": "streaming", "preemptive": False}, None, True),
-    "llm signal, cache kept": ({"mode": "streaming", "preemptive": True}, "llm", True),
-    "llm signal, cache reset": ({"mode": "streaming", "preemptive": True}, "llm", False),
+                             None, ON),
+    "final decodes every word": ({"mode": "streaming", "preemptive": True}, None,
+                                 ON | {"prefix_final": False}),
+    "no preemption": ({"mode": "streaming", "preemptive": False}, None, ON),
+    "llm signal, cache kept": ({"mode": "streaming", "preemptive": True}, "llm", ON),
+    "llm signal, cache reset": ({"mode": "streaming", "preemptive": True}, "llm",
+                                ON | {"keep_prompt_cache": False}),
 }
 SPLIT_VARIANTS = ("sequential", "all levers")
 
@@ -78,14 +84,13 @@ def run_variants(stages: Any, base: cfg.Config, clips: list[Any], names: tuple[s
     for i, clip in enumerate(clips):
         k = i % len(names)  # rotate: a busy moment on a shared machine hits every variant alike
         for name in (*names[k:], *names[:k]):
-            response, signal, keep = VARIANTS[name]
+            response, signal, switches = VARIANTS[name]
             progress.note(f"{name}: {clip.name}")
             if signal == "llm" and llm_signal is None:
                 progress.step()
                 continue  # this LLM stage cannot score tokens
             run_stages = dataclasses.replace(stages, completeness=llm_signal) if signal else stages
-            if hasattr(stages.llm, "keep_prompt_cache"):
-                stages.llm.keep_prompt_cache = keep
+            _switch(stages, switches)
             prime_llm(stages.llm, base.response.instructions)
             events, _, _ = one_call(cfg.apply(base, {"response": response}), run_stages,
                                     [Clip(clip.audio, LEAD_IN_S)], realtime=True,
@@ -97,9 +102,15 @@ def run_variants(stages: Any, base: cfg.Config, clips: list[Any], names: tuple[s
                 turn.clip, turn.mode = clip.name, name
                 by_variant[name].append(turn)
             progress.step()
-    if hasattr(stages.llm, "keep_prompt_cache"):
-        stages.llm.keep_prompt_cache = True
+    _switch(stages, ON)
     return by_variant
+
+
+def _switch(stages: Any, switches: dict[str, bool]) -> None:
+    """Set the stage-level levers (public attributes of the loaded models, where they have them)."""
+    for stage, key in ((stages.llm, "keep_prompt_cache"), (stages.stt, "prefix_final")):
+        if hasattr(stage, key):
+            setattr(stage, key, switches[key])
 
 
 def adoption(turns: list[TurnReadout]) -> dict[str, Any]:
@@ -123,6 +134,7 @@ def rows_for(by_variant: dict[str, list[TurnReadout]], label: str = "") -> list[
             "end_to_audio_ms": median(t.end_to_audio_ms for t in turns),
             "commit_to_audio_ms": median(t.commit_to_audio_ms for t in turns),
             "llm_prompt_ms": median(t.llm_prompt_ms for t in turns),
+            "stt_final_ms": median(t.at_ms.get("stt_final") for t in turns),
             "vs_sequential": median(ratios) if name != "sequential" else None,
             "adoption": adoption(turns)})
     return rows
@@ -154,10 +166,12 @@ def render(results: dict[str, Any]) -> str:
 
     table = [{"variant": r["variant"], "n": r["n"], "e2a": _fmt(r["end_to_audio_ms"]),
               "c2a": _fmt(r["commit_to_audio_ms"]), "llm": _fmt(r["llm_prompt_ms"]),
+              "stt": _fmt(r.get("stt_final_ms")),
               "ratio": _fmt(r["vs_sequential"], 2), "adopted": adopted(r["adoption"])}
              for r in results["rows"]]
     cols = [("variant", "variant"), ("n", "turns"), ("e2a", "end of speech → first audio (ms, median)"),
-            ("c2a", "commit → first audio (ms, median)"), ("llm", "LLM request → first token (ms)"),
+            ("c2a", "commit → first audio (ms, median)"), ("stt", "STT final ready (ms after end)"),
+            ("llm", "LLM request → first token (ms)"),
             ("ratio", "end of speech → first audio / sequential (per clip, median)"),
             ("adopted", "speculations adopted / started")]
     warm = results.get("piper_warm_up", {})
