@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 
 demo: setup models
 	mkdir -p out
-	$(BIN)/python -m pipeline call --caller models/audio/jfk.wav --out out/call.wav --events out/events.jsonl
+	$(BIN)/python -m pipeline call --realtime --caller models/audio/jfk.wav --out out/call.wav --events out/events.jsonl
 
 test: setup models
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

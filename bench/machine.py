@@ -78,3 +78,46 @@ def describe_machine() -> dict[str, Any]:
 def machine_line(m: dict[str, Any]) -> str:
     return (f"{m['cpu']}, {m['cores_usable']} of {m['cores']} cores, {m['ram_gib']} GiB RAM, "
             f"{m['os']}, Python {m['python']}; {m['date']}")
+
+
+# Constructor settings worth a line in the results: where each model runs and on how many threads.
+_STAGE_KEYS = ("model_path", "device", "compute_type", "use_cuda", "gpu_layers", "threads", "beam_size",
+               "n_ctx", "max_tokens", "keep_prompt_cache", "warm_up")
+
+
+def _size_mb(path: str) -> float | None:
+    p = Path(path)
+    if p.is_dir():
+        return round(sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) / 2**20, 1)
+    return round(p.stat().st_size / 2**20, 1) if p.is_file() else None
+
+
+def describe_stages(config: Any, stages: Any) -> dict[str, dict[str, Any]]:
+    """Per stage: its entry point, device, model file and size, and the threads it really got
+    (a `threads=None` default resolves to the detected cores' split, pipeline.cpu)."""
+    from pipeline import config as cfg
+
+    loaded = {"vad": stages.vad, "stt": stages.stt, "turns": stages.completeness, "llm": stages.llm,
+              "tts": stages.tts}
+    out: dict[str, dict[str, Any]] = {}
+    for kind, stage in loaded.items():
+        params = cfg.stage_defaults(kind, config.stage(kind))
+        row: dict[str, Any] = {"name": config.stage(kind).name}
+        row |= {k: params[k] for k in _STAGE_KEYS if k in params}
+        if getattr(stage, "threads", None) is not None:
+            row["threads"] = stage.threads
+        if isinstance(row.get("model_path"), str):
+            row["model_mb"] = _size_mb(row["model_path"])
+        out[kind] = row
+    return out
+
+
+def stages_line(described: dict[str, dict[str, Any]]) -> str:
+    """One line per stage for a results file: `stt faster-whisper (whisper-tiny.en, 74.2 MB,
+    device cpu, threads 2)`."""
+    parts = []
+    for kind, row in described.items():
+        bits = [f"{Path(row['model_path']).name}, {row.get('model_mb')} MB"] if "model_path" in row else []
+        bits += [f"{k.replace('_', ' ')} {row[k]}" for k in _STAGE_KEYS[1:] if k in row]
+        parts.append(f"{kind} {row['name']}" + (f" ({', '.join(bits)})" if bits else ""))
+    return "; ".join(parts)

@@ -54,6 +54,8 @@ class TurnReadout:
     llm_finished: bool = False  # generation ran to its end before the log closed
     first_chunk_text: str = ""
     tts_first_audio_s: float | None = None  # audio length of the first synthesized chunk
+    # each speculation on the turn, in order: (source, outcome), e.g. ("partial", "adopted")
+    speculations: list[tuple[str, str]] = field(default_factory=list)
 
     # --- derived ------------------------------------------------------------------------------
 
@@ -122,6 +124,7 @@ class TurnReadout:
                 "finals_discarded": self.finals_discarded,
                 "first_chunk_text": self.first_chunk_text, "llm_tokens": self.llm_tokens,
                 "llm_finished": self.llm_finished, "tts_first_audio_s": self.tts_first_audio_s,
+                "speculations": [list(s) for s in self.speculations],
                 **{k: None if v is None else round(v, 3) for k, v in self.metrics().items()}}
 
 
@@ -148,6 +151,7 @@ def read_turns(events: list[ev.Event], *, sequential: bool) -> list[TurnReadout]
     completed: dict[str, ev.TranscriptionCompleted] = {}
     done: dict[str, ev.ResponseDone] = {}
     rates: dict[str, int] = {}
+    speculations: dict[str, list[tuple[str, str]]] = {}
     for e in events:
         if isinstance(e, ev.SpeechStopped):
             stopped[e.item_id] = e  # the last stop of a turn is the one its final transcribes
@@ -157,6 +161,9 @@ def read_turns(events: list[ev.Event], *, sequential: bool) -> list[TurnReadout]
             completed[e.item_id] = e
         elif isinstance(e, ev.StageMark) and e.stage == "stt_final" and e.turn_id:
             stt_marks[e.turn_id] = e
+        elif isinstance(e, ev.StageMark) and e.stage == "speculation":
+            speculations.setdefault(e.turn_id or "", []).append(
+                (str(e.detail.get("source")), str(e.detail.get("outcome"))))
         elif isinstance(e, ev.StageMark):
             marks.setdefault((e.response_id, e.stage), e)
         elif isinstance(e, ev.ResponseDone):
@@ -172,7 +179,8 @@ def read_turns(events: list[ev.Event], *, sequential: bool) -> list[TurnReadout]
         end_s = commit.audio_end_ms / 1000.0
         r = TurnReadout(turn_id=timing.turn_id, transcript=timing.transcript, status=timing.status,
                         commit_reason=commit.reason,
-                        speech_s=(commit.audio_end_ms - commit.audio_start_ms) / 1000.0)
+                        speech_s=(commit.audio_end_ms - commit.audio_start_ms) / 1000.0,
+                        speculations=speculations.get(timing.turn_id, []))
 
         def put(stage: str, t_s: float, r: TurnReadout = r, end_s: float = end_s) -> None:
             r.at_ms[stage] = (t_s - end_s) * 1000.0

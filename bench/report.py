@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .bargein import COLUMNS as BARGEIN_COLUMNS
-from .machine import machine_line
+from .machine import machine_line, stages_line
 from .summary import MODES, markdown_table, ratio_table, stage_table
 from .tools import COLUMNS as TOOL_COLUMNS
 from .tools import summary_line
@@ -22,6 +22,7 @@ def render_markdown(results: dict[str, Any]) -> str:
     m = results["machine"]
     out = [f"# Time to first audio: {m['date'][:10]} on {m['host']}",
            "", f"Machine: {machine_line(results['machine'])}.", "",
+           *([f"Stages: {stages_line(results['stages'])}.", ""] if results.get("stages") else []),
            f"Command: `{results['command']}`"
            + (f" ({results['wall_s']:.0f} s in all)." if results.get("wall_s") else ""), "",
            f"{s['turns']} caller turns per mode, each its own call on the real clock, the modes "

@@ -32,7 +32,7 @@ from pipeline.transports.scripted import Clip
 
 from .calls import LEAD_IN_S, MODE_SETTINGS, mode_config, one_call, prime_llm
 from .clips import CallerClip, caller_clips
-from .machine import describe_machine, host_name
+from .machine import describe_machine, describe_stages, host_name
 from .readout import TurnReadout, read_turns
 from .summary import MODES, summarise
 
@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                      "mode_settings": MODE_SETTINGS, "lead_in_s": LEAD_IN_S,
                      "call_cap_s": CALL_CAP_S, "skipped": sorted(skip)},
         "config": dataclasses.asdict(base),
+        "stages": describe_stages(base, stages),  # device, model sizes, threads actually used
         "clips": [{"name": c.name, "text": c.text, "seconds": round(c.seconds, 3)} for c in clips],
     }
     try:

@@ -130,7 +130,7 @@ async def cmd_call(args: argparse.Namespace) -> int:
     for timing in turn_timings(result.events.events):
         print(f"\nturn {timing.turn_id}: {timing.transcript!r}"
               f"{' (preemptive)' if timing.preemptive else ''} -> {timing.status}")
-        print(format_table(timing))
+        print(format_table(timing, real_clock=args.realtime))
     if args.out:
         if not isinstance(transport, RecordingTransport):
             raise PipelineError(f"the {args.transport} transport cannot write the call; drop --out")

@@ -87,6 +87,11 @@ class ResponsePolicy:
     mode: Literal["streaming", "sequential"] = "streaming"
     instructions: str = DEFAULT_INSTRUCTIONS
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
+    # What a speculation starts from. "partial": the last partial hypothesis, at speech-stop,
+    # one final-pass compute sooner (345 ms median on 2 cores, bench/results/2026-11-30-vm.md);
+    # adopted if the final says the same words, else dropped and begun again from the final.
+    # "final": wait for the final pass. The lever benchmark (bench/levers.py) measures both.
+    speculate_from: Literal["partial", "final"] = "partial"
     output_delta_ms: int = 100  # audio delta size cap (brief: at most 100 ms)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .cpu import default_threads
 from .errors import ModelMissingError
 from .protocols import Generation
 
@@ -23,9 +24,10 @@ class LlamaLLM:
         n_ctx: int = 2048,
         max_tokens: int = 96,  # ~2 spoken sentences; bounds the reply's length and latency
         temperature: float = 0.3,
-        threads: int = 2,
+        threads: int | None = None,  # llama.cpp threads; None: pipeline.cpu's split for this machine
         gpu_layers: int = 0,  # -1 offloads every layer on a CUDA build
         seed: int = 7,
+        keep_prompt_cache: bool = True,  # see `next_token_logprobs`; False: the old reset
     ) -> None:
         from llama_cpp import Llama
 
@@ -33,9 +35,11 @@ class LlamaLLM:
         if not path.is_file():
             raise ModelMissingError(path, "LLM model")
         self.max_tokens = max_tokens
+        self.keep_prompt_cache = keep_prompt_cache
         self.temperature = temperature
         self.context_window = n_ctx
-        self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads,
+        self.threads = threads if threads is not None else default_threads("llm")
+        self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=self.threads,
                           n_gpu_layers=gpu_layers, seed=seed, verbose=False)
         self.lock = threading.Lock()
         self._formatter: Any = None  # the model's chat template, for scoring a prompt
@@ -95,19 +99,31 @@ class LlamaLLM:
         """The whole reply; like `stream`, it stops within one token once `cancel` is set."""
         return "".join(self.stream(messages, cancel=cancel or threading.Event(), **kwargs))
 
+    @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens llama.cpp holds evaluated: the next request skips the prefix it shares."""
+        return int(self._llm.n_tokens)
+
     def next_token_logprobs(self, messages: list[dict[str, Any]], candidates: list[str]) -> dict[str, float]:
         """Log-probabilities of candidate first tokens of the assistant's reply: one forward pass
         over the prompt, reading the last position's logits (no `logits_all`, which would slow
-        every other prompt)."""
+        every other prompt).
+
+        The pass overwrites the context, so with `keep_prompt_cache` the evaluated conversation
+        (instructions and history, the next reply's prefix) is copied out before and put back
+        after: the reply then evaluates only the new turn instead of the whole prompt."""
         import numpy as np
 
         llm = self._llm
         tokens = self._prompt_tokens(messages)
         with self.lock:
+            kept = _PromptCache.save(llm) if self.keep_prompt_cache else None
             llm.reset()
             llm.eval(tokens)
             logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)).astype(np.float64)
             llm.reset()
+            if kept is not None:
+                kept.restore(llm)
         top = logits.max()
         log_z = top + np.log(np.exp(logits - top).sum())
         out = {}
@@ -116,3 +132,37 @@ class LlamaLLM:
             if ids:
                 out[word] = float(logits[ids[0]] - log_z)
         return out
+
+
+class _PromptCache:
+    """The evaluated tokens of llama.cpp's sequence 0 and their KV cells, copied out and back.
+
+    Only the sequence's cells are copied (llama_state_seq_*: ~23 KB a token for SmolLM2-135M),
+    not `Llama.save_state`, which also copies and scans the score matrix (tens of MB)."""
+
+    def __init__(self, n_tokens: int, input_ids: Any, data: Any, size: int) -> None:
+        self.n_tokens, self.input_ids, self.data, self.size = n_tokens, input_ids, data, size
+
+    @classmethod
+    def save(cls, llm: Any) -> _PromptCache | None:
+        import ctypes
+
+        import llama_cpp
+
+        n = int(llm.n_tokens)
+        if n == 0:
+            return None
+        size = llama_cpp.llama_state_seq_get_size(llm._ctx.ctx, 0)
+        data = (ctypes.c_uint8 * size)()
+        if llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, data, size, 0) != size:
+            return None  # nothing to lose: the reply evaluates its whole prompt, as before
+        return cls(n, llm.input_ids[:n].copy(), data, size)
+
+    def restore(self, llm: Any) -> None:
+        import llama_cpp
+
+        if llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, self.data, self.size, 0) != self.size:
+            llm.reset()  # a partial restore would be wrong: start from nothing instead
+            return
+        llm.input_ids[:self.n_tokens] = self.input_ids
+        llm.n_tokens = self.n_tokens

@@ -45,6 +45,17 @@ class STT(Protocol):
         """One blocking pass over 16 kHz mono float32 audio (run in a thread)."""
 
 
+@runtime_checkable
+class PrefixSTT(Protocol):
+    """An STT whose final pass can take the words already confirmed as a forced prefix, so it
+    decodes only the unconfirmed tail (`prefix_final` False: it declines)."""
+
+    prefix_final: bool
+
+    def transcribe_after(self, audio: np.ndarray, prefix: str) -> str:
+        """The whole transcript of `audio`, beginning with `prefix` (forced, not decoded)."""
+
+
 # --- pipeline.turns ----------------------------------------------------------------------------
 
 

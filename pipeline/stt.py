@@ -19,8 +19,10 @@ import numpy as np
 
 from .audio import INPUT_RATE_HZ
 from .clock import Clock, cancel_and_wait, perf_s
+from .cpu import default_threads
 from .errors import ModelMissingError
 from .protocols import STT as STTBackend
+from .protocols import PrefixSTT
 
 
 class WhisperSTT:
@@ -34,7 +36,10 @@ class WhisperSTT:
         compute_type: str = "auto",  # int8 on CPU, float16 on CUDA: fastest with no WER loss
         language: str = "en",  # fixed: skips language detection (a full extra encoder pass)
         beam_size: int = 1,  # greedy: ~2x faster than beam 5; jfk.wav WER is equal on tiny.en
-        threads: int = 2,  # CTranslate2 intra-op threads: the 2 cores of our reference machine
+        threads: int | None = None,  # CTranslate2 intra-op threads; None: pipeline.cpu's split
+        # final pass: force the words LocalAgreement confirmed as the decoder's prefix and decode
+        # only the tail; the 30 s encoder window is the same either way (see bench/README.md)
+        prefix_final: bool = True,
     ) -> None:
         from faster_whisper import WhisperModel
 
@@ -46,10 +51,19 @@ class WhisperSTT:
         self.model_path = str(path)
         self.language = language if not path.name.endswith(".en") or language == "en" else "en"
         self.beam_size = beam_size
-        self._model = WhisperModel(str(path), device=device, compute_type=compute_type, cpu_threads=threads)
+        self.prefix_final = prefix_final
+        self.threads = threads if threads is not None else default_threads("stt")
+        self._model = WhisperModel(str(path), device=device, compute_type=compute_type,
+                                   cpu_threads=self.threads)
         self._lock = threading.Lock()  # one inference at a time on this model
 
     def transcribe(self, audio: np.ndarray, *, final: bool) -> str:
+        return self._decode(audio, prefix=None)
+
+    def transcribe_after(self, audio: np.ndarray, prefix: str) -> str:
+        return self._decode(audio, prefix=prefix or None)
+
+    def _decode(self, audio: np.ndarray, *, prefix: str | None) -> str:
         with self._lock:
             segments, _ = self._model.transcribe(
                 np.asarray(audio, dtype=np.float32),
@@ -59,6 +73,7 @@ class WhisperSTT:
                 condition_on_previous_text=False,  # one short utterance: nothing to condition on
                 temperature=0.0,  # no fallback re-decodes: bounded latency
                 vad_filter=False,  # our own VAD already cut the turn
+                prefix=prefix,  # the output still begins with it
             )
             return " ".join(s.text.strip() for s in segments).strip()
 
@@ -68,6 +83,12 @@ _WORD_NORM = re.compile(r"[^\w']+")
 
 def _norm(word: str) -> str:
     return _WORD_NORM.sub("", word.lower())
+
+
+def same_words(a: str, b: str) -> bool:
+    """Two transcripts say the same words (case and punctuation aside): a partial hypothesis
+    lacks the final pass's closing punctuation more often than it differs in a word."""
+    return [_norm(w) for w in a.split()] == [_norm(w) for w in b.split()]
 
 
 def agreed_prefix(a: list[str], b: list[str]) -> int:
@@ -188,9 +209,13 @@ class StreamingTranscriber:
         self.latest_text = " ".join(self.stable_words + tentative)
         return Partial(" ".join(self.stable_words), " ".join(tentative), " ".join(new_stable))
 
-    async def _timed(self, audio: np.ndarray, *, final: bool) -> str:
+    async def _timed(self, audio: np.ndarray, *, final: bool, prefix: str = "") -> str:
         t0 = perf_s()
-        text = await self.clock.run_in_thread(lambda: self.backend.transcribe(audio, final=final))
+        backend = self.backend
+        if prefix and isinstance(backend, PrefixSTT) and backend.prefix_final:
+            text = await self.clock.run_in_thread(lambda: backend.transcribe_after(audio, prefix))
+        else:
+            text = await self.clock.run_in_thread(lambda: backend.transcribe(audio, final=final))
         spent = perf_s() - t0
         if final:
             self.stats.final_compute_s += spent
@@ -203,7 +228,9 @@ class StreamingTranscriber:
         """At VAD speech-stop: transcribe everything heard so far in the background."""
         if self._final_task is not None and not self._final_task.done():
             self._final_task.cancel()
-        self._final_task = asyncio.ensure_future(self._timed(self.audio.array().copy(), final=True))
+        # LocalAgreement never revises a stable word, so the final may start from them
+        self._final_task = asyncio.ensure_future(self._timed(self.audio.array().copy(), final=True,
+                                                             prefix=" ".join(self.stable_words)))
         return self._final_task
 
     async def settled_final(self, task: asyncio.Task[str]) -> str | None:

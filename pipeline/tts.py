@@ -7,7 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .cpu import default_threads
 from .errors import ModelMissingError
+
+_WARM_UP_TEXT = "Hello, one moment."  # a comma and a period: both of Piper's sentence paths
 
 
 class PiperTTS:
@@ -15,23 +18,46 @@ class PiperTTS:
 
     def __init__(self, *, model_path: str = "models/tts/en_US-joe-medium.onnx", use_cuda: bool = False,
                  length_scale: float | None = None, volume: float = 0.8,
-                 noise_scale: float | None = None, noise_w_scale: float | None = None) -> None:
+                 noise_scale: float | None = None, noise_w_scale: float | None = None,
+                 threads: int | None = None, warm_up: bool = True) -> None:
         """None takes the voice's own value. Piper samples noise: two syntheses of one text
-        differ unless noise_scale and noise_w_scale are 0 (flatter, but repeatable)."""
+        differ unless noise_scale and noise_w_scale are 0 (flatter, but repeatable).
+        `threads`: onnxruntime intra-op threads on the CPU; None: pipeline.cpu's split (Piper's
+        own loader leaves onnxruntime one thread per core, contending with the LLM's).
+        `warm_up`: synthesize one short phrase at load, so the call's first reply does not pay
+        onnxruntime's first-run allocations and espeak-ng's first phonemization."""
         from piper import PiperVoice, SynthesisConfig
 
         path = Path(model_path)
         for needed in (path, Path(f"{path}.json")):
             if not needed.is_file():
                 raise ModelMissingError(needed, "Piper voice")
-        self._voice = PiperVoice.load(str(path), use_cuda=use_cuda)
+        self.threads = threads if threads is not None else default_threads("tts")
+        self._voice = PiperVoice.load(str(path), use_cuda=True) if use_cuda else _cpu_voice(path, self.threads)
         self._syn = SynthesisConfig(length_scale=length_scale, volume=volume, noise_scale=noise_scale,
                                     noise_w_scale=noise_w_scale)
         self.sample_rate_hz = int(self._voice.config.sample_rate)
         self._lock = threading.Lock()
+        if warm_up:
+            self.synthesize(_WARM_UP_TEXT)
 
     def synthesize(self, text: str) -> np.ndarray:
         """Mono float32 audio at `sample_rate_hz` for one chunk of text."""
         with self._lock:
             parts = [c.audio_float_array for c in self._voice.synthesize(text, syn_config=self._syn)]
         return np.concatenate(parts).astype(np.float32) if parts else np.zeros(0, np.float32)
+
+
+def _cpu_voice(path: Path, threads: int) -> object:
+    """`PiperVoice.load` on the CPU, with our thread count (its loader takes no session options)."""
+    import json
+
+    import onnxruntime as ort
+    from piper import PiperConfig, PiperVoice
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1  # one graph at a time: a chunk is synthesized in one run
+    config = PiperConfig.from_dict(json.loads(Path(f"{path}.json").read_text(encoding="utf-8")))
+    session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+    return PiperVoice(session=session, config=config)

@@ -24,7 +24,7 @@ from .playback import Playback
 from .protocols import STT, Completeness
 from .responder import Responder
 from .response import Response
-from .stt import Partial, StreamingTranscriber
+from .stt import Partial, StreamingTranscriber, same_words
 from .turns import TurnDetector
 from .vad import WINDOW_MS
 
@@ -44,6 +44,7 @@ class Turn:
     announced: bool = False  # speech_started sent; talk over the agent waits for the gate
     segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
     preemptive: Response | None = None
+    speculated_from: str | None = None  # "partial" | "final": the text the speculation answers
     commit_reason: str | None = None
     commit_announced: bool = False  # input_audio_buffer.committed sent
     joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
@@ -173,6 +174,8 @@ class TurnTaking:
         if self.core.config.response.mode == "sequential":
             return  # the baseline starts its final pass only once the turn is committed
         final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
+        if self.core.config.response.speculate_from == "partial":
+            self._start_preemptive(turn, turn.stt.latest_text, source="partial")
         self.core.spawn(self._after_final(turn, final))
 
     def interrupted(self, turn: Turn, from_ms: float | None) -> None:
@@ -196,8 +199,13 @@ class TurnTaking:
             return
         self._tell_words(turn, text, final=True)
         await self._score(turn, text)
+        spec = turn.preemptive
+        if spec is not None and spec.transcript is not None and not same_words(spec.transcript, text):
+            self._drop_preemptive(turn)  # begun from a partial the final did not confirm
+            while self.responder.active is spec:  # one response at a time: let it stop first
+                await self.core.floor.wait()
         if self.turn is turn and not self.detector.in_speech:
-            self._start_preemptive(turn, text)
+            self._start_preemptive(turn, text, source="final")
             self._check_end_of_turn(self.now_ms())
 
     def _on_partial(self, turn: Turn, partial: Partial) -> None:
@@ -275,30 +283,42 @@ class TurnTaking:
 
     # --- speculation -------------------------------------------------------------------------------
 
-    def _start_preemptive(self, turn: Turn, text: str) -> None:
-        """Speculate at speech-stop: generate (held) while the turn may still be committed."""
+    def _start_preemptive(self, turn: Turn, text: str, *, source: str) -> None:
+        """Speculate at speech-stop: generate (held) while the turn may still be committed.
+        `source` says which transcript `text` is ("partial" or "final"), for the adoption rate."""
         response = self.core.config.response
         if (not response.preemptive or response.mode == "sequential" or not self.responder.auto_respond
                 or not text.strip() or self.responder.active is not None
                 or turn.preemptive is not None or turn.over_agent):
             return
         turn.preemptive = self.responder.new(turn.item_id, held=True, transcript=text)
+        turn.speculated_from = source
         self.responder.begin(turn.preemptive)
 
     def _drop_preemptive(self, turn: Turn) -> None:
         if turn.preemptive is not None:
+            self._speculation_ended(turn, turn.preemptive, "dropped")
             turn.preemptive.cancel("discarded")
             turn.preemptive = None
             self.preemptive_discarded += 1
 
+    def _speculation_ended(self, turn: Turn, spec: Response, outcome: str) -> None:
+        """One mark per speculation: the benchmark's adoption rate, per source, reads these."""
+        self.core.emit(ev.StageMark(stage="speculation", response_id=spec.id, turn_id=turn.item_id,
+                                    detail={"source": turn.speculated_from, "outcome": outcome,
+                                            "transcript": spec.transcript}))
+
     async def _respond(self, turn: Turn, text: str) -> None:
         spec, turn.preemptive = turn.preemptive, None
-        if spec is not None and spec.transcript == text and spec.status == "in_progress":
+        if (spec is not None and spec.transcript is not None and same_words(spec.transcript, text)
+                and spec.status == "in_progress"):
             self.preemptive_used += 1
+            self._speculation_ended(turn, spec, "adopted")
             spec.adopt()
             await spec.done.wait()
             return
         if spec is not None:
+            self._speculation_ended(turn, spec, "dropped")
             spec.cancel("discarded")
             self.preemptive_discarded += 1
             await spec.done.wait()

@@ -73,7 +73,8 @@ def test_one_response_at_a_time(real_stages, say):
 
 def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_caller_resumes(real_stages, say):
     stages = with_stages(real_stages, llm=ScriptedLLM(replies=["Okay."]))
-    used = call(stages, [say("What time is checkout?"), silence(1500)])
+    final_only = make_config(response={"speculate_from": "final"})  # partials: test_speculation.py
+    used = call(stages, [say("What time is checkout?"), silence(1500)], config=final_only)
     assert used.session.turns.preemptive_used == 1 and used.session.turns.preemptive_discarded == 0
     commit = used.commits[0]
     first_audio = used.stages("first_audio_out")[0]
@@ -82,7 +83,7 @@ def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_calle
 
     assert turn_timings(used.events)[0].preemptive
     resumed = call(stages, [say("I would like to book a table"), silence(400), say("for two people tonight."),
-                            silence(1500)])
+                            silence(1500)], config=final_only)
     assert resumed.session.turns.preemptive_discarded >= 1 and len(resumed.commits) == 1
     assert resumed.session.turns.preemptive_used <= 1
     created = resumed.of("response.created")

@@ -1,0 +1,40 @@
+"""Threads per model for this machine's cores.
+
+Whisper (CTranslate2), llama.cpp and Piper (onnxruntime) each default to a pool as large as the
+machine, and on a small one they run at the same time: the final pass overlaps a speculation's
+prompt, and Piper synthesizes the first chunk while the LLM decodes the next. Oversubscribed,
+llama.cpp's spinning threads slow sharply (bench/README.md, "Reading the numbers"). Each stage
+takes `threads=None` to mean "the split below for the detected cores"; `bench/levers.py
+--threads` compares splits, and an explicit `--set llm.threads=N` always wins.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+Stage = Literal["stt", "llm", "tts"]
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (a container's CPU set, not the host's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def default_threads(stage: Stage, cores: int | None = None) -> int:
+    """Threads for one model on `cores` cores (default: the detected ones).
+
+    Up to 2 cores: every model gets both, the setting of the 2-core reference results
+    (bench/results/2026-11-30-vm.md); splitting two cores leaves each model one, and each of them
+    then runs at half speed even when it runs alone, which it mostly does. Above that, Whisper's
+    final pass runs alone (all cores), while the LLM and Piper overlap in streaming mode: Piper
+    takes a quarter (its first chunk is ~80 ms of compute on 2 cores, the same results) and the
+    LLM the rest, so together they never ask for more cores than there are.
+    """
+    n = cores if cores is not None else usable_cores()
+    if n <= 2 or stage == "stt":
+        return max(1, n)
+    tts = max(1, n // 4)
+    return tts if stage == "tts" else n - tts

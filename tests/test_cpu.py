@@ -1,0 +1,52 @@
+"""Threads per model by core count (pipeline.cpu), the stages taking the split, Piper warm-up."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.cpu import default_threads, usable_cores
+
+
+@pytest.mark.parametrize("cores, stt, llm, tts", [
+    (1, 1, 1, 1),
+    (2, 2, 2, 2),  # the 2-core reference results' setting
+    (4, 4, 3, 1),
+    (8, 8, 6, 2),
+    (16, 16, 12, 4),
+])
+def test_threads_by_core_count(cores, stt, llm, tts):
+    assert [default_threads(s, cores) for s in ("stt", "llm", "tts")] == [stt, llm, tts]
+
+
+def test_the_overlapping_models_never_ask_for_more_cores_than_there_are():
+    for cores in range(3, 65):
+        assert default_threads("llm", cores) + default_threads("tts", cores) == cores
+
+
+def test_the_detected_cores_are_used_when_none_are_given():
+    n = usable_cores()
+    assert n >= 1 and default_threads("stt") == default_threads("stt", n)
+
+
+@pytest.mark.models
+def test_piper_runs_on_the_thread_count_it_is_given():
+    from pipeline.tts import PiperTTS
+
+    tts = PiperTTS(threads=1)
+    assert tts.threads == 1 and len(tts.synthesize("Hello.")) > 0
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("warm_up, runs", [(True, 1), (False, 0)])
+def test_piper_warms_up_at_load_when_asked(monkeypatch, warm_up, runs):
+    from piper import PiperVoice
+
+    from pipeline.tts import PiperTTS
+
+    calls: list[str] = []
+    real = PiperVoice.synthesize
+    monkeypatch.setattr(PiperVoice, "synthesize", lambda self, text, **kw: calls.append(text) or real(
+        self, text, **kw))
+    tts = PiperTTS(warm_up=warm_up)
+    assert len(calls) == runs
+    assert len(tts.synthesize("Hello.")) > 0 and len(calls) == runs + 1

@@ -1,0 +1,47 @@
+"""The `llm` completeness signal keeps llama.cpp's prompt cache: the reply after a score reuses
+the instructions and history already evaluated, and says exactly what it would have said."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.config import DEFAULT_INSTRUCTIONS
+from pipeline.turns import LLMCompleteness
+
+pytestmark = pytest.mark.models
+
+MESSAGES = [{"role": "system", "content": DEFAULT_INSTRUCTIONS},
+            {"role": "user", "content": "What time is checkout?"}]
+
+
+@pytest.fixture
+def greedy_llm(real_stages):
+    """The session's LLM, greedy (so two replies to one prompt are comparable), restored after."""
+    llm = real_stages.llm
+    saved = llm.temperature, llm.keep_prompt_cache
+    llm.temperature = 0.0
+    yield llm
+    llm.temperature, llm.keep_prompt_cache = saved
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_completeness_score_keeps_or_drops_the_cached_prompt(greedy_llm, keep):
+    llm = greedy_llm
+    llm.keep_prompt_cache = keep
+    llm.complete(MESSAGES, max_tokens=4)
+    cached = llm.cached_tokens
+    assert cached > 20  # the instructions alone are ~30 tokens
+    LLMCompleteness(llm=llm).probability("What time is checkout?")
+    assert llm.cached_tokens == (cached if keep else 0)
+
+
+def test_the_reply_after_a_kept_cache_is_the_reply_from_scratch(greedy_llm):
+    llm = greedy_llm
+    signal = LLMCompleteness(llm=llm)
+    llm.keep_prompt_cache = False
+    signal.probability("What time is checkout?")  # leaves nothing cached
+    from_scratch = llm.complete(MESSAGES, max_tokens=16)
+    llm.keep_prompt_cache = True
+    signal.probability("What time is checkout?")  # the KV cells go out and come back
+    assert llm.cached_tokens > 0
+    assert llm.complete(MESSAGES, max_tokens=16) == from_scratch

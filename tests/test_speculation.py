@@ -1,0 +1,84 @@
+"""Speculation from the last partial at speech-stop: adopted when the final agrees, else dropped
+and begun again from the final. Real speech (Piper), real Whisper, simulated clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.fakes import ScriptedLLM
+from pipeline.stt import same_words
+
+from .conftest import silence
+from .harness import call, make_config, with_stages
+
+pytestmark = pytest.mark.models
+
+
+def _speculations(rec) -> list[tuple[str, str]]:
+    return [(m.detail["source"], m.detail["outcome"]) for m in rec.stages("speculation")]
+
+
+def test_same_words_ignores_case_and_punctuation_only():
+    assert same_words("Can you tell me where the pharmacy is", "can you tell me where the pharmacy is?")
+    assert not same_words("What time is checkup?", "What time is checkout?")
+    assert not same_words("a table for two people.", "a table for two people tonight.")
+
+
+def test_a_partial_the_final_confirms_is_adopted(real_stages, say):
+    # tiny.en's last partial of this sentence already holds every word (checked on this clip)
+    rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Two blocks north."])),
+               [say("Can you tell me where the nearest pharmacy is"), silence(1500)])
+    assert _speculations(rec) == [("partial", "adopted")], rec.timeline()
+    assert rec.session.turns.preemptive_used == 1
+    assert len(rec.of("response.created")) == 1 and rec.agent_lines == ["Two blocks north."]
+    assert rec.stages("first_audio_out")[0].ts - rec.commits[0].ts <= 0.021  # audio made before commit
+
+
+def test_a_partial_the_final_contradicts_is_dropped_and_the_final_speculated_on(real_stages, say):
+    # the last partial pass ends before "tonight": its text lacks the last word
+    text = "I would like to book a table for two people tonight."
+    rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Booked."])), [say(text), silence(1500)])
+    assert _speculations(rec) == [("partial", "dropped"), ("final", "adopted")], rec.timeline()
+    dropped = rec.stages("speculation")[0].detail["transcript"]
+    assert not same_words(dropped, rec.transcripts[0])
+    assert len(rec.of("response.created")) == 1  # the dropped one never reached a client
+    assert rec.agent_lines == ["Booked."]
+
+
+def test_speculating_from_the_final_only_waits_for_it(real_stages, say):
+    rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Two blocks north."])),
+               [say("Can you tell me where the nearest pharmacy is"), silence(1500)],
+               config=make_config(response={"speculate_from": "final"}))
+    assert _speculations(rec) == [("final", "adopted")], rec.timeline()
+
+
+class _PrefixSpy:
+    """The real Whisper stage, noting the prefix each final pass was handed."""
+
+    def __init__(self, stt, *, prefix_final: bool) -> None:
+        self.stt, self.prefix_final, self.prefixes = stt, prefix_final, []
+
+    def transcribe(self, audio, *, final: bool) -> str:
+        return self.stt.transcribe(audio, final=final)
+
+    def transcribe_after(self, audio, prefix: str) -> str:
+        self.prefixes.append(prefix)
+        return self.stt.transcribe_after(audio, prefix)
+
+
+@pytest.mark.parametrize("prefix_final", [True, False])
+def test_the_final_pass_starts_from_the_confirmed_words_and_keeps_its_word_error(
+        real_stages, jfk_16k, prefix_final):
+    from .conftest import JFK_TEXT, wer
+
+    spy = _PrefixSpy(real_stages.stt, prefix_final=prefix_final)
+    rec = call(with_stages(real_stages, stt=spy, llm=ScriptedLLM(replies=["Indeed."])),
+               [jfk_16k, silence(1600)])
+    transcript = " ".join(rec.transcripts)
+    assert wer(JFK_TEXT, transcript) <= 0.15, transcript  # the bound of test_stages_real.py
+    if prefix_final:
+        assert spy.prefixes and all(spy.prefixes), rec.timeline()
+        last = spy.prefixes[-1].split()
+        assert same_words(" ".join(transcript.split()[:len(last)]), " ".join(last))  # kept as forced
+    else:
+        assert spy.prefixes == []
