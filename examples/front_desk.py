@@ -3,7 +3,8 @@
 Shows the call edges: a caller who speaks before the line is ready loses no words; the goodbye is
 said in the same response as `end_call`, and the line closes only after it has been heard to the
 end; talking over the goodbye keeps the line open; "okay, bye!" is let finish; a new request after
-the goodbye cancels the close.
+the goodbye cancels the close; and the pre-hangup audit is asked once per call, however many
+times the call is closed.
 
     python examples/front_desk.py         # every scenario, printed as a transcript
 """
@@ -43,6 +44,7 @@ def scripted_llm(goodbye: str = GOODBYE) -> ScriptedLLM:
     return ScriptedLLM(rules=[
         [r"result of look_up_booking", "I found it: {room} for {nights} nights from {from}."],
         [r"still to do", "Before you go, may I have an email for the receipt?"],
+        [r"require an action before hanging up", "NONE"],  # the pre-hangup audit: nothing is owed
         [r"result of end_call.*\"hung_up\": false", "Of course, I am still here."],
         [r"breakfast", "Yes, breakfast is included, from seven to ten."],
         [r"late check", "Late checkout until one is free for members."],
@@ -77,26 +79,41 @@ def main() -> None:  # pragma: no cover - a demonstration on the real models
     from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
 
     config = apply(Config.default(), {"call": {"end_call": True}})
+    audited = apply(config, {"call": {"pre_hangup_check": True}})
     stages = Stages.load(config)
     stages.llm = scripted_llm()
 
     def say(text: str) -> np.ndarray:
         return resample(stages.tts.synthesize(text), stages.tts.sample_rate_hz, INPUT_RATE_HZ)
 
-    def scenario(title: str, clips: list[Clip]) -> None:
+    def scenario(title: str, clips: list[Clip], *, audit: bool = False) -> None:
         print(f"--- {title}")
+        asked: list[float] = []
+
+        def setup(session: Any) -> None:
+            session.use_tools(build_tools(session.clock))
+            ask = session.control.audit  # the default audit: one call to the model
+
+            async def counted(items: Any, instructions: str) -> str | None:
+                asked.append(session.clock.now())
+                return await ask(items, instructions)
+
+            session.control.audit = counted
+
         caller = ScriptedCaller(clips, ready_after_s=1.0)
-        asyncio.run(run_call(config, stages, caller, printer=print,
-                             setup=lambda session: session.use_tools(build_tools(session.clock))))
+        asyncio.run(run_call(audited if audit else config, stages, caller, printer=print, setup=setup))
+        if audit:
+            print(f"(the pre-hangup audit was asked {len(asked)} time(s), at {asked} s)")
 
     ask = Clip(say("Hi, can you check my booking under Garcia?"), 0.0)
     done = Clip(say("Great, that's all, thanks!"), None, after=after_stage("heard_in_full", 2), delay_s=0.5)
     scenario("a normal call; the caller speaks before the line is ready", [ask, done])
-    scenario("the caller talks over the goodbye, then closes again", [
+    scenario("the caller talks over the goodbye, then closes again: the audit is asked once", [
         Clip(ask.audio, 0.0), Clip(done.audio, None, after=after_stage("heard_in_full", 2), delay_s=0.5),
         Clip(say("Wait, one more thing. Is breakfast included?"), None,
              after=after_stage("first_audio_out", 3), delay_s=0.8),
-        Clip(say("Okay, that's all. Bye!"), None, after=after_stage("heard_in_full", 3), delay_s=0.5)])
+        Clip(say("Okay, that's all. Bye!"), None, after=after_stage("heard_in_full", 3), delay_s=0.5)],
+        audit=True)
     scenario("the caller answers the farewell", [
         Clip(ask.audio, 0.0), Clip(done.audio, None, after=after_stage("heard_in_full", 2), delay_s=0.5),
         Clip(say("Okay, bye!"), None, after=after_stage("heard_in_full", 3), delay_s=0.2)])

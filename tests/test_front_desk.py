@@ -258,3 +258,67 @@ def test_the_pre_hangup_check_fails_open(real_stages, say):
     story = rec.timeline()
     assert llm.asked == 1 and len(_hangups(rec)) == 1, story
     assert any("pre-hangup check skipped" in e.message for e in rec.of("x.log")), story
+
+
+# --- the pre-hangup audit: at most once per call, on every path -------------------------------
+
+TALK_OVER = "Wait, one more thing. Is breakfast included?"
+
+
+def _audited_call(real_stages, say, audit_kind: str, *, talk_over: bool):
+    """A call closed twice, with `session.control.audit` replaced by one that raises, times out on
+    the session clock, answers nothing, or names an action; returns the record and when it was asked."""
+    asked: list[float] = []
+    config = make_config(call={"end_call": True, "pre_hangup_check": True, "pre_hangup_timeout_ms": 500})
+
+    def setup(session) -> None:
+        clock = session.clock
+
+        async def audit(items, instructions):
+            asked.append(clock.now())
+            if audit_kind == "raises":
+                raise RuntimeError("the audit model went away")
+            if audit_kind == "times out":
+                await clock.sleep(30.0)
+            if audit_kind == "names an action":
+                return "Ask for an email address for the receipt." if len(asked) == 1 else "Ask again."
+            return None
+
+        session.use_tools(desk.build_tools(clock))
+        session.control.audit = audit
+
+    if talk_over:  # the caller talks over the goodbye, is answered, then says goodbye again
+        clips = [Clip(say(ASK), 0.3), Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5),
+                 Clip(say(TALK_OVER), None, after=after_stage("first_audio_out", 3), delay_s=0.8),
+                 Clip(say("Okay, that's all. Bye!"), None, after=after_stage("heard_in_full", 3), delay_s=0.5)]
+    else:  # the goodbye is heard; the audit's action is asked for; the caller says goodbye again
+        clips = [Clip(say(ASK), 0.3), Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5),
+                 Clip(say("Okay, that's all. Bye!"), None, after=after_stage("heard_in_full", 4), delay_s=0.5)]
+    rec = call(with_stages(real_stages, llm=desk.scripted_llm()), clips, config=config, setup=setup)
+    return rec, asked
+
+
+@pytest.mark.parametrize("audit_kind", ["raises", "times out", "answers nothing"])
+def test_a_repeat_close_after_talking_over_the_goodbye_audits_once(real_stages, say, audit_kind):
+    rec, asked = _audited_call(real_stages, say, audit_kind, talk_over=True)
+    story = rec.timeline()
+    control = rec.session.control
+    assert _goodbye_done(rec).response["status"] == "cancelled", story  # the first close was talked over
+    assert any("breakfast is included" in line for line in rec.agent_lines), story
+    assert control.closes_requested == 2 and len(_hangups(rec)) == 1, story
+    assert len(asked) == 1, story  # fails open, and never again this call
+    skipped = [e for e in rec.of("x.log") if "pre-hangup check skipped" in e.message]
+    assert len(skipped) == (audit_kind != "answers nothing"), story
+    if audit_kind == "times out":
+        assert "TimeoutError" in skipped[0].message and abs(skipped[0].ts - asked[0] - 0.5) <= 0.05, story
+
+
+def test_a_named_action_is_handled_and_the_repeat_close_does_not_audit_again(real_stages, say):
+    rec, asked = _audited_call(real_stages, say, "names an action", talk_over=False)
+    story = rec.timeline()
+    outputs = [i.output for i in rec.session.conversation.items
+               if i.type == "function_call_output" and i.name == "end_call"]
+    assert len(outputs) == 2 and "still to do: Ask for an email" in outputs[0], story
+    assert any("email for the receipt" in line for line in rec.agent_lines), story
+    assert '"hung_up": true' in outputs[1] and len(_hangups(rec)) == 1, story
+    assert len(asked) == 1, story

@@ -203,7 +203,7 @@ def test_crash_and_restart_recovers_pending_and_committed_rows(real_stages, say,
 
     def setup(session) -> None:
         d.setup(session)
-        session.ledger_keys |= {r.business_key for r in d.ledger.untold()}  # this caller's effects
+        session.tools.ledger_keys |= {r.business_key for r in d.ledger.untold()}  # this caller's effects
 
     rec = call(with_stages(real_stages, llm=d.llm), [Clip(say("Hello, how long does shipping take?"), 0.3)],
                setup=setup)

@@ -3,8 +3,9 @@
 Every result is bound to the call, response and turn that asked for it; results are held per
 response and flushed when it ends cleanly, or sorted out when it was cut off. Once results enter
 the conversation the model is asked to speak (unless a newer response already saw them); a side
-effect the caller never heard about gets a reminder, at most twice. Ledger reads and writes run in
-a thread: an fsync on the event loop would delay barge-in.
+effect the caller never heard about gets a reminder, at most twice. What counts as told is judged
+from the words the caller heard, whichever response said them (`confirms`). Ledger reads and
+writes run in a thread: an fsync on the event loop would delay barge-in.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..core import SessionCore
 from ..responder import Responder
 from ..response import Response
 from .buffer import TurnResultBuffer
+from .confirms import confirms
 from .grammar import tool_call_grammar
 from .runner import Query, ToolResult, ToolRunner
 from .schema import ToolCall, ToolRegistry, ToolSpec
@@ -39,7 +41,8 @@ class ToolDesk:
         self._delivered: set[str] = set()
         self.history_version = 0  # bumped whenever tool results enter the conversation
         self.ledger_keys: set[str] = set()  # side effects this call asked for
-        self._reply_pending: set[str] = set()  # keys with a confirmation waiting to start
+        self._reply_pending: dict[str, int] = {}  # key -> history version of the reply waiting to start
+        self._reminding: set[str] = set()  # keys with a reminder waiting to start
         self._grammar: tuple[tuple[str, ...], str] | None = None
         if core.config.call.end_call:
             self.use(ToolRegistry(specs=[end_call_tool()]))
@@ -100,6 +103,9 @@ class ToolDesk:
 
     def settle(self, response: Response, *, clean: bool) -> None:
         self._record(*self.results.settle(response.id, clean=clean))
+        if not clean and response.item.interrupted and self.ledger is not None:
+            # cut off: the words heard before the cut may still have stated an outcome
+            self.core.spawn(self._judge_told(response, response.item.text or ""))
 
     def heard(self, response: Response) -> None:
         if self.ledger is None:  # told and reminders are about ledger rows
@@ -179,38 +185,54 @@ class ToolDesk:
             self.history_version += 1
         if fresh and not self.control.closed:
             keys = tuple(r.business_key for r in fresh if r.business_key)
-            self._reply_pending.update(keys)  # at once: a reminder must not race this reply
+            self._reply_pending.update(dict.fromkeys(keys, self.history_version))  # before a reminder looks
             self.core.spawn(self._ask_for_reply(self.history_version, fresh, keys))
 
     async def _ask_for_reply(self, version: int, results: list[ToolResult], keys: tuple[str, ...]) -> None:
         """Speak about new results, unless a response that already saw them has started."""
         responder = self._responses
         try:
-            await responder.floor_free()  # never talk over the caller
-            if any(r.history_version >= version for r in responder.responses if not r.held):
-                return
-            responder.begin(responder.new(results[0].turn_id, purpose="tool_result", about_keys=keys))
+            while not self._superseded(version):
+                if responder.active is None and not responder.caller_speaking():  # never talk over the caller
+                    responder.begin(responder.new(results[0].turn_id, purpose="tool_result", about_keys=keys))
+                    return
+                await self.core.floor.wait()
         finally:
-            self._reply_pending.difference_update(keys)
+            for key in keys:
+                if self._reply_pending.get(key) == version:
+                    del self._reply_pending[key]
+
+    def _superseded(self, version: int) -> bool:
+        """A response that saw this history version has started: it speaks about those results."""
+        return any(r.history_version >= version for r in self._responses.responses if not r.held)
 
     # --- telling the caller ----------------------------------------------------------------------
 
     async def _after_heard(self, response: Response) -> None:
         """A response was heard in full: what it stated counts as told; maybe remind."""
-        clock = self.core.clock
-        if self.ledger is not None and response.purpose in ("tool_result", "reminder"):
-            for key in response.about_keys:
-                row = await clock.run_in_thread(self.ledger.get, key)
-                if row is not None and row.state in ("committed", "failed") and not row.told:
-                    await clock.run_in_thread(self.ledger.mark_told, key)
+        await self._judge_told(response, response.item.text or "")
         if response.purpose == "turn":
             await self._maybe_remind()
+
+    async def _judge_told(self, response: Response, heard: str) -> None:
+        """Mark told every effect of this call whose outcome (and facts) these heard words state."""
+        run = self.core.clock.run_in_thread
+        for row in await run(self.ledger.untold):
+            if row.business_key not in self.ledger_keys and row.business_key not in response.about_keys:
+                continue
+            verdict = confirms(row, heard)
+            if verdict.told:
+                await run(self.ledger.mark_told, row.business_key)
+            elif row.business_key in response.about_keys:
+                self.core.log(f"{row.business_key} is not yet told: {verdict.why} in {heard!r}")
 
     async def _maybe_remind(self) -> None:
         """A side effect the caller never heard about gets a dedicated reply (at most twice)."""
         clock = self.core.clock
         untold = await clock.run_in_thread(self.ledger.untold)
-        telling = set(self._reply_pending)
+        # a reply that a newer response superseded tells nothing: what that one left out is reminded
+        telling = {key for key, version in self._reply_pending.items() if not self._superseded(version)}
+        telling |= self._reminding
         for r in self._responses.responses:
             if r.may_still_tell:
                 telling.update(r.about_keys)
@@ -219,26 +241,31 @@ class ToolDesk:
         if not rows:
             return
         keys = tuple(r.business_key for r in rows)
-        self._reply_pending.update(keys)
+        self._reminding.update(keys)
         for key in keys:
             await clock.run_in_thread(self.ledger.note_tell_attempt, key)
         self.core.spawn(self._remind(keys))
 
     async def _remind(self, keys: tuple[str, ...]) -> None:
+        """One reminder per effect, each judged before the next: one may tell several at once."""
         responder = self._responses
+        run = self.core.clock.run_in_thread
         try:
-            await responder.floor_free()
-            untold = await self.core.clock.run_in_thread(self.ledger.untold)
-            rows = [r for r in untold if r.business_key in keys]
-            if not rows or self.control.closed:
-                return
-            facts = "; ".join(f"{r.tool} for {r.business_key}: {r.state}, {json.dumps(r.result or r.error)}"
-                              for r in rows)
-            note = f"The caller has not heard this outcome yet. Tell them now, in one short sentence: {facts}"
-            responder.begin(responder.new(None, purpose="reminder", system_note=note,
-                                          about_keys=tuple(r.business_key for r in rows)))
+            for key in keys:
+                await responder.floor_free()
+                row = await run(self.ledger.get, key)
+                if row is None or row.told or self.control.closed:
+                    continue
+                # the same form as any tool result, so the model reads an outcome one way
+                outcome = json.dumps({"status": row.state, "result": row.result, "error": row.error})
+                note = ("The caller has not heard this outcome yet. Tell them now, in one short sentence: "
+                        f"[result of {row.tool}: {outcome}]")
+                reminder = responder.new(None, purpose="reminder", system_note=note, about_keys=(key,))
+                responder.begin(reminder)
+                await reminder.done.wait()
+                await self._judge_told(reminder, reminder.item.text or "")
         finally:
-            self._reply_pending.difference_update(keys)
+            self._reminding.difference_update(keys)
 
 
 def tools_prompt(tools: ToolRegistry) -> str:

@@ -132,7 +132,7 @@ class Ledger:
                     tool=tool,
                     call_ids=json.dumps(call_ids),
                 )
-                return Intent(kind="updated", row=self._require(business_key))
+                return Intent(kind="updated", row=self._require(business_key), previous=row)
 
             self._update(business_key, now, call_ids=json.dumps(call_ids))
             updated = self._require(business_key)
@@ -157,6 +157,26 @@ class Ledger:
                 )
             # Same request, committed or still in flight: never a second effect.
             return Intent(kind="already_done", row=updated)
+
+    def restore_intent(self, business_key: str, previous: Row, *, refused_digest: str) -> Row:
+        """The provider refused a change to an effect in flight: the row keeps the earlier intent.
+
+        Its state is left alone (the earlier request still settles it); a newer intent recorded
+        since the refused one (another digest or key) wins and is left alone too.
+        """
+        with self._write():
+            row = self._require(business_key)
+            if row.intent_digest != refused_digest or row.idempotency_key != previous.idempotency_key:
+                return row
+            self._update(
+                business_key,
+                time.time(),
+                intent_digest=previous.intent_digest,
+                arguments_json=json.dumps(previous.arguments, sort_keys=True, ensure_ascii=False),
+                target=previous.target,
+                tool=previous.tool,
+            )
+            return self._require(business_key)
 
     def commit(self, business_key: str, result: dict[str, Any]) -> Row:
         """The effect went through; store the provider's result."""

@@ -60,11 +60,13 @@ class Row:
 
 @dataclass(frozen=True, kw_only=True)
 class Intent:
-    """What `Ledger.intend` decided; `message` explains refusals and unknowns."""
+    """What `Ledger.intend` decided; `message` explains refusals and unknowns, and an update
+    keeps the intent it replaced (`previous`), to restore it if the provider refuses the change."""
 
     kind: IntentKind
     row: Row
     message: str | None = None
+    previous: Row | None = None
 
     @property
     def must_run(self) -> bool:

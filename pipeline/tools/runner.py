@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import Clock, RealClock
-from .ledger import Ledger
+from .ledger import Intent, Ledger
 from .schema import ToolCall, ToolRegistry
 
 
@@ -91,31 +91,37 @@ class ToolRunner:
         # Spoken words are not part of the effect: "one moment" vs "let me check" is one refund.
         effect = {k: v for k, v in args.items() if k not in spec.spoken}
         ledger = self.ledger
-        intent = await self._ledger(ledger.intend, business_key=key, tool=spec.name, arguments=effect,
-                                    target="", call_id=call_id)
+
+        async def intend() -> Intent:
+            return await self._ledger(ledger.intend, business_key=key, tool=spec.name, arguments=effect,
+                                      target="", call_id=call_id)
+
+        intent = await intend()
+        recovered = False
         if intent.kind == "unknown" and spec.name in self.queries:
             row = await ledger.resolve_unknown(key, self.queries[spec.name],
                                                run_blocking=self.clock.run_in_thread)
-            if row.state == "not_started":
-                intent = await self._ledger(ledger.intend, business_key=key, tool=spec.name,
-                                            arguments=effect, target="", call_id=call_id)
+            if row.state != "unknown":  # the provider said what became of it: decide from that
+                intent, recovered = await intend(), True
         if intent.kind == "already_done":
             row = intent.row
             status = "already_done" if row.state == "committed" else "already_in_progress"
             result.output = {"status": status, "result": row.result}
+            if recovered:
+                result.output["recovered"] = "the provider confirmed the earlier attempt went through"
             return result
         if intent.kind in ("refused", "unknown"):
             result.output = {"status": intent.kind, "message": intent.message}
             return result
         ctx = CallContext(call_id, response_id, turn_id, intent.row.idempotency_key, control=self.control)
-        output = await self._invoke(spec, args, ctx, ledger_key=key)
-        result.output = output
-        if intent.kind == "updated":
+        change = intent if intent.kind == "updated" else None
+        result.output = await self._invoke(spec, args, ctx, ledger_key=key, change=change)
+        if change is not None and result.output.get("status") != "change_refused":
             result.output["updated"] = True
         return result
 
     async def _invoke(self, spec: Any, args: dict[str, Any], ctx: CallContext, *,
-                      ledger_key: str | None = None) -> dict[str, Any]:
+                      ledger_key: str | None = None, change: Intent | None = None) -> dict[str, Any]:
         token = _current.set(ctx)
         try:
             value = await self.clock.wait_for(spec(**args), spec.timeout_s)
@@ -127,6 +133,13 @@ class ToolRunner:
                         "it may still go through, we are checking"}
             return {"error": f"{spec.name} did not answer within {spec.timeout_s:g} s"}
         except Exception as exc:
+            if change is not None and change.previous is not None:
+                # A refused change is not a failed effect: the earlier request is still in flight
+                # under the same key, and its own run settles the row when it lands.
+                await self._ledger(self.ledger.restore_intent, ledger_key, change.previous,
+                                   refused_digest=change.row.intent_digest)
+                return {"status": "change_refused", "error": str(exc),
+                        "still_in_progress": change.previous.arguments}
             if ledger_key is not None:
                 await self._ledger(self.ledger.fail, ledger_key, f"{type(exc).__name__}: {exc}")
                 return {"status": "failed", "error": str(exc)}

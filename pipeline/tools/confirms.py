@@ -1,0 +1,235 @@
+"""Did the caller hear an effect confirmed? Judged from the words actually played.
+
+Whichever response said it (a reply to a tool result, a reminder, or the answer to "did that go
+through?"), a finished side effect counts as told only when the heard words state it:
+
+- committed: within one or two adjacent sentences, the outcome is stated as done ("went
+  through", "is on its way") and every fact the row holds is named as it would be spoken: the
+  amount ("64.50", "$64.50", "64.50 dollars", "sixty-four fifty", "sixty-four dollars and fifty
+  cents") and the target (a card's last digits: "9075", "nine zero seven five", "ninety
+  seventy-five");
+- failed: a sentence states the failure ("did not go through", "was declined");
+- words that leave the outcome open ("still processing", "can't tell yet") never confirm, and a
+  sentence that says it failed never confirms a committed effect.
+
+The facts come from the row's result (what actually moved) before its arguments (what was
+asked), read by field name: an amount is a field named like `amount` or `total`; a target is a
+field named like `card`, `last4` or `account`, or the row's `target`. A row with neither is
+confirmed by its outcome alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from .ledger_rows import Row
+
+_AMOUNT_FIELDS = re.compile(r"amount|total")
+_TARGET_FIELDS = re.compile(r"card|last4|account|iban|target")
+_DONE = re.compile(r"\b(went|gone|go|goes|is|are|been) through\b|\bdone\b|\bcomplete(d)?\b|\bprocessed\b"
+                   r"|\brefunded\b|\bissued\b|\bsent\b|\bon (its|their|the) way\b|\bsucceeded\b"
+                   r"|\bsuccessful(ly)?\b|\bconfirmed\b|\bwent (back )?to\b|\bwent out\b|\bmoved\b")
+_NEGATED = re.compile(r"\bnot\b|\bnever\b|n't\b|\bcannot\b")
+_FAILED_WORDS = re.compile(r"\b(declined|failed|refused|rejected|bounced|unsuccessful|denied)\b")
+_OPEN = re.compile(r"\bstill\s+(processing|pending|going|in progress|waiting|working|checking)\b"
+                   r"|\bnot\s+(yet|sure)\b|\b(can't|cannot|can not|couldn't|could not)\s+(yet\s+)?tell\b"
+                   r"|\b(don't|doesn't|do not|does not)\s+(yet\s+)?know\b|\b(may|might)\s+still\b"
+                   r"|\bpending\b|\bunknown\b")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[a-z]+")
+
+_UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine".split())}
+_TEENS = {w: 10 + i for i, w in enumerate(
+    "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_DIGIT_ZERO = {"oh", "o"}  # "nine oh seven five": a zero, but only inside a run of digits
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether the heard words confirm a row's outcome, and if not, what was missing."""
+
+    told: bool
+    why: str
+
+
+def confirms(row: Row, heard: str) -> Verdict:
+    """Do these heard words state this finished effect's outcome (and its facts)?"""
+    # a question states nothing: "did that go through?" is not "that went through"
+    sentences = [s for s in _SENTENCE_END.split(heard.lower().replace("-", " "))
+                 if s.strip() and not s.rstrip().endswith("?")]
+    if row.state == "failed":
+        if any(_states_failure(s) and not _OPEN.search(s) for s in sentences):
+            return Verdict(True, "the failure was heard")
+        return Verdict(False, "no heard sentence says it did not go through")
+    if row.state != "committed":
+        return Verdict(False, f"it is {row.state}: only a finished effect can be told")
+    amount, target = facts(row)
+    windows = sentences + [a + " " + b for a, b in zip(sentences, sentences[1:], strict=False)]
+    missing = "no heard sentence says it went through"
+    for text in windows:
+        if not _DONE.search(text) or _states_failure(text) or _OPEN.search(text):
+            continue
+        if amount is not None and amount not in spoken_amounts(text):
+            missing = f"the amount {amount} was not heard"
+            continue
+        if target is not None and not any(target in run for run in spoken_digit_runs(text)) \
+                and target not in text:
+            missing = f"the target {target} was not heard"
+            continue
+        return Verdict(True, "the outcome and its facts were heard")
+    return Verdict(False, missing)
+
+
+def facts(row: Row) -> tuple[Decimal | None, str | None]:
+    """The amount and target the caller must hear, from the result first, then the arguments."""
+    amount: Decimal | None = None
+    target: str | None = None
+    for source in (row.result or {}, row.arguments):
+        for key, value in _flat(source):
+            if amount is None and _AMOUNT_FIELDS.search(key):
+                amount = _decimal(value)
+            if target is None and _TARGET_FIELDS.search(key) and value not in (None, ""):
+                target = _target(str(value))
+    if target is None and row.target:
+        target = _target(row.target)
+    return amount, target
+
+
+def spoken_amounts(text: str) -> set[Decimal]:
+    """Every amount these words can mean: "64.50", "sixty-four fifty", "64 dollars and 50 cents"."""
+    found: set[Decimal] = set()
+    tokens = _TOKEN.findall(text.lower().replace("-", " "))
+    for run, after in _number_runs(tokens):
+        values = [v for v, _ in run]
+        found.update(values)
+        for (a, a_text), (b, _) in zip(run, run[1:], strict=False):
+            if b == int(b) and 10 <= b <= 99 and "." not in a_text:  # "sixty-four fifty"
+                found.add(a + b / 100)
+        if len(run) == 1 and after[:1] == ["point"]:
+            cents = _number_runs(after[1:])
+            if cents and cents[0][0]:
+                digits = "".join(t for _, t in cents[0][0])
+                found.add(values[0] + Decimal("0." + digits))
+    # "64 dollars and 50 cents", "sixty four dollars fifty"
+    runs = _number_runs(tokens)
+    for (run, after), (next_run, _) in zip(runs, runs[1:], strict=False):
+        if after[:1] in (["dollars"], ["dollar"], ["euros"], ["euro"], ["pounds"], ["pound"]):
+            between = after[1:2]
+            if between in ([], ["and"]) or _is_number(between[0] if between else ""):
+                found.add(run[-1][0] + next_run[0][0] / 100)
+    return found
+
+
+def spoken_digit_runs(text: str) -> list[str]:
+    """Digit strings as spoken: "nine zero seven five" and "ninety seventy-five" are "9075"."""
+    tokens = _TOKEN.findall(text.lower().replace("-", " "))
+    runs: list[str] = []
+    for run, _ in _number_runs(tokens, digits_context=True):
+        runs.append("".join(t for _, t in run))
+        runs.extend(t for _, t in run)
+    return runs
+
+
+# --- reading numbers --------------------------------------------------------------------------------
+
+def _number_runs(tokens: list[str], *, digits_context: bool = False
+                 ) -> list[tuple[list[tuple[Decimal, str]], list[str]]]:
+    """Runs of consecutive numbers: [(value, as written in digits)], and the tokens after the run."""
+    out: list[tuple[list[tuple[Decimal, str]], list[str]]] = []
+    i = 0
+    while i < len(tokens):
+        run: list[tuple[Decimal, str]] = []
+        while i < len(tokens):
+            taken = _read_number(tokens, i, in_run=bool(run) or digits_context)
+            if taken is None:
+                break
+            value, text, i = taken
+            run.append((value, text))
+        if run:
+            out.append((run, tokens[i:i + 3]))
+        else:
+            i += 1
+    return out
+
+
+def _read_number(tokens: list[str], i: int, *, in_run: bool) -> tuple[Decimal, str, int] | None:
+    """One number at tokens[i]: a digit string, or number words up to where a new number starts."""
+    token = tokens[i]
+    if token[0].isdigit():
+        plain = token.replace(",", "")
+        try:
+            return Decimal(plain), plain, i + 1
+        except InvalidOperation:
+            return None
+    if in_run and token in _DIGIT_ZERO:
+        return Decimal(0), "0", i + 1
+    if not _is_number(token):
+        return None
+    total, current, j = 0, 0, i
+    last = ""  # what the previous word was: "unit", "teen", "tens" or "scale"
+    while j < len(tokens) and _is_number(tokens[j]) and not tokens[j][0].isdigit():
+        word = tokens[j]
+        if word in _SCALES:
+            if last in ("", "scale"):
+                break
+            current = max(current, 1) * _SCALES[word]
+            if _SCALES[word] >= 1000:
+                total, current = total + current, 0
+            last = "scale"
+        elif word in _TENS:
+            if last in ("unit", "teen", "tens"):
+                break  # "sixty four fifty": fifty starts a new number
+            current, last = current + _TENS[word], "tens"
+        elif word in _TEENS:
+            if last in ("unit", "teen", "tens"):
+                break
+            current, last = current + _TEENS[word], "teen"
+        else:
+            if last in ("unit", "teen") or (last == "tens" and current % 10):
+                break  # "nine zero seven five": one digit each
+            current, last = current + _UNITS[word], "unit"
+        j += 1
+    if j == i:
+        return None
+    value = total + current
+    spelled = str(value) if not (last == "unit" and j - i == 1) else str(_UNITS[tokens[i]])
+    return Decimal(value), spelled, j
+
+
+def _is_number(token: str) -> bool:
+    return token[:1].isdigit() or token in _UNITS or token in _TEENS or token in _TENS or token in _SCALES
+
+
+def _states_failure(sentence: str) -> bool:
+    """ "did not go through", "could not be processed", "was declined"."""
+    if _FAILED_WORDS.search(sentence):
+        return True
+    for done in _DONE.finditer(sentence):
+        if _NEGATED.search(sentence[max(0, done.start() - 24):done.start()]):
+            return True
+    return False
+
+
+def _flat(value: dict[str, Any]) -> Iterable[tuple[str, Any]]:
+    for key, item in value.items():
+        if isinstance(item, dict):
+            yield from _flat(item)
+        else:
+            yield key.lower(), item
+
+
+def _decimal(value: Any) -> Decimal | None:
+    found = re.search(r"\d[\d,]*(?:\.\d+)?", str(value))
+    return Decimal(found.group().replace(",", "")) if found else None
+
+
+def _target(value: str) -> str:
+    """A card or account is named by its last four digits; a name is named as it is."""
+    digits = re.sub(r"\D", "", value)
+    return digits[-4:] if digits else value.strip().lower()
