@@ -224,8 +224,8 @@ class _Owes:
             return
         yield from self.inner.stream(messages, **kw)
 
-    def complete(self, messages, **kw):
-        return "".join(self.stream(messages, cancel=None, **kw))
+    def complete(self, messages, *, cancel=None, **kw):
+        return "".join(self.stream(messages, cancel=cancel, **kw))
 
 
 def _pre_check_run(real_stages, say, answers):
