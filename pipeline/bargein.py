@@ -184,7 +184,8 @@ class BargeIn:
         elif self._paused_at_ms is not None and (
                 not self.gate.candidate or end_ms - self._paused_at_ms >= policy.resume_after_false_ms):
             turn = self.turns.turn
-            if policy.hear_words and not self.gate.candidate and turn is not None and turn.over_agent:
+            if (policy.hear_words and policy.hear_short_words and not self.gate.candidate
+                    and turn is not None and turn.over_agent):
                 self._start_hearing(end_ms, fired=False)  # too short for the gate: its words decide
                 return
             self.core.emit(ev.StageMark(stage="false_interruption", detail={

@@ -64,6 +64,9 @@ class BargeInPolicy:
     resume_after_false_ms: int = 1500
     # Once the gate fires, playback pauses and the words decide: only backchannels resume it.
     hear_words: bool = True
+    # a word too short for the gate's hold ("Wait." ~200 ms) heard out too; off by default:
+    # Whisper turns a 200 ms "mm-hmm" into words ("in a minute.") and would stop the agent
+    hear_short_words: bool = False
     backchannels: tuple[str, ...] = (
         "mm-hmm", "mhm", "mm", "hmm", "uh-huh", "yeah", "yes", "yep", "yup", "okay", "ok",
         "right", "i see", "sure", "got it", "all right", "alright", "uh", "um", "oh",
@@ -91,7 +94,7 @@ class ResponsePolicy:
     # one final-pass compute sooner (345 ms median on 2 cores, bench/results/2026-11-30-vm.md);
     # adopted if the final says the same words, else dropped and begun again from the final.
     # "final": wait for the final pass. The lever benchmark (bench/levers.py) measures both.
-    speculate_from: Literal["partial", "final"] = "partial"
+    speculate_from: Literal["partial", "final"] = "final"  # "partial": bench.levers measures it
     output_delta_ms: int = 100  # audio delta size cap (brief: at most 100 ms)
 
 

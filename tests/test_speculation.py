@@ -11,6 +11,7 @@ from pipeline.stt import same_words
 from .conftest import silence
 from .harness import call, make_config, with_stages
 
+PARTIAL = make_config(response={"speculate_from": "partial"})  # the lever, on
 pytestmark = pytest.mark.models
 
 
@@ -27,7 +28,7 @@ def test_same_words_ignores_case_and_punctuation_only():
 def test_a_partial_the_final_confirms_is_adopted(real_stages, say):
     # tiny.en's last partial of this sentence already holds every word (checked on this clip)
     rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Two blocks north."])),
-               [say("Can you tell me where the nearest pharmacy is"), silence(1500)])
+               [say("Can you tell me where the nearest pharmacy is"), silence(1500)], config=PARTIAL)
     assert _speculations(rec) == [("partial", "adopted")], rec.timeline()
     assert rec.session.turns.preemptive_used == 1
     assert len(rec.of("response.created")) == 1 and rec.agent_lines == ["Two blocks north."]
@@ -37,7 +38,8 @@ def test_a_partial_the_final_confirms_is_adopted(real_stages, say):
 def test_a_partial_the_final_contradicts_is_dropped_and_the_final_speculated_on(real_stages, say):
     # the last partial pass ends before "tonight": its text lacks the last word
     text = "I would like to book a table for two people tonight."
-    rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Booked."])), [say(text), silence(1500)])
+    rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Booked."])), [say(text), silence(1500)],
+               config=PARTIAL)
     assert _speculations(rec) == [("partial", "dropped"), ("final", "adopted")], rec.timeline()
     dropped = rec.stages("speculation")[0].detail["transcript"]
     assert not same_words(dropped, rec.transcripts[0])
