@@ -170,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     add_config_args(parser)
     parser.add_argument("--quick", action="store_true", help="one Piper voice only")
     parser.add_argument("--all-voices", action="store_true", help="all six voices of bench.eot_set")
+    parser.add_argument("--short-words", action="store_true",
+                        help="also hear out words shorter than the gate's hold (bargein.hear_short_words; "
+                             "the committed 2026-11-30 run had it on)")
     args = parser.parse_args(argv)
     config = load_config(args)
     # two Piper speeds and two espeak-ng voices: 48 backchannels and 48 interruptions before the
