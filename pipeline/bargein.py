@@ -95,6 +95,8 @@ class BargeIn:
             self._first_candidate_ms = None if self.turns.turn is None else self._first_candidate_ms
             return
         fired = self.gate.update(level_dbfs=dbfs(window), voice_prob=prob, window_ms=WINDOW_MS, end_ms=end_ms)
+        if self.gate.window_start_ms is not None and self.turns.turn is not None:
+            self.turns.turn.loud = True  # a candidate: the caller, not residue of the agent's echo
         if self.gate.window_start_ms is not None and self._first_candidate_ms is None:
             self._first_candidate_ms = self.gate.window_start_ms
         elif self.gate.window_start_ms is None and self.turns.turn is None:

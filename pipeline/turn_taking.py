@@ -48,6 +48,7 @@ class Turn:
     commit_reason: str | None = None
     commit_announced: bool = False  # input_audio_buffer.committed sent
     joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
+    loud: bool = False  # the barge-in gate saw it loud and voiced (not the agent's echo residue)
     texts_checked: dict[str, float] = field(default_factory=dict)
 
 
@@ -263,7 +264,8 @@ class TurnTaking:
         stats = turn.stt.stats
         if turn.over_agent and not turn.barged_in:
             self._drop_preemptive(turn)
-            self._talk_under_agent = turn  # kept a moment: more speech may make it a turn
+            if turn.loud:  # the caller's own voice, kept a moment: more speech may make it a turn
+                self._talk_under_agent = turn
             self.core.log(f"backchannel while the agent spoke, not a turn: {text!r}")
             return
         self.core.emit(ev.TranscriptionCompleted(item_id=turn.item_id, transcript=text))
