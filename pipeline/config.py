@@ -63,7 +63,9 @@ class BargeInPolicy:
     # longest silence that still belongs to one turn, max_silence_ms)
     resume_after_false_ms: int = 1500
     # Once the gate fires, playback pauses and the words decide: only backchannels resume it.
-    hear_words: bool = True
+    # Off by default for now: bench/bargein_words.py measures it better (33% vs 73% false
+    # cancels), but with speakers and the echo guard it split an interruption in our tests
+    hear_words: bool = False
     # a word too short for the gate's hold ("Wait." ~200 ms) heard out too; off by default:
     # Whisper turns a 200 ms "mm-hmm" into words ("in a minute.") and would stop the agent
     hear_short_words: bool = False

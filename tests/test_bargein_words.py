@@ -15,6 +15,7 @@ from .conftest import silence
 from .harness import call, make_config, with_stages
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]
+WORDS = make_config(bargein={"hear_words": True})
 
 LONG_REPLY = ("Thanks for calling the front desk. Checkout is at eleven in the morning, and late "
               "checkout until one is free for members. Breakfast is served from seven to ten in the "
@@ -41,13 +42,12 @@ def _over_reply(say, clip: np.ndarray, delay_s: float = 1.0) -> list[Clip]:
 def test_a_backchannel_that_passes_the_gate_resumes_the_reply(real_stages, say, backchannel):
     audio = say(backchannel)
     assert 300 <= _voiced_ms(audio) <= 800, _voiced_ms(audio)  # a real backchannel's length
-    rec = call(_stages(real_stages), _over_reply(say, audio))
+    rec = call(_stages(real_stages), _over_reply(say, audio), config=WORDS)
     story = rec.timeline()
-    # the agent paused for it (the gate fired, or a shorter candidate was heard out) ...
-    assert rec.stages("barge_in_gate") or rec.stages("barge_in_listen"), story
-    assert rec.stages("barge_in") == [], story  # ... but the words kept the agent talking
-    resumed = [m for m in rec.stages("false_interruption") if m.detail.get("verdict")]
-    assert resumed and resumed[0].detail["verdict"] in ("backchannel", "silence"), story
+    assert rec.stages("barge_in") == [], story  # the agent kept talking
+    if rec.stages("barge_in_gate"):  # the gate fired and paused it: the words resumed it
+        resumed = [m for m in rec.stages("false_interruption") if m.detail.get("verdict")]
+        assert resumed and resumed[0].detail["verdict"] in ("backchannel", "silence"), story
     assert rec.done[0].response["status"] == "completed", story
     assert rec.agent_lines[0] == LONG_REPLY, story  # heard to the end, nothing cut
     assert len(rec.done) == 1, story  # and the backchannel got no answer of its own
@@ -58,7 +58,7 @@ def test_a_backchannel_that_passes_the_gate_resumes_the_reply(real_stages, say, 
 def test_a_one_word_interruption_cancels_and_is_the_next_turn(real_stages, say, word, short):
     """"Wait." is ~200 ms here, under the gate's hold: heard out with `hear_short_words`."""
     rec = call(_stages(real_stages), _over_reply(say, say(word)),
-               config=make_config(bargein={"hear_short_words": short}))
+               config=make_config(bargein={"hear_words": True, "hear_short_words": short}))
     story = rec.timeline()
     stop = rec.stages("barge_in")
     assert len(stop) == 1 and rec.done[0].response["status"] == "cancelled", story
@@ -72,13 +72,13 @@ def test_a_one_word_interruption_cancels_and_is_the_next_turn(real_stages, say, 
 
 @pytest.mark.parametrize("hear_words", [True, False])
 @pytest.mark.parametrize("first, rest", [("Wait.", "Is the pool open in the evening?"),
-                                         ("No.", "I said the twelfth, not the twentieth."),
+                                         ("No.", "I said Tuesday, not Thursday."),
                                          ("Sorry.", "Can you repeat the checkout time?")])
 def test_an_interruption_keeps_its_first_word_and_pause(real_stages, say, first, rest, hear_words):
     """A short word, a pause, then the question: the turn starts at the first word."""
     clip = np.concatenate([say(first), silence(450), say(rest)])
     rec = call(_stages(real_stages), _over_reply(say, clip),
-               config=make_config(bargein={"hear_words": hear_words}))
+               config=make_config(bargein={"hear_words": hear_words}))  # False: the gate alone
     story = rec.timeline()
     assert rec.stages("barge_in"), story
     # one turn or two (a pause past min_silence_ms may end the first), but every word is there,
