@@ -45,4 +45,8 @@ def test_scripted_call_on_jfk_transcribes_replies_and_writes_the_call(tmp_path):
         assert t in types
     assert all("ts" in e and "perf" in e for e in lines)
     done = [e for e in lines if e["type"] == "response.done"]
-    assert done[0]["response"]["status"] == "completed"
+    # the reply ends normally: whole, or at the reply cap (max_output_tokens) when the small model
+    # runs on; a failure or a cancel would be a bug
+    first = done[0]["response"]
+    assert first["status"] == "completed" or (
+        first["status"] == "incomplete" and first["status_details"]["reason"] == "max_output_tokens"), first
