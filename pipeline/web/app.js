@@ -164,8 +164,13 @@ class Call {
     }
   }
 
-  committed(event, arrivedMs) {
+  speechStopped(event) {
+    // the GA committed event carries no audio times; speech_stopped has the end of speech
     this.waterfall.mark(event.item_id, "speech_end", this.capturedAt(event.audio_end_ms));
+  }
+
+  committed(event, arrivedMs) {
+    if (event.audio_end_ms !== undefined) this.speechStopped(event);
     this.waterfall.mark(event.item_id, "turn_commit", arrivedMs);
     this.committedTurns.push(event.item_id);
   }
@@ -263,6 +268,7 @@ const HANDLERS = {
   "session.created": Call.prototype.sessionUpdated,
   "session.updated": Call.prototype.sessionUpdated,
   "input_audio_buffer.speech_started": Call.prototype.speechStarted,
+  "input_audio_buffer.speech_stopped": Call.prototype.speechStopped,
   "input_audio_buffer.committed": Call.prototype.committed,
   "conversation.item.input_audio_transcription.delta": function (event) { this.transcript.callerPartial(event); },
   "conversation.item.input_audio_transcription.completed": Call.prototype.transcriptionCompleted,
