@@ -126,7 +126,8 @@ export class TranscriptView {
   agentTruncated(itemId, transcript, audioEndMs) {
     const line = this.agentLine(itemId);
     line.truncated = true;
-    line.heard.textContent = transcript;
+    // the GA event carries no transcript: then the words revealed as they played are what was heard
+    if (transcript) line.heard.textContent = transcript;
     line.note.textContent = ` — cut off after ${(audioEndMs / 1000).toFixed(1)} s`;
     line.root.classList.remove("speaking");
     line.root.classList.add("interrupted");
