@@ -280,7 +280,8 @@ const HANDLERS = {
   "response.audio_transcript.delta": function (event) { this.transcript.agentText(event.item_id, event.delta); },
   "response.function_call_arguments.delta": function (event) { this.transcript.toolArguments(event.call_id, event.delta); },
   "response.function_call_arguments.done": Call.prototype.functionCallDone,
-  "conversation.item.created": Call.prototype.itemCreated,
+  "conversation.item.created": Call.prototype.itemCreated, // the beta name
+  "conversation.item.done": Call.prototype.itemCreated, // GA: an item is complete
   "conversation.item.truncated": function (event) { this.transcript.agentTruncated(event.item_id, event.transcript ?? "", event.audio_end_ms); },
   "response.done": Call.prototype.responseDone,
   "x.stage": Call.prototype.localStage,
