@@ -299,7 +299,7 @@ def test_talking_over_the_reply_stops_it_then_a_tool_call(
     assert tool.locator(".tool-name").text_content() == "get_local_time"
     assert HOLDING_LINE in tool.locator(".tool-args").text_content()
     assert events.of("response.function_call_arguments.delta")
-    output = events.wait("conversation.item.created",
+    output = events.wait("conversation.item.done",
                          lambda e: e["item"]["type"] == "function_call_output")
     assert "time_zone" in json.loads(output["item"]["output"])
     events.wait("response.output_audio_transcript.delta", lambda e: "where you are" in e["delta"],
