@@ -214,7 +214,9 @@ class Call {
         time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       });
       this.socket.send({ type: "conversation.item.create", item: { type: "function_call_output", call_id: event.call_id, output } });
-      this.socket.send({ type: "response.create" }); // as with a hosted API, the client asks for the answer
+      // as with a hosted API, the client asks for the answer, once the response that made the
+      // call (its holding line still speaking) is done: one response at a time
+      this.answerAfter = event.response_id;
     }
   }
 
@@ -224,6 +226,10 @@ class Call {
 
   responseDone(event) {
     const response = event.response;
+    if (this.answerAfter === response.id) {
+      this.answerAfter = null;
+      this.socket.send({ type: "response.create" });
+    }
     for (const item of response.output ?? []) {
       this.liveItems.delete(item.id);
       if (item.type !== "message") continue;
