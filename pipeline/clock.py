@@ -52,11 +52,7 @@ async def wait_for(clock: Clock, awaitable: Awaitable[T], timeout_s: float) -> T
         timer.cancel()
     if work.done():
         return work.result()
-    work.cancel()
-    try:
-        await work
-    except (asyncio.CancelledError, Exception):
-        pass
+    await cancel_and_wait(work)
     raise TimeoutError(f"no answer within {timeout_s:g} s")
 
 

@@ -25,7 +25,7 @@ from websockets.exceptions import ConnectionClosed
 from .. import events as ev
 from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, StreamResampler
 from ..client import ClientControl
-from ..clock import Clock
+from ..clock import Clock, cancel_and_wait
 from ..config import Config
 from ..playback import FRAME_MS
 from ..protocols import CallInput
@@ -169,11 +169,7 @@ class Connection:
             pass  # a client that drops mid-call is normal; everything is freed below
         finally:
             await self._close()
-            sender.cancel()
-            try:
-                await sender
-            except (asyncio.CancelledError, Exception):
-                pass
+            await cancel_and_wait(sender)
 
     async def _close(self) -> None:
         self.closed = True
