@@ -12,6 +12,7 @@ import heapq
 import itertools
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -30,6 +31,17 @@ class Clock(Protocol):
 
     async def wait_for(self, awaitable: Awaitable[T], timeout_s: float) -> T:
         """`awaitable`'s result, or TimeoutError once `timeout_s` of this clock's time passed."""
+
+
+# Model work (STT passes, token streams, synthesis, ledger writes) runs on one pool for the whole
+# process, not on each event loop's default executor: that one is made afresh by every
+# `asyncio.run` (a thread started on the hot path of each call's first turn) and holds only
+# cores + 4 threads, too few for a server whose calls each keep a token stream open.
+_MODEL_THREADS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="model")
+
+
+async def in_model_thread(fn: Callable[..., T], *args: Any) -> T:
+    return await asyncio.get_running_loop().run_in_executor(_MODEL_THREADS, fn, *args)
 
 
 def perf_s() -> float:
@@ -104,7 +116,7 @@ class RealClock:
         await asyncio.sleep(max(0.0, seconds))
 
     async def run_in_thread(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.to_thread(fn, *args)
+        return await in_model_thread(fn, *args)
 
     async def wait_for(self, awaitable: Awaitable[T], timeout_s: float) -> T:
         return await wait_for(self, awaitable, timeout_s)
@@ -145,7 +157,7 @@ class SimClock:
         self._busy += 1
         self._activity += 1
         try:
-            return await asyncio.to_thread(fn, *args)
+            return await in_model_thread(fn, *args)
         finally:
             self._busy -= 1
             self._activity += 1

@@ -33,6 +33,7 @@ class Responder:
         self.ctx = ResponseContext(llm=llm, tts=tts, clock=core.clock, config=core.config, emit=core.emit,
                                    log=core.log, playback=playback, conversation=core.conversation,
                                    tools=tools)
+        self._counting = llm if isinstance(llm, CountingLLM) else None  # asked once: ~100 µs a check
         self.auto_respond = True  # False: a committed turn becomes an item; the client asks for replies
         self.text_only = False  # the session's output modalities are ["text"]: no voice by default
         self.active: Response | None = None
@@ -62,8 +63,8 @@ class Responder:
         context = Conversation()
         context.items = items
         messages = context.to_messages(instructions) + extra
-        llm = self.ctx.llm
-        if not isinstance(llm, CountingLLM):
+        llm = self._counting
+        if llm is None:
             return messages
         budget = llm.context_window - llm.max_tokens
         # a token covers at least one byte: a prompt with fewer bytes (plus the template's few

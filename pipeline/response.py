@@ -85,6 +85,10 @@ class ResponseContext:
     conversation: Conversation
     tools: ToolHooks
 
+    def __post_init__(self) -> None:
+        # a capability check on a runtime protocol costs ~100 µs; ask once, not per chunk
+        self.async_tts: AsyncTTS | None = self.tts if isinstance(self.tts, AsyncTTS) else None
+
 
 @dataclass
 class Response:
@@ -324,8 +328,8 @@ class Response:
         while (chunk := await chunks.get()) is not None:
             if self.cancel_llm.is_set():
                 return
-            if isinstance(tts, AsyncTTS):  # a voice that waits (a network TTS) waits on the clock
-                audio = await tts.synthesize_async(chunk, clock=ctx.clock)
+            if ctx.async_tts is not None:  # a voice that waits (a network TTS) waits on the clock
+                audio = await ctx.async_tts.synthesize_async(chunk, clock=ctx.clock)
             else:
                 audio = await ctx.clock.run_in_thread(tts.synthesize, chunk)
             if self.cancel_llm.is_set():
@@ -341,6 +345,8 @@ class Response:
                                                sample_rate_hz=tts.sample_rate_hz,
                                                audio_ms=(self.generated + i) * 1000 / tts.sample_rate_hz))
                 self._play(piece)
+                if i == 0 and not self.generated:  # let playback sound the first frame before
+                    await asyncio.sleep(0)  # the rest of the chunk's deltas are announced
             self.generated += len(audio)
 
     async def _play_out(self) -> None:
