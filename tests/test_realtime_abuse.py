@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import time
 
 import pytest
@@ -135,5 +136,34 @@ def test_eight_concurrent_sessions_stay_isolated():
         async with serving(stages) as server:
             said = await asyncio.wait_for(asyncio.gather(*(one(server, w) for w in words)), 60)
         assert said == [[f"You said {w}."] for w in words]
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("beta", [False, True])
+def test_a_frame_too_large_for_the_socket_gets_an_error_before_the_close(beta):
+    """Over 8x the message limit the socket refuses the frame from its header and must close
+    (1009); the client still learns why from an `error` event first."""
+    limit = 16 << 10  # the socket reads up to 8x this: 128 KiB
+
+    async def scenario() -> None:
+        async with serving(fake_stages(), max_message_bytes=limit) as server:
+            headers = {"OpenAI-Beta": "realtime=v1"} if beta else None
+            async with connect(server.url, proxy=None, additional_headers=headers) as ws:
+                json.loads(await ws.recv())  # session.created
+                await ws.send(json.dumps({"type": "input_audio_buffer.append",
+                                          "audio": "A" * (200 << 10)}))
+                got = []
+                with pytest.raises(ConnectionClosed) as closed:
+                    while True:
+                        got.append(json.loads(await asyncio.wait_for(ws.recv(), 5)))
+                errors = [e for e in got if e["type"] == "error"]
+                assert [e["error"]["code"] for e in errors] == ["message_too_large"]
+                assert "appends of 20-100 ms" in errors[0]["error"]["message"]
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+            deadline = time.monotonic() + 5
+            while server.connections and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            assert not server.connections  # the session ended with its socket
 
     asyncio.run(scenario())

@@ -245,6 +245,10 @@ class Connection:
             self._flush_audio()
         self._forward(event)
 
+    def encoded(self, event: ev.Event) -> list[str]:
+        """An event as this client's wire messages, without queueing them."""
+        return [json.dumps(payload, default=jsonable) for payload in self.encoder.encode(event)]
+
     def _forward(self, event: ev.Event) -> None:
         self._flush_audio()  # audio handed out before this event reaches the client before it
         for payload in self.encoder.encode(event):

@@ -24,14 +24,19 @@ import hmac
 import os
 import signal
 import sys
+from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
+from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 
+from .. import events as ev
 from ..clock import RealClock
 from ..config import Config
 from ..runtime import add_config_args, load_config
@@ -93,7 +98,8 @@ class RealtimeServer:
         self._server = await serve(self._handle, self.host, self.port,
                                    process_request=self._check_request,
                                    select_subprotocol=select_subprotocol,
-                                   max_size=self.max_message_bytes * _SOCKET_LIMIT_FACTOR)
+                                   max_size=self.max_message_bytes * _SOCKET_LIMIT_FACTOR,
+                                   create_connection=_Socket)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def serve_forever(self) -> None:
@@ -148,6 +154,11 @@ class RealtimeServer:
         session = Session(copy.deepcopy(self.config), self.stages, clock=clock, sink=connection,
                           events=RecentEvents())
         connection.bind(session)
+        if isinstance(ws, _Socket):
+            ws.last_words = lambda: connection.encoded(ev.error_event("message_too_large", (
+                f"A message was larger than the {self.max_message_bytes * _SOCKET_LIMIT_FACTOR} bytes "
+                "this socket reads, so it closes (1009) and the session ends. Send audio in "
+                f"appends of 20-100 ms, each under {self.max_message_bytes} bytes, and reconnect.")))
         self.connections.add(connection)
         try:
             session.start()  # emits session.created
@@ -155,6 +166,30 @@ class RealtimeServer:
         finally:
             self.connections.discard(connection)
             await session.close()
+
+
+class _Socket(ServerConnection):
+    """A server socket that says why before a frame too large for it closes it.
+
+    The WebSocket library refuses a frame over `max_size` from its header, before reading it,
+    and must then close with 1009 (the rest of the frame cannot be skipped safely). Its close
+    reason alone is easy to miss, so the session's `error` event goes out just before the
+    close frame, as the realtime protocol promises for a message that is too large.
+    """
+
+    def __init__(self, protocol: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(protocol, *args, **kwargs)
+        self.last_words: Callable[[], list[str]] | None = None
+        fail = protocol.fail
+
+        def fail_saying_why(code: int, reason: str = "") -> None:
+            if (code == CloseCode.MESSAGE_TOO_BIG and self.last_words is not None
+                    and protocol.state is State.OPEN and not protocol.expect_continuation_frame):
+                for message in self.last_words():
+                    protocol.send_text(message.encode("utf-8"))
+            fail(code, reason)
+
+        protocol.fail = fail_saying_why
 
 
 def dialect_of(ws: ServerConnection) -> str:
