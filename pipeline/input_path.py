@@ -98,6 +98,16 @@ class InputPath:
 
     # --- processing --------------------------------------------------------------------------------
 
+    def release(self) -> None:
+        """Drop the audio held (history, window, pickup, unread frames): the call is over."""
+        self._history.clear()
+        self._window = np.zeros(0, np.float32)
+        self.pickup.drain()
+        while not self._inbox.empty():
+            self._inbox.get_nowait()
+        self.on_frame.clear()
+        self.on_window.clear()
+
     async def run(self) -> None:
         while (frame := await self._inbox.get()) is not None:
             if callable(frame):

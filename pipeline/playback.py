@@ -76,6 +76,13 @@ class Playback:
         self.changed.pulse()
         return dropped
 
+    def release(self) -> None:
+        """The call is over: drop queued audio and forget who listened (no more frames)."""
+        self._queue.clear()
+        self._ahead.clear()
+        self.frame_listeners.clear()
+        self.on_audio = None
+
     def pause(self) -> None:
         self.paused = True
 

@@ -180,3 +180,14 @@ class Session:
         if self.turns.turn is not None:
             await self.turns.turn.stt.aclose()
         await cancel_and_wait(*self.core.tasks, *self._loops)
+
+    def release(self) -> None:
+        """After `close()`: let go of the audio, the listeners and the links between the owners
+        now. The owners refer to each other (and a transport to its session), so without this a
+        closed session's buffers would wait for Python's cyclic collector; a server running
+        many calls calls this as each ends. The conversation and the event log stay readable."""
+        self.input.release()
+        self.playback.release()
+        self.core.listeners.clear()
+        self.turns.word_listeners.clear()
+        self.turns.turn = None

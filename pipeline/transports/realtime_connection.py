@@ -76,6 +76,11 @@ class RecentEvents(ev.EventLog):
             self.events.popleft()  # type: ignore[attr-defined]
             self.bytes -= self._sizes.popleft()
 
+    def clear(self) -> None:
+        self.events.clear()
+        self._sizes.clear()
+        self.bytes = 0
+
 
 def _size_of(event: ev.Event) -> int:
     """About what an event holds: its arrays' bytes and its strings' characters."""
@@ -146,6 +151,13 @@ class Connection:
         session.listeners.append(self._on_event)
         # Playback names a frame's item only after write_output, in the frame listener
         session.client.on_agent_frame(self._on_frame)
+
+    def release(self) -> None:
+        """The call is over and its session closed: drop the audio and the session itself."""
+        self._in_rest = np.zeros(0, np.float32)
+        self._batch.clear()
+        self._handlers.clear()  # their closures hold the session
+        self.session = None
 
     def _session_now(self) -> float:
         assert self.session is not None

@@ -151,8 +151,9 @@ class RealtimeServer:
                                 max_message_bytes=self.max_message_bytes, dialect=dialect_of(ws))
         clock = RealClock()
         # each session changes its own config (session.update), so none may share the server's
+        events = RecentEvents()
         session = Session(copy.deepcopy(self.config), self.stages, clock=clock, sink=connection,
-                          events=RecentEvents())
+                          events=events)
         connection.bind(session)
         if isinstance(ws, _Socket):
             ws.last_words = lambda: connection.encoded(ev.error_event("message_too_large", (
@@ -166,6 +167,12 @@ class RealtimeServer:
         finally:
             self.connections.discard(connection)
             await session.close()
+            # free the call's audio and events now, not at the next cyclic garbage collection
+            session.release()
+            events.clear()
+            connection.release()
+            if isinstance(ws, _Socket):
+                ws.last_words = None
 
 
 class _Socket(ServerConnection):
