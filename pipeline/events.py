@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+from collections import deque
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, ClassVar
@@ -292,3 +293,48 @@ class EventLog:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+EVENT_LOG_KEEP = 2000  # events kept per connection: a long call must not hold all its audio
+EVENT_LOG_BYTES = 4 << 20  # and at most this much of them: 2000 audio deltas would be ~18 MB
+
+
+class RecentEvents(EventLog):
+    """The session's event log, keeping only the latest events, at most `keep` of them and
+    `max_bytes` of them (an event's audio counts in full): a long call or a flood of long
+    messages cannot grow it."""
+
+    def __init__(self, keep: int = EVENT_LOG_KEEP, *, max_bytes: int = EVENT_LOG_BYTES) -> None:
+        super().__init__()
+        self.events = deque()  # type: ignore[assignment]
+        self.keep = keep
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._sizes: deque[int] = deque()
+
+    def append(self, event: Event) -> None:
+        size = _size_of(event)
+        self.events.append(event)
+        self._sizes.append(size)
+        self.bytes += size
+        while len(self.events) > self.keep or (self.bytes > self.max_bytes and len(self.events) > 1):
+            self.events.popleft()  # type: ignore[attr-defined]
+            self.bytes -= self._sizes.popleft()
+
+    def clear(self) -> None:
+        self.events.clear()
+        self._sizes.clear()
+        self.bytes = 0
+
+
+def _size_of(event: Event) -> int:
+    """About what an event holds: its arrays' bytes and its strings' characters."""
+    total = 200  # the object and its small fields
+    for value in vars(event).values():
+        if isinstance(value, np.ndarray):
+            total += value.nbytes
+        elif isinstance(value, str):
+            total += len(value)
+        elif isinstance(value, dict | list):
+            total += len(str(value))
+    return total

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from pipeline import events as ev
+from pipeline.events import RecentEvents
 from pipeline.fakes import ScriptedLLM, ToneTTS
-from pipeline.transports.realtime_connection import RecentEvents
 
 from .harness import call, make_config, with_stages
 

@@ -15,7 +15,6 @@ import binascii
 import contextlib
 import json
 import logging
-from collections import deque
 from typing import Any
 
 import numpy as np
@@ -42,8 +41,6 @@ from .realtime_protocol import (
 log = logging.getLogger(__name__)
 
 READY_WITHOUT_UPDATE_S = 1.5  # a client that never sends session.update still gets served
-EVENT_LOG_KEEP = 2000  # events kept per connection: a long call must not hold all its audio
-EVENT_LOG_BYTES = 4 << 20  # and at most this much of them: 2000 audio deltas would be ~18 MB
 MAX_ERROR_CHARS = 300  # an error message never echoes much of what the client sent
 # Events waiting for a client that does not read: 4 MiB is over 60 s of 24 kHz agent audio, far
 # more than a reading client ever queues (it holds one paced 100 ms delta at a time).
@@ -52,47 +49,6 @@ SEND_STALL_S = 10.0  # one send stuck this long (the client stopped reading): dr
 # Input audio may run ahead of real time by this much (a client flushing a buffer); beyond it,
 # appends are refused so a fast sender cannot queue unbounded work (30 s = 1.9 MB at 16 kHz).
 MAX_INPUT_AHEAD_S = 30.0
-
-
-class RecentEvents(ev.EventLog):
-    """The session's event log, keeping only the latest events, at most `keep` of them and
-    `max_bytes` of them (an event's audio counts in full): a long call or a flood of long
-    messages cannot grow it."""
-
-    def __init__(self, keep: int = EVENT_LOG_KEEP, *, max_bytes: int = EVENT_LOG_BYTES) -> None:
-        super().__init__()
-        self.events = deque()  # type: ignore[assignment]
-        self.keep = keep
-        self.max_bytes = max_bytes
-        self.bytes = 0
-        self._sizes: deque[int] = deque()
-
-    def append(self, event: ev.Event) -> None:
-        size = _size_of(event)
-        self.events.append(event)
-        self._sizes.append(size)
-        self.bytes += size
-        while len(self.events) > self.keep or (self.bytes > self.max_bytes and len(self.events) > 1):
-            self.events.popleft()  # type: ignore[attr-defined]
-            self.bytes -= self._sizes.popleft()
-
-    def clear(self) -> None:
-        self.events.clear()
-        self._sizes.clear()
-        self.bytes = 0
-
-
-def _size_of(event: ev.Event) -> int:
-    """About what an event holds: its arrays' bytes and its strings' characters."""
-    total = 200  # the object and its small fields
-    for value in vars(event).values():
-        if isinstance(value, np.ndarray):
-            total += value.nbytes
-        elif isinstance(value, str):
-            total += len(value)
-        elif isinstance(value, dict | list):
-            total += len(str(value))
-    return total
 
 
 class Connection:

@@ -41,7 +41,7 @@ from ..clock import RealClock
 from ..config import Config
 from ..runtime import add_config_args, load_config
 from ..session import Session, Stages
-from .realtime_connection import Connection, RecentEvents
+from .realtime_connection import Connection
 from .realtime_events import BETA, GA
 from .realtime_protocol import AudioFormat, parse_format
 from .web import page_response, select_subprotocol, subprotocol_token
@@ -151,7 +151,7 @@ class RealtimeServer:
                                 max_message_bytes=self.max_message_bytes, dialect=dialect_of(ws))
         clock = RealClock()
         # each session changes its own config (session.update), so none may share the server's
-        events = RecentEvents()
+        events = ev.RecentEvents()
         session = Session(copy.deepcopy(self.config), self.stages, clock=clock, sink=connection,
                           events=events)
         connection.bind(session)
