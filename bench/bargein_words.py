@@ -125,31 +125,55 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "false_cancel_rate_gate_alone": round(sum(r["gate_fired"] for r in back) / max(1, len(back)), 3),
         "missed_cancel_rate_words": round(sum(not r["cancelled"] for r in inter) / max(1, len(inter)), 3),
         "missed_cancel_rate_gate_alone": round(sum(not r["gate_fired"] for r in inter) / max(1, len(inter)), 3),
+        # words heard only once the gate fired (hear_short_words off): a candidate too short
+        # for the gate resumes, so only fired rows can cancel; read from the same rows
+        "false_cancel_rate_fired_words": round(sum(r["gate_fired"] and r["cancelled"] for r in back)
+                                               / max(1, len(back)), 3),
+        "missed_cancel_rate_fired_words": round(sum(not (r["gate_fired"] and r["cancelled"]) for r in inter)
+                                                / max(1, len(inter)), 3),
         "decision_ms_median": None if not lat else round(median(lat), 1),
         "decision_ms_p90": None if not lat else round(p90(lat), 1),
     }
 
 
-def write(summary: dict[str, Any], rows: list[dict[str, Any]], skipped: list[str], machine: str) -> Path:
+def write(summary: dict[str, Any], rows: list[dict[str, Any]], skipped: list[str], machine: str, *,
+          day: str | None = None, short_words: bool = True) -> Path:
     RESULTS.mkdir(exist_ok=True)
-    stem = RESULTS / f"{dt.date.today().isoformat()}-bargein-words"
-    stem.with_suffix(".json").write_text(json.dumps({"summary": summary, "rows": rows,
-                                                     "skipped": skipped}, indent=1))
-    lines = [f"# Barge-in that hears words ({dt.date.today().isoformat()})", "", machine, "",
-             f"{summary['backchannels']} backchannels (300-800 ms voiced) and "
-             f"{summary['interruptions']} interruptions over the agent's reply, "
-             f"voices: {', '.join(sorted({r['voice'] for r in rows}))}.", "",
-             "| | words decide (default) | gate alone |", "|---|---:|---:|",
-             f"| backchannels cancelled (false cancels) | {summary['false_cancel_rate_words']:.0%} | "
-             f"{summary['false_cancel_rate_gate_alone']:.0%} |",
-             f"| interruptions not cancelled (missed) | {summary['missed_cancel_rate_words']:.0%} | "
-             f"{summary['missed_cancel_rate_gate_alone']:.0%} |",
-             f"| fire → decision, median / p90 (ms) | {summary['decision_ms_median']} / "
-             f"{summary['decision_ms_p90']} | 0 |", "",
-             "Fire → decision is the simulated policy time plus the measured transcription compute "
-             "between the two marks. The gate-alone column is read from the same runs: it cancels "
-             "whenever the gate fires.", "", "| kind | text | voice | gate | decision | ms | heard |",
-             "|---|---|---|---|---|---:|---|"]
+    day = day or dt.date.today().isoformat()
+    stem = RESULTS / f"{day}-bargein-words"
+    stem.with_suffix(".json").write_text(json.dumps({"summary": summary, "rows": rows, "skipped": skipped,
+                                                     "machine": machine, "short_words": short_words},
+                                                    indent=1))
+    s = summary
+    lines = [f"# Barge-in that hears words ({day})", "", machine, "",
+             f"{s['backchannels']} backchannels (300-800 ms voiced) and "
+             f"{s['interruptions']} interruptions over the agent's reply, "
+             f"voices: {', '.join(sorted({r['voice'] for r in rows}))}.", ""]
+    if short_words:
+        lines += ["| | words decide, short sounds too (`hear_short_words`) | words decide once the gate "
+                  "fires (default) | gate alone |", "|---|---:|---:|---:|",
+                  f"| backchannels cancelled (false cancels) | {s['false_cancel_rate_words']:.0%} | "
+                  f"{s['false_cancel_rate_fired_words']:.0%} | {s['false_cancel_rate_gate_alone']:.0%} |",
+                  f"| interruptions not cancelled (missed) | {s['missed_cancel_rate_words']:.0%} | "
+                  f"{s['missed_cancel_rate_fired_words']:.0%} | {s['missed_cancel_rate_gate_alone']:.0%} |",
+                  f"| fire → decision, median / p90 (ms) | {s['decision_ms_median']} / "
+                  f"{s['decision_ms_p90']} | | 0 |", "",
+                  "The run heard short sounds too (`--short-words`); the other two columns are read "
+                  "from the same rows: once the gate fires, only a fired row can cancel; the gate "
+                  "alone cancels whenever it fires."]
+    else:
+        lines += ["| | words decide once the gate fires | gate alone |", "|---|---:|---:|",
+                  f"| backchannels cancelled (false cancels) | {s['false_cancel_rate_words']:.0%} | "
+                  f"{s['false_cancel_rate_gate_alone']:.0%} |",
+                  f"| interruptions not cancelled (missed) | {s['missed_cancel_rate_words']:.0%} | "
+                  f"{s['missed_cancel_rate_gate_alone']:.0%} |",
+                  f"| fire → decision, median / p90 (ms) | {s['decision_ms_median']} / "
+                  f"{s['decision_ms_p90']} | 0 |", "",
+                  "The gate-alone column is read from the same rows: it cancels whenever it fires."]
+    lines += ["", "Fire → decision is the simulated policy time plus the real time between the two marks "
+              "(on a simulated-clock call that includes every model running meanwhile, not only the "
+              "transcription).", "", "| kind | text | voice | gate | decision | ms | heard |",
+              "|---|---|---|---|---|---:|---|"]
     for r in rows:
         ms = "" if r["sim_ms"] is None else f"{r['sim_ms'] + r['compute_ms']:.0f}"
         lines.append(f"| {r['kind']} | {r['text']} | {r['voice']} | {'fired' if r['gate_fired'] else '-'} "
@@ -173,8 +197,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--short-words", action="store_true",
                         help="also hear out words shorter than the gate's hold (bargein.hear_short_words; "
                              "the committed 2026-11-30 run had it on)")
+    parser.add_argument("--report", metavar="JSON", help="rewrite the report of an earlier run "
+                        "from its JSON (same date), without running anything")
     args = parser.parse_args(argv)
+    if args.report:
+        saved = json.loads(Path(args.report).read_text())
+        day = Path(args.report).name[:10]
+        print(f"wrote {write(summarise(saved['rows']), saved['rows'], saved['skipped'], saved['machine'], day=day, short_words=saved.get('short_words', True))}")
+        return 0
     config = load_config(args)
+    config.bargein.hear_words = True  # what this measures; the gate-alone column is read from it
+    config.bargein.hear_short_words = config.bargein.hear_short_words or args.short_words
     # two Piper speeds and two espeak-ng voices: 48 backchannels and 48 interruptions before the
     # length filter, within an hour of compute on 2 cores; --all-voices adds the other two
     voices = ["joe-1.0"] if args.quick else ["joe-1.0", "joe-slow", "espeak-us", "espeak-us-f"]
@@ -185,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = run(stages, config, items, progress=lambda m: print(m, flush=True))
     summary = summarise(rows)
     print(json.dumps(summary, indent=1))
-    print(f"wrote {write(summary, rows, skipped, machine_line(describe_machine()))}")
+    print(f"wrote {write(summary, rows, skipped, machine_line(describe_machine()), short_words=config.bargein.hear_short_words)}")
     return 0
 
 

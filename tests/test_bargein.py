@@ -113,7 +113,9 @@ def test_a_short_mm_hmm_does_not_cancel_and_playback_continues(real_stages, call
 
 @pytest.mark.models
 def test_a_real_interruption_cancels_everything_and_becomes_the_next_turn(real_stages, say, jfk_16k):
-    rec = call(_stages(real_stages), _over_reply(say, jfk_16k, delay_s=1.0))
+    """The gate alone (`hear_words = false`): it cancels the moment it fires."""
+    rec = call(_stages(real_stages), _over_reply(say, jfk_16k, delay_s=1.0),
+               config=make_config(bargein={"hear_words": False}))
     story = rec.timeline()
     fire = rec.stages("barge_in")
     assert len(fire) == 1 and fire[0].detail["why"] == "gate", story
