@@ -7,10 +7,12 @@ import pytest
 
 from pipeline.audio import INPUT_RATE_HZ
 from pipeline.errors import ModelMissingError
+from pipeline.fakes import ScriptedLLM, ScriptedSTT
 from pipeline.smart_turn import WINDOW_S, CombinedCompleteness, SmartTurnCompleteness
 from pipeline.turns import HeuristicCompleteness
 
 from .conftest import silence
+from .harness import call, with_stages
 
 # (finished sentence, the same sentence up to a dangling word), each said on its own by Piper
 PHRASES = (
@@ -99,3 +101,31 @@ def test_combined_on_real_audio_keeps_a_dangling_turn_open_that_smart_turn_would
     assert combined.probability(part, audio) == heuristic.probability(part) < 0.5
     done = _turn(say(full))
     assert combined.probability(full, done) == heuristic.probability(full) >= 0.5
+
+
+@pytest.mark.models
+def test_in_a_call_the_audio_model_holds_a_thinking_pause_the_text_takes_for_an_end(real_stages):
+    """"Let me think, uh, [1 s] I'll take the early flight." in an espeak-ng voice, cut from the
+    whole sentence so the first part keeps its mid-sentence melody. The transcript is the one
+    Whisper wrote for that part on the end-of-turn set, "Let me think." (scripted here so that
+    only the audio can tell): the text looks finished, the audio model hears that the voice is
+    not (below 0.05 however much of the pause it is given), so the combined signal holds the
+    turn open past min_silence_ms and the caller's two halves are one turn."""
+    from bench.eot_set import FADE_S, prefix_end_s, say_as
+
+    voice = "espeak-us-f"  # apt-get install espeak-ng (make system-deps)
+    whole = say_as("Let me think, uh, I'll take the early flight.", voice)
+    cut = int(prefix_end_s(say_as("Let me think, uh,", voice), whole) * INPUT_RATE_HZ)
+    first, rest = whole[:cut].copy(), whole[cut:]
+    fade = int(FADE_S * INPUT_RATE_HZ)
+    first[-fade:] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
+    audio = np.concatenate([silence(300), first, silence(1000), rest, silence(2500)])
+    said = ["Let me think.", "Let me think, uh, I'll take the early flight."]
+
+    def turns(completeness) -> list[str]:
+        stages = with_stages(real_stages, completeness=completeness, stt=ScriptedSTT(transcripts=said),
+                             llm=ScriptedLLM(replies=["Sure."] * 3))
+        return call(stages, [audio]).transcripts
+
+    assert turns(HeuristicCompleteness()) == said  # the text alone ends the turn at the pause
+    assert turns(CombinedCompleteness()) == said[1:]  # the audio model keeps it open
