@@ -12,6 +12,8 @@ Four measurements, all against llama-cpp-python's own server on a loopback port,
 3. Concurrent streams: N requests at once (1, 2, 4), time to first token and to the last token.
 4. Memory: the worker's RSS with its models loaded (with and without the in-process LLM), the
    server's RSS, and the Python heap one call's session adds (tracemalloc peak during a call).
+5. Concurrent calls through one `pipeline serve` worker whose LLM is the server
+   (bench/serve_calls.py): N callers at once, end of speech → first audio and memory per call.
 
     python -m bench.endpoint               # results in bench/results/<date>-endpoint.md
     python -m bench.endpoint --turns 2     # fewer caller clips
@@ -41,12 +43,14 @@ from .calls import LEAD_IN_S, one_call, prime_llm
 from .clips import caller_clips
 from .machine import describe_machine, machine_line
 from .readout import read_turns
+from .serve_calls import concurrent_calls
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODEL = Path("models/llm/SmolLM2-135M-Instruct.Q4_1.gguf")
 CALL_CAP_S = 45.0  # bench/ttfa.py's cap beyond the clip
 LONG_REPLY = [{"role": "user", "content": "Count from one to two hundred in words."}]
 CONCURRENCY = (1, 2, 4)
+CALLS = (1, 2, 4)  # concurrent calls per worker
 
 
 @dataclass
@@ -271,6 +275,18 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| {r['n']} | {r['first_token_median_ms']:.0f} | "
                      f"{r['first_token_max_ms']:.0f} | {r['last_token_max_ms']:.0f} | "
                      f"{r['tokens_per_s']:.1f} |")
+    if results.get("calls"):
+        lines += ["", "## Concurrent calls per worker", "",
+                  f"N callers at once on one `pipeline serve` worker (VAD, STT, TTS in it; the LLM "
+                  f"in the server above), each saying the clip {results['call_clip']!r} at real "
+                  "time over its own WebSocket (bench/serve_calls.py). First audio: the caller's "
+                  "last sound → the first `response.output_audio.delta`. Memory: the worker's peak "
+                  "RSS over its idle RSS while the calls ran, per call.", "",
+                  "| calls at once | answered | first audio median (ms) | first audio max (ms) | "
+                  "MiB per call |", "|---:|---:|---:|---:|---:|"]
+        for r in results["calls"]:
+            lines.append(f"| {r['n']} | {r['answered']} | {_ms(r['first_audio_median_ms'])} | "
+                         f"{_ms(r['first_audio_max_ms'])} | {r['mib_per_call']:.1f} |")
     mem = results["memory"]
     lines += ["", "## Memory", "", "| | MiB |", "|---|---:|",
               f"| worker RSS, VAD + STT + TTS loaded (endpoint LLM) | {mem['worker_mib']:.0f} |",
@@ -318,11 +334,14 @@ def main(argv: list[str] | None = None) -> int:
         concurrency = [concurrent_streams(server.url, n) for n in CONCURRENCY]
         memory["session_heap_mib"] = session_heap_mib(dataclasses.replace(stages, llm=remote),
                                                       base, clips[0])
+        print("concurrent calls", file=sys.stderr)
+        calls = concurrent_calls(dataclasses.replace(stages, llm=remote), base, clips[0].audio, CALLS)
     finally:
         server.stop()
         scratch.cleanup()
     results = {"machine": describe_machine(), "clips": len(clips), "first_audio": firsts,
-               "stop": stop, "concurrency": concurrency, "memory": memory,
+               "stop": stop, "concurrency": concurrency, "memory": memory, "calls": calls,
+               "call_clip": clips[0].name,
                "command": " ".join(["python -m bench.endpoint", *(argv or sys.argv[1:])]),
                "seconds": time.perf_counter() - t_start,
                "load": (load_start, os.getloadavg()[0])}

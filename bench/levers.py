@@ -7,7 +7,7 @@
 Variants, each a call per clip on the real clock (bench/calls.py), order rotated per clip:
 
 - sequential: the baseline every ratio is taken against (same clip);
-- all levers: streaming, preemptive, speculation from the last partial (the defaults);
+- all levers: streaming, preemptive, speculation from the last partial (the default is the final);
 - speculate from final: the speculation waits for the final pass (`response.speculate_from`);
 - no preemption: streaming without speculation, for scale;
 - final decodes every word: the final pass without the confirmed words as a forced prefix
