@@ -335,7 +335,11 @@ def main(argv: list[str] | None = None) -> int:
         memory["session_heap_mib"] = session_heap_mib(dataclasses.replace(stages, llm=remote),
                                                       base, clips[0])
         print("concurrent calls", file=sys.stderr)
-        calls = concurrent_calls(dataclasses.replace(stages, llm=remote), base, clips[0].audio, CALLS)
+        try:
+            calls = concurrent_calls(dataclasses.replace(stages, llm=remote), base, clips[0].audio, CALLS)
+        except Exception as exc:  # the rest of the run is still worth writing down
+            print(f"concurrent calls failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            calls = []
     finally:
         server.stop()
         scratch.cleanup()
