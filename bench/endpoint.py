@@ -43,7 +43,7 @@ from .calls import LEAD_IN_S, one_call, prime_llm
 from .clips import caller_clips
 from .machine import describe_machine, machine_line
 from .readout import read_turns
-from .serve_calls import concurrent_calls
+from .serve_calls import concurrent_calls, rss_mib
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODEL = Path("models/llm/SmolLM2-135M-Instruct.Q4_1.gguf")
@@ -103,13 +103,6 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-
-
-def rss_mib(pid: int | str = "self") -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def first_audio(stages: Any, base: cfg.Config, clips: list[Any], llms: dict[str, Any]

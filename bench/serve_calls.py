@@ -47,15 +47,16 @@ def last_sound_s(audio: np.ndarray, floor_dbfs: float = -40.0) -> float:
     return (loud[-1] + WINDOW) / INPUT_RATE_HZ if loud else 0.0
 
 
-class _Worker:
-    """The server on its own loop in a daemon thread, like `pipeline serve` in its process."""
+class ServerThread:
+    """A RealtimeServer on 127.0.0.1 (a free port), on its own event loop in a daemon thread,
+    as `pipeline serve` runs it in its process; the tests' clients use it too."""
 
-    def __init__(self, stages: Any, config: Config) -> None:
+    def __init__(self, stages: Any, config: Config | None = None, **kwargs: Any) -> None:
         self.loop = asyncio.new_event_loop()
-        self.server = RealtimeServer(stages=stages, config=config, port=0)
+        self.server = RealtimeServer(stages=stages, config=config or Config.default(), port=0, **kwargs)
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 
-    def __enter__(self) -> _Worker:
+    def __enter__(self) -> ServerThread:
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(timeout=10)
         return self
@@ -64,6 +65,14 @@ class _Worker:
         asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(timeout=30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=10)
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def url(self) -> str:
+        return self.server.url
 
 
 async def _one_call(url: str, chunks: list[str], speech_end_s: float) -> float | None:
@@ -129,13 +138,13 @@ def concurrent_calls(stages: Any, config: Config, clip_audio: np.ndarray, counts
     step = 24_000 * 2 * CHUNK_MS // 1000
     chunks = [base64.b64encode(pcm[i:i + step]).decode("ascii") for i in range(0, len(pcm), step)]
     rows = []
-    with _Worker(stages, config) as worker:
-        asyncio.run(_one_call(worker.server.url, chunks, speech_end_s))  # warm: first-call costs
+    with ServerThread(stages, config) as worker:
+        asyncio.run(_one_call(worker.url, chunks, speech_end_s))  # warm: first-call costs
         for n in counts:
             idle = rss_mib()
             t0 = time.perf_counter()
             with _PeakRss() as peak:
-                firsts = asyncio.run(_calls(worker.server.url, chunks, speech_end_s, n))
+                firsts = asyncio.run(_calls(worker.url, chunks, speech_end_s, n))
             ok = [f for f in firsts if f is not None]
             rows.append({"n": n, "answered": len(ok),
                          "first_audio_median_ms": statistics.median(ok) if ok else None,

@@ -6,20 +6,17 @@ against `pipeline serve` as a user would, so the server runs on a loop of its ow
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
+from bench.serve_calls import ServerThread
 from pipeline.audio import INPUT_RATE_HZ, resample, to_int16
-from pipeline.config import Config
 from pipeline.fakes import ScriptedLLM
 from pipeline.session import Stages
-from pipeline.transports.realtime_server import RealtimeServer
 
 WEATHER_TOOL = {"type": "function", "name": "get_weather",
                 "description": "Look up today's weather in a city.",
@@ -37,33 +34,6 @@ def scripted_llm() -> ScriptedLLM:
         [r"weather", {"name": "get_weather", "arguments": {"city": "Paris"}}],
         [r"story", STORY],
     ])
-
-
-class ServerThread:
-    """A RealtimeServer on 127.0.0.1 (a free port), on an event loop in a daemon thread."""
-
-    def __init__(self, stages: Stages, config: Config | None = None, **kwargs: Any) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.server = RealtimeServer(stages=stages, config=config or Config.default(), port=0, **kwargs)
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-
-    def __enter__(self) -> ServerThread:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(timeout=10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(timeout=20)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=10)
-
-    @property
-    def port(self) -> int:
-        return self.server.port
-
-    @property
-    def url(self) -> str:
-        return self.server.url
 
 
 @contextmanager
