@@ -274,12 +274,14 @@ def render(results: dict[str, Any]) -> str:
                   f"in the server above), each saying the clip {results['call_clip']!r} at real "
                   "time over its own WebSocket (bench/serve_calls.py). First audio: the caller's "
                   "last sound → the first `response.output_audio.delta`. Memory: the worker's peak "
-                  "RSS over its idle RSS while the calls ran, per call.", "",
+                  "RSS over its idle RSS while the calls ran (inference buffers the calls share "
+                  "count once), and that divided by the calls.", "",
                   "| calls at once | answered | first audio median (ms) | first audio max (ms) | "
-                  "MiB per call |", "|---:|---:|---:|---:|---:|"]
+                  "MiB over idle | MiB per call |", "|---:|---:|---:|---:|---:|---:|"]
         for r in results["calls"]:
             lines.append(f"| {r['n']} | {r['answered']} | {_ms(r['first_audio_median_ms'])} | "
-                         f"{_ms(r['first_audio_max_ms'])} | {r['mib_per_call']:.1f} |")
+                         f"{_ms(r['first_audio_max_ms'])} | {r['mib_over_idle']:.0f} | "
+                         f"{r['mib_per_call']:.1f} |")
     mem = results["memory"]
     lines += ["", "## Memory", "", "| | MiB |", "|---|---:|",
               f"| worker RSS, VAD + STT + TTS loaded (endpoint LLM) | {mem['worker_mib']:.0f} |",

@@ -149,5 +149,6 @@ def concurrent_calls(stages: Any, config: Config, clip_audio: np.ndarray, counts
             rows.append({"n": n, "answered": len(ok),
                          "first_audio_median_ms": statistics.median(ok) if ok else None,
                          "first_audio_max_ms": max(ok) if ok else None,
-                         "mib_per_call": (peak.mib - idle) / n, "seconds": time.perf_counter() - t0})
+                         "mib_over_idle": peak.mib - idle, "mib_per_call": (peak.mib - idle) / n,
+                         "seconds": time.perf_counter() - t0})
     return rows
