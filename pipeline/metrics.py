@@ -25,11 +25,6 @@ class TurnTiming:
     preemptive: bool = False
     stt: dict[str, float] = field(default_factory=dict)  # the stt_final mark: passes, cadence
 
-    def after_speech_end_ms(self, stage: str) -> float | None:
-        if stage not in self.clock_s or "speech_end" not in self.clock_s:
-            return None
-        return (self.clock_s[stage] - self.clock_s["speech_end"]) * 1000.0
-
     def happened_s(self, stage: str) -> float | None:
         """On the real clock: when the stage really happened, in session-clock seconds."""
         if stage == "speech_end" or stage not in self.perf_s or self.clock_minus_perf_s is None:

@@ -9,6 +9,7 @@ import numpy as np
 
 from .cpu import default_threads
 from .errors import ModelMissingError
+from .onnx import cpu_session
 
 _WARM_UP_TEXT = "Hello, one moment."  # a comma and a period: both of Piper's sentence paths
 
@@ -52,12 +53,7 @@ def _cpu_voice(path: Path, threads: int) -> object:
     """`PiperVoice.load` on the CPU, with our thread count (its loader takes no session options)."""
     import json
 
-    import onnxruntime as ort
     from piper import PiperConfig, PiperVoice
 
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1  # one graph at a time: a chunk is synthesized in one run
     config = PiperConfig.from_dict(json.loads(Path(f"{path}.json").read_text(encoding="utf-8")))
-    session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
-    return PiperVoice(session=session, config=config)
+    return PiperVoice(session=cpu_session(path, "Piper voice", threads=threads), config=config)
