@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup models system-deps lint bench clean
+.PHONY: demo test test-shake setup models system-deps lint bench clean
 
 demo: setup models
 	mkdir -p out
@@ -13,6 +13,11 @@ demo: setup models
 
 test: setup models
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The test command under 1 and 2 threads per model, a busy second core, and AVX2-only kernels
+# (what most AMD EPYC machines run); out/shake/summary.md says which variation failed what.
+test-shake: setup models
+	bash scripts/test_shake.sh
 
 setup: system-deps $(STAMP)
 
@@ -30,11 +35,13 @@ system-deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-# llama-cpp-python compiles from source on first install (about 5 minutes on 2 cores); pip caches it.
+# llama-cpp-python compiles from source on first install (about 5 minutes on 2 cores) with portable
+# CPU flags (scripts/install_llama.sh says why), and the wheel is kept for the next venv.
 # The clients extra (openai, openai-agents, pipecat-ai, livekit-agents) adds about 3.5 minutes.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/install_llama.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	PYTHON=$(BIN)/python bash scripts/install_llama.sh
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench,server,clients]'
 	touch $(STAMP)
 

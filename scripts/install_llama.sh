@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Build llama-cpp-python once per version and build flags, keep the wheel, install it.
+#
+# pip builds llama.cpp from source with -march=native, and its wheel cache is keyed by the source
+# alone. On a Xeon with AMX that build crashes in ggml_backend_amx_mul_mat on the first decode,
+# and a wheel cached on one CPU is reused on the next. So the default flags here are portable
+# x86-64 ones (AVX2, FMA, F16C; no AVX-512, no AMX), and the wheel is kept under a name that
+# holds the version and a hash of the flags.
+#
+# Environment:
+#   PYTHON            the venv's python (required)
+#   LLAMA_CMAKE_ARGS  CMake flags instead of the portable defaults (a CUDA build:
+#                     "-DGGML_CUDA=on"); a new value builds a new wheel
+#   WHEEL_CACHE       where built wheels are kept (default: ~/.cache/pipeline/wheels)
+set -euo pipefail
+
+VERSION=0.3.36
+: "${PYTHON:?PYTHON must name the venv python}"
+if [[ "$(uname -m)" == x86_64 ]]; then
+    DEFAULT_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+    DEFAULT_ARGS+=" -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+else
+    DEFAULT_ARGS="-DGGML_NATIVE=ON"
+fi
+ARGS="${LLAMA_CMAKE_ARGS:-$DEFAULT_ARGS}"
+KEY=$(printf '%s %s' "$VERSION" "$ARGS" | sha256sum | cut -c1-12)
+DIR="${WHEEL_CACHE:-$HOME/.cache/pipeline/wheels}/llama-cpp-python-$VERSION-$KEY"
+
+if "$PYTHON" - "$VERSION" "$DIR" <<'PY'
+import json, sys
+from importlib import metadata
+try:
+    dist = metadata.distribution("llama_cpp_python")
+except metadata.PackageNotFoundError:
+    sys.exit(1)
+origin = dist.read_text("direct_url.json") or "{}"
+sys.exit(0 if dist.version == sys.argv[1] and sys.argv[2] in json.loads(origin).get("url", "") else 1)
+PY
+then
+    exit 0  # this build is the one installed
+fi
+
+if ! ls "$DIR"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    echo "building llama-cpp-python $VERSION ($ARGS): about 5 minutes on 2 cores, once"
+    mkdir -p "$DIR.tmp"
+    CMAKE_ARGS="$ARGS" "$PYTHON" -m pip wheel -q --disable-pip-version-check --no-cache-dir \
+        --no-deps --no-binary llama-cpp-python -w "$DIR.tmp" "llama-cpp-python==$VERSION"
+    rm -rf "$DIR" && mv "$DIR.tmp" "$DIR"
+fi
+"$PYTHON" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$DIR"/llama_cpp_python-*.whl
+"$PYTHON" -m pip install -q --disable-pip-version-check "$(ls "$DIR"/llama_cpp_python-*.whl)"
