@@ -10,8 +10,9 @@ Variants, each a call per clip on the real clock (bench/calls.py), order rotated
 - all levers: streaming, preemptive, speculation from the last partial (the default is the final);
 - speculate from final: the speculation waits for the final pass (`response.speculate_from`);
 - no preemption: streaming without speculation, for scale;
-- final decodes every word: the final pass without the confirmed words as a forced prefix
-  (`stt.prefix_final`); compare STT final ready and the adoption rate;
+- final from the confirmed words: the final pass with the words LocalAgreement confirmed forced
+  as its prefix (`stt.prefix_final`, off by default); compare STT final ready and the adoption
+  rate, and `bench.stt_prefix` for what it costs in accuracy;
 - llm signal, cache kept / cache reset: the `llm` completeness signal scores every partial on
   the LLM; with the cache reset the reply re-evaluates instructions and history
   (`llm.keep_prompt_cache`); compare LLM request -> first token.
@@ -47,14 +48,14 @@ QUICK_TURNS = 3  # one clip per mode position of the rotation
 WARM_UP_LOADS = 3  # loads per side for the Piper warm-up (median); each is ~1 s on 2 cores
 
 # name -> (response settings, completeness "llm" or None for the configured one, stage switches)
-ON = {"keep_prompt_cache": True, "prefix_final": True}
+ON = {"keep_prompt_cache": True, "prefix_final": False}
 VARIANTS: dict[str, tuple[dict[str, Any], str | None, dict[str, bool]]] = {
     "sequential": ({"mode": "sequential", "preemptive": False}, None, ON),
     "all levers": ({"mode": "streaming", "preemptive": True, "speculate_from": "partial"}, None, ON),
     "speculate from final": ({"mode": "streaming", "preemptive": True, "speculate_from": "final"},
                              None, ON),
-    "final decodes every word": ({"mode": "streaming", "preemptive": True}, None,
-                                 ON | {"prefix_final": False}),
+    "final from the confirmed words": ({"mode": "streaming", "preemptive": True}, None,
+                                       ON | {"prefix_final": True}),
     "no preemption": ({"mode": "streaming", "preemptive": False}, None, ON),
     "llm signal, cache kept": ({"mode": "streaming", "preemptive": True}, "llm", ON),
     "llm signal, cache reset": ({"mode": "streaming", "preemptive": True}, "llm",

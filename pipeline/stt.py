@@ -38,8 +38,10 @@ class WhisperSTT:
         beam_size: int = 1,  # greedy: ~2x faster than beam 5; jfk.wav WER is equal on tiny.en
         threads: int | None = None,  # CTranslate2 intra-op threads; None: pipeline.cpu's split
         # final pass: force the words LocalAgreement confirmed as the decoder's prefix and decode
-        # only the tail; the 30 s encoder window is the same either way (see bench/README.md)
-        prefix_final: bool = True,
+        # only the tail. Off: a partial's misheard word is then kept for good ("asked not" in
+        # jfk.wav's final with AVX2 kernels, plus a hallucinated trailing "I"), and the 30 s
+        # encoder window costs the same either way (bench/README.md)
+        prefix_final: bool = False,
     ) -> None:
         from faster_whisper import WhisperModel
 
