@@ -35,6 +35,15 @@ _TRAILING = {
 # Whisper closes every segment with a period, so its punctuation is no evidence here.
 _LEAD_INS = ("and so", "and then", "so", "and", "but", "well", "now", "okay so", "because")
 _LEAD_IN_MAX_WORDS = 6
+# An utterance that is only a form of address, after any interjection ("Oh, my fellow
+# Americans!", "Ladies and gentlemen,") calls for attention before the message: Whisper closes it
+# with "." or "!" at the pause, and which opener it hears ("And so" or "Oh") varies with the
+# machine's kernels, so the address itself is the evidence.
+_ADDRESS = re.compile(
+    r"^(?:(?:oh|ah|and|so|well|now|okay|ok|hey)\s+)*"
+    r"(?:(?:my|dear|my dear)\s+fellow\s+[a-z']+"
+    r"|(?:my|dear|my dear)\s+(?:friends?|colleagues|people|citizens|countrymen|folks|guys|team)"
+    r"|ladies and gentlemen|folks|everyone|everybody)$")
 _NUMBER_WORDS = {"hundred", "thousand", "million", "twenty", "thirty", "forty", "fifty", "sixty",
                  "seventy", "eighty", "ninety"}
 _WORD = re.compile(r"[a-z']+|\d+")
@@ -60,6 +69,8 @@ class HeuristicCompleteness:
             return 0.05
         if last in _NUMBER_WORDS or re.search(r"\d[\d,]*,$|\d+\s*(and|,)\s*$", text):
             return 0.2  # "two hundred" / "4, 5," — a number or list may continue
+        if _ADDRESS.match(" ".join(words)):
+            return 0.3
         opening = " ".join(words[:2])
         if len(words) <= _LEAD_IN_MAX_WORDS and any(
                 opening == lead or opening.startswith(lead + " ") or words[0] == lead for lead in _LEAD_INS):
