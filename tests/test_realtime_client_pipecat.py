@@ -90,6 +90,24 @@ class Recorder(FrameProcessor):
         return "".join(f.text for f in self.frames[after:] if isinstance(f, TTSTextFrame))
 
 
+def _audio_s(frames: list[Frame]) -> float:
+    """Seconds of agent audio among `frames` (16-bit mono)."""
+    return sum(len(f.audio) / 2 / f.sample_rate for f in frames if isinstance(f, TTSAudioRawFrame))
+
+
+async def _server_event(connection: Any, kind: type, where: Callable[[Any], bool] = lambda e: True,
+                        *, seen: frozenset[int] = frozenset(), timeout: float = 15.0) -> Any:
+    """The server session's first event of `kind` that matches and is not among `seen` (ids of
+    events logged before), once it has been emitted. The log is capped, so not by index."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for event in list(connection.session.events.events):
+            if id(event) not in seen and isinstance(event, kind) and where(event):
+                return event
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the server emitted no matching {kind.__name__} within {timeout} s")
+
+
 def test_pipecat_service_typed_turn_audio_turn_tool_round_trip_and_interruption(server, say):
     weather = FunctionSchema(name="get_weather", description="Look up today's weather in a city.",
                              properties={"city": {"type": "string"}}, required=["city"])
@@ -146,17 +164,31 @@ def test_pipecat_service_typed_turn_audio_turn_tool_round_trip_and_interruption(
             assert "sunny in Paris" in tail.said(mark)
 
             # 4. an interruption once the story is sounding: Pipecat truncates the item to what
-            # it played, and the server cancels the response there
+            # it played (wall time since the first delta), and the server cancels the response
+            # there. Waits are on events, never on fixed sleeps: how far the reply has got when
+            # the interruption lands depends on the machine.
             mark = len(tail.frames)
-            await speak(story)
-            await tail.until(TTSAudioRawFrame, after=mark)
-            await asyncio.sleep(0.5)
-            await task.queue_frame(InterruptionFrame())
-            await asyncio.sleep(1.0)
             connection = next(iter(server.server.connections))
-            done = [e for e in list(connection.session.events.events) if isinstance(e, ev.ResponseDone)]
-            assert done[-1].response["status"] == "cancelled"
-            assert len(tail.said(mark)) < len(STORY)
+            logged = frozenset(map(id, list(connection.session.events.events)))
+            await speak(story)
+            first = await tail.until(TTSAudioRawFrame, after=mark)
+            await tail.until(TTSAudioRawFrame, lambda f: _audio_s(tail.frames[mark:]) >= 0.5,
+                             after=mark)
+            await task.queue_frame(InterruptionFrame())
+            # (Pipecat also truncates the weather reply when the caller starts the story)
+            done = await _server_event(connection, ev.ResponseDone, seen=logged)
+            assert done.response["status"] == "cancelled", done.response
+            story_item = done.response["output"][0]["id"]
+            truncated = await _server_event(connection, ev.ItemTruncated,
+                                            lambda e: e.item_id == story_item, seen=logged)
+            # Pipecat truncates at the shorter of its wall time and the audio it had
+            assert truncated.audio_end_ms <= _audio_s(tail.frames[mark:]) * 1000 + 1, truncated
+            # the conversation keeps what was played, not the whole story (its text was streamed
+            # ahead of the audio, as the hosted API does, so Pipecat's text frames say nothing)
+            item = connection.session.conversation.get(truncated.item_id)
+            assert item is not None and item.audio_end_ms == truncated.audio_end_ms
+            assert len(item.text) < len(STORY), item.text
+            assert first.sample_rate == 24_000
             assert not [f for f in up.frames + tail.frames if isinstance(f, ErrorFrame)]
         finally:
             await task.queue_frame(EndFrame())
