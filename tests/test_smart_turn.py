@@ -56,16 +56,41 @@ def test_runs_on_eight_seconds_and_on_short_audio(smart_turn, say):
     assert smart_turn.probability("any text") == 0.0  # no audio: no evidence, the turn stays open
 
 
+SPEEDS = (0.9, 1.05, 1.2)  # Piper length scales: a quicker and a slower caller around the default
+
+
+@pytest.fixture(scope="module")
+def scored(smart_turn) -> list[tuple[float, float]]:
+    """(finished, cut) scores for every phrase at every speed."""
+    from pipeline.audio import resample
+    from pipeline.tts import PiperTTS
+
+    def score(voice: PiperTTS, text: str) -> float:
+        speech = resample(voice.synthesize(text), voice.sample_rate_hz, INPUT_RATE_HZ)
+        return smart_turn.probability("", _turn(speech))
+
+    pairs = []
+    for length_scale in SPEEDS:
+        voice = PiperTTS(noise_scale=0.0, noise_w_scale=0.0, length_scale=length_scale)
+        pairs += [(score(voice, full), score(voice, part)) for full, part in PHRASES]
+    return pairs
+
+
 @pytest.mark.models
-def test_finished_sentences_score_high_and_dangling_cuts_lower(smart_turn, say):
-    finished = [smart_turn.probability("", _turn(say(full))) for full, _ in PHRASES]
-    cut = [smart_turn.probability("", _turn(say(part))) for _, part in PHRASES]
-    assert min(finished) >= 0.5, finished
+def test_finished_sentences_score_high_and_dangling_cuts_lower(scored):
+    """What the combined signal relies on, pooled over phrases and speeds: a bound on a rate with
+    a margin, not one phrase's float (one finished phrase scores 0.03..0.92 across speeds and
+    sampling noise). Measured on an Intel Xeon (AVX-512), 2 cores: finished >= 0.5 in 19 of 21,
+    finished above its cut in 18 of 21, mean drop 0.28."""
+    finished, cut = (np.array(side) for side in zip(*scored, strict=True))
+    print(f"finished >= 0.5: {np.sum(finished >= 0.5)}/{len(finished)}, above cut: "
+          f"{np.sum(finished > cut)}, drop {finished.mean() - cut.mean():.2f}")
+    assert np.mean(finished >= 0.5) >= 0.75, scored
     # Piper says a lone prefix like a finished sentence, so the model is sometimes fooled (it
-    # scores "We need a table for" above the whole sentence); the drop holds on most phrases and
-    # on average.
-    assert sum(f > c for f, c in zip(finished, cut, strict=True)) >= 5, (finished, cut)
-    assert np.mean(finished) - np.mean(cut) > 0.1, (finished, cut)
+    # scores "We need a table for" above the whole sentence); the drop holds on most pairs and
+    # on average
+    assert np.mean(finished > cut) >= 0.6, scored
+    assert finished.mean() - cut.mean() >= 0.15, scored
 
 
 class _Fixed:
