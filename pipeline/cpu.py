@@ -5,7 +5,9 @@ machine, and on a small one they run at the same time: the final pass overlaps a
 prompt, and Piper synthesizes the first chunk while the LLM decodes the next. Oversubscribed,
 llama.cpp's spinning threads slow sharply (bench/README.md, "Reading the numbers"). Each stage
 takes `threads=None` to mean "the split below for the detected cores"; `bench/levers.py
---threads` compares splits, and an explicit `--set llm.threads=N` always wins.
+--threads` compares splits, and an explicit `--set llm.threads=N` always wins. The environment
+variable PIPELINE_THREADS=N gives every model N threads instead of the split (`make test-shake`
+runs the suite with 1).
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ def default_threads(stage: Stage, cores: int | None = None) -> int:
     takes a quarter (its first chunk is ~80 ms of compute on 2 cores, the same results) and the
     LLM the rest, so together they never ask for more cores than there are.
     """
+    forced = os.environ.get("PIPELINE_THREADS", "").strip()
+    if forced and cores is None:
+        if not forced.isdigit() or int(forced) < 1:
+            raise ValueError(f"PIPELINE_THREADS must be a whole number >= 1, got {forced!r}")
+        return int(forced)
     n = cores if cores is not None else usable_cores()
     if n <= 2 or stage == "stt":
         return max(1, n)

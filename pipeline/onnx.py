@@ -1,7 +1,12 @@
-"""One way to open an ONNX model on onnxruntime's CPU provider (Silero VAD, Smart Turn)."""
+"""One way to open an ONNX model on onnxruntime's CPU provider (Silero VAD, Smart Turn).
+
+PIPELINE_ONNX_OPTIMIZATION (disable | basic | extended | all, default all) sets onnxruntime's
+graph optimisation level, which decides which fused kernels run: a way to check that a result
+does not hang on one kernel choice (`make test-shake` runs the suite with "basic")."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,4 +25,17 @@ def cpu_session(model_path: str | Path, what: str, *, threads: int) -> Any:
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1  # one model at a time: a second pool would only contend
     opts.log_severity_level = 3  # warnings about unused initialisers are not the user's business
+    opts.graph_optimization_level = _optimization_level(ort)
     return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+def _optimization_level(ort: Any) -> Any:
+    levels = {"disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+              "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+              "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+              "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}
+    name = os.environ.get("PIPELINE_ONNX_OPTIMIZATION", "all").strip().lower() or "all"
+    if name not in levels:
+        raise ValueError(f"PIPELINE_ONNX_OPTIMIZATION must be one of {', '.join(levels)}, "
+                         f"got {name!r}")
+    return levels[name]

@@ -18,12 +18,22 @@ def test_threads_by_core_count(cores, stt, llm, tts):
     assert [default_threads(s, cores) for s in ("stt", "llm", "tts")] == [stt, llm, tts]
 
 
+def test_pipeline_threads_gives_every_model_that_many(monkeypatch):
+    monkeypatch.setenv("PIPELINE_THREADS", "1")
+    assert [default_threads(s) for s in ("stt", "llm", "tts")] == [1, 1, 1]
+    assert default_threads("llm", 8) == 6  # an explicit core count is a question about the split
+    monkeypatch.setenv("PIPELINE_THREADS", "two")
+    with pytest.raises(ValueError, match="PIPELINE_THREADS must be a whole number"):
+        default_threads("stt")
+
+
 def test_the_overlapping_models_never_ask_for_more_cores_than_there_are():
     for cores in range(3, 65):
         assert default_threads("llm", cores) + default_threads("tts", cores) == cores
 
 
-def test_the_detected_cores_are_used_when_none_are_given():
+def test_the_detected_cores_are_used_when_none_are_given(monkeypatch):
+    monkeypatch.delenv("PIPELINE_THREADS", raising=False)
     n = usable_cores()
     assert n >= 1 and default_threads("stt") == default_threads("stt", n)
 
