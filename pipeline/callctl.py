@@ -129,7 +129,10 @@ class CallControl:
             missing = await check
             if missing:
                 return {"hung_up": False, "why": f"before hanging up, still to do: {missing}"}
-        # let a caller who answers the farewell finish; a new request cancels the close
+        # let a caller who answers the farewell finish; a new request cancels the close. The
+        # grace is quiet after the drain, bounded by the cap: a goodbye that drains 7.5 s into an
+        # 8 s cap closes at 8 s, not 8.3. A caller still talking is heard out (a farewell goes on
+        # closing, a new request keeps the line): the cap never cuts the caller off.
         grace = self.repeat_grace_s if repeat else self.grace_s
         quiet_since: float | None = None
         while True:
@@ -140,7 +143,7 @@ class CallControl:
                 await self.core.floor.wait()
                 continue
             quiet_since = clock.now() if quiet_since is None else quiet_since
-            left = grace - (clock.now() - quiet_since)
+            left = min(grace - (clock.now() - quiet_since), deadline - clock.now())
             if left <= 0:
                 break
             await self._until(self.core.floor.wait(), clock.now() + left)

@@ -207,6 +207,26 @@ def test_a_goodbye_that_never_finishes_hangs_up_at_the_cap(real_stages, say):
 
 
 
+def test_the_hang_up_cap_bounds_the_grace_after_a_late_goodbye(real_stages, say):
+    """A goodbye that drains within the grace of the cap's end closes at the cap, not cap +
+    grace; and never before it was heard to its end."""
+    stall_s = 5.6  # the goodbye's second sentence comes late: it finishes ~7.5 s after end_call
+    voice = desk.StallingVoice(real_stages.tts, stall_at_chunk=2, stall_s=stall_s, match="Harbor Hotel")
+    rec = _run(real_stages, [Clip(say(ASK), 0.3),
+                             Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5)],
+               tts=voice, preemptive=False)
+    story = rec.timeline()
+    call_made = next(e for e in rec.of("response.function_call_arguments.done") if e.name == "end_call")
+    bye = _goodbye_done(rec)
+    assert bye.response["status"] == "completed", story
+    heard_s = bye.ts - call_made.ts
+    grace_s = rec.session.config.call.close_grace_ms / 1000
+    assert 8.0 - grace_s < heard_s < 8.0, (heard_s, story)  # the case: drain + grace > cap
+    hangups = _hangups(rec)
+    assert len(hangups) == 1 and _goodbye_heard_whole(rec), story
+    assert hangups[0].ts - call_made.ts <= 8.0 + 0.03, (hangups[0].ts - call_made.ts, story)
+
+
 class _Owes:
     """A model that, asked at goodbye time, says one action is still owed (then NONE)."""
 
