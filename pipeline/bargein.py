@@ -151,6 +151,9 @@ class BargeIn:
             self._interrupt(turn, now_ms, fire_ms=hearing.fire_ms, why="words", heard=text)
         elif final:  # only backchannels, or no words at all: the agent goes on where it stopped
             self._hearing = None
+            # re-armed at the verdict, not when the agent stops: the caller who goes on talking
+            # ("Okay, and how long does that take?") fires it again and is heard out
+            self.gate.reset()
             self.core.emit(ev.StageMark(stage="false_interruption", detail={
                 "paused_ms": now_ms - hearing.paused_from_ms, "fire_ms": hearing.fire_ms,
                 "decision_ms": now_ms - hearing.fire_ms, "heard": text, "verdict": verdict}))

@@ -88,3 +88,25 @@ def test_an_interruption_keeps_its_first_word_and_pause(real_stages, say, first,
     key = rest.split()[-1].strip("?.").lower()
     assert key in heard, story
     assert rec.done[-1].response["status"] == "completed", story
+
+
+@pytest.mark.parametrize("pause_ms", [150, 300])
+@pytest.mark.parametrize("backchannel", ["Okay, okay.", "Sure, got it.", "Right, I see."])
+def test_a_question_after_a_backchannel_is_answered(real_stages, say, backchannel, pause_ms):
+    """The backchannel fires the gate, its words resume the reply; the question that follows is
+    not lost: the gate re-arms at the verdict, and the caller still talking is the interruption
+    (in the same turn, or the next one joined to it), with the backchannel's words kept."""
+    first = say(backchannel)
+    assert _voiced_ms(first) >= 300, _voiced_ms(first)  # long enough to fire the gate
+    clip = np.concatenate([first, silence(pause_ms), say("And how long does that take to show up?")])
+    rec = call(_stages(real_stages), _over_reply(say, clip), config=WORDS)
+    story = rec.timeline()
+    resumed = [m for m in rec.stages("false_interruption") if m.detail.get("verdict") == "backchannel"]
+    assert resumed, story  # the case: the backchannel was heard out and the reply resumed
+    assert rec.stages("barge_in"), story  # then the question interrupted it
+    assert rec.done[0].response["status"] == "cancelled", story
+    assert len(rec.transcripts) == 2, story
+    asked = rec.transcripts[1].lower()
+    assert "how long" in asked and "show up" in asked, story
+    assert asked.split()[0].strip(",.!?") == backchannel.split()[0].strip(",.").lower(), story
+    assert rec.done[-1].response["status"] == "completed", story  # and it was answered
