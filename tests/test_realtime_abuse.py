@@ -213,3 +213,54 @@ def test_a_closed_session_lets_go_of_its_audio_without_the_cycle_collector():
     # 0.39 MB and 0.64 MB (its 6 s of input history and its event log's audio)
     assert long - short < 128 << 10, (short, long)
     assert long < 512 << 10, (short, long)
+
+
+# --- what a client sends that is JSON, or a header, but not something the call can carry ----------
+
+
+def _sent(event_id: str, body: str) -> str:
+    """A text frame written by hand, so the JSON escapes in `body` are exactly what goes out."""
+    return f'{{"event_id": "{event_id}", {body}}}'
+
+
+def test_a_lone_surrogate_is_refused_at_the_door_and_the_call_goes_on():
+    """`\\udc80` is valid JSON but not text: Python turns it into a lone surrogate, which no model,
+    log or UTF-8 wire can take. Before, the item went in and every later response.create failed
+    with a server_error; now the event is refused, naming the field, and nothing of it is kept."""
+    bad = [
+        ("evt_item", '"type": "conversation.item.create", "item": {"type": "message", "role": '
+                     '"user", "content": [{"type": "input_text", "text": "hi \\udc80"}]}',
+         "item.content[0].text"),
+        ("evt_update", '"type": "session.update", "session": {"instructions": "Be \\ud800 kind."}',
+         "session.instructions"),
+        ("evt_response", '"type": "response.create", "response": {"instructions": "x\\ud800"}',
+         "response.instructions"),
+        ("evt_key", '"type": "response.create", "response": {"metadata": {"k\\udfff": "v"}}',
+         "response.metadata"),
+    ]
+
+    async def scenario() -> None:
+        async with serving(fake_stages("Okay.")) as server, client(server) as c:
+            await c.wait_for("session.created")
+            for event_id, body, _ in bad:
+                await c.send(_sent(event_id, body))
+            await c.send('{"type": "response.create", "event_id": "evt_\\udc80"}')
+            await c.wait_for("error", count=len(bad) + 1, timeout=10)
+            errors = [e["error"] for e in c.of("error")]
+            assert [e["code"] for e in errors] == ["invalid_value"] * (len(bad) + 1)
+            assert all(e["type"] == "invalid_request_error" for e in errors)
+            for error, (event_id, _, field) in zip(errors, bad, strict=False):
+                assert error["event_id"] == event_id
+                assert error["param"] == field and f"`{field}`" in error["message"]
+                assert "surrogate" in error["message"]
+            assert errors[-1]["event_id"] is None  # an event_id that is not text is not echoed
+            assert errors[-1]["param"] == "event_id"
+            # nothing of them was taken: no item, no update, no response
+            assert not c.of("conversation.item.added") and not c.of("conversation.item.created")
+            assert not c.of("session.updated") and not c.of("response.created")
+            done = await text_reply(c, "Hello")
+            assert done["response"]["status"] == "completed"
+            assert len(c.of("response.created")) == 1
+            assert not [e for e in c.of("error") if e["error"]["type"] == "server_error"]
+
+    asyncio.run(scenario())
