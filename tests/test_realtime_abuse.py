@@ -264,3 +264,41 @@ def test_a_lone_surrogate_is_refused_at_the_door_and_the_call_goes_on():
             assert not [e for e in c.of("error") if e["error"]["type"] == "server_error"]
 
     asyncio.run(scenario())
+
+
+def test_json_too_deep_or_with_numbers_no_reader_can_take_is_invalid_json_and_the_call_goes_on():
+    """Python's reader gives up on 100,000 nested arrays (RecursionError) and on a 5001-digit
+    integer (ValueError); those were server_errors. NaN and 1e999 it reads, and would have sent
+    back as bare NaN/Infinity, which a browser cannot parse; deep nesting it reads would fail
+    later (a copy of an 800-deep tool schema recursed too far)."""
+    deep_schema = '{"a": ' * 800 + '1' + '}' * 800
+    def tool(parameters: str) -> str:
+        return ('{"type": "session.update", "session": {"tools": [{"type": "function", "name": '
+                f'"f", "description": "d", "parameters": {parameters}}}]}}}}')
+
+    bad = [
+        "[" * 100_000 + "]" * 100_000,
+        '{"type": "conversation.item.truncate", "item_id": "x", "audio_end_ms": ' + "9" * 5001 + "}",
+        '{"type": "conversation.item.truncate", "item_id": "x", "audio_end_ms": 9007199254740992}',
+        tool('{"type": "object", "minimum": NaN}'),
+        tool('{"type": "object", "maximum": -Infinity}'),
+        tool('{"type": "object", "maximum": 1e999}'),
+        tool(deep_schema),
+    ]
+
+    async def scenario() -> None:
+        async with serving(fake_stages("Okay.")) as server, client(server) as c:
+            await c.wait_for("session.created")
+            for message in bad:
+                await c.send(message)
+            await c.wait_for("error", count=len(bad), timeout=10)
+            errors = [e["error"] for e in c.of("error")]
+            assert [e["code"] for e in errors] == ["invalid_json"] * len(bad), errors
+            assert all(e["type"] == "invalid_request_error" for e in errors)
+            assert "deep" in errors[0]["message"] and "deep" in errors[-1]["message"]
+            assert "sys." not in errors[1]["message"]  # advice for the client, not the server
+            assert not c.of("session.updated")
+            done = await text_reply(c, "Hello")
+            assert done["response"]["status"] == "completed"
+
+    asyncio.run(scenario())

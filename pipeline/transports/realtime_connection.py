@@ -31,7 +31,7 @@ from ..protocols import CallInput
 from ..session import Session
 from . import realtime_requests as requests
 from .realtime_events import GA, WireEncoder, WireSettings
-from .realtime_json import check_text, is_text
+from .realtime_json import check_event, is_text, parse_message
 from .realtime_protocol import (
     ClientError,
     jsonable,
@@ -285,17 +285,13 @@ class Connection:
                     "message_too_large",
                     f"The message is {size} bytes; the limit is {self.max_message_bytes}. "
                     "Send audio in smaller appends (20-100 ms each is typical).")
-            try:
-                event = json.loads(message)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise ClientError("invalid_json", f"The message is not valid JSON ({exc}); "
-                                                   "send one JSON object per message.") from None
+            event = parse_message(message)
             if not isinstance(event, dict):
                 raise ClientError("invalid_event", "Each message must be a JSON object with a "
                                                     "`type`, e.g. {\"type\": \"response.create\"}.")
             if isinstance(event.get("event_id"), str) and is_text(event["event_id"]):
                 event_id = event["event_id"]
-            check_text(event)  # nothing of an event with a string that is not text is used
+            check_event(event)  # nothing of an event too deep, or not all text, is used
             kind = require(event, "type", str, "the event")
             handler = self._handlers.get(kind)
             if handler is None:

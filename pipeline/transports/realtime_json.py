@@ -2,13 +2,16 @@
 
 Python's JSON reader takes more than a call can use: `\\ud800`-style escapes become lone
 surrogates, which no model, log or UTF-8 wire can encode, so one in an instruction broke every
-reply after it. Checking once on receipt, before any of the event is used, means nothing a
-client sends can fail deeper in the session; the refusal names the first field at fault.
+reply after it; NaN and Infinity are not JSON, and went back out bare, which a browser cannot
+parse; nesting it reads can still be too deep to copy. Checking once on receipt, before any of
+the event is used, means nothing a client sends can fail deeper in the session; the refusal
+names the first field at fault.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -16,6 +19,43 @@ from .realtime_protocol import ClientError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_DEPTH = 64  # objects and arrays in one another; a tool's JSON schema needs a dozen or so
+MAX_INTEGER = 2**53 - 1  # the integers every JSON reader holds exactly (RFC 7493)
+
+
+def _integer(text: str) -> int:
+    if len(text) > 17 or abs(value := int(text)) > MAX_INTEGER:
+        shown = text if len(text) <= 20 else text[:20] + "…"
+        raise ClientError("invalid_json", f"The message has the integer {shown}, beyond "
+                                          f"±{MAX_INTEGER} (what every JSON reader holds "
+                                          "exactly); send a smaller number.")
+    return value
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        shown = text if len(text) <= 20 else text[:20] + "…"
+        raise ClientError("invalid_json", f"The number {shown} is too large to hold (it would "
+                                          "be infinite); send a smaller one.")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise ClientError("invalid_json", f"{name} is not JSON; send a finite number, or null.")
+
+
+def parse_message(message: str | bytes) -> Any:
+    """The message as JSON, or ClientError `invalid_json` saying what is wrong with it."""
+    try:
+        return json.loads(message, parse_int=_integer, parse_float=_number,
+                          parse_constant=_constant)
+    except RecursionError:
+        raise ClientError("invalid_json", f"The message nests objects and arrays too deep to "
+                                          f"read; keep them under {MAX_DEPTH} deep.") from None
+    except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for a binary frame
+        raise ClientError("invalid_json", f"The message is not valid JSON ({exc}); "
+                                          "send one JSON object per message.") from None
 
 
 def field_path(path: tuple[str | int, ...]) -> str:
@@ -48,14 +88,18 @@ def _not_text(value: str, path: tuple[str | int, ...], *, key: bool = False) -> 
         "character beyond U+FFFF as a whole pair, like \\ud83d\\ude00.", param=where or None)
 
 
-def check_text(event: dict[str, Any]) -> None:
-    """Refuse the event if any string in it, key or value, is not Unicode text."""
+def check_event(event: dict[str, Any]) -> None:
+    """Refuse the event if it nests deeper than MAX_DEPTH, or if any string in it, key or
+    value, is not Unicode text."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(event, ())]
     while stack:  # depth first, in the order the client wrote it: the first bad field is named
         value, path = stack.pop()
         if isinstance(value, str):
             if not is_text(value):
                 raise _not_text(value, path)
+        elif isinstance(value, dict | list) and len(path) >= MAX_DEPTH:
+            raise ClientError("invalid_json", f"The message nests objects and arrays more than "
+                                              f"{MAX_DEPTH} deep; flatten it.")
         elif isinstance(value, dict):
             for key in value:
                 if not is_text(key):
@@ -65,4 +109,4 @@ def check_text(event: dict[str, Any]) -> None:
             stack.extend((value[i], (*path, i)) for i in reversed(range(len(value))))
 
 
-__all__ = ["check_text", "field_path", "is_text"]
+__all__ = ["check_event", "field_path", "is_text", "parse_message"]
