@@ -6,6 +6,7 @@ import asyncio
 import base64
 import gc
 import json
+import logging
 import time
 import tracemalloc
 
@@ -302,3 +303,41 @@ def test_json_too_deep_or_with_numbers_no_reader_can_take_is_invalid_json_and_th
             assert done["response"]["status"] == "completed"
 
     asyncio.run(scenario())
+
+
+async def _handshake(server: RealtimeServer, extra: bytes) -> tuple[int, bytes]:
+    """A WebSocket upgrade written by hand, so a header can hold any bytes; (status, body)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(b"GET /v1/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                 b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                 b"Sec-WebSocket-Version: 13\r\n" + extra + b"\r\n")
+    try:
+        response = await asyncio.wait_for(reader.read(), 5)
+    finally:
+        writer.close()
+    head, _, body = response.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+def test_non_ascii_handshake_headers_get_a_refusal_not_a_server_error(caplog):
+    """The WebSocket library keeps a header's non-ASCII bytes as surrogates; encoding one as UTF-8
+    failed, and the handshake answered 500 with a traceback in the log."""
+
+    async def scenario() -> None:
+        async with serving(fake_stages(), token="s3cret") as server:
+            for value in (b"Bearer \xff\xfe", "Bearer s3cr\u00e9t".encode()):
+                status, body = await _handshake(server, b"Authorization: " + value + b"\r\n")
+                assert status == 401, (value, status, body)
+                assert b"Authorization: Bearer <token>" in body
+            status, _ = await _handshake(server, b"Sec-WebSocket-Protocol: realtime, "
+                                                 b"openai-insecure-api-key.\xff\r\n")
+            assert status == 401
+            status, body = await _handshake(server, b"Authorization: Bearer s3cret\r\n"
+                                                    b"Origin: http://\xff.example\r\n")
+            assert status == 403 and b"may not use this server" in body
+            async with client(server, additional_headers={"Authorization": "Bearer s3cret"}) as c:
+                await c.wait_for("session.created")  # and the right token still gets in
+
+    with caplog.at_level(logging.INFO):
+        asyncio.run(scenario())
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
