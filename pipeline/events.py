@@ -269,9 +269,13 @@ class CallLog(Event):
     level: str = "info"
 
 
-def error_event(code: str, message: str, *, event_id: str | None = None) -> Error:
+def error_event(code: str, message: str, *, event_id: str | None = None,
+                param: str | None = None) -> Error:
     kind = "invalid_request_error" if code != "server_error" else "server_error"
-    return Error(error={"type": kind, "code": code, "message": message, "event_id": event_id})
+    error = {"type": kind, "code": code, "message": message, "event_id": event_id}
+    if param is not None:
+        error["param"] = param
+    return Error(error=error)
 
 
 class EventLog:

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import gc
 import json
+import logging
 import time
 import tracemalloc
 
@@ -213,3 +214,130 @@ def test_a_closed_session_lets_go_of_its_audio_without_the_cycle_collector():
     # 0.39 MB and 0.64 MB (its 6 s of input history and its event log's audio)
     assert long - short < 128 << 10, (short, long)
     assert long < 512 << 10, (short, long)
+
+
+# --- what a client sends that is JSON, or a header, but not something the call can carry ----------
+
+
+def _sent(event_id: str, body: str) -> str:
+    """A text frame written by hand, so the JSON escapes in `body` are exactly what goes out."""
+    return f'{{"event_id": "{event_id}", {body}}}'
+
+
+def test_a_lone_surrogate_is_refused_at_the_door_and_the_call_goes_on():
+    """`\\udc80` is valid JSON but not text: Python turns it into a lone surrogate, which no model,
+    log or UTF-8 wire can take. Before, the item went in and every later response.create failed
+    with a server_error; now the event is refused, naming the field, and nothing of it is kept."""
+    bad = [
+        ("evt_item", '"type": "conversation.item.create", "item": {"type": "message", "role": '
+                     '"user", "content": [{"type": "input_text", "text": "hi \\udc80"}]}',
+         "item.content[0].text"),
+        ("evt_update", '"type": "session.update", "session": {"instructions": "Be \\ud800 kind."}',
+         "session.instructions"),
+        ("evt_response", '"type": "response.create", "response": {"instructions": "x\\ud800"}',
+         "response.instructions"),
+        ("evt_key", '"type": "response.create", "response": {"metadata": {"k\\udfff": "v"}}',
+         "response.metadata"),
+    ]
+
+    async def scenario() -> None:
+        async with serving(fake_stages("Okay.")) as server, client(server) as c:
+            await c.wait_for("session.created")
+            for event_id, body, _ in bad:
+                await c.send(_sent(event_id, body))
+            await c.send('{"type": "response.create", "event_id": "evt_\\udc80"}')
+            await c.wait_for("error", count=len(bad) + 1, timeout=10)
+            errors = [e["error"] for e in c.of("error")]
+            assert [e["code"] for e in errors] == ["invalid_value"] * (len(bad) + 1)
+            assert all(e["type"] == "invalid_request_error" for e in errors)
+            for error, (event_id, _, field) in zip(errors, bad, strict=False):
+                assert error["event_id"] == event_id
+                assert error["param"] == field and f"`{field}`" in error["message"]
+                assert "surrogate" in error["message"]
+            assert errors[-1]["event_id"] is None  # an event_id that is not text is not echoed
+            assert errors[-1]["param"] == "event_id"
+            # nothing of them was taken: no item, no update, no response
+            assert not c.of("conversation.item.added") and not c.of("conversation.item.created")
+            assert not c.of("session.updated") and not c.of("response.created")
+            done = await text_reply(c, "Hello")
+            assert done["response"]["status"] == "completed"
+            assert len(c.of("response.created")) == 1
+            assert not [e for e in c.of("error") if e["error"]["type"] == "server_error"]
+
+    asyncio.run(scenario())
+
+
+def test_json_too_deep_or_with_numbers_no_reader_can_take_is_invalid_json_and_the_call_goes_on():
+    """Python's reader gives up on 100,000 nested arrays (RecursionError) and on a 5001-digit
+    integer (ValueError); those were server_errors. NaN and 1e999 it reads, and would have sent
+    back as bare NaN/Infinity, which a browser cannot parse; deep nesting it reads would fail
+    later (a copy of an 800-deep tool schema recursed too far)."""
+    deep_schema = '{"a": ' * 800 + '1' + '}' * 800
+    def tool(parameters: str) -> str:
+        return ('{"type": "session.update", "session": {"tools": [{"type": "function", "name": '
+                f'"f", "description": "d", "parameters": {parameters}}}]}}}}')
+
+    bad = [
+        "[" * 100_000 + "]" * 100_000,
+        '{"type": "conversation.item.truncate", "item_id": "x", "audio_end_ms": ' + "9" * 5001 + "}",
+        '{"type": "conversation.item.truncate", "item_id": "x", "audio_end_ms": 9007199254740992}',
+        tool('{"type": "object", "minimum": NaN}'),
+        tool('{"type": "object", "maximum": -Infinity}'),
+        tool('{"type": "object", "maximum": 1e999}'),
+        tool(deep_schema),
+    ]
+
+    async def scenario() -> None:
+        async with serving(fake_stages("Okay.")) as server, client(server) as c:
+            await c.wait_for("session.created")
+            for message in bad:
+                await c.send(message)
+            await c.wait_for("error", count=len(bad), timeout=10)
+            errors = [e["error"] for e in c.of("error")]
+            assert [e["code"] for e in errors] == ["invalid_json"] * len(bad), errors
+            assert all(e["type"] == "invalid_request_error" for e in errors)
+            assert "deep" in errors[0]["message"] and "deep" in errors[-1]["message"]
+            assert "sys." not in errors[1]["message"]  # advice for the client, not the server
+            assert not c.of("session.updated")
+            done = await text_reply(c, "Hello")
+            assert done["response"]["status"] == "completed"
+
+    asyncio.run(scenario())
+
+
+async def _handshake(server: RealtimeServer, extra: bytes) -> tuple[int, bytes]:
+    """A WebSocket upgrade written by hand, so a header can hold any bytes; (status, body)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(b"GET /v1/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                 b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                 b"Sec-WebSocket-Version: 13\r\n" + extra + b"\r\n")
+    try:
+        response = await asyncio.wait_for(reader.read(), 5)
+    finally:
+        writer.close()
+    head, _, body = response.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+def test_non_ascii_handshake_headers_get_a_refusal_not_a_server_error(caplog):
+    """The WebSocket library keeps a header's non-ASCII bytes as surrogates; encoding one as UTF-8
+    failed, and the handshake answered 500 with a traceback in the log."""
+
+    async def scenario() -> None:
+        async with serving(fake_stages(), token="s3cret") as server:
+            for value in (b"Bearer \xff\xfe", "Bearer s3cr\u00e9t".encode()):
+                status, body = await _handshake(server, b"Authorization: " + value + b"\r\n")
+                assert status == 401, (value, status, body)
+                assert b"Authorization: Bearer <token>" in body
+            status, _ = await _handshake(server, b"Sec-WebSocket-Protocol: realtime, "
+                                                 b"openai-insecure-api-key.\xff\r\n")
+            assert status == 401
+            status, body = await _handshake(server, b"Authorization: Bearer s3cret\r\n"
+                                                    b"Origin: http://\xff.example\r\n")
+            assert status == 403 and b"may not use this server" in body
+            async with client(server, additional_headers={"Authorization": "Bearer s3cret"}) as c:
+                await c.wait_for("session.created")  # and the right token still gets in
+
+    with caplog.at_level(logging.INFO):
+        asyncio.run(scenario())
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]

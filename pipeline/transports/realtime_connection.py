@@ -31,6 +31,7 @@ from ..protocols import CallInput
 from ..session import Session
 from . import realtime_requests as requests
 from .realtime_events import GA, WireEncoder, WireSettings
+from .realtime_json import check_event, is_text, parse_message
 from .realtime_protocol import (
     ClientError,
     jsonable,
@@ -222,11 +223,14 @@ class Connection:
         for payload in self.encoder.encode(event):
             self._send(payload)
 
-    def _error(self, code: str, message: str, event_id: str | None) -> None:
+    def _error(self, code: str, message: str, event_id: str | None,
+               param: str | None = None) -> None:
         assert self.session is not None
         if len(message) > MAX_ERROR_CHARS:
             message = message[:MAX_ERROR_CHARS - 1] + "…"
-        self.session.emit(ev.error_event(code, message, event_id=event_id))
+        if param is not None and len(param) > MAX_ERROR_CHARS:
+            param = param[:MAX_ERROR_CHARS - 1] + "…"
+        self.session.emit(ev.error_event(code, message, event_id=event_id, param=param))
 
     # --- agent audio (the session's AudioSink) -------------------------------------------------
 
@@ -281,16 +285,13 @@ class Connection:
                     "message_too_large",
                     f"The message is {size} bytes; the limit is {self.max_message_bytes}. "
                     "Send audio in smaller appends (20-100 ms each is typical).")
-            try:
-                event = json.loads(message)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise ClientError("invalid_json", f"The message is not valid JSON ({exc}); "
-                                                   "send one JSON object per message.") from None
+            event = parse_message(message)
             if not isinstance(event, dict):
                 raise ClientError("invalid_event", "Each message must be a JSON object with a "
                                                     "`type`, e.g. {\"type\": \"response.create\"}.")
-            if isinstance(event.get("event_id"), str):
+            if isinstance(event.get("event_id"), str) and is_text(event["event_id"]):
                 event_id = event["event_id"]
+            check_event(event)  # nothing of an event too deep, or not all text, is used
             kind = require(event, "type", str, "the event")
             handler = self._handlers.get(kind)
             if handler is None:
@@ -301,7 +302,7 @@ class Connection:
             if asyncio.iscoroutine(result):
                 await result
         except ClientError as exc:
-            self._error(exc.code, exc.message, event_id)
+            self._error(exc.code, exc.message, event_id, exc.param)
         except Exception as exc:  # a bug here must cost one message, not the call
             log.exception("failed to handle a client message")
             self._error("server_error", f"The server failed on this event ({type(exc).__name__}: "

@@ -28,10 +28,11 @@ from ..tools import ToolSpec
 class ClientError(Exception):
     """A client mistake, answered with an `error` event; the session goes on."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, param: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.param = param  # the field at fault (`item.content[0].text`), where one is
 
 
 @dataclass(frozen=True)

@@ -131,7 +131,8 @@ class RealtimeServer:
             return response
         origin = request.headers.get("Origin")
         if origin is not None and not self._origin_ok(origin):
-            return connection.respond(HTTPStatus.FORBIDDEN, f"Web pages from {origin[:100]} may not "
+            shown = _header_bytes(origin[:100]).decode("ascii", "backslashreplace")
+            return connection.respond(HTTPStatus.FORBIDDEN, f"Web pages from {shown} may not "
                                       "use this server; start it with that origin allowed.\n")
         if len(self.connections) >= self.max_connections:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE,
@@ -208,9 +209,15 @@ def dialect_of(ws: ServerConnection) -> str:
 def _bearer_ok(headers: Headers, token: str) -> bool:
     given = headers.get("Authorization", "")
     from_browser = subprotocol_token(headers)  # a browser cannot set Authorization on a WebSocket
-    return hmac.compare_digest(given.encode("utf-8"), f"Bearer {token}".encode()) or (
-        from_browser is not None and hmac.compare_digest(from_browser.encode("utf-8"),
+    return hmac.compare_digest(_header_bytes(given), f"Bearer {token}".encode()) or (
+        from_browser is not None and hmac.compare_digest(_header_bytes(from_browser),
                                                          token.encode("utf-8")))
+
+
+def _header_bytes(value: str) -> bytes:
+    """A header's bytes as sent: the WebSocket library keeps each non-ASCII byte as a surrogate,
+    which plain UTF-8 cannot encode (a handshake with `Bearer \\xff` failed with HTTP 500)."""
+    return value.encode("utf-8", "surrogateescape")
 
 
 # --- command line ----------------------------------------------------------------------------
