@@ -103,6 +103,10 @@ class Responder:
             return
         self.active = response
         self.responses.append(response)
+        if not response.held and not response.options.out_of_band:
+            # in the history from the moment it begins: a reply started a moment later builds on
+            # it, not on a context where the agent has not yet spoken
+            self.core.conversation.add(response.item)
         task = self.core.spawn(response.run())
         task.add_done_callback(lambda _t, r=response: self._ended(r))
 

@@ -179,9 +179,7 @@ class Response:
 
     async def run(self) -> None:
         try:
-            self._mark("response_start")
-            if not self.held and not self.options.out_of_band:
-                self.ctx.conversation.add(self.item)
+            self._mark("response_start")  # its item is in the history since `Responder.begin`
             self._emit(ev.ResponseCreated(response={"id": self.id, "status": "in_progress", "output": [],
                                                     **self._described()}))
             self._emit(ev.OutputItemAdded(response_id=self.id, item=self.item.to_dict()))

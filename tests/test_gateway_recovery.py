@@ -185,3 +185,47 @@ def test_a_refused_amount_change_tells_the_caller_the_amount_that_moved(real_sta
     assert refused is not None and landed is not None, story
     assert refused < landed and "80" not in lines[landed], story
     assert row.told, story
+
+
+class _SettlesWithTheChange(sd.StripeLikeGateway):
+    """The first refund stays pending until a second request under its key has waited
+    `change_s` at the gateway; then both answer at the same moment (the change refused with a
+    409, the first refund landed), after both holding lines have been said."""
+
+    def __init__(self, *args, change_s: float = 3.0, **kwargs) -> None:
+        self.changed, self.change_s = asyncio.Event(), change_s
+        super().__init__(*args, settle_when=self.changed.wait, **kwargs)
+
+    async def refund(self, **kwargs):
+        if self.db.execute("SELECT 1 FROM requests WHERE key = ?", (kwargs["idempotency_key"],)).fetchone():
+            await self.clock.sleep(self.change_s)
+            self.changed.set()
+        return await super().refund(**kwargs)
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_two_results_that_land_together_are_answered_in_one_reply(real_stages, say, tmp_path):
+    world: dict = {}
+
+    def setup(session) -> None:
+        gateway = world["gateway"] = _SettlesWithTheChange(tmp_path / "gateway.sqlite3", clock=session.clock)
+        world["ledger"] = Ledger(tmp_path / "ledger.sqlite3")
+        session.use_tools(sd.build_tools(gateway), ledger=world["ledger"], queries={"refund": gateway.lookup})
+
+    rec = call(with_stages(real_stages, llm=sd.scripted_llm()),
+               [Clip(say(ASK), 0.3),
+                Clip(say("Actually, make it eighty dollars instead."), None,
+                     after=after_stage("heard_in_full", 1), delay_s=0.3)], setup=setup)
+    story = rec.timeline()
+    gateway, ledger = world["gateway"], world["ledger"]
+    assert [e["amount"] for e in gateway.effects()] == ["64.50"], story
+    calls = [e for e in rec.of("response.function_call_arguments.done") if e.name == "refund"]
+    assert len(calls) == 2, story  # the request and the change; no third call
+    outputs = [json.loads(i.output) for i in rec.session.conversation.items if i.type == "function_call_output"]
+    assert sorted(o["status"] for o in outputs) == ["change_refused", "committed"], story
+    replies = [r for r in rec.session.responder.responses if r.purpose == "tool_result"]
+    assert len(replies) == 1, story  # one reply saw both results
+    confirmations = [line for line in rec.agent_lines if "64.50" in line and "9075" in line]
+    assert len(confirmations) == 1, story  # the caller hears the refund confirmed once
+    assert ledger.get(KEY).told, story

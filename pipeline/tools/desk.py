@@ -25,6 +25,10 @@ from .grammar import tool_call_grammar
 from .runner import Query, ToolResult, ToolRunner
 from .schema import ToolCall, ToolRegistry, ToolSpec
 
+# Results recorded within this long of each other are answered in one reply: one audio frame,
+# on the simulated clock "the same moment" (everything due at an instant runs before it passes)
+RESULTS_TOGETHER_S = 0.02
+
 
 class ToolDesk:
     """Implements the response's `ToolHooks`; bound to the responder once both exist."""
@@ -42,6 +46,8 @@ class ToolDesk:
         self.history_version = 0  # bumped whenever tool results enter the conversation
         self.ledger_keys: set[str] = set()  # side effects this call asked for
         self._reply_pending: dict[str, int] = {}  # key -> history version of the reply waiting to start
+        self._unanswered: list[ToolResult] = []  # recorded, waiting for the one reply about them
+        self._asker: Any = None  # the task that starts that reply
         self._reminding: set[str] = set()  # keys with a reminder waiting to start
         self._grammar: tuple[tuple[str, ...], str] | None = None
         if core.config.call.end_call:
@@ -186,20 +192,37 @@ class ToolDesk:
         if fresh and not self.control.closed:
             keys = tuple(r.business_key for r in fresh if r.business_key)
             self._reply_pending.update(dict.fromkeys(keys, self.history_version))  # before a reminder looks
-            self.core.spawn(self._ask_for_reply(self.history_version, fresh, keys))
+            self._unanswered += fresh
+            if self._asker is None or self._asker.done():
+                self._asker = self.core.spawn(self._ask_for_reply())
 
-    async def _ask_for_reply(self, version: int, results: list[ToolResult], keys: tuple[str, ...]) -> None:
-        """Speak about new results, unless a response that already saw them has started."""
+    async def _ask_for_reply(self) -> None:
+        """Speak about new results, unless a response that already saw them has started.
+
+        One reply answers every result recorded before it begins: results that land together
+        (a refund settling as the change to it is refused) are confirmed once, by a reply that
+        sees all of them, never by one reply each where the second repeats the first.
+        """
         responder = self._responses
+        await self.core.clock.sleep(RESULTS_TOGETHER_S)
+        version = self.history_version
+        keys: tuple[str, ...] = ()
         try:
-            while not self._superseded(version):
+            while self._unanswered:
+                version = self.history_version
+                keys = tuple(dict.fromkeys(r.business_key for r in self._unanswered if r.business_key))
+                if self._superseded(version):
+                    self._unanswered.clear()
+                    return
                 if responder.active is None and not responder.caller_speaking():  # never talk over the caller
-                    responder.begin(responder.new(results[0].turn_id, purpose="tool_result", about_keys=keys))
+                    turn_id = self._unanswered[0].turn_id
+                    self._unanswered.clear()
+                    responder.begin(responder.new(turn_id, purpose="tool_result", about_keys=keys))
                     return
                 await self.core.floor.wait()
         finally:
             for key in keys:
-                if self._reply_pending.get(key) == version:
+                if self._reply_pending.get(key, version + 1) <= version:
                     del self._reply_pending[key]
 
     def _superseded(self, version: int) -> bool:
