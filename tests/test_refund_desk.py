@@ -92,6 +92,10 @@ def test_wrong_card_while_pending_updates_the_one_refund(real_stages, say, tmp_p
     assert d.ledger.get("refund:4417").arguments["card_last4"] == "5678"
     assert "5678" in " ".join(rec.agent_lines)
     assert d.mismatches(rec) == []
+    # both calls answer when the one refund lands: one reply sees both results, one confirmation
+    confirmations = [line for line in rec.agent_lines if "on its way to the card ending" in line]
+    assert len(confirmations) == 1, rec.timeline()
+    assert len([r for r in rec.session.responder.responses if r.purpose == "tool_result"]) == 1
 
 
 def test_a_provider_error_is_said_and_nothing_moves(real_stages, say, tmp_path):
