@@ -3,8 +3,8 @@
 Shows the call edges: a caller who speaks before the line is ready loses no words; the goodbye is
 said in the same response as `end_call`, and the line closes only after it has been heard to the
 end; talking over the goodbye keeps the line open; "okay, bye!" is let finish; a new request after
-the goodbye cancels the close; and the pre-hangup audit is asked once per call, however many
-times the call is closed.
+the goodbye cancels the close; the pre-hangup audit is asked once per call, however many
+times the call is closed; and a question after an "okay" said over the agent is answered.
 
     python examples/front_desk.py         # every scenario, printed as a transcript
 """
@@ -114,6 +114,11 @@ def main() -> None:  # pragma: no cover - a demonstration on the real models
              after=after_stage("first_audio_out", 3), delay_s=0.8),
         Clip(say("Okay, that's all. Bye!"), None, after=after_stage("heard_in_full", 3), delay_s=0.5)],
         audit=True)
+    scenario("'okay, okay' over the answer, then a question: the question interrupts and is "
+             "answered", [
+        Clip(ask.audio, 0.0),
+        Clip(say("Okay, okay. And is breakfast included?"), None,
+             after=after_stage("first_audio_out", 2), delay_s=0.6)])
     scenario("the caller answers the farewell", [
         Clip(ask.audio, 0.0), Clip(done.audio, None, after=after_stage("heard_in_full", 2), delay_s=0.5),
         Clip(say("Okay, bye!"), None, after=after_stage("heard_in_full", 3), delay_s=0.2)])

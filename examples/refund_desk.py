@@ -162,21 +162,27 @@ def main() -> None:  # pragma: no cover - a demonstration on the real models
     def say(text: str):
         return resample(stages.tts.synthesize(text), stages.tts.sample_rate_hz, INPUT_RATE_HZ)
 
-    ledger = Ledger(Path(tempfile.mkdtemp()) / "ledger.sqlite3")
-    world: dict[str, PaymentProvider] = {}
+    ask = say("I would like a refund for order forty four seventeen, to the card ending one two three four.")
 
-    def setup(session) -> None:
-        provider = world["provider"] = PaymentProvider(session.clock, latency_s=6.0)
-        session.use_tools(build_tools(provider), ledger=ledger, queries={"refund": provider.lookup})
+    def scenario(title: str, second: str, latency_s: float) -> None:
+        print(f"--- {title}")
+        ledger = Ledger(Path(tempfile.mkdtemp()) / "ledger.sqlite3")
+        world: dict[str, PaymentProvider] = {}
 
-    caller = ScriptedCaller([
-        Clip(say("I would like a refund for order forty four seventeen, to the card ending one two three "
-                 "four."), 0.5),
-        Clip(say("Did that go through?"), None, after=after_stage("heard_in_full", 1), delay_s=0.3),
-    ])
-    result = asyncio.run(run_call(Config.default(), stages, caller, printer=print, setup=setup))
-    heard = [i.text for i in result.session.conversation.items if i.role == "assistant" and i.type == "message"]
-    print("reconciliation:", mismatches(ledger, heard, world["provider"]) or "books and call agree")
+        def setup(session) -> None:
+            provider = world["provider"] = PaymentProvider(session.clock, latency_s=latency_s)
+            session.use_tools(build_tools(provider), ledger=ledger, queries={"refund": provider.lookup})
+
+        caller = ScriptedCaller([
+            Clip(ask, 0.5), Clip(say(second), None, after=after_stage("heard_in_full", 1), delay_s=0.3)])
+        result = asyncio.run(run_call(Config.default(), stages, caller, printer=print, setup=setup))
+        heard = [i.text for i in result.session.conversation.items if i.role == "assistant" and i.type == "message"]
+        print("reconciliation:", mismatches(ledger, heard, world["provider"]) or "books and call agree")
+
+    scenario("'did that go through?' while the refund runs", "Did that go through?", 6.0)
+    # both calls answer when the one refund lands: one reply sees both results, said once
+    scenario("a card change while pending lands with the refund: confirmed once",
+             "Wait, please use a different credit card instead.", 8.0)
 
 
 if __name__ == "__main__":
