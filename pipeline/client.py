@@ -67,10 +67,6 @@ class ClientControl:
         """The session's output modalities are ["text"]: replies are written, not spoken."""
         return self._responder.text_only
 
-    @property
-    def tool_specs(self) -> list[ToolSpec]:
-        return self._tools.specs()
-
     def update(self, *, instructions: str | None = None, turn: dict[str, Any] | None = None,
                server_vad: bool | None = None, create_response: bool | None = None,
                interrupt_response: bool | None = None, tools: list[ToolSpec] | None = None,

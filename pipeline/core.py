@@ -10,7 +10,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from . import events as ev
-from .clock import Clock, Pulse, cancel_and_wait
+from .clock import Clock, Pulse
 from .config import Config
 from .conversation import Conversation, Item
 from .listeners import Ordered, listener_name
@@ -83,6 +83,3 @@ class SessionCore:
             exc = task.exception()
             log.error("session task failed", exc_info=exc)
             self.emit(ev.error_event("server_error", f"{type(exc).__name__}: {exc}"))
-
-    async def stop_tasks(self) -> None:
-        await cancel_and_wait(*self.tasks)
