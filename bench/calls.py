@@ -53,7 +53,7 @@ class BenchCaller(ScriptedCaller):
     async def run(self, session: Any, clock: Any) -> None:
         self._clock = clock
         if self.hang_up_after is not None:
-            session.listeners.append(self._watch)
+            session.listeners.add(self._watch, ev.EventPhase.OBSERVER)
         try:
             await super().run(session, clock)
         finally:

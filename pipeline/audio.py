@@ -132,10 +132,6 @@ class WavAudio:
     samples: np.ndarray  # float32, shape (n,) mono or (n, channels)
     sample_rate_hz: int
 
-    @property
-    def duration_s(self) -> float:
-        return len(self.samples) / self.sample_rate_hz
-
     def mono(self) -> np.ndarray:
         return self.samples if self.samples.ndim == 1 else self.samples.mean(axis=1)
 

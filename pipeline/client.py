@@ -16,7 +16,7 @@ from .config import apply
 from .conversation import Item
 from .core import SessionCore
 from .input_path import InputPath
-from .playback import FrameListener, Playback
+from .playback import FrameListener, FramePhase, Playback
 from .responder import Responder
 from .response import ResponseOptions
 from .tools import ToolRegistry, ToolSpec
@@ -46,7 +46,7 @@ class ClientControl:
         self._starting = 0  # client responses asked for and not yet begun
         self._untranscribed: set[str] = set()  # committed turns whose words are not yet an item
         self._transcribed = asyncio.Event()
-        core.listeners.append(self._follow_turns)
+        core.listeners.add(self._follow_turns, ev.EventPhase.SESSION)
 
     # --- settings ------------------------------------------------------------------------------
 
@@ -66,10 +66,6 @@ class ClientControl:
     def text_only(self) -> bool:
         """The session's output modalities are ["text"]: replies are written, not spoken."""
         return self._responder.text_only
-
-    @property
-    def tool_specs(self) -> list[ToolSpec]:
-        return self._tools.specs()
 
     def update(self, *, instructions: str | None = None, turn: dict[str, Any] | None = None,
                server_vad: bool | None = None, create_response: bool | None = None,
@@ -175,7 +171,7 @@ class ClientControl:
     def on_agent_frame(self, listener: FrameListener) -> None:
         """Be told of each frame of agent audio as it is handed to the sink (before the session's
         own bookkeeping of it), with its response and item."""
-        self._playback.frame_listeners.insert(0, listener)
+        self._playback.frame_listeners.add(listener, FramePhase.TRANSPORT)
 
     @property
     def agent_rate_hz(self) -> int:

@@ -10,11 +10,14 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from . import events as ev
-from .clock import Clock, Pulse, cancel_and_wait
+from .clock import Clock, Pulse
 from .config import Config
 from .conversation import Conversation, Item
+from .listeners import Ordered, listener_name
 
 log = logging.getLogger(__name__)
+
+Listener = Callable[[ev.Event], None]
 
 
 class SessionCore:
@@ -22,7 +25,8 @@ class SessionCore:
         self.config = config
         self.clock = clock
         self.events = events if events is not None else ev.EventLog()
-        self.listeners: list[Callable[[ev.Event], None]] = []
+        self.listeners: Ordered[Listener] = Ordered(ev.EventPhase)
+        self._failed: set[int] = set()  # listeners (by id; each is held in `listeners`) reported
         self.conversation = Conversation()
         self.tasks: set[asyncio.Future[Any]] = set()
         # pulsed when who holds the floor may have changed: a response ended, the caller's turn
@@ -30,11 +34,32 @@ class SessionCore:
         self.floor = Pulse()
 
     def emit(self, event: ev.Event) -> None:
-        """Stamp an event with the session clock and hand it to the log and every listener."""
+        """Stamp an event with the session clock and hand it to the log and every listener.
+
+        A listener that raises does not stop the others or the call: its first failure is
+        logged and reported as a server_error event naming it (after every listener has had this
+        event); later failures of the same listener are not reported again. A listener that
+        also fails on that error event is already reported, so reporting cannot recur."""
         event.ts = self.clock.now()
         self.events.append(event)
+        failures: list[tuple[Listener, Exception]] = []
         for listener in self.listeners:
-            listener(event)
+            try:
+                listener(event)
+            except Exception as exc:  # one listener's bug must not end the call
+                if id(listener) not in self._failed:
+                    self._failed.add(id(listener))
+                    failures.append((listener, exc))
+        for listener, exc in failures:
+            name = listener_name(listener)
+            log.error("event listener %s failed on %s", name, event.type, exc_info=exc)
+            self.emit(ev.error_event("server_error", f"event listener {name} failed on {event.type} "
+                                     f"({type(exc).__name__}: {exc}); it is not reported again"))
+
+    def drop_listeners(self) -> None:
+        """The call is over: forget every listener (and which of them failed)."""
+        self.listeners.clear()
+        self._failed.clear()
 
     def log(self, message: str, *, level: str = "info") -> None:
         self.emit(ev.CallLog(message=message, level=level))
@@ -58,6 +83,3 @@ class SessionCore:
             exc = task.exception()
             log.error("session task failed", exc_info=exc)
             self.emit(ev.error_event("server_error", f"{type(exc).__name__}: {exc}"))
-
-    async def stop_tasks(self) -> None:
-        await cancel_and_wait(*self.tasks)

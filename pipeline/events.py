@@ -13,6 +13,7 @@ import itertools
 import json
 from collections import deque
 from dataclasses import dataclass, field, fields
+from enum import IntEnum
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
@@ -276,6 +277,13 @@ def error_event(code: str, message: str, *, event_id: str | None = None,
     if param is not None:
         error["param"] = param
     return Error(error=error)
+
+
+class EventPhase(IntEnum):
+    """When a session's event listener hears each event: phase by phase (`pipeline.listeners`)."""
+
+    SESSION = 0  # the session's own bookkeeping (client control follows committed turns)
+    OBSERVER = 1  # transports, printers, benchmarks, tests: after the session has seen it
 
 
 class EventLog:

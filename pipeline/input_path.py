@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ import numpy as np
 from .audio import INPUT_RATE_HZ, PickupBuffer, StreamResampler
 from .clock import Clock
 from .core import SessionCore
+from .listeners import Ordered
 from .protocols import VAD, ForkableVAD
 from .vad import WINDOW_SAMPLES
 
@@ -28,6 +30,13 @@ _HISTORY_MS = 6000
 
 FrameConsumer = Callable[[np.ndarray], None]
 WindowConsumer = Callable[[np.ndarray, float, float], None]  # (window, voice prob, end_ms)
+
+
+class WindowPhase(IntEnum):
+    """Who reads each VAD window first."""
+
+    GATE = 0  # the barge-in gate: what it does with a window (pause, interrupt) is then in place
+    TURNS = 1  # turn taking (speech start and stop, end of turn), after the gate
 
 
 class InputPath:
@@ -44,7 +53,7 @@ class InputPath:
         self._window = np.zeros(0, np.float32)
         self._history: deque[tuple[int, np.ndarray]] = deque()
         self.on_frame: list[FrameConsumer] = []
-        self.on_window: list[WindowConsumer] = []
+        self.on_window: Ordered[WindowConsumer] = Ordered(WindowPhase)
         self.echo: Any = None
         self._ref_offset: int | None = None
         if echo_guard:  # speakers, not headphones: the agent's voice reaches the mic

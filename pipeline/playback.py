@@ -11,14 +11,23 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import IntEnum
 
 import numpy as np
 
 from .clock import Clock, Pulse
+from .listeners import Ordered
 from .protocols import AudioSink, ClearableSink
 
 FRAME_MS = 20
 FrameListener = Callable[[str, str, float], None]  # (response_id, item_id, at_s) of each frame
+
+
+class FramePhase(IntEnum):
+    """When a frame listener is told of a frame handed to the sink."""
+
+    TRANSPORT = 0  # the transport that sends it on (it names the frame's item only here)
+    SESSION = 1  # the session's own bookkeeping of it (the response's first_audio_out)
 
 
 @dataclass
@@ -37,7 +46,7 @@ class Playback:
         self.clock = clock
         self.sink = sink
         self.rate_hz = rate_hz
-        self.frame_listeners: list[FrameListener] = []  # told of every frame handed out
+        self.frame_listeners: Ordered[FrameListener] = Ordered(FramePhase)  # told of every frame handed out
         self.on_audio = on_audio  # (samples, at_s): the known playback signal, for the echo guard
         self.changed = Pulse()  # a frame went out, or audio was dropped: heard counts moved
         self.lead_s = lead_s

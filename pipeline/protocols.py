@@ -18,6 +18,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from .clock import Clock
+    from .listeners import Ordered
 
 Messages = list[dict[str, Any]]
 
@@ -167,7 +168,11 @@ class CallInput(Protocol):
     """What a transport sees of a session."""
 
     ready: bool
-    listeners: list[Callable[[Any], None]]
+
+    @property
+    def listeners(self) -> Ordered[Callable[[Any], None]]:
+        """Its event listeners: a transport adds its own with `ev.EventPhase.OBSERVER`."""
+        ...
 
     @property
     def idle(self) -> bool: ...

@@ -14,7 +14,7 @@ from . import events as ev
 from .context import ContextOverflowError, fit_conversation
 from .conversation import Conversation
 from .core import SessionCore
-from .playback import Playback
+from .playback import FramePhase, Playback
 from .protocols import LLM, TTS, CountingLLM
 from .response import Response, ResponseContext, ResponseOptions, ToolHooks
 
@@ -40,7 +40,7 @@ class Responder:
         self.responses: list[Response] = []
         self._played_first: set[str] = set()
         self._fit_cache: dict[Any, int] = {}  # token counts per turn, for the life of the call
-        playback.frame_listeners.append(self._on_frame_played)
+        playback.frame_listeners.add(self._on_frame_played, FramePhase.SESSION)
 
     # --- making responses ------------------------------------------------------------------------
 

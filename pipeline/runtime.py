@@ -74,7 +74,7 @@ async def run_call(config: cfg.Config, stages: Stages, transport: Transport, *, 
     log = ev.EventLog(events_path)
     session = Session(config, stages, clock=clock, sink=transport, events=log)
     if printer is not None:
-        session.listeners.append(conversation_printer(printer))
+        session.listeners.add(conversation_printer(printer), ev.EventPhase.OBSERVER)
     if setup is not None:
         setup(session)
     driver = asyncio.ensure_future(clock.drive()) if isinstance(clock, SimClock) else None

@@ -31,8 +31,9 @@ from .client import ClientControl
 from .clock import Clock, cancel_and_wait
 from .config import Config, build_stage
 from .conversation import Conversation
-from .core import SessionCore
-from .input_path import InputPath
+from .core import Listener, SessionCore
+from .input_path import InputPath, WindowPhase
+from .listeners import Ordered
 from .playback import Playback
 from .protocols import LLM, STT, TTS, VAD, AudioSink, BufferedSink, Completeness, EchoReferenceSink
 from .responder import Responder
@@ -92,7 +93,8 @@ class Session:
                                 history_since=self.input.history_since, now_ms=lambda: self.input.now_ms)
         self.bargein = BargeIn(core, playback=self.playback, turns=self.turns, responder=self.responder)
         self.input.on_frame.append(self.turns.on_frame)
-        self.input.on_window += [self.bargein.on_window, self.turns.on_window]  # gate first
+        self.input.on_window.add(self.bargein.on_window, WindowPhase.GATE)
+        self.input.on_window.add(self.turns.on_window, WindowPhase.TURNS)
         self.client = ClientControl(core, input_path=self.input, turns=self.turns,
                                     responder=self.responder, tools=self.tools, playback=self.playback)
         self._loops: list[asyncio.Future[Any]] = []
@@ -129,7 +131,8 @@ class Session:
         return self.core.events
 
     @property
-    def listeners(self) -> list[Callable[[ev.Event], None]]:
+    def listeners(self) -> Ordered[Listener]:
+        """The session's event listeners: `listeners.add(fn, ev.EventPhase.OBSERVER)`."""
         return self.core.listeners
 
     @property
@@ -188,6 +191,6 @@ class Session:
         many calls calls this as each ends. The conversation and the event log stay readable."""
         self.input.release()
         self.playback.release()
-        self.core.listeners.clear()
+        self.core.drop_listeners()
         self.turns.word_listeners.clear()
         self.turns.turn = None

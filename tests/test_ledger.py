@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,9 @@ def test_first_intent_executes_and_repeat_is_already_done(ledger: Ledger) -> Non
     row = first.row
     assert isinstance(row, Row)
     assert row.state == "pending"
-    assert len(row.idempotency_key) == 32 and int(row.idempotency_key, 16) >= 0
+    # a fresh random key for the provider (uuid4, 32 lowercase hex digits), not the business key
+    assert uuid.UUID(hex=row.idempotency_key).version == 4
+    assert row.idempotency_key == uuid.UUID(hex=row.idempotency_key).hex
     assert row.call_ids == ("c1",)
     assert row.arguments == ARGS and row.target == "card-1" and row.tool == "refund"
     assert row.result is None and row.told is False and row.tell_attempts == 0

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from .conftest import import_client
 from .harness import with_stages
 from .realtime_clients import STORY, pcm16_24k, scripted_llm, serving_in_thread
 
-realtime = pytest.importorskip("agents.realtime", reason="needs the clients extra: pip install -e .[clients]")
+realtime = import_client("agents.realtime")
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 
 from agents import function_tool  # noqa: E402

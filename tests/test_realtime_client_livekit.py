@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from .conftest import import_client
 from .harness import with_stages
 from .realtime_clients import STORY, pcm16_24k, scripted_llm, serving_in_thread
 
-openai_plugin = pytest.importorskip("livekit.plugins.openai.realtime",
-                                    reason="needs the clients extra: pip install -e .[clients]")
+openai_plugin = import_client("livekit.plugins.openai.realtime")
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 
 from livekit import rtc  # noqa: E402

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from .conftest import import_client
 from .harness import with_stages
 from .realtime_clients import (
     STORY,
@@ -24,7 +25,7 @@ from .realtime_clients import (
     serving_in_thread,
 )
 
-openai = pytest.importorskip("openai", reason="needs the clients extra: pip install -e .[clients]")
+openai = import_client("openai")
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 
 

@@ -18,11 +18,11 @@ import pytest
 
 from pipeline import events as ev
 
+from .conftest import import_client
 from .harness import with_stages
 from .realtime_clients import STORY, pcm16_24k, scripted_llm, serving_in_thread
 
-realtime_llm = pytest.importorskip("pipecat.services.openai.realtime.llm",
-                                   reason="needs the clients extra: pip install -e .[clients]")
+realtime_llm = import_client("pipecat.services.openai.realtime.llm")
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 
 from pipecat.adapters.schemas.function_schema import FunctionSchema  # noqa: E402

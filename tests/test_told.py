@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from pipeline import events as ev
 from pipeline.tools import Ledger
 from pipeline.transports.scripted import Clip, after_stage
 
@@ -44,7 +45,7 @@ class CardDesk:
                     if len(starts) == self.settle_on_speech:
                         spoke.set()
 
-            session.listeners.append(listen)
+            session.listeners.add(listen, ev.EventPhase.OBSERVER)
 
             async def settle_when() -> None:
                 await spoke.wait()

@@ -90,8 +90,6 @@ def test_heuristic_completeness(text, complete):
 
 # --- whole calls on real speech (Piper voices the caller) and real Whisper --------------------
 
-pytestmark_models = pytest.mark.models
-
 
 def _fake_reply(real_stages):
     return with_stages(real_stages, llm=ScriptedLLM(replies=["Okay."]))

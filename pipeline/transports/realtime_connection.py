@@ -105,7 +105,7 @@ class Connection:
     def bind(self, session: Session) -> None:
         """Listen to the session's events and agent frames (before it starts: session.created)."""
         self.session = session
-        session.listeners.append(self._on_event)
+        session.listeners.add(self._on_event, ev.EventPhase.OBSERVER)
         # Playback names a frame's item only after write_output, in the frame listener
         session.client.on_agent_frame(self._on_frame)
 

@@ -106,7 +106,7 @@ class ScriptedCaller:
         return frame
 
     async def run(self, session: CallInput, clock: Clock) -> None:
-        session.listeners.append(self._listen)
+        session.listeners.add(self._listen, ev.EventPhase.OBSERVER)
         ready_frame = int(round(self.ready_after_s * 1000 / 20))
         if ready_frame == 0:
             session.mark_ready()

@@ -1,0 +1,152 @@
+"""Event listeners: called in their declared order, and one that fails does not break the call.
+
+The call here runs on fakes (a loudness VAD, scripted STT and LLM, a tone voice), so it needs no
+models."""
+
+from __future__ import annotations
+
+import logging
+from enum import IntEnum
+
+import numpy as np
+import pytest
+
+from pipeline import events as ev
+from pipeline.audio import INPUT_RATE_HZ, dbfs
+from pipeline.clock import SimClock
+from pipeline.config import Config
+from pipeline.core import SessionCore
+from pipeline.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.input_path import WindowPhase
+from pipeline.listeners import Ordered
+from pipeline.session import Stages
+from pipeline.transports.scripted import Clip
+from pipeline.turns import HeuristicCompleteness
+
+from .harness import call
+
+REPLY = "Checkout is at eleven. Late checkout is free for members. Anything else?"
+
+
+class LoudVAD:
+    """Voice = loud enough: the caller here is a tone."""
+
+    def probability(self, window: np.ndarray) -> float:
+        return 0.95 if dbfs(window) > -35 else 0.02
+
+    def fork(self) -> LoudVAD:
+        return LoudVAD()
+
+
+def fake_stages() -> Stages:
+    return Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["What time is checkout?"]),
+                  completeness=HeuristicCompleteness(), llm=ScriptedLLM(replies=[REPLY]),
+                  tts=ToneTTS(ms_per_char=30.0))
+
+
+def caller_tone(seconds: float = 1.2) -> np.ndarray:
+    t = np.arange(int(seconds * INPUT_RATE_HZ)) / INPUT_RATE_HZ
+    return (0.3 * np.sin(2 * np.pi * 300 * t)).astype(np.float32)
+
+
+class Phase(IntEnum):
+    EARLY = 0
+    LATE = 1
+
+
+def test_ordered_listeners_are_called_by_phase_then_in_the_order_added():
+    calls: Ordered = Ordered(Phase)
+    calls.add("late 1", Phase.LATE)  # type: ignore[arg-type]
+    calls.add("early 1", Phase.EARLY)  # type: ignore[arg-type]
+    calls.add("late 2", Phase.LATE)  # type: ignore[arg-type]
+    calls.add("early 2", Phase.EARLY)  # type: ignore[arg-type]
+    assert list(calls) == ["early 1", "early 2", "late 1", "late 2"]
+    with pytest.raises(TypeError):
+        calls.add(print, WindowPhase.GATE)  # another list's phase
+
+
+def test_the_session_wires_the_gate_before_turn_taking_and_its_own_bookkeeping_first():
+    from pipeline.session import Session
+    from pipeline.transports.scripted import ScriptedCaller
+
+    session = Session(Config.default(), fake_stages(), clock=SimClock(), sink=ScriptedCaller([]))
+    assert list(session.input.on_window) == [session.bargein.on_window, session.turns.on_window]
+    seen = []
+    session.listeners.add(seen.append, ev.EventPhase.OBSERVER)
+    session.client.on_agent_frame(lambda *frame: None)
+    listeners = list(session.listeners)
+    assert listeners[-1] == seen.append and listeners[0].__qualname__ == "ClientControl._follow_turns"
+    # the transport is told of a frame before the responder's first_audio_out bookkeeping
+    assert [f.__qualname__ for f in session.playback.frame_listeners][-1] == "Responder._on_frame_played"
+
+
+def test_a_failing_listener_is_reported_once_and_the_others_hear_every_event(caplog):
+    core = SessionCore(Config.default(), SimClock())
+    heard: list[ev.Event] = []
+
+    def always_fails(event: ev.Event) -> None:  # on the error events about it too
+        raise RuntimeError(f"cannot handle {event.type}")
+
+    class Printer:
+        def on_event(self, event: ev.Event) -> None:
+            if event.type == "x.log":
+                raise KeyError("level")
+
+    core.listeners.add(always_fails, ev.EventPhase.OBSERVER)
+    core.listeners.add(Printer().on_event, ev.EventPhase.OBSERVER)
+    core.listeners.add(heard.append, ev.EventPhase.OBSERVER)
+    with caplog.at_level(logging.ERROR, logger="pipeline.core"):
+        for i in range(5):
+            core.log(f"line {i}")
+            core.emit(ev.SpeechStarted(item_id="item_1", audio_start_ms=i))
+
+    errors = [e for e in heard if isinstance(e, ev.Error)]
+    assert [e.error["type"] for e in errors] == ["server_error", "server_error"]
+    first, second = (e.error["message"] for e in errors)
+    assert "always_fails" in first and "RuntimeError: cannot handle x.log" in first
+    assert "Printer.on_event" in second and "KeyError" in second
+    # every other event still reached the listener after the failing ones, in order
+    others = [e for e in heard if not isinstance(e, ev.Error)]
+    assert [e.type for e in others] == ["x.log", "input_audio_buffer.speech_started"] * 5
+    assert heard.index(errors[0]) == 1  # reported after the event it failed on, not in its middle
+    failures = [r for r in caplog.records if "event listener" in r.getMessage()]
+    assert len(failures) == 2 and all(r.exc_info for r in failures)
+    assert core.events.events == heard  # the log holds exactly what the listener heard
+
+    core.drop_listeners()
+    assert len(core.listeners) == 0
+
+
+def test_a_listener_that_raises_on_every_audio_delta_does_not_cut_the_reply():
+    state = {"deltas": 0, "first_transcript": True}
+
+    def broken_meter(event: ev.Event) -> None:
+        if event.type == "response.output_audio.delta":
+            state["deltas"] += 1
+            raise ZeroDivisionError("division by zero")
+
+    def broken_on_first_words(event: ev.Event) -> None:
+        if event.type.startswith("conversation.item.input_audio_transcription") and state["first_transcript"]:
+            state["first_transcript"] = False
+            raise ValueError("not ready for words")
+
+    def setup(session) -> None:
+        session.listeners.add(broken_meter, ev.EventPhase.OBSERVER)
+        session.listeners.add(broken_on_first_words, ev.EventPhase.OBSERVER)
+
+    stages = fake_stages()
+    rec = call(stages, [Clip(caller_tone(), 0.3)], setup=setup)
+
+    assert rec.transcripts == ["What time is checkout?"], rec.timeline()
+    assert [d.response["status"] for d in rec.done] == ["completed"], rec.timeline()
+    assert rec.agent_lines == [REPLY]
+    assert rec.stages("heard_in_full"), rec.timeline()
+    # every sample of the reply reached the caller: the tone is 30 ms a character, per chunk
+    made = sum(d.delta.size for d in rec.of("response.output_audio.delta"))
+    assert rec.agent_audio_between(0, 1e9) == pytest.approx(made / stages.tts.sample_rate_hz)
+    assert made >= stages.tts.sample_rate_hz * 0.030 * len(REPLY.replace(" ", "")) * 0.9
+    assert state["deltas"] == len(rec.of("response.output_audio.delta")) > 1  # kept being called
+    errors = [e.error["message"] for e in rec.of("error")]
+    assert len(errors) == 2, errors
+    assert any("broken_meter" in m and "ZeroDivisionError" in m for m in errors)
+    assert any("broken_on_first_words" in m and "ValueError" in m for m in errors)
