@@ -34,6 +34,11 @@ class Ordered(Generic[F]):
         self._added.sort(key=lambda entry: entry[:2])
         self._calls = tuple(entry[2] for entry in self._added)
 
+    def append(self, listener: F) -> None:
+        """A listener after every declared phase, as `list.append` placed one before phases
+        existed (a third-party transport's `session.listeners.append(fn)` keeps working)."""
+        self.add(listener, max(self.phases))
+
     def __iter__(self) -> Iterator[F]:
         # a snapshot: a listener added while they are being called hears from the next call on
         return iter(self._calls)

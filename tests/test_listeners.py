@@ -150,3 +150,18 @@ def test_a_listener_that_raises_on_every_audio_delta_does_not_cut_the_reply():
     assert len(errors) == 2, errors
     assert any("broken_meter" in m and "ZeroDivisionError" in m for m in errors)
     assert any("broken_on_first_words" in m and "ValueError" in m for m in errors)
+
+
+def test_append_keeps_working_and_places_a_listener_after_every_phase():
+    from enum import IntEnum
+
+    from pipeline.listeners import Ordered
+
+    class Phase(IntEnum):
+        FIRST = 0
+        LAST = 1
+
+    calls = Ordered(Phase)
+    calls.append(lambda: "appended")
+    calls.add(lambda: "first", Phase.FIRST)
+    assert [f() for f in calls] == ["first", "appended"]
