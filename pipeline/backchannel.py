@@ -15,7 +15,7 @@ from typing import Literal
 _WORD = re.compile(r"[a-z0-9']+(?:-[a-z0-9']+)*")
 _REPEAT = re.compile(r"(.)\1+")
 
-Verdict = Literal["backchannel", "words", "silence"]
+Verdict = Literal["backchannel", "words", "silence", "unsure"]  # unsure: words Whisper doubts
 
 
 def _words(text: str) -> list[str]:

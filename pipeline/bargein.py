@@ -147,6 +147,10 @@ class BargeIn:
             self._judge = Backchannels(self.core.config.bargein.backchannels)
         verdict = self._judge.judge(text)
         now_ms = hearing.fire_ms + (self.core.clock.now() - hearing.fired_s) * 1000
+        if verdict == "words" and not turn.stt.sure_of(text, self.core.config.bargein.min_word_logprob):
+            verdict = "unsure"  # words Whisper doubts decide nothing; talk that goes on still does
+            if not final:
+                return
         if verdict == "words":
             self._interrupt(turn, now_ms, fire_ms=hearing.fire_ms, why="words", heard=text)
         elif final:  # only backchannels, or no words at all: the agent goes on where it stopped

@@ -77,6 +77,11 @@ class BargeInPolicy:
     # still talking this long after the gate fired: a real interruption. Backchannels run
     # 300-800 ms (issue #14's set); the gate fires >= 250 ms in, speech-stop needs 160 ms more
     decide_within_ms: int = 1000
+    # words Whisper wrote less sure than this (mean token log-probability) do not cancel the
+    # reply: a short non-lexical sound is where tiny.en hallucinates ("in MMM." for a "mm-hmm"
+    # at -1.16, the sound itself at -0.84; "Stop." -0.36). -1.0 is Whisper's own threshold for a
+    # failed decode. A caller still talking past decide_within_ms cancels regardless.
+    min_word_logprob: float = -1.0
 
 
 @dataclass

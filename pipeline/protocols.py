@@ -57,6 +57,15 @@ class PrefixSTT(Protocol):
         """The whole transcript of `audio`, beginning with `prefix` (forced, not decoded)."""
 
 
+@runtime_checkable
+class ScoredSTT(Protocol):
+    """An STT that says how sure it is of a pass: the decoder's mean log-probability per token
+    (Whisper's `avg_logprob`; below -1.0 Whisper itself treats a decode as failed)."""
+
+    def transcribe_scored(self, audio: np.ndarray, *, final: bool) -> tuple[str, float]:
+        """(text, mean token log-probability) of one blocking pass."""
+
+
 # --- pipeline.turns ----------------------------------------------------------------------------
 
 

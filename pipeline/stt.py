@@ -22,7 +22,7 @@ from .clock import Clock, cancel_and_wait, perf_s
 from .cpu import default_threads
 from .errors import ModelMissingError
 from .protocols import STT as STTBackend
-from .protocols import PrefixSTT
+from .protocols import PrefixSTT, ScoredSTT
 
 
 class WhisperSTT:
@@ -60,12 +60,16 @@ class WhisperSTT:
         self._lock = threading.Lock()  # one inference at a time on this model
 
     def transcribe(self, audio: np.ndarray, *, final: bool) -> str:
+        return self._decode(audio, prefix=None)[0]
+
+    def transcribe_scored(self, audio: np.ndarray, *, final: bool) -> tuple[str, float]:
         return self._decode(audio, prefix=None)
 
     def transcribe_after(self, audio: np.ndarray, prefix: str) -> str:
-        return self._decode(audio, prefix=prefix or None)
+        return self._decode(audio, prefix=prefix or None)[0]
 
-    def _decode(self, audio: np.ndarray, *, prefix: str | None) -> str:
+    def _decode(self, audio: np.ndarray, *, prefix: str | None) -> tuple[str, float]:
+        """The text, and the lowest segment's mean token log-probability (0.0 for no segment)."""
         with self._lock:
             segments, _ = self._model.transcribe(
                 np.asarray(audio, dtype=np.float32),
@@ -77,7 +81,9 @@ class WhisperSTT:
                 vad_filter=False,  # our own VAD already cut the turn
                 prefix=prefix,  # the output still begins with it
             )
-            return " ".join(s.text.strip() for s in segments).strip()
+            segments = list(segments)
+            text = " ".join(s.text.strip() for s in segments).strip()
+            return text, min((s.avg_logprob for s in segments), default=0.0)
 
 
 _WORD_NORM = re.compile(r"[^\w']+")
@@ -91,6 +97,16 @@ def same_words(a: str, b: str) -> bool:
     """Two transcripts say the same words (case and punctuation aside): a partial hypothesis
     lacks the final pass's closing punctuation more often than it differs in a word."""
     return [_norm(w) for w in a.split()] == [_norm(w) for w in b.split()]
+
+
+def words_within(text: str, within: str, *, min_words: int = 2) -> bool:
+    """`text`'s words (at least `min_words` of them) appear, in order and together, in
+    `within`: a transcript of talk under the agent that is the agent's own words is its echo."""
+    needle = [_norm(w) for w in text.split() if _norm(w)]
+    hay = [_norm(w) for w in within.split() if _norm(w)]
+    if len(needle) < min_words:
+        return False
+    return any(hay[i:i + len(needle)] == needle for i in range(len(hay) - len(needle) + 1))
 
 
 def agreed_prefix(a: list[str], b: list[str]) -> int:
@@ -169,6 +185,7 @@ class StreamingTranscriber:
         self._partial_task = None
         self._final_task = None
         self.latest_text = ""
+        self.logprobs: dict[str, float] = {}  # text -> how sure the pass that wrote it was
         self.stats = PartialStats()
 
     def append(self, samples: np.ndarray) -> None:
@@ -216,6 +233,10 @@ class StreamingTranscriber:
         backend = self.backend
         if prefix and isinstance(backend, PrefixSTT) and backend.prefix_final:
             text = await self.clock.run_in_thread(lambda: backend.transcribe_after(audio, prefix))
+        elif isinstance(backend, ScoredSTT):
+            text, logprob = await self.clock.run_in_thread(
+                lambda: backend.transcribe_scored(audio, final=final))
+            self.logprobs[text.strip()] = logprob
         else:
             text = await self.clock.run_in_thread(lambda: backend.transcribe(audio, final=final))
         spent = perf_s() - t0
@@ -243,6 +264,10 @@ class StreamingTranscriber:
         except asyncio.CancelledError:
             return None
         return text if task is self._final_task else None
+
+    def sure_of(self, text: str, min_logprob: float) -> bool:
+        """A pass wrote `text` at least this sure (True when the backend gives no score)."""
+        return self.logprobs.get(text.strip(), 0.0) >= min_logprob
 
     def audio_tail(self, seconds: float) -> np.ndarray:
         """The last `seconds` of the turn's audio (what an audio end-of-turn model reads)."""

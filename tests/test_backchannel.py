@@ -33,3 +33,27 @@ def test_the_list_is_configurable():
     judge = Backchannels(["da", "genau"])
     assert judge.judge("Genau.") == "backchannel"
     assert judge.judge("Yeah.") == "words"
+
+
+@pytest.mark.parametrize("text, said, echo", [
+    ("Thanks for calling.", "Thanks for calling the front desk. Checkout is at eleven.", True),
+    ("checkout is at", "Thanks for calling the front desk. Checkout is at eleven.", True),
+    ("Wait, is the pool open?", "Thanks for calling the front desk.", False),
+    ("Thanks.", "Thanks for calling the front desk.", False),  # one word: too little to tell
+    ("calling thanks", "Thanks for calling.", False),  # not in the agent's order
+])
+def test_talk_under_the_agent_in_its_own_words_is_its_echo(text, said, echo):
+    from pipeline.stt import words_within
+
+    assert words_within(text, said) is echo
+
+
+def test_a_pass_without_a_score_is_trusted_and_a_doubted_one_is_not():
+    from pipeline.clock import SimClock
+    from pipeline.fakes import ScriptedSTT
+    from pipeline.stt import StreamingTranscriber
+
+    stt = StreamingTranscriber(ScriptedSTT(transcripts=["in MMM."]), SimClock())
+    assert stt.sure_of("in MMM.", -1.0)  # no score for it: the words count as they are
+    stt.logprobs["in MMM."] = -1.16
+    assert not stt.sure_of("in MMM.", -1.0) and stt.sure_of("in MMM.", -1.2)

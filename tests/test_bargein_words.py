@@ -47,7 +47,7 @@ def test_a_backchannel_that_passes_the_gate_resumes_the_reply(real_stages, say, 
     assert rec.stages("barge_in") == [], story  # the agent kept talking
     if rec.stages("barge_in_gate"):  # the gate fired and paused it: the words resumed it
         resumed = [m for m in rec.stages("false_interruption") if m.detail.get("verdict")]
-        assert resumed and resumed[0].detail["verdict"] in ("backchannel", "silence"), story
+        assert resumed and resumed[0].detail["verdict"] in ("backchannel", "silence", "unsure"), story
     assert rec.done[0].response["status"] == "completed", story
     assert rec.agent_lines[0] == LONG_REPLY, story  # heard to the end, nothing cut
     assert len(rec.done) == 1, story  # and the backchannel got no answer of its own
