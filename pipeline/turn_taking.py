@@ -24,7 +24,7 @@ from .playback import Playback
 from .protocols import STT, Completeness
 from .responder import Responder
 from .response import Response
-from .stt import Partial, StreamingTranscriber, same_words
+from .stt import Partial, StreamingTranscriber, same_words, words_within
 from .turns import TurnDetector
 from .vad import WINDOW_MS
 
@@ -264,7 +264,11 @@ class TurnTaking:
         stats = turn.stt.stats
         if turn.over_agent and not turn.barged_in:
             self._drop_preemptive(turn)
-            if turn.loud:  # the caller's own voice, kept a moment: more speech may make it a turn
+            # the caller's own voice, kept a moment: more speech may make it a turn. Not words
+            # the agent itself just said: that is its echo past the guard ("Thanks for calling."),
+            # which joined to the interruption split jfk.wav in two on AVX2 kernels
+            said = " ".join(r.item.text or r.text_so_far for r in self.responder.responses[-2:])
+            if turn.loud and not words_within(text, said):
                 self._talk_under_agent = turn
             self.core.log(f"backchannel while the agent spoke, not a turn: {text!r}")
             return
