@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -61,7 +62,9 @@ def test_a_third_party_transport_runs_a_call(plugin_site):
                            "--caller", str(JFK), "--llm", "scripted", "--tts", "beep"],
                           cwd=ROOT, env=plugin_site, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert "Caller: And so my fellow Americans" in proc.stdout
+    caller = [line for line in proc.stdout.splitlines() if line.startswith("Caller: ")]
+    # the words, not Whisper's punctuation ("And so, my fellow" on AVX2 kernels)
+    assert caller and "and so my fellow americans" in re.sub(r"[^a-z ]", "", caller[0].lower()), proc.stdout
     assert "Agent: Sure. I can help with that." in proc.stdout
     heard = [line for line in proc.stdout.splitlines() if line.startswith("(file caller heard")]
     assert heard and int(heard[0].split()[3]) > 16_000, proc.stdout  # more than 1 s of agent audio
