@@ -234,7 +234,13 @@ def test_jfk_in_the_microphone_a_reply_heard_and_the_turn_waterfall(
     # the caller: partial transcripts while speaking, then the final one on the page
     caller = page.locator("li.caller:not(.partial) .text").first
     caller.wait_for(timeout=60_000)
-    assert "ask not what your country can do for you" in words(caller.text_content())
+    # the page shows the server's final transcript of the whole sentence, one turn (how well
+    # tiny.en hears the browser's resampled microphone varies with the kernels and threads:
+    # "So my America asked not what our country…" with one thread; tests/test_turns.py holds
+    # the word error rate)
+    completed = events.wait("conversation.item.input_audio_transcription.completed")
+    assert words(caller.text_content()) == words(completed["transcript"])
+    assert "what you can do for your country" in words(caller.text_content())
     assert events.of("conversation.item.input_audio_transcription.delta")
     update = events.of("session.update", sent=True)[0]["session"]
     assert update["audio"]["input"]["format"] == {"type": "audio/pcm", "rate": 24000}
