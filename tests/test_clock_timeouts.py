@@ -99,11 +99,12 @@ def test_a_side_effect_that_times_out_leaves_its_ledger_row_unknown(real_stages,
 
 @pytest.mark.models
 def test_an_end_call_abandoned_by_its_time_out_reopens_the_line(real_stages, say):
-    """end_call waits for quiet after the goodbye; a grace longer than its 30 s time-out means
-    the tool times out, and the line must be left open, not half-closed."""
+    """end_call waits for quiet after the goodbye; a grace longer than its 30 s time-out (and a
+    hang-up cap that lets it run, since the cap bounds the grace) means the tool times out, and
+    the line must be left open, not half-closed."""
     goodbye = {"name": "end_call", "arguments": {"goodbye": "Thanks for calling, goodbye!",
                                                  "reason": "caller is done"}}
-    config = make_config(call={"end_call": True, "close_grace_ms": 40_000})
+    config = make_config(call={"end_call": True, "close_grace_ms": 40_000, "hangup_cap_ms": 40_000})
     stages = _stages(real_stages, [["result of end_call", "Sorry, I could not hang up."],
                                    ["one more thing", "Sure, what else?"], [r"all\W+thanks", goodbye]])
     outputs = lambda e: (isinstance(e, ev.ItemCreated)  # noqa: E731
