@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +21,10 @@ import numpy as np
 from .audio import INPUT_RATE_HZ
 from .clock import Clock, cancel_and_wait, perf_s
 from .cpu import default_threads
-from .errors import ModelMissingError
+from .errors import ConfigError, ModelMissingError
 from .protocols import STT as STTBackend
 from .protocols import PrefixSTT, ScoredSTT
+from .stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass
 
 
 class WhisperSTT:
@@ -42,9 +44,17 @@ class WhisperSTT:
         # jfk.wav's final with AVX2 kernels, plus a hallucinated trailing "I"), and the 30 s
         # encoder window costs the same either way (bench/README.md)
         prefix_final: bool = False,
+        # encoder window: "full" pads every pass to Whisper's 30 s, "sized" encodes the audio plus
+        # window_margin_ms (at least window_floor_ms), decodes a few tokens a second of it, and
+        # redoes on the full window a pass that looks wrong (pipeline/stt_window.py)
+        window: str = "full",
+        window_margin_ms: int = 200,
+        window_floor_ms: int = 1000,
     ) -> None:
         from faster_whisper import WhisperModel
 
+        if window not in ("full", "sized"):
+            raise ConfigError(f"stt.window = {window!r} is not allowed; use one of: full, sized")
         path = Path(model_path)
         if not (path / "model.bin").is_file():
             raise ModelMissingError(path / "model.bin", "Whisper model")
@@ -58,6 +68,10 @@ class WhisperSTT:
         self._model = WhisperModel(str(path), device=device, compute_type=compute_type,
                                    cpu_threads=self.threads)
         self._lock = threading.Lock()  # one inference at a time on this model
+        self.window = Window(window_margin_ms, window_floor_ms) if window == "sized" else None
+        self._sized = SizedDecoder(self._model, language=self.language, beam_size=beam_size)
+        self.last_pass: WindowPass | None = None  # the last sized pass, kept or redone
+        self.window_stats: Counter[str] = Counter()  # passes kept sized, on the full window, redone why
 
     def transcribe(self, audio: np.ndarray, *, final: bool) -> str:
         return self._decode(audio, prefix=None)[0]
@@ -70,20 +84,44 @@ class WhisperSTT:
 
     def _decode(self, audio: np.ndarray, *, prefix: str | None) -> tuple[str, float]:
         """The text, and the lowest segment's mean token log-probability (0.0 for no segment)."""
+        audio = np.asarray(audio, dtype=np.float32)
         with self._lock:
-            segments, _ = self._model.transcribe(
-                np.asarray(audio, dtype=np.float32),
-                language=self.language,
-                beam_size=self.beam_size,
-                without_timestamps=True,  # we never use them; saves decoder steps
-                condition_on_previous_text=False,  # one short utterance: nothing to condition on
-                temperature=0.0,  # no fallback re-decodes: bounded latency
-                vad_filter=False,  # our own VAD already cut the turn
-                prefix=prefix,  # the output still begins with it
-            )
-            segments = list(segments)
-            text = " ".join(s.text.strip() for s in segments).strip()
-            return text, min((s.avg_logprob for s in segments), default=0.0)
+            self.last_pass = None
+            if self.window is not None:
+                done = self._decode_sized(audio, prefix, self.window)
+                if done is not None:
+                    return done
+            self.window_stats["full"] += 1
+            return self._decode_full(audio, prefix)
+
+    def _decode_sized(self, audio: np.ndarray, prefix: str | None,
+                      window: Window) -> tuple[str, float] | None:
+        """A pass on a window sized to `audio`, or None when the full window should do it: the
+        audio fills it anyway, or the sized pass looks wrong (`WindowPass.doubt`)."""
+        features = self._sized.features(audio)
+        frames = window.frames(features.shape[-1])
+        if frames >= FULL_FRAMES:
+            return None
+        self.last_pass = done = self._sized.decode(
+            features, frames, prefix=prefix, max_new_tokens=window.max_new_tokens(features.shape[-1]))
+        doubt = done.doubt
+        self.window_stats[doubt or "sized"] += 1
+        return (done.text, done.avg_logprob) if doubt is None else None
+
+    def _decode_full(self, audio: np.ndarray, prefix: str | None) -> tuple[str, float]:
+        segments, _ = self._model.transcribe(
+            audio,
+            language=self.language,
+            beam_size=self.beam_size,
+            without_timestamps=True,  # we never use them; saves decoder steps
+            condition_on_previous_text=False,  # one short utterance: nothing to condition on
+            temperature=0.0,  # no fallback re-decodes: bounded latency
+            vad_filter=False,  # our own VAD already cut the turn
+            prefix=prefix,  # the output still begins with it
+        )
+        segments = list(segments)
+        text = " ".join(s.text.strip() for s in segments).strip()
+        return text, min((s.avg_logprob for s in segments), default=0.0)
 
 
 _WORD_NORM = re.compile(r"[^\w']+")

@@ -1,0 +1,156 @@
+"""Whisper's encoder window sized to the audio, and the checks that send a doubtful pass back.
+
+Whisper pads every pass to its 30 s window (3000 mel frames of 10 ms) and the encoder's cost grows
+with the frames, not with the speech: tiny.en int8 on 2 threads took 250 ms for 3000 frames and
+20 ms for 600. CTranslate2's Whisper encoder takes any number of frames up to 3000, so a turn of a
+few seconds is encoded in a window a little longer than itself (`Window`), and decoded for at most
+a few tokens per second of it. Too tight a window makes Whisper loop (400 frames for 3 s of
+jfk.wav said its first phrase ten times over), so a sized pass that looks wrong (`WindowPass.doubt`)
+is redone by the caller on the full window.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from faster_whisper import WhisperModel
+
+FULL_FRAMES = 3000  # Whisper's 30 s window; CTranslate2's encoder takes no more
+FRAMES_PER_S = 100  # one mel frame per 10 ms (hop 160 at 16 kHz)
+MAX_LENGTH = 448  # Whisper's text context; CTranslate2 decodes at most half of `max_length`
+
+# Whisper's own thresholds (openai/whisper `transcribe`, faster-whisper's defaults): a decode
+# that gzips better than 2.4 is looping; one that puts over 0.6 on <|nospeech|>, or averages
+# below -1 nat a token, is one Whisper itself would not trust
+COMPRESSION_RATIO_MAX = 2.4
+NO_SPEECH_MAX = 0.6
+AVG_LOGPROB_MIN = -1.0
+
+
+@dataclass(frozen=True)
+class Window:
+    """How many frames a pass over `audio_frames` of audio encodes, and how far it may decode."""
+
+    margin_ms: int = 200  # past the audio's end: a window that ends with the speech loops more
+    floor_ms: int = 1000  # however short the audio: a window of a few frames has no context
+    # the fastest speech in the labelled set runs under 5 tokens a second (bench/stt_window.py
+    # prints the highest rate it met); twice that, plus a few for a short turn's punctuation
+    tokens_per_s: float = 10.0
+    tokens_extra: int = 8
+
+    def __post_init__(self) -> None:
+        if self.margin_ms < 0 or self.floor_ms < 0:
+            raise ValueError("window margin and floor must be >= 0 ms")
+
+    def frames(self, audio_frames: int) -> int:
+        """The audio plus the margin, at least the floor, even (the encoder's second convolution
+        has stride 2: one position per two frames), at most the full window."""
+        want = max(math.ceil(self.floor_ms * FRAMES_PER_S / 1000),
+                   audio_frames + math.ceil(self.margin_ms * FRAMES_PER_S / 1000))
+        return min(FULL_FRAMES, want + want % 2)
+
+    def max_new_tokens(self, audio_frames: int) -> int:
+        return math.ceil(self.tokens_per_s * audio_frames / FRAMES_PER_S) + self.tokens_extra
+
+
+@dataclass
+class WindowPass:
+    """One pass on a sized window: what it said and what makes it doubtful."""
+
+    frames: int
+    text: str
+    tokens: int  # decoded, the forced prefix included
+    bound: int  # the most `tokens` could be
+    no_speech_prob: float
+    avg_logprob: float
+
+    @property
+    def doubt(self) -> str | None:
+        """Why this pass should be redone on the full window, or None when it looks right."""
+        if self.tokens >= self.bound:
+            return "bound"  # stopped by the length bound, not by the end of the text: a runaway
+        if compression_ratio(self.text) > COMPRESSION_RATIO_MAX or repeats(self.text.split()):
+            return "repeat"
+        if self.no_speech_prob > NO_SPEECH_MAX:
+            return "no speech"
+        if self.avg_logprob < AVG_LOGPROB_MIN:
+            return "unsure"
+        if not self.text:
+            return "empty"
+        return None
+
+
+def compression_ratio(text: str) -> float:
+    import zlib
+
+    raw = text.encode("utf-8")
+    return len(raw) / len(zlib.compress(raw)) if raw else 0.0
+
+
+_NOT_WORD = re.compile(r"[^\w']+")
+
+
+def repeats(words: list[str]) -> bool:
+    """A run of words said again right after itself: three or more words twice ("I'd like to pay
+    with my credit card. I'd like to pay with my credit card."), two words three times, one word
+    five times. Shorter repeats are speech: "no, no", "thank you, thank you", "five five five"."""
+    w = [_NOT_WORD.sub("", x.lower()) for x in words]
+    for n in range(1, len(w) // 2 + 1):
+        copies = _COPIES.get(n, 2)
+        for i in range(len(w) - n * copies + 1):
+            if all(w[i:i + n] == w[i + k * n:i + (k + 1) * n] for k in range(1, copies)):
+                return True
+    return False
+
+
+_COPIES = {1: 5, 2: 3}  # back-to-back copies that make a run of this many words a loop (else 2)
+
+
+class SizedDecoder:
+    """One encode and one greedy (or beam) decode of a sized window, with the prompt and token
+    suppression faster-whisper's `transcribe` uses: without timestamps, blank and non-speech
+    tokens suppressed, temperature 0."""
+
+    def __init__(self, model: WhisperModel, *, language: str, beam_size: int) -> None:
+        from faster_whisper.tokenizer import Tokenizer
+        from faster_whisper.transcribe import get_suppressed_tokens
+
+        self.model = model
+        self.tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual,
+                                   task="transcribe", language=language)
+        self.suppress = list(get_suppressed_tokens(self.tokenizer, [-1]))  # transcribe's default
+        self.beam_size = beam_size
+
+    def features(self, audio: np.ndarray) -> np.ndarray:
+        """Log-mel frames of `audio`, as `transcribe` cuts them (its last frame is padding)."""
+        features = self.model.feature_extractor(audio)
+        return features[:, :features.shape[-1] - 1]
+
+    def decode(self, features: np.ndarray, frames: int, *, prefix: str | None,
+               max_new_tokens: int) -> WindowPass:
+        """`features` zero-padded to `frames` (as `transcribe` pads to 3000), encoded, decoded."""
+        window = np.zeros((features.shape[0], frames), np.float32)
+        used = min(frames, features.shape[-1])
+        window[:, :used] = features[:, :used]
+        encoded = self.model.encode(window)
+        tok = self.tokenizer
+        forced = tok.encode(" " + prefix.strip())[:MAX_LENGTH // 2 - 1] if prefix else []
+        # CTranslate2 decodes at most max_length // 2 tokens after <|notimestamps|>, the forced
+        # prefix among them
+        bound = min(MAX_LENGTH // 2, len(forced) + max_new_tokens)
+        result = self.model.model.generate(
+            encoded, [[*tok.sot_sequence, tok.no_timestamps, *forced]], beam_size=self.beam_size,
+            max_length=2 * bound, return_scores=True, return_no_speech_prob=True,
+            suppress_blank=True, suppress_tokens=self.suppress)[0]
+        ids = result.sequences_ids[0]
+        # the score is the length-normalized log probability; Whisper averages over the tokens
+        # and the end of text
+        avg_logprob = result.scores[0] * len(ids) / (len(ids) + 1)
+        return WindowPass(frames=frames, text=tok.decode(ids).strip(), tokens=len(ids),
+                          bound=bound, no_speech_prob=result.no_speech_prob, avg_logprob=avg_logprob)
