@@ -1,0 +1,178 @@
+"""Does an encoder window sized to the audio cost accuracy, and what does it save? (`stt.window`)
+
+Whisper pads every pass to 30 s; `stt.window = "sized"` encodes the audio plus a margin (at least
+a floor) instead, and redoes on the full window a pass that looks wrong (pipeline/stt_window.py).
+For each clip of the labelled end-of-turn set (Piper and espeak-ng voices at three speeds, noise,
+jfk.wav cut at its pauses; `bench/eot_set.py`), up to VAD speech-stop as the final pass sees it,
+the final pass runs on the full window and on sized windows at each margin and floor. Reported per
+model: word error rate against the words the clip says, per source and overall; the median and
+p90 time of a pass (features, encode and decode, and the full-window redo where one was needed);
+how many sized passes were redone, and why.
+
+    python -m bench.stt_window [--clips N] [--model tiny.en --model base]
+        [--margins 200,1000,2000] [--floors 1000,3000,10000] [--offset K]
+        [--out bench/results/DATE-stt-window.md [--append]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.audio import INPUT_RATE_HZ
+from pipeline.stt import WhisperSTT
+from pipeline.stt_window import FRAMES_PER_S, Window
+
+from .eot_set import build
+from .machine import describe_machine, machine_line
+from .stt_prefix import wer
+
+MODELS = {"tiny.en": "models/stt/whisper-tiny.en", "base": "models/stt/whisper-base"}
+HOP = INPUT_RATE_HZ // FRAMES_PER_S
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def sample(clips: list, n: int, offset: int = 0) -> list:
+    """About `n` of the synthetic clips, evenly spread from the `offset`-th (another offset, another
+    sample), and every jfk.wav cut (the one real voice)."""
+    if not n:
+        return clips
+    synthetic = [c for c in clips if c.source != "jfk"]
+    step = max(1, len(synthetic) // n)
+    return synthetic[offset % step::step] + [c for c in clips if c.source == "jfk"]
+
+
+def measure(stt: WhisperSTT, clips: list, windows: dict[str, Window | None]) -> dict:
+    """Every clip through every window: texts, seconds, and the reasons sized passes were redone.
+    A sized window of the same frame count as one already run gives the same pass: it is reused."""
+    out: dict = {name: {"texts": [], "seconds": [], "redone": Counter()} for name in windows}
+    rates: list[float] = []
+    stt.transcribe(clips[0].audio[:INPUT_RATE_HZ], final=True)  # load and warm the kernels
+    for clip in clips:
+        speech = clip.audio[:int((clip.speech_end_s + 0.16) * INPUT_RATE_HZ)]  # to VAD speech-stop
+        frames_in = len(speech) // HOP
+        done: dict[int | None, tuple[str, float, str | None]] = {}
+        for name, window in windows.items():
+            key = None if window is None else window.frames(frames_in)
+            if key not in done:
+                stt.window = window
+                t0 = time.perf_counter()
+                text = stt.transcribe(speech, final=True)
+                spent = time.perf_counter() - t0
+                kept = stt.last_pass
+                doubt = None if kept is None else kept.doubt
+                if kept is not None:
+                    assert kept.frames == key, (kept.frames, key)
+                    if doubt is None:
+                        rates.append(kept.tokens * FRAMES_PER_S / frames_in)
+                done[key] = (text, spent, doubt)
+            text, spent, doubt = done[key]
+            out[name]["texts"].append(text)
+            out[name]["seconds"].append(spent)
+            if doubt is not None:
+                out[name]["redone"][doubt] += 1
+    out["_max_tokens_per_s"] = max(rates, default=0.0)
+    return out
+
+
+def table(clips: list, results: dict, windows: dict[str, Window | None]) -> list[str]:
+    sources = sorted({c.source for c in clips})
+    lines = ["| window | " + " | ".join(f"WER {s}" for s in sources) + " | WER all | median ms | "
+             "p90 ms | redone on the full window |",
+             "|---" * (len(sources) + 5) + "|"]
+    for name in windows:
+        r = results[name]
+        per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for clip, text in zip(clips, r["texts"], strict=True):
+            e, n = wer(clip.text, text)
+            for key in (clip.source, "all"):
+                per[key][0] += e
+                per[key][1] += n
+        cells = [f"{per[s][0] / max(1, per[s][1]):.3f} ({per[s][0]}/{per[s][1]})" for s in [*sources, "all"]]
+        ms = np.array(r["seconds"]) * 1000
+        redone = ", ".join(f"{k} {v}" for k, v in r["redone"].most_common()) or "-"
+        if windows[name] is not None:
+            redone = f"{sum(r['redone'].values())} ({redone})" if r["redone"] else "0"
+        lines.append(f"| {name} | " + " | ".join(cells) +
+                     f" | {np.median(ms):.0f} | {np.percentile(ms, 90):.0f} | {redone} |")
+    return lines
+
+
+def differing(clips: list, results: dict, a: str, b: str) -> list[str]:
+    return [f"- `{c.name}` said \"{c.text}\": {a} \"{x}\", {b} \"{y}\""
+            for c, x, y in zip(clips, results[a]["texts"], results[b]["texts"], strict=True) if x != y]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.stt_window", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clips", type=int, default=0, help="about N synthetic clips, evenly "
+                        "spread, plus jfk.wav's cuts (default: all)")
+    parser.add_argument("--offset", type=int, default=0, help="start the sample at the k-th clip "
+                        "(default 0)")
+    parser.add_argument("--model", action="append", choices=sorted(MODELS), help="repeatable "
+                        "(default: tiny.en and base)")
+    parser.add_argument("--margins", type=_ints, default=[200, 1000, 2000], help="ms past the audio")
+    parser.add_argument("--floors", type=_ints, default=[1000, 3000, 10000], help="ms at the least")
+    parser.add_argument("--compare", default="sized +200 ms, floor 1000 ms", help="the sized window "
+                        "whose differing transcripts are listed")
+    parser.add_argument("--out", type=Path, default=None, help="markdown results file")
+    parser.add_argument("--append", action="store_true", help="add to --out instead of replacing it")
+    args = parser.parse_args(argv)
+
+    clips = sample(build(), args.clips, args.offset)
+    windows: dict[str, Window | None] = {"full (30 s)": None}
+    for floor in args.floors:
+        for margin in args.margins:
+            windows[f"sized +{margin} ms, floor {floor} ms"] = Window(margin_ms=margin, floor_ms=floor)
+    t0 = time.perf_counter()
+    load_before = os.getloadavg()
+    sections = []
+    for model in args.model or ["tiny.en", "base"]:
+        stt = WhisperSTT(model_path=MODELS[model], window="sized")
+        bound = stt.window
+        assert bound is not None
+        started = time.perf_counter()
+        results = measure(stt, clips, windows)
+        sections += [f"## whisper {model} ({stt.threads} threads, {time.perf_counter() - started:.0f} s)",
+                     "", *table(clips, results, windows), "",
+                     f"Highest tokens per second of audio in a kept sized pass: "
+                     f"{results['_max_tokens_per_s']:.1f} (the bound allows "
+                     f"{bound.tokens_per_s:g} a second plus {bound.tokens_extra}).", ""]
+        if args.compare in results:
+            diff = differing(clips, results, "full (30 s)", args.compare)
+            sections += [f"Transcripts that differ between the full window and {args.compare}: "
+                         f"{len(diff)}", "", *diff, ""]
+    load = " ".join(f"{x:.2f}" for x in load_before) + " before, " + \
+        " ".join(f"{x:.2f}" for x in os.getloadavg()) + " after"
+    by_source = Counter(c.source for c in clips)
+    lines = [f"# Whisper's encoder window: full vs sized to the audio ({time.strftime('%Y-%m-%d')})",
+             "", f"Machine: {machine_line(describe_machine())}; load average (1, 5, 15 min) {load}.",
+             "", f"Command: `python -m bench.stt_window {shlex.join(sys.argv[1:] if argv is None else argv)}` "
+             f"({time.perf_counter() - t0:.0f} s in all).", "",
+             f"{len(clips)} clips of the end-of-turn set ({', '.join(f'{k} {v}' for k, v in sorted(by_source.items()))}), "
+             "each up to VAD speech-stop (speech end + 160 ms), one final pass per window, int8, "
+             "greedy. A pass's time is one measurement (features, encode, decode, and the "
+             "full-window redo when the sized pass was doubted); WER is word edits over reference "
+             "words, case and punctuation aside.", "", *sections]
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        before = args.out.read_text() + "\n" if args.append and args.out.is_file() else ""
+        args.out.write_text(before + report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
