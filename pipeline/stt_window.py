@@ -37,10 +37,10 @@ AVG_LOGPROB_MIN = -1.0
 class Window:
     """How many frames a pass over `audio_frames` of audio encodes, and how far it may decode."""
 
-    margin_ms: int = 200  # past the audio's end: a window that ends with the speech loops more
-    floor_ms: int = 1000  # however short the audio: a window of a few frames has no context
-    # the fastest speech in the labelled set runs under 5 tokens a second (bench/stt_window.py
-    # prints the highest rate it met); twice that, plus a few for a short turn's punctuation
+    margin_ms: int  # past the audio's end: a window that ends with the speech loops more
+    floor_ms: int  # however short the audio
+    # no kept pass in the labelled set ran past 7 tokens per second of audio (bench/stt_window.py
+    # prints the highest it met); 10 a second plus 8 leaves room for digits and punctuation
     tokens_per_s: float = 10.0
     tokens_extra: int = 8
 

@@ -1,0 +1,137 @@
+"""Whisper's encoder window sized to the audio (`stt.window = "sized"`): the window's arithmetic,
+the checks that send a doubtful pass to the full window, and the real model on jfk.wav."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline import config as cfg
+from pipeline.audio import INPUT_RATE_HZ
+from pipeline.errors import ConfigError
+from pipeline.stt_window import FULL_FRAMES, Window, WindowPass, repeats
+
+from .conftest import JFK_TEXT, wer
+
+FIRST_PHRASE = "And so my fellow Americans"
+
+
+def test_the_window_is_the_audio_plus_the_margin_at_least_the_floor_even_and_capped() -> None:
+    w = Window(margin_ms=200, floor_ms=1000)
+    assert w.frames(300) == 320  # 3 s of audio + 200 ms
+    assert w.frames(301) == 322  # two frames per encoder position
+    assert w.frames(40) == 100  # the floor
+    assert w.frames(2990) == FULL_FRAMES
+    assert Window(margin_ms=15, floor_ms=0).frames(100) == 102  # a part of a frame is a frame
+    assert Window(margin_ms=1000, floor_ms=0).frames(300) == 400
+
+
+def test_the_decode_bound_grows_with_the_audio() -> None:
+    w = Window(margin_ms=200, floor_ms=1000)
+    assert w.max_new_tokens(300) == 3 * w.tokens_per_s + w.tokens_extra
+    assert w.max_new_tokens(1100) > w.max_new_tokens(300)
+
+
+def test_a_negative_margin_is_refused() -> None:
+    with pytest.raises(ValueError):
+        Window(margin_ms=-100, floor_ms=1000)
+
+
+def _pass(text: str, *, tokens: int = 8, bound: int = 40, no_speech: float = 0.01,
+          logprob: float = -0.2) -> WindowPass:
+    return WindowPass(frames=400, text=text, tokens=tokens, bound=bound, no_speech_prob=no_speech,
+                      avg_logprob=logprob)
+
+
+def test_what_makes_a_sized_pass_doubtful() -> None:
+    assert _pass("And so my fellow Americans.").doubt is None
+    assert _pass("And so my fellow Americans. And so my", tokens=40).doubt == "bound"
+    assert _pass("I'd like to pay with my credit card. I'd like to pay with my credit card.").doubt == "repeat"
+    assert _pass("na " * 30).doubt == "repeat"  # gzips far past 2.4
+    assert _pass("Thank you.", no_speech=0.9).doubt == "no speech"
+    assert _pass("Thank you.", logprob=-1.4).doubt == "unsure"
+    assert _pass("", tokens=0).doubt == "empty"
+
+
+@pytest.mark.parametrize("text", ["no, no, no", "thank you, thank you", "bye bye bye",
+                                  "My number is five five five, two one two, three four five six."])
+def test_speech_that_repeats_itself_is_not_a_loop(text: str) -> None:
+    assert not repeats(text.split())
+
+
+@pytest.mark.parametrize("text", ["And so my fellow Americans. And so my fellow Americans.",
+                                  "ask not ask not ask not", "the the the the the"])
+def test_a_loop_is_a_loop(text: str) -> None:
+    assert repeats(text.split())
+
+
+def test_the_config_sets_the_window_and_refuses_an_unknown_one() -> None:
+    config = cfg.load(overrides=["stt.window=sized", "stt.window_margin_ms=1000",
+                                 "stt.window_floor_ms=3000"])
+    assert config.stt.params == {"window": "sized", "window_margin_ms": 1000, "window_floor_ms": 3000}
+    with pytest.raises(ConfigError):
+        cfg.load(overrides=["stt.window_margin=1000"])
+    from pipeline.stt import WhisperSTT
+
+    with pytest.raises(ConfigError, match="full, sized"):
+        WhisperSTT(window="wide")
+
+
+# --- the real model ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sized():
+    from pipeline.stt import WhisperSTT
+
+    return WhisperSTT(window="sized")
+
+
+@pytest.mark.models
+def test_the_sized_window_transcribes_jfk_in_full(sized, jfk_16k) -> None:
+    text = sized.transcribe(jfk_16k, final=True)
+    assert "ask not what your country can do for you" in " ".join(text.lower().replace(",", "").split())
+    assert wer(JFK_TEXT, text) <= 0.15, text
+    kept = sized.last_pass
+    assert kept is not None and kept.doubt is None, kept  # the sized pass said it, not a redo
+    assert kept.frames == sized.window.frames(len(jfk_16k) // 160) < FULL_FRAMES
+
+
+@pytest.mark.models
+def test_the_sized_window_starts_from_a_forced_prefix(sized, jfk_16k) -> None:
+    text = sized.transcribe_after(jfk_16k, "And so my fellow")
+    assert text.startswith("And so my fellow") and wer(JFK_TEXT, text) <= 0.15, text
+    assert sized.last_pass is not None and sized.last_pass.frames < FULL_FRAMES
+
+
+def _tight(sized, monkeypatch):
+    """400 frames for 3.6 s of jfk.wav: Whisper says its first phrase over and over."""
+    monkeypatch.setattr(sized, "window", Window(margin_ms=0, floor_ms=4000))
+    monkeypatch.setattr(sized, "window_stats", type(sized.window_stats)())
+    return sized
+
+
+@pytest.mark.models
+def test_a_window_too_tight_for_its_audio_falls_back_to_the_full_window(sized, jfk_16k, monkeypatch) -> None:
+    stt = _tight(sized, monkeypatch)
+    audio = jfk_16k[:int(3.6 * INPUT_RATE_HZ)]
+    text = stt.transcribe(audio, final=True)
+    tried = stt.last_pass
+    assert tried is not None and tried.frames == 400
+    assert tried.doubt in ("bound", "repeat"), tried  # the sized pass looped ...
+    assert stt.window_stats["full"] == 1  # ... and the full window said it instead
+    assert wer(FIRST_PHRASE, text) <= 0.2, text
+    assert not repeats(text.split()), text
+
+
+@pytest.mark.models
+def test_the_decode_bound_stops_a_runaway(sized, jfk_16k, monkeypatch) -> None:
+    stt = _tight(sized, monkeypatch)
+    audio = jfk_16k[:int(3.6 * INPUT_RATE_HZ)]
+    stt.transcribe(audio, final=True)
+    bounded = stt.last_pass
+    assert bounded is not None and bounded.tokens == bounded.bound == stt.window.max_new_tokens(len(audio) // 160)
+    # the same window without the bound runs on to Whisper's own limit, several times as long
+    features = stt._sized.features(audio)
+    unbounded = stt._sized.decode(features, 400, prefix=None, max_new_tokens=224)
+    assert unbounded.tokens > 2 * bounded.tokens, unbounded
+    assert repeats(unbounded.text.split())
