@@ -7,7 +7,9 @@ jfk.wav cut at its pauses; `bench/eot_set.py`), up to VAD speech-stop as the fin
 the final pass runs on the full window and on sized windows at each margin and floor. Reported per
 model: word error rate against the words the clip says, per source and overall; the median and
 p90 time of a pass (features, encode and decode, and the full-window redo where one was needed);
-how many sized passes were redone, and why.
+how many sized passes were redone, and why. Then the partial passes of a few of the clips (every
+500 ms of audio, as the streaming transcriber runs them): how many were redone, how many say the
+same words as the full window's pass, and their median and mean time.
 
     python -m bench.stt_window [--clips N] [--model tiny.en --model base]
         [--margins 200,1000,2000] [--floors 1000,3000,10000] [--offset K]
@@ -27,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.audio import INPUT_RATE_HZ
-from pipeline.stt import WhisperSTT
+from pipeline.stt import WhisperSTT, same_words
 from pipeline.stt_window import FRAMES_PER_S, Window
 
 from .eot_set import build
@@ -52,12 +54,14 @@ def sample(clips: list, n: int, offset: int = 0) -> list:
     return synthetic[offset % step::step] + [c for c in clips if c.source == "jfk"]
 
 
-def measure(stt: WhisperSTT, clips: list, windows: dict[str, Window | None]) -> dict:
+def measure(stt: WhisperSTT, clips: list, windows: dict[str, Window | None], *,
+            warm: bool = True) -> dict:
     """Every clip through every window: texts, seconds, and the reasons sized passes were redone.
     A sized window of the same frame count as one already run gives the same pass: it is reused."""
     out: dict = {name: {"texts": [], "seconds": [], "redone": Counter()} for name in windows}
     rates: list[float] = []
-    stt.transcribe(clips[0].audio[:INPUT_RATE_HZ], final=True)  # load and warm the kernels
+    if warm:
+        stt.transcribe(clips[0].audio[:INPUT_RATE_HZ], final=True)  # load and warm the kernels
     for clip in clips:
         speech = clip.audio[:int((clip.speech_end_s + 0.16) * INPUT_RATE_HZ)]  # to VAD speech-stop
         frames_in = len(speech) // HOP
@@ -83,6 +87,45 @@ def measure(stt: WhisperSTT, clips: list, windows: dict[str, Window | None]) -> 
                 out[name]["redone"][doubt] += 1
     out["_max_tokens_per_s"] = max(rates, default=0.0)
     return out
+
+
+def measure_partials(stt: WhisperSTT, clips: list, windows: dict[str, Window | None],
+                     interval_ms: int = 500, min_ms: int = 300) -> dict:
+    """The partial passes the streaming transcriber runs (every `interval_ms` of a clip's audio
+    up to speech-stop, from `min_ms`), on every window: their audio ends inside the speech."""
+    step, first = interval_ms * INPUT_RATE_HZ // 1000, min_ms * INPUT_RATE_HZ // 1000
+    out: dict = {name: {"texts": [], "seconds": [], "redone": Counter()} for name in windows}
+    for clip in clips:
+        speech = clip.audio[:int((clip.speech_end_s + 0.16) * INPUT_RATE_HZ)]
+        for end in range(max(step, first), len(speech) + 1, step):
+            got = measure(stt, [_Cut(speech[:end])], windows, warm=False)
+            for name in windows:
+                for key in ("texts", "seconds"):
+                    out[name][key] += got[name][key]
+                out[name]["redone"] += got[name]["redone"]
+    return out
+
+
+class _Cut:
+    """A clip's audio cut short, as `measure` reads a clip."""
+
+    def __init__(self, audio: np.ndarray) -> None:
+        self.audio, self.speech_end_s = audio, len(audio) / INPUT_RATE_HZ  # all of it is read
+
+
+def partial_table(results: dict, windows: dict[str, Window | None]) -> list[str]:
+    full = results["full (30 s)"]["texts"]
+    lines = ["| window | passes | redone on the full window | same words as the full window's | "
+             "median ms | mean ms |", "|---|---|---|---|---|---|"]
+    for name in windows:
+        r = results[name]
+        ms = np.array(r["seconds"]) * 1000
+        same = sum(same_words(a, b) for a, b in zip(full, r["texts"], strict=True))
+        redone = sum(r["redone"].values())
+        reasons = ", ".join(f"{k} {v}" for k, v in r["redone"].most_common())
+        lines.append(f"| {name} | {len(ms)} | {redone}" + (f" ({reasons})" if reasons else "") +
+                     f" | {same} | {np.median(ms):.0f} | {ms.mean():.0f} |")
+    return lines
 
 
 def table(clips: list, results: dict, windows: dict[str, Window | None]) -> list[str]:
@@ -124,8 +167,11 @@ def main(argv: list[str] | None = None) -> int:
                         "(default: tiny.en and base)")
     parser.add_argument("--margins", type=_ints, default=[200, 1000, 2000], help="ms past the audio")
     parser.add_argument("--floors", type=_ints, default=[1000, 3000, 10000], help="ms at the least")
-    parser.add_argument("--compare", default="sized +200 ms, floor 1000 ms", help="the sized window "
+    parser.add_argument("--compare", default="sized +2000 ms, floor 1000 ms", help="the sized window "
                         "whose differing transcripts are listed")
+    parser.add_argument("--partial-clips", type=int, default=12, help="the partial passes of "
+                        "about N of the sampled clips, every 500 ms of audio (default 12; 0: none)")
+    parser.add_argument("--no-finals", action="store_true", help="the partial passes only")
     parser.add_argument("--out", type=Path, default=None, help="markdown results file")
     parser.add_argument("--append", action="store_true", help="add to --out instead of replacing it")
     args = parser.parse_args(argv)
@@ -143,16 +189,25 @@ def main(argv: list[str] | None = None) -> int:
         bound = stt.window
         assert bound is not None
         started = time.perf_counter()
-        results = measure(stt, clips, windows)
-        sections += [f"## whisper {model} ({stt.threads} threads, {time.perf_counter() - started:.0f} s)",
-                     "", *table(clips, results, windows), "",
-                     f"Highest tokens per second of audio in a kept sized pass: "
-                     f"{results['_max_tokens_per_s']:.1f} (the bound allows "
-                     f"{bound.tokens_per_s:g} a second plus {bound.tokens_extra}).", ""]
-        if args.compare in results:
-            diff = differing(clips, results, "full (30 s)", args.compare)
-            sections += [f"Transcripts that differ between the full window and {args.compare}: "
-                         f"{len(diff)}", "", *diff, ""]
+        sections += [f"## whisper {model} ({stt.threads} threads)", ""]
+        if not args.no_finals:
+            results = measure(stt, clips, windows)
+            sections += [f"Final passes ({time.perf_counter() - started:.0f} s):", "",
+                         *table(clips, results, windows), "",
+                         f"Highest tokens per second of audio in a kept sized pass: "
+                         f"{results['_max_tokens_per_s']:.1f} (the bound allows "
+                         f"{bound.tokens_per_s:g} a second plus {bound.tokens_extra}).", ""]
+            if args.compare in results:
+                diff = differing(clips, results, "full (30 s)", args.compare)
+                sections += [f"Transcripts that differ between the full window and {args.compare}: "
+                             f"{len(diff)}", "", *diff, ""]
+        if args.partial_clips:
+            some = clips[::max(1, len(clips) // args.partial_clips)]
+            started = time.perf_counter()
+            partials = measure_partials(stt, some, windows)
+            sections += [f"Partial passes of {len(some)} of those clips, every 500 ms of audio from "
+                         f"the first 500 ms to speech-stop ({time.perf_counter() - started:.0f} s):",
+                         "", *partial_table(partials, windows), ""]
     load = " ".join(f"{x:.2f}" for x in load_before) + " before, " + \
         " ".join(f"{x:.2f}" for x in os.getloadavg()) + " after"
     by_source = Counter(c.source for c in clips)
