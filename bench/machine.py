@@ -80,9 +80,11 @@ def machine_line(m: dict[str, Any]) -> str:
             f"{m['os']}, Python {m['python']}; {m['date']}")
 
 
-# Constructor settings worth a line in the results: where each model runs and on how many threads.
+# Constructor settings worth a line in the results: where each model runs and on how many threads,
+# and Whisper's encoder window (a pass over a few seconds takes about a fifth of the time on a
+# sized one).
 _STAGE_KEYS = ("model_path", "device", "compute_type", "use_cuda", "gpu_layers", "threads", "beam_size",
-               "n_ctx", "max_tokens", "keep_prompt_cache", "warm_up")
+               "window", "n_ctx", "max_tokens", "keep_prompt_cache", "warm_up")
 
 
 def _size_mb(path: str) -> float | None:

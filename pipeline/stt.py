@@ -41,14 +41,17 @@ class WhisperSTT:
         threads: int | None = None,  # CTranslate2 intra-op threads; None: pipeline.cpu's split
         # final pass: force the words LocalAgreement confirmed as the decoder's prefix and decode
         # only the tail. Off: a partial's misheard word is then kept for good ("asked not" in
-        # jfk.wav's final with AVX2 kernels, plus a hallucinated trailing "I"), and the 30 s
-        # encoder window costs the same either way (bench/README.md)
+        # jfk.wav's final with AVX2 kernels, plus a hallucinated trailing "I"), and the encoder
+        # costs the same either way (bench/README.md)
         prefix_final: bool = False,
         # encoder window: "full" pads every pass to Whisper's 30 s, "sized" encodes the audio plus
         # window_margin_ms (at least window_floor_ms), decodes a few tokens a second of it, and
-        # redoes on the full window a pass that looks wrong (pipeline/stt_window.py)
+        # redoes on the full window a pass that looks wrong (pipeline/stt_window.py). Full by
+        # default: sized (+2 s, floor 1 s) kept tiny.en's WER and cut its median final pass from
+        # ~440 to ~100 ms, but base lost 1.3-1.8 points of WER, and the quicker partials let a
+        # barge-in fire on the echo residue's words (bench/README.md)
         window: str = "full",
-        window_margin_ms: int = 200,
+        window_margin_ms: int = 2000,
         window_floor_ms: int = 1000,
     ) -> None:
         from faster_whisper import WhisperModel
