@@ -111,27 +111,43 @@ def _tight(sized, monkeypatch):
 
 
 @pytest.mark.models
-def test_a_window_too_tight_for_its_audio_falls_back_to_the_full_window(sized, jfk_16k, monkeypatch) -> None:
+def test_a_window_too_tight_for_its_audio_still_gives_the_right_words(sized, jfk_16k, monkeypatch) -> None:
+    """Whether 400 frames loop on 3.6 s depends on the CPU's int8 kernels (they do on an
+    AVX-512 Xeon); either way the words are right: a doubtful sized pass is never the answer."""
     stt = _tight(sized, monkeypatch)
     audio = jfk_16k[:int(3.6 * INPUT_RATE_HZ)]
     text = stt.transcribe(audio, final=True)
     tried = stt.last_pass
     assert tried is not None and tried.frames == 400
-    assert tried.doubt in ("bound", "repeat"), tried  # the sized pass looped ...
-    assert stt.window_stats["full"] == 1  # ... and the full window said it instead
+    assert stt.window_stats["full"] == (1 if tried.doubt else 0), (tried, stt.window_stats)
     assert wer(FIRST_PHRASE, text) <= 0.2, text
     assert not repeats(text.split()), text
 
 
 @pytest.mark.models
-def test_the_decode_bound_stops_a_runaway(sized, jfk_16k, monkeypatch) -> None:
+def test_a_sized_pass_that_loops_is_redone_on_the_full_window(sized, jfk_16k, monkeypatch) -> None:
+    stt = _tight(sized, monkeypatch)
+    audio = jfk_16k[:int(3.6 * INPUT_RATE_HZ)]
+    looped = WindowPass(frames=400, text="And so my fellow Americans. " * 6, tokens=36, bound=44,
+                        no_speech_prob=0.01, avg_logprob=-0.2)
+    monkeypatch.setattr(stt._sized, "decode", lambda *a, **k: looped)
+    text = stt.transcribe(audio, final=True)
+    assert stt.last_pass is looped and looped.doubt == "repeat"
+    assert stt.window_stats["full"] == 1  # the full window said it instead
+    assert wer(FIRST_PHRASE, text) <= 0.2 and not repeats(text.split()), text
+
+
+@pytest.mark.models
+def test_the_decode_bound_holds(sized, jfk_16k, monkeypatch) -> None:
     stt = _tight(sized, monkeypatch)
     audio = jfk_16k[:int(3.6 * INPUT_RATE_HZ)]
     stt.transcribe(audio, final=True)
     bounded = stt.last_pass
-    assert bounded is not None and bounded.tokens == bounded.bound == stt.window.max_new_tokens(len(audio) // 160)
-    # the same window without the bound runs on to Whisper's own limit, several times as long
+    bound = stt.window.max_new_tokens(len(audio) // 160)
+    assert bounded is not None and bounded.bound == bound and bounded.tokens <= bound
+    # the same window without the bound: where it runs past the bound (a loop, with this CPU's
+    # kernels), the bounded pass stopped at it
     features = stt._sized.features(audio)
     unbounded = stt._sized.decode(features, 400, prefix=None, max_new_tokens=224)
-    assert unbounded.tokens > 2 * bounded.tokens, unbounded
-    assert repeats(unbounded.text.split())
+    if unbounded.tokens > bound:
+        assert bounded.tokens == bound, (bounded, unbounded)
