@@ -20,23 +20,10 @@ import numpy as np
 
 from pipeline.audio import INPUT_RATE_HZ
 from pipeline.stt import WhisperSTT, agreed_prefix
+from pipeline.stt import word_errors as wer
 
 from .eot_set import build
 from .machine import describe_machine, machine_line
-
-
-def wer(reference: str, hypothesis: str) -> tuple[int, int]:
-    """(word edits, reference words), case and punctuation aside."""
-    import re
-
-    norm = lambda s: re.sub(r"[^a-z0-9' ]+", " ", s.lower()).split()  # noqa: E731
-    r, h = norm(reference), norm(hypothesis)
-    d = list(range(len(h) + 1))
-    for i, rw in enumerate(r, 1):
-        prev, d[0] = d[0], i
-        for j, hw in enumerate(h, 1):
-            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (rw != hw))
-    return d[len(h)], len(r)
 
 
 def confirmed_words(stt: WhisperSTT, audio: np.ndarray, interval_ms: int, min_ms: int = 300) -> list[str]:

@@ -34,7 +34,7 @@ from pipeline.stt_window import FRAMES_PER_S, Window
 
 from .eot_set import build
 from .machine import describe_machine, machine_line
-from .stt_prefix import wer
+from pipeline.stt import word_errors as wer
 
 MODELS = {"tiny.en": "models/stt/whisper-tiny.en", "base": "models/stt/whisper-base"}
 HOP = INPUT_RATE_HZ // FRAMES_PER_S

@@ -140,6 +140,19 @@ def same_words(a: str, b: str) -> bool:
     return [_norm(w) for w in a.split()] == [_norm(w) for w in b.split()]
 
 
+def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
+    """(word edits, reference words): the edit distance behind a word error rate, with case and
+    punctuation aside (digits are words)."""
+    norm = lambda s: re.sub(r"[^a-z0-9' ]+", " ", s.lower()).split()  # noqa: E731
+    r, h = norm(reference), norm(hypothesis)
+    d = list(range(len(h) + 1))
+    for i, rw in enumerate(r, 1):
+        prev, d[0] = d[0], i
+        for j, hw in enumerate(h, 1):
+            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (rw != hw))
+    return d[len(h)], len(r)
+
+
 def words_within(text: str, within: str, *, min_words: int = 2) -> bool:
     """`text`'s words (at least `min_words` of them) appear, in order and together, in
     `within`: a transcript of talk under the agent that is the agent's own words is its echo."""

@@ -135,16 +135,10 @@ def silence(ms: float) -> np.ndarray:
 
 def wer(reference: str, hypothesis: str) -> float:
     """Word error rate: word-level edit distance over the reference length."""
-    import re
+    from pipeline.stt import word_errors
 
-    norm = lambda s: re.sub(r"[^a-z' ]+", " ", s.lower()).split()  # noqa: E731
-    r, h = norm(reference), norm(hypothesis)
-    d = list(range(len(h) + 1))
-    for i, rw in enumerate(r, 1):
-        prev, d[0] = d[0], i
-        for j, hw in enumerate(h, 1):
-            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (rw != hw))
-    return d[len(h)] / max(1, len(r))
+    edits, words = word_errors(reference, hypothesis)
+    return edits / max(1, words)
 
 
 def run(coro):
