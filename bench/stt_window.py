@@ -30,11 +30,11 @@ import numpy as np
 
 from pipeline.audio import INPUT_RATE_HZ
 from pipeline.stt import WhisperSTT, same_words
+from pipeline.stt import word_errors as wer
 from pipeline.stt_window import FRAMES_PER_S, Window
 
 from .eot_set import build
 from .machine import describe_machine, machine_line
-from pipeline.stt import word_errors as wer
 
 MODELS = {"tiny.en": "models/stt/whisper-tiny.en", "base": "models/stt/whisper-base"}
 HOP = INPUT_RATE_HZ // FRAMES_PER_S
