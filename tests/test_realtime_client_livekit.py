@@ -151,7 +151,12 @@ def test_livekit_plugin_audio_turn_typed_turn_tool_round_trip_and_interrupt(serv
             done = [e for e in server_events if e["type"] == "response.done"][-1]["response"]
             assert done["status"] == "cancelled", done["status"]
             assert done["id"] == generation.response_id
-            assert len(reply.text) < len(STORY)
+            # what the conversation keeps is what was heard, not the whole story (the text
+            # streams ahead of the audio, as the hosted API's does, so on a fast machine the
+            # plugin's text stream may already hold all of it)
+            kept = "".join(c.get("transcript") or c.get("text") or "" for o in done["output"]
+                           if o.get("type") == "message" for c in o.get("content", []))
+            assert len(kept) < len(STORY), (kept, reply.text)
             assert not errors, errors
         finally:
             await session.aclose()
