@@ -42,15 +42,15 @@ class SessionCore:
         also fails on that error event is already reported, so reporting cannot recur."""
         event.ts = self.clock.now()
         self.events.append(event)
-        failures: list[tuple[Listener, Exception]] = []
+        failures: list[tuple[Listener, Exception]] | None = None  # none made per event unless one fails
         for listener in self.listeners:
             try:
                 listener(event)
             except Exception as exc:  # one listener's bug must not end the call
                 if id(listener) not in self._failed:
                     self._failed.add(id(listener))
-                    failures.append((listener, exc))
-        for listener, exc in failures:
+                    failures = [*(failures or ()), (listener, exc)]
+        for listener, exc in failures or ():
             name = listener_name(listener)
             log.error("event listener %s failed on %s", name, event.type, exc_info=exc)
             self.emit(ev.error_event("server_error", f"event listener {name} failed on {event.type} "

@@ -72,7 +72,7 @@ class WhisperSTT:
                                    cpu_threads=self.threads)
         self._lock = threading.Lock()  # one inference at a time on this model
         self.window = Window(window_margin_ms, window_floor_ms) if window == "sized" else None
-        self._sized = SizedDecoder(self._model, language=self.language, beam_size=beam_size)
+        self._sized_decoder: SizedDecoder | None = None  # made at the first sized pass
         self.last_pass: WindowPass | None = None  # the last sized pass, kept or redone
         self.window_stats: Counter[str] = Counter()  # passes kept sized, on the full window, redone why
 
@@ -96,6 +96,15 @@ class WhisperSTT:
                     return done
             self.window_stats["full"] += 1
             return self._decode_full(audio, prefix)
+
+    @property
+    def _sized(self) -> SizedDecoder:
+        """The sized-window decoder (its tokenizer and suppression list), only once it is used:
+        the default full window never needs it."""
+        if self._sized_decoder is None:
+            self._sized_decoder = SizedDecoder(self._model, language=self.language,
+                                               beam_size=self.beam_size)
+        return self._sized_decoder
 
     def _decode_sized(self, audio: np.ndarray, prefix: str | None,
                       window: Window) -> tuple[str, float] | None:
