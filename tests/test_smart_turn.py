@@ -83,8 +83,6 @@ def test_finished_sentences_score_high_and_dangling_cuts_lower(scored):
     sampling noise). Measured on an Intel Xeon (AVX-512), 2 cores: finished >= 0.5 in 19 of 21,
     finished above its cut in 18 of 21, mean drop 0.28."""
     finished, cut = (np.array(side) for side in zip(*scored, strict=True))
-    print(f"finished >= 0.5: {np.sum(finished >= 0.5)}/{len(finished)}, above cut: "
-          f"{np.sum(finished > cut)}, drop {finished.mean() - cut.mean():.2f}")
     assert np.mean(finished >= 0.5) >= 0.75, scored
     # Piper says a lone prefix like a finished sentence, so the model is sometimes fooled (it
     # scores "We need a table for" above the whole sentence); the drop holds on most pairs and
