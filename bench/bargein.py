@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import config as cfg
-from pipeline import events as ev
-from pipeline.audio import INPUT_RATE_HZ, dbfs
-from pipeline.clock import perf_s
-from pipeline.fakes import ScriptedLLM
+from pipeline.base import config as cfg
+from pipeline.base import events as ev
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.base.clock import perf_s
+from pipeline.stages.fakes import ScriptedLLM
 from pipeline.transports.scripted import Clip, after_stage
 
 from .calls import BenchCaller, one_call
@@ -204,8 +204,8 @@ COLUMNS = (("case", "case"), ("runs", "runs"), ("fires", "fires (all runs)"),
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.runtime import add_config_args, load_config
-    from pipeline.session import Stages
+    from pipeline.call.session import Stages
+    from pipeline.transports.runtime import add_config_args, load_config
 
     from .summary import markdown_table
 

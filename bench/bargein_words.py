@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import config as cfg
-from pipeline import events as ev
-from pipeline.audio import INPUT_RATE_HZ, dbfs
-from pipeline.fakes import ScriptedLLM
+from pipeline.base import config as cfg
+from pipeline.base import events as ev
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.stages.fakes import ScriptedLLM
 from pipeline.transports.scripted import Clip, after_stage
 
 from .bargein import INTERRUPT_DELAY_S, LONG_REPLY, QUESTION
@@ -185,8 +185,8 @@ def write(summary: dict[str, Any], rows: list[dict[str, Any]], skipped: list[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.runtime import add_config_args, load_config
-    from pipeline.session import Stages
+    from pipeline.call.session import Stages
+    from pipeline.transports.runtime import add_config_args, load_config
 
     from .machine import describe_machine, machine_line
 

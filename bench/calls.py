@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import config as cfg
-from pipeline import events as ev
-from pipeline.runtime import run_call
+from pipeline.base import config as cfg
+from pipeline.base import events as ev
+from pipeline.transports.runtime import run_call
 from pipeline.transports.scripted import Clip, ScriptedCaller
 
 # The tests' habit (tests/test_bargein.py): the caller starts 0.3 s into the call, so VAD and the

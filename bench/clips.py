@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.audio import INPUT_RATE_HZ, read_wav, resample, write_wav
+from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample, write_wav
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -53,7 +53,7 @@ def speech(text: str, *, cache: Path = CACHE, **voice: float) -> np.ndarray:
     key = hashlib.sha256(repr((text, sorted(params.items()), VOICE.name)).encode()).hexdigest()[:16]
     path = cache / f"{key}.wav"
     if not path.is_file():
-        from pipeline.tts import PiperTTS
+        from pipeline.stages.tts import PiperTTS
 
         tts = PiperTTS(model_path=str(VOICE), **params)
         audio = resample(tts.synthesize(text), tts.sample_rate_hz, INPUT_RATE_HZ)

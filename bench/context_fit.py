@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.context import fit_conversation
-from pipeline.conversation import Item
+from pipeline.base.conversation import Item
+from pipeline.call.context import fit_conversation
 
 LLM_PATH = Path("models/llm/SmolLM2-135M-Instruct.Q4_1.gguf")
 INSTRUCTIONS = ("You are a helpful voice assistant on a phone call. Answer in one or two short, "
@@ -81,11 +81,11 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200)
     args = parser.parse_args(argv)
-    from pipeline.fakes import ScriptedLLM
+    from pipeline.stages.fakes import ScriptedLLM
 
     counters: list[tuple[str, Any]] = [("ScriptedLLM (word estimate)", ScriptedLLM())]
     if LLM_PATH.is_file():
-        from pipeline.llm import LlamaLLM
+        from pipeline.stages.llm import LlamaLLM
 
         counters.append(("LlamaLLM (SmolLM2 tokenizer)", LlamaLLM(model_path=str(LLM_PATH))))
     print(f"Fitting a {args.turns}-turn call, turn by turn (one cache for the call); "

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline import config as cfg
+from pipeline.base import config as cfg
 from pipeline.transports.scripted import Clip
 
 from .calls import LEAD_IN_S, one_call, prime_llm
@@ -175,7 +175,7 @@ def stop_after_close(llm: Any, server: LocalServer, *, tokens: int = 9, repeats:
 
 def concurrent_streams(url: str, n: int, *, max_tokens: int = 32) -> dict[str, float]:
     """n streams started together; each a different question so no prompt is shared."""
-    from pipeline.llm_openai import OpenAICompatibleLLM
+    from pipeline.stages.llm_openai import OpenAICompatibleLLM
 
     llm = OpenAICompatibleLLM(base_url=url, first_token_timeout_s=120.0, total_timeout_s=300.0)
     first: list[float] = []
@@ -300,9 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     t_start = time.perf_counter()
     load_start = os.getloadavg()[0]
-    from pipeline.llm import LlamaLLM
-    from pipeline.llm_openai import OpenAICompatibleLLM
-    from pipeline.session import Stages
+    from pipeline.call.session import Stages
+    from pipeline.stages.llm import LlamaLLM
+    from pipeline.stages.llm_openai import OpenAICompatibleLLM
 
     base = cfg.apply(cfg.Config.default(), {"llm": {"name": "scripted"}})
     clips = caller_clips(args.turns)

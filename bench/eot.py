@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.audio import INPUT_RATE_HZ
-from pipeline.clock import perf_s
-from pipeline.config import TurnPolicy
+from pipeline.base.audio import INPUT_RATE_HZ
+from pipeline.base.clock import perf_s
+from pipeline.base.config import TurnPolicy
 from pipeline.turns import TurnDetector
 
 from .eot_set import EotClip, build
@@ -42,14 +42,15 @@ TAIL_S = 0.6  # silence appended after each clip, so VAD can confirm the stop in
 def load_signals(names: list[str]) -> dict[str, Any]:
     """The signals as the session builds them (constructed directly: an entry point added on a
     branch is not installed until the package is)."""
-    from pipeline import smart_turn, turns
+    from pipeline import turns
+    from pipeline.stages import smart_turn
 
     out: dict[str, Any] = {}
     for name in names:
         if name == "heuristic":
             out[name] = turns.HeuristicCompleteness()
         elif name == "llm":
-            from pipeline.llm import LlamaLLM
+            from pipeline.stages.llm import LlamaLLM
 
             out[name] = turns.LLMCompleteness(llm=LlamaLLM())
         elif name == "smart-turn":
@@ -178,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in args.signals.split(",") if n]
     t_start = perf_s()
 
+    from pipeline.stages.vad import SileroVAD
     from pipeline.stt import WhisperSTT
-    from pipeline.vad import SileroVAD
 
     clips = build()
     if args.limit and args.limit < len(clips):

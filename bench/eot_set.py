@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.audio import INPUT_RATE_HZ, dbfs, read_wav, resample, write_wav
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs, read_wav, resample, write_wav
 
 from .bargein import noise
 from .clips import CACHE, VOICE, jfk

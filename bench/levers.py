@@ -32,9 +32,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pipeline import config as cfg
-from pipeline.clock import perf_s
-from pipeline.runtime import add_config_args, load_config
+from pipeline.base import config as cfg
+from pipeline.base.clock import perf_s
+from pipeline.transports.runtime import add_config_args, load_config
 from pipeline.transports.scripted import Clip
 
 from .calls import LEAD_IN_S, one_call, prime_llm
@@ -143,7 +143,7 @@ def rows_for(by_variant: dict[str, list[TurnReadout]], label: str = "") -> list[
 
 def piper_warm_up(model_params: dict[str, Any], text: str) -> dict[str, float | None]:
     """First synthesis of `text` right after loading the voice, warm-up on and off (median)."""
-    from pipeline.tts import PiperTTS
+    from pipeline.stages.tts import PiperTTS
 
     out: dict[str, float | None] = {}
     for on in (True, False):
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     t0 = perf_s()
     base = load_config(args)
-    from pipeline.session import Stages
+    from pipeline.call.session import Stages
 
     clips = caller_clips(QUICK_TURNS if args.quick else args.clips)
     stages = Stages.load(base, progress=lambda m: print(m, file=sys.stderr))

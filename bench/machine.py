@@ -96,8 +96,8 @@ def _size_mb(path: str) -> float | None:
 
 def describe_stages(config: Any, stages: Any) -> dict[str, dict[str, Any]]:
     """Per stage: its entry point, device, model file and size, and the threads it really got
-    (a `threads=None` default resolves to the detected cores' split, pipeline.cpu)."""
-    from pipeline import config as cfg
+    (a `threads=None` default resolves to the detected cores' split, pipeline.base.cpu)."""
+    from pipeline.base import config as cfg
 
     loaded = {"vad": stages.vad, "stt": stages.stt, "turns": stages.completeness, "llm": stages.llm,
               "tts": stages.tts}

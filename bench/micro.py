@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pipeline.base.clock import perf_s
 from pipeline.chunker import SentenceChunker
-from pipeline.clock import perf_s
 from pipeline.turns import HeuristicCompleteness, LLMCompleteness
 
 from .summary import describe, median, pair_ratios

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import config as cfg
-from pipeline import events as ev
-from pipeline.clock import perf_s
-from pipeline.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
-from pipeline.session import Stages
+from pipeline.base import config as cfg
+from pipeline.base import events as ev
+from pipeline.base.clock import perf_s
+from pipeline.call.session import Stages
+from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
 from pipeline.transports.scripted import Clip
 from pipeline.turns import HeuristicCompleteness
 

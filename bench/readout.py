@@ -1,6 +1,6 @@
 """Per-turn stage times read from a call's event log (the log is the only instrumentation).
 
-`pipeline.metrics.turn_timings` finds each committed turn and the response that answered it;
+`pipeline.base.metrics.turn_timings` finds each committed turn and the response that answered it;
 this module adds what a latency benchmark needs on the real clock:
 
 - Every stage is placed by its `perf` stamp (real monotonic time when the event was made), moved
@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline import events as ev
-from pipeline.metrics import turn_timings
+from pipeline.base import events as ev
+from pipeline.base.metrics import turn_timings
 
 # Rows of the stage table, in pipeline order. The response stages are the session's StageMarks.
 RESPONSE_STAGES = ("response_start", "llm_first_token", "first_chunk", "tts_first_audio",

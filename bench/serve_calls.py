@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.audio import INPUT_RATE_HZ, dbfs, resample, to_int16
-from pipeline.config import Config
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs, resample, to_int16
+from pipeline.base.config import Config
 from pipeline.transports.realtime_server import RealtimeServer
 
 CHUNK_MS = 100

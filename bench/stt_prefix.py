@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.audio import INPUT_RATE_HZ
+from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.stt import WhisperSTT, agreed_prefix
 from pipeline.stt import word_errors as wer
 

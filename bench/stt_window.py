@@ -1,7 +1,7 @@
 """Does an encoder window sized to the audio cost accuracy, and what does it save? (`stt.window`)
 
 Whisper pads every pass to 30 s; `stt.window = "sized"` encodes the audio plus a margin (at least
-a floor) instead, and redoes on the full window a pass that looks wrong (pipeline/stt_window.py).
+a floor) instead, and redoes on the full window a pass that looks wrong (pipeline/stages/stt_window.py).
 For each clip of the labelled end-of-turn set (Piper and espeak-ng voices at three speeds, noise,
 jfk.wav cut at its pauses; `bench/eot_set.py`), up to VAD speech-stop as the final pass sees it,
 the final pass runs on the full window and on sized windows at each margin and floor. Reported per
@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.audio import INPUT_RATE_HZ
+from pipeline.base.audio import INPUT_RATE_HZ
+from pipeline.stages.stt_window import FRAMES_PER_S, Window
 from pipeline.stt import WhisperSTT, same_words
 from pipeline.stt import word_errors as wer
-from pipeline.stt_window import FRAMES_PER_S, Window
 
 from .eot_set import build
 from .machine import describe_machine, machine_line

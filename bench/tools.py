@@ -16,10 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.clock import RealClock, perf_s
-from pipeline.llm import Generation
+from pipeline.base.clock import RealClock, perf_s
+from pipeline.call.desk import tools_prompt
+from pipeline.stages.llm import Generation
 from pipeline.tools import ToolRegistry, parse_tool_call, tool_call_grammar
-from pipeline.tools.desk import tools_prompt
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -110,8 +110,8 @@ COLUMNS = (("prompt", "caller said"), ("expected", "expected"), ("picked", "mode
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.config import build_stage
-    from pipeline.runtime import add_config_args, load_config
+    from pipeline.base.config import build_stage
+    from pipeline.transports.runtime import add_config_args, load_config
 
     from .summary import markdown_table
 

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline import config as cfg
-from pipeline.clock import perf_s
-from pipeline.runtime import add_config_args, load_config
+from pipeline.base import config as cfg
+from pipeline.base.clock import perf_s
+from pipeline.transports.runtime import add_config_args, load_config
 from pipeline.transports.scripted import Clip
 
 from .calls import LEAD_IN_S, MODE_SETTINGS, mode_config, one_call, prime_llm
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     base = load_config(args)
     sizes = QUICK if args.quick else FULL
     skip = set(args.skip)
-    from pipeline.session import Stages
+    from pipeline.call.session import Stages
 
     print(f"caller clips: synthesizing any not cached ({args.n_turns} turns)", file=sys.stderr)
     clips = caller_clips(args.n_turns)

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.clock import Clock
-from pipeline.fakes import ScriptedLLM
+from pipeline.base.clock import Clock
+from pipeline.stages.fakes import ScriptedLLM
 from pipeline.tools import ToolRegistry, tool
 
 GOODBYE = "Thanks for calling the Harbor Hotel. Have a wonderful stay, goodbye!"
@@ -72,10 +72,10 @@ class StallingVoice:
 
 
 def main() -> None:  # pragma: no cover - a demonstration on the real models
-    from pipeline.audio import INPUT_RATE_HZ, resample
-    from pipeline.config import Config, apply
-    from pipeline.runtime import run_call
-    from pipeline.session import Stages
+    from pipeline.base.audio import INPUT_RATE_HZ, resample
+    from pipeline.base.config import Config, apply
+    from pipeline.call.session import Stages
+    from pipeline.transports.runtime import run_call
     from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
 
     config = apply(Config.default(), {"call": {"end_call": True}})

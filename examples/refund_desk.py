@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.clock import Clock
-from pipeline.fakes import ScriptedLLM
+from pipeline.base.clock import Clock
+from pipeline.stages.fakes import ScriptedLLM
 from pipeline.tools import Ledger, ToolRegistry, tool
 from pipeline.tools.runner import current_call
 
@@ -150,10 +150,10 @@ def main() -> None:  # pragma: no cover - a demonstration on the real models
     import tempfile
     from pathlib import Path
 
-    from pipeline.audio import INPUT_RATE_HZ, resample
-    from pipeline.config import Config
-    from pipeline.runtime import run_call
-    from pipeline.session import Stages
+    from pipeline.base.audio import INPUT_RATE_HZ, resample
+    from pipeline.base.config import Config
+    from pipeline.call.session import Stages
+    from pipeline.transports.runtime import run_call
     from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
 
     stages = Stages.load(Config.default())

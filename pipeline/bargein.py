@@ -13,15 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import events as ev
-from .audio import dbfs
-from .backchannel import Backchannels
-from .config import BargeInPolicy
-from .core import SessionCore
-from .playback import Playback
-from .responder import Responder
-from .turn_taking import Turn, TurnTaking
-from .vad import WINDOW_MS
+from .base import events as ev
+from .base.audio import dbfs
+from .base.config import BargeInPolicy
+from .call.core import SessionCore
+from .call.responder import Responder
+from .call.turn_taking import Turn, TurnTaking
+from .stages.backchannel import Backchannels
+from .stages.playback import Playback
+from .stages.vad import WINDOW_MS
 
 
 class BargeInGate:

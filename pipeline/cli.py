@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import config as cfg
-from . import plugins
-from .audio import AudioFormatError
-from .errors import ConfigError, PipelineError
-from .runtime import add_config_args, load_config
+from .base import config as cfg
+from .base import plugins
+from .base.audio import AudioFormatError
+from .base.errors import ConfigError, PipelineError
+from .transports.runtime import add_config_args, load_config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,10 +111,10 @@ def _transport(args: argparse.Namespace) -> Any:
 
 
 async def cmd_call(args: argparse.Namespace) -> int:
-    from .metrics import format_table, turn_timings
-    from .protocols import RecordingTransport
-    from .runtime import run_call
-    from .session import Stages
+    from .base.metrics import format_table, turn_timings
+    from .base.protocols import RecordingTransport
+    from .call.session import Stages
+    from .transports.runtime import run_call
     from .transports.wav import WavTransport
 
     config = load_config(args)

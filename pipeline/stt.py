@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .audio import INPUT_RATE_HZ
-from .clock import Clock, cancel_and_wait, perf_s
-from .cpu import default_threads
-from .errors import ConfigError, ModelMissingError
-from .protocols import STT as STTBackend
-from .protocols import PrefixSTT, ScoredSTT
-from .stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass
+from .base.audio import INPUT_RATE_HZ
+from .base.clock import Clock, cancel_and_wait, perf_s
+from .base.cpu import default_threads
+from .base.errors import ConfigError, ModelMissingError
+from .base.protocols import STT as STTBackend
+from .base.protocols import PrefixSTT, ScoredSTT
+from .stages.stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass
 
 
 class WhisperSTT:
@@ -38,7 +38,7 @@ class WhisperSTT:
         compute_type: str = "auto",  # int8 on CPU, float16 on CUDA: fastest with no WER loss
         language: str = "en",  # fixed: skips language detection (a full extra encoder pass)
         beam_size: int = 1,  # greedy: ~2x faster than beam 5; jfk.wav WER is equal on tiny.en
-        threads: int | None = None,  # CTranslate2 intra-op threads; None: pipeline.cpu's split
+        threads: int | None = None,  # CTranslate2 intra-op threads; None: pipeline.base.cpu's split
         # final pass: force the words LocalAgreement confirmed as the decoder's prefix and decode
         # only the tail. Off: a partial's misheard word is then kept for good ("asked not" in
         # jfk.wav's final with AVX2 kernels, plus a hallucinated trailing "I"), and the encoder
@@ -46,7 +46,7 @@ class WhisperSTT:
         prefix_final: bool = False,
         # encoder window: "full" pads every pass to Whisper's 30 s, "sized" encodes the audio plus
         # window_margin_ms (at least window_floor_ms), decodes a few tokens a second of it, and
-        # redoes on the full window a pass that looks wrong (pipeline/stt_window.py). Full by
+        # redoes on the full window a pass that looks wrong (pipeline/stages/stt_window.py). Full by
         # default: sized (+2 s, floor 1 s) kept tiny.en's WER and cut its median final pass from
         # ~440 to ~100 ms, but base lost 1.3-1.8 points of WER, and the quicker partials let a
         # barge-in fire on the echo residue's words (bench/README.md)

@@ -13,8 +13,8 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from pipeline import config as cfg
-from pipeline.audio import INPUT_RATE_HZ, read_wav, resample
+from pipeline.base import config as cfg
+from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
@@ -94,7 +94,7 @@ def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
 def real_stages():
     """VAD, whisper tiny.en, SmolLM2, Piper and the heuristic turn signal, loaded once."""
     os.chdir(ROOT)
-    from pipeline.session import Stages
+    from pipeline.call.session import Stages
 
     return Stages.load(cfg.Config.default())
 
@@ -111,7 +111,7 @@ _SPEECH_CACHE: dict[str, np.ndarray] = {}
 @pytest.fixture(scope="session")
 def caller_voice():
     """Piper without sampling noise, so a caller's words are the same audio on every run."""
-    from pipeline.tts import PiperTTS
+    from pipeline.stages.tts import PiperTTS
 
     return PiperTTS(noise_scale=0.0, noise_w_scale=0.0, length_scale=1.05)
 

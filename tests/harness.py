@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import config as cfg
-from pipeline import events as ev
-from pipeline.runtime import run_call
-from pipeline.session import Session, Stages
+from pipeline.base import config as cfg
+from pipeline.base import events as ev
+from pipeline.call.session import Session, Stages
+from pipeline.transports.runtime import run_call
 from pipeline.transports.scripted import Clip, ScriptedCaller
 
 

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from bench.serve_calls import ServerThread
-from pipeline.audio import INPUT_RATE_HZ, resample, to_int16
-from pipeline.fakes import ScriptedLLM
-from pipeline.session import Stages
+from pipeline.base.audio import INPUT_RATE_HZ, resample, to_int16
+from pipeline.call.session import Stages
+from pipeline.stages.fakes import ScriptedLLM
 
 WEATHER_TOOL = {"type": "function", "name": "get_weather",
                 "description": "Look up today's weather in a city.",

@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.clock import Clock
-from pipeline.fakes import ScriptedLLM
+from pipeline.base.clock import Clock
+from pipeline.stages.fakes import ScriptedLLM
 from pipeline.tools import ToolRegistry, tool
 from pipeline.tools.runner import current_call
 

@@ -1,5 +1,6 @@
-"""The shape of pipeline/ stays as docs/architecture.md draws it: no import cycles, no reaching
-into another module's private attributes, no module past about 400 lines."""
+"""The shape of pipeline/ stays as docs/architecture.md draws it: the folders are the layers and
+imports point only down them, no import cycles, no reaching into another module's private
+attributes, no module past about 400 lines (a smell to look at, not a rule that moves code)."""
 
 from __future__ import annotations
 
@@ -17,17 +18,39 @@ ALLOWED_PRIVATE = {
 }
 
 
-def _modules() -> dict[str, Path]:
+# The layers, bottom up: a module may import its own layer and the layers below. The design
+# card's files stay at the top of the package and belong to the layer named here.
+LAYERS: dict[str, int] = {
+    "pipeline": 0,  # the package itself: __version__ only
+    "pipeline.base": 1,  # foundations
+    "pipeline.stages": 2, "pipeline.stt": 2, "pipeline.turns": 2, "pipeline.chunker": 2,
+    "pipeline.tools": 2,
+    "pipeline.call": 3, "pipeline.bargein": 3,
+    "pipeline.transports": 4,
+    "pipeline.cli": 5, "pipeline.__main__": 5,  # entry points
+}
+
+
+def layer_of(module: str) -> int:
+    """The layer of the longest LAYERS prefix; a module the table does not place is an error."""
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        if (prefix := ".".join(parts[:n])) in LAYERS:
+            return LAYERS[prefix]
+    raise KeyError(f"{module} is in no layer: add its folder to LAYERS and docs/architecture.md")
+
+
+def _modules(package: Path) -> dict[str, Path]:
     mods = {}
-    for path in PACKAGE.rglob("*.py"):
-        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    for path in package.rglob("*.py"):
+        name = ".".join(path.relative_to(package.parent).with_suffix("").parts)
         mods[name.removesuffix(".__init__")] = path
     return mods
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     """Module -> the pipeline modules it imports (TYPE_CHECKING imports count too)."""
-    mods = _modules()
+    mods = _modules(package)
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -88,6 +111,33 @@ def test_cycle_finder_finds_a_cycle() -> None:
 
 def test_pipeline_has_no_import_cycle() -> None:
     assert cycles(import_graph()) == []
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{m} (layer {layer_of(m)}) imports {d} (layer {layer_of(d)})"
+                  for m, deps in graph.items() for d in deps
+                  if d != "pipeline" and layer_of(d) > layer_of(m))
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for module in import_graph():
+        layer_of(module)
+
+
+def test_imports_point_down_the_layers() -> None:
+    assert upward_imports(import_graph()) == []
+
+
+def test_an_upward_import_is_caught(tmp_path: Path) -> None:
+    import shutil
+
+    planted = tmp_path / "pipeline"
+    shutil.copytree(PACKAGE, planted, ignore=shutil.ignore_patterns("__pycache__", "web"))
+    audio = planted / "base" / "audio.py"
+    audio.write_text(audio.read_text() + "\n\nfrom ..call import session  # noqa: E402\n")
+    assert upward_imports(import_graph(planted)) == [
+        "pipeline.base.audio (layer 1) imports pipeline.call (layer 3)",
+        "pipeline.base.audio (layer 1) imports pipeline.call.session (layer 3)"]
 
 
 def test_only_main_imports_the_cli() -> None:

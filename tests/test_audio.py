@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from pipeline.audio import (
+from pipeline.base.audio import (
     AudioFormatError,
     PickupBuffer,
     StreamResampler,

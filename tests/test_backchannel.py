@@ -2,8 +2,8 @@
 
 import pytest
 
-from pipeline.backchannel import Backchannels
-from pipeline.config import BargeInPolicy
+from pipeline.base.config import BargeInPolicy
+from pipeline.stages.backchannel import Backchannels
 
 JUDGE = Backchannels(BargeInPolicy().backchannels)
 
@@ -49,8 +49,8 @@ def test_talk_under_the_agent_in_its_own_words_is_its_echo(text, said, echo):
 
 
 def test_a_pass_without_a_score_is_trusted_and_a_doubted_one_is_not():
-    from pipeline.clock import SimClock
-    from pipeline.fakes import ScriptedSTT
+    from pipeline.base.clock import SimClock
+    from pipeline.stages.fakes import ScriptedSTT
     from pipeline.stt import StreamingTranscriber
 
     stt = StreamingTranscriber(ScriptedSTT(transcripts=["in MMM."]), SimClock())

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.audio import INPUT_RATE_HZ, dbfs
 from pipeline.bargein import BargeInGate
-from pipeline.config import BargeInPolicy
-from pipeline.fakes import ScriptedLLM
-from pipeline.heard import SpokenChunk, heard_text
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.base.config import BargeInPolicy
+from pipeline.call.heard import SpokenChunk, heard_text
+from pipeline.stages.fakes import ScriptedLLM
+from pipeline.stages.vad import WINDOW_MS
 from pipeline.transports.scripted import Clip, after_stage
-from pipeline.vad import WINDOW_MS
 
 from .conftest import JFK_TEXT, wer
 from .harness import call, make_config, with_stages
@@ -90,10 +90,10 @@ def test_noise_over_the_agent_does_not_barge_in(real_stages, say, kind, seconds)
 
 @pytest.mark.models
 def test_a_short_mm_hmm_does_not_cancel_and_playback_continues(real_stages, caller_voice):
-    from pipeline.audio import resample
+    from pipeline.base.audio import resample
 
     # a 200 ms backchannel: Piper's "Mm-hmm" spoken fast, trimmed to its voiced part
-    from pipeline.tts import PiperTTS
+    from pipeline.stages.tts import PiperTTS
 
     fast = PiperTTS(noise_scale=0.0, noise_w_scale=0.0, length_scale=0.4)
     audio = resample(fast.synthesize("Mm-hmm."), fast.sample_rate_hz, INPUT_RATE_HZ)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.audio import INPUT_RATE_HZ, dbfs
-from pipeline.fakes import ScriptedLLM
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.stages.fakes import ScriptedLLM
 from pipeline.transports.scripted import Clip, after_stage
 
 from .conftest import silence

@@ -17,8 +17,8 @@ from bench.report import render_markdown
 from bench.summary import describe, median, p90, pair_ratios, stage_table, summarise
 from bench.ttfa import notes_for, parse_args
 from bench.waterfall import plot_waterfall
-from pipeline import events as ev
-from pipeline.audio import INPUT_RATE_HZ
+from pipeline.base import events as ev
+from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.transports.scripted import Clip
 
 ROOT = Path(__file__).resolve().parents[1]

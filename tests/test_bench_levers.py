@@ -6,7 +6,7 @@ from __future__ import annotations
 from bench.levers import rows_for
 from bench.machine import stages_line
 from bench.readout import read_turns
-from pipeline import events as ev
+from pipeline.base import events as ev
 
 from .test_bench import PERF0, synthetic_call
 

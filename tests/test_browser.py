@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pipeline.audio import INPUT_RATE_HZ, write_wav
-from pipeline.config import Config
-from pipeline.fakes import ScriptedLLM
-from pipeline.session import Stages
+from pipeline.base.audio import INPUT_RATE_HZ, write_wav
+from pipeline.base.config import Config
+from pipeline.call.session import Stages
+from pipeline.stages.fakes import ScriptedLLM
 from pipeline.transports.realtime_server import RealtimeServer
 
 from .conftest import ROOT, silence

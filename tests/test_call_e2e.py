@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pipeline.audio import read_wav
+from pipeline.base.audio import read_wav
 
 from .conftest import JFK, ROOT
 

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from pipeline.audio import write_wav
+from pipeline.base.audio import write_wav
 
 from .conftest import ROOT
 

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from pipeline import events as ev
-from pipeline.clock import RealClock, SimClock
-from pipeline.fakes import ScriptedLLM, ToneTTS
+from pipeline.base import events as ev
+from pipeline.base.clock import RealClock, SimClock
+from pipeline.stages.fakes import ScriptedLLM, ToneTTS
 from pipeline.tools import Ledger, ToolRegistry, tool
 from pipeline.transports.scripted import Clip
 

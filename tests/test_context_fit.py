@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from pipeline.context import ContextOverflowError, fit_conversation, omitted_note
-from pipeline.conversation import Conversation, Item
-from pipeline.fakes import ScriptedLLM
+from pipeline.base.conversation import Conversation, Item
+from pipeline.call.context import ContextOverflowError, fit_conversation, omitted_note
+from pipeline.stages.fakes import ScriptedLLM
 
 INSTRUCTIONS = "You are a refund desk on a phone call. Answer in one short sentence."
 COUNT = ScriptedLLM().count_tokens  # a token a word, 4 a message, 3 a prompt
@@ -209,6 +209,6 @@ def test_fitting_with_the_real_tokenizer_stays_under_budget(real_llm):
 
 @pytest.fixture(scope="module")
 def real_llm():
-    from pipeline.llm import LlamaLLM
+    from pipeline.stages.llm import LlamaLLM
 
     return LlamaLLM()

@@ -1,10 +1,10 @@
-"""Threads per model by core count (pipeline.cpu), the stages taking the split, Piper warm-up."""
+"""Threads per model by core count (pipeline.base.cpu), the stages taking the split, Piper warm-up."""
 
 from __future__ import annotations
 
 import pytest
 
-from pipeline.cpu import default_threads, usable_cores
+from pipeline.base.cpu import default_threads, usable_cores
 
 
 @pytest.mark.parametrize("cores, stt, llm, tts", [
@@ -40,7 +40,7 @@ def test_the_detected_cores_are_used_when_none_are_given(monkeypatch):
 
 @pytest.mark.models
 def test_piper_runs_on_the_thread_count_it_is_given():
-    from pipeline.tts import PiperTTS
+    from pipeline.stages.tts import PiperTTS
 
     tts = PiperTTS(threads=1)
     assert tts.threads == 1 and len(tts.synthesize("Hello.")) > 0
@@ -51,7 +51,7 @@ def test_piper_runs_on_the_thread_count_it_is_given():
 def test_piper_warms_up_at_load_when_asked(monkeypatch, warm_up, runs):
     from piper import PiperVoice
 
-    from pipeline.tts import PiperTTS
+    from pipeline.stages.tts import PiperTTS
 
     calls: list[str] = []
     real = PiperVoice.synthesize

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.audio import INPUT_RATE_HZ, dbfs
-from pipeline.echo import EchoGuard
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.stages.echo import EchoGuard
 
 RATE = INPUT_RATE_HZ
 WINDOW = 512  # the session's Silero window (32 ms)
@@ -202,7 +202,7 @@ CALLER_TEXT = "Hold on, I need to change the delivery address."
 def _gate_fires(signal: np.ndarray, vad) -> list[tuple[float, float]]:
     """(fire time, start of the held run) in ms for every firing of a fresh barge-in gate."""
     from pipeline.bargein import BargeInGate
-    from pipeline.config import BargeInPolicy
+    from pipeline.base.config import BargeInPolicy
 
     vad.reset()
     gate = BargeInGate(BargeInPolicy())
@@ -222,9 +222,9 @@ def _gate_fires(signal: np.ndarray, vad) -> list[tuple[float, float]]:
                     reason="needs models/vad/silero_vad.onnx and models/tts/en_US-joe-medium.onnx "
                            "(run scripts/download_models.sh)")
 def test_barge_in_ignores_the_agents_echo_but_hears_the_caller():
-    from pipeline.audio import resample
-    from pipeline.tts import PiperTTS
-    from pipeline.vad import SileroVAD
+    from pipeline.base.audio import resample
+    from pipeline.stages.tts import PiperTTS
+    from pipeline.stages.vad import SileroVAD
 
     tts = PiperTTS(model_path=str(TTS_MODEL))
     vad = SileroVAD(model_path=VAD_MODEL)

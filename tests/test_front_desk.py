@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from pipeline.audio import INPUT_RATE_HZ
-from pipeline.callctl import CallControl, looks_like_farewell
+from pipeline.base.audio import INPUT_RATE_HZ
+from pipeline.call.callctl import CallControl, looks_like_farewell
 from pipeline.transports.scripted import Clip, after_stage
 
 from .conftest import ROOT, silence

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.clock import SimClock
+from pipeline.base.clock import SimClock
 from pipeline.tools import Ledger, ToolCall
 from pipeline.tools.runner import ToolRunner
 from pipeline.transports.scripted import Clip, after_stage
@@ -32,7 +32,7 @@ ASK = ("Hi, I need a refund, please. Sixty-four fifty for order forty four seven
 _AGENT = """
 import asyncio, sys, time
 from pathlib import Path
-from pipeline.clock import RealClock
+from pipeline.base.clock import RealClock
 from pipeline.tools import Ledger, ToolCall
 from pipeline.tools.runner import ToolRunner
 from tests import stripe_double as sd

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline import events as ev
-from pipeline.events import RecentEvents
-from pipeline.fakes import ScriptedLLM, ToneTTS
+from pipeline.base import events as ev
+from pipeline.base.events import RecentEvents
+from pipeline.stages.fakes import ScriptedLLM, ToneTTS
 
 from .harness import call, make_config, with_stages
 

@@ -11,15 +11,15 @@ from enum import IntEnum
 import numpy as np
 import pytest
 
-from pipeline import events as ev
-from pipeline.audio import INPUT_RATE_HZ, dbfs
-from pipeline.clock import SimClock
-from pipeline.config import Config
-from pipeline.core import SessionCore
-from pipeline.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
-from pipeline.input_path import WindowPhase
-from pipeline.listeners import Ordered
-from pipeline.session import Stages
+from pipeline.base import events as ev
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.base.clock import SimClock
+from pipeline.base.config import Config
+from pipeline.base.listeners import Ordered
+from pipeline.call.core import SessionCore
+from pipeline.call.input_path import WindowPhase
+from pipeline.call.session import Stages
+from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
 from pipeline.transports.scripted import Clip
 from pipeline.turns import HeuristicCompleteness
 
@@ -66,7 +66,7 @@ def test_ordered_listeners_are_called_by_phase_then_in_the_order_added():
 
 
 def test_the_session_wires_the_gate_before_turn_taking_and_its_own_bookkeeping_first():
-    from pipeline.session import Session
+    from pipeline.call.session import Session
     from pipeline.transports.scripted import ScriptedCaller
 
     session = Session(Config.default(), fake_stages(), clock=SimClock(), sink=ScriptedCaller([]))
@@ -95,7 +95,7 @@ def test_a_failing_listener_is_reported_once_and_the_others_hear_every_event(cap
     core.listeners.add(always_fails, ev.EventPhase.OBSERVER)
     core.listeners.add(Printer().on_event, ev.EventPhase.OBSERVER)
     core.listeners.add(heard.append, ev.EventPhase.OBSERVER)
-    with caplog.at_level(logging.ERROR, logger="pipeline.core"):
+    with caplog.at_level(logging.ERROR, logger="pipeline.call.core"):
         for i in range(5):
             core.log(f"line {i}")
             core.emit(ev.SpeechStarted(item_id="item_1", audio_start_ms=i))
@@ -155,7 +155,7 @@ def test_a_listener_that_raises_on_every_audio_delta_does_not_cut_the_reply():
 def test_append_keeps_working_and_places_a_listener_after_every_phase():
     from enum import IntEnum
 
-    from pipeline.listeners import Ordered
+    from pipeline.base.listeners import Ordered
 
     class Phase(IntEnum):
         FIRST = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config import DEFAULT_INSTRUCTIONS
+from pipeline.base.config import DEFAULT_INSTRUCTIONS
 from pipeline.turns import LLMCompleteness
 
 pytestmark = pytest.mark.models

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from bench.endpoint import LocalServer
-from pipeline.llm import Generation
-from pipeline.llm_openai import APOLOGY, LLMServerError, OpenAICompatibleLLM
+from pipeline.stages.llm import Generation
+from pipeline.stages.llm_openai import APOLOGY, LLMServerError, OpenAICompatibleLLM
 from pipeline.tools import ToolSpec, parse_tool_call, tool_call_grammar
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,7 +149,7 @@ def test_requests_share_a_keep_alive_connection_and_a_cancelled_stream_drops_its
 @pytest.mark.models
 @pytest.mark.slow
 def test_token_counts_agree_with_the_in_process_model(llm):
-    from pipeline.llm import LlamaLLM
+    from pipeline.stages.llm import LlamaLLM
 
     local = LlamaLLM(model_path=str(MODEL))
     messages = [{"role": "system", "content": "You are a helpful voice assistant on a phone call."},

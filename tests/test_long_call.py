@@ -1,7 +1,7 @@
 """A 200-turn scripted call on the real SmolLM2: the conversation outgrows the 2048-token context
 and is fitted into it before every reply.
 
-The responder fits every prompt (pipeline/responder.py `messages`); each fit that leaves turns out
+The responder fits every prompt (pipeline/call/responder.py `messages`); each fit that leaves turns out
 is a `context_fit` stage mark.
 """
 
@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from pipeline.fakes import ScriptedSTT, ToneTTS
-from pipeline.llm import LlamaLLM
+from pipeline.stages.fakes import ScriptedSTT, ToneTTS
+from pipeline.stages.llm import LlamaLLM
 from pipeline.transports.scripted import Clip
 
 from .harness import call, with_stages

@@ -3,8 +3,8 @@ that happened, each column saying what it means."""
 
 from __future__ import annotations
 
-from pipeline import events as ev
-from pipeline.metrics import format_table, turn_timings
+from pipeline.base import events as ev
+from pipeline.base.metrics import format_table, turn_timings
 
 # A real-clock log of one turn answered by an adopted speculation: speech ends at 1.000 s (perf
 # 101.000), the held reply starts at 1.160 and makes its first audio at 1.450, and all of its

@@ -48,7 +48,7 @@ def test_a_call_runs_with_the_third_party_stage_selected_by_name(plugin_site, tm
     assert proc.returncode == 0, proc.stderr
     assert "Agent: Sure. I can help with that." in proc.stdout
     assert "loading tts: beep" in proc.stderr
-    from pipeline.audio import read_wav
+    from pipeline.base.audio import read_wav
 
     call = read_wav(out)
     assert call.sample_rate_hz == 16_000  # the call is written at the plugin's own rate

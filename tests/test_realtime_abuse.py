@@ -15,8 +15,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from pipeline.config import Config
-from pipeline.fakes import ScriptedLLM
+from pipeline.base.config import Config
+from pipeline.stages.fakes import ScriptedLLM
 from pipeline.transports import realtime_connection
 from pipeline.transports.realtime_connection import Connection
 from pipeline.transports.realtime_server import RealtimeServer

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pipeline import events as ev
+from pipeline.base import events as ev
 
 from .conftest import import_client
 from .harness import with_stages

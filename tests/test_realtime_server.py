@@ -20,10 +20,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from pipeline.audio import INPUT_RATE_HZ, dbfs, mulaw_encode, resample, to_int16
-from pipeline.config import Config
-from pipeline.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
-from pipeline.session import Stages
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs, mulaw_encode, resample, to_int16
+from pipeline.base.config import Config
+from pipeline.call.session import Stages
+from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
 from pipeline.transports.realtime_server import RealtimeServer
 from pipeline.turns import HeuristicCompleteness
 
@@ -207,7 +207,7 @@ async def text_reply(c: Client, text: str = "Hi") -> dict[str, Any]:
 
 
 def test_end_call_speaks_the_goodbye_then_closes_the_socket():
-    from pipeline.config import apply
+    from pipeline.base.config import apply
 
     goodbye = {"name": "end_call", "arguments": {"goodbye": "Thanks for calling, goodbye!",
                                                  "reason": "the caller is done"}}

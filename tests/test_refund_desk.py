@@ -173,7 +173,7 @@ def test_a_late_read_only_result_after_cancel_never_leaks(real_stages, say, tmp_
 def test_crash_and_restart_recovers_pending_and_committed_rows(real_stages, say, tmp_path):
     import asyncio
 
-    from pipeline.clock import SimClock
+    from pipeline.base.clock import SimClock
 
     path = tmp_path / "ledger.sqlite3"
     clock = SimClock()

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from pipeline.conversation import CUT_OFF_MARK, Conversation, Item
-from pipeline.fakes import ScriptedLLM
+from pipeline.base.conversation import CUT_OFF_MARK, Conversation, Item
+from pipeline.stages.fakes import ScriptedLLM
 from pipeline.transports.scripted import Clip
 
 from .conftest import silence
@@ -79,7 +79,7 @@ def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_calle
     commit = used.commits[0]
     first_audio = used.stages("first_audio_out")[0]
     assert first_audio.ts - commit.ts <= 0.021  # audio at commit: generated before it
-    from pipeline.metrics import turn_timings
+    from pipeline.base.metrics import turn_timings
 
     assert turn_timings(used.events)[0].preemptive
     resumed = call(stages, [say("I would like to book a table"), silence(400), say("for two people tonight."),
@@ -94,7 +94,7 @@ def test_preemption_can_be_switched_off(real_stages, say):
     rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Okay."])), [say("What time is checkout?")],
                config=make_config(response={"preemptive": False}))
     assert rec.session.turns.preemptive_used == 0 and rec.session.turns.preemptive_discarded == 0
-    from pipeline.metrics import turn_timings
+    from pipeline.base.metrics import turn_timings
 
     assert not turn_timings(rec.events)[0].preemptive
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.audio import INPUT_RATE_HZ
-from pipeline.errors import ModelMissingError
-from pipeline.fakes import ScriptedLLM, ScriptedSTT
-from pipeline.smart_turn import WINDOW_S, CombinedCompleteness, SmartTurnCompleteness
+from pipeline.base.audio import INPUT_RATE_HZ
+from pipeline.base.errors import ModelMissingError
+from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT
+from pipeline.stages.smart_turn import WINDOW_S, CombinedCompleteness, SmartTurnCompleteness
 from pipeline.turns import HeuristicCompleteness
 
 from .conftest import silence
@@ -62,8 +62,8 @@ SPEEDS = (0.9, 1.05, 1.2)  # Piper length scales: a quicker and a slower caller 
 @pytest.fixture(scope="module")
 def scored(smart_turn) -> list[tuple[float, float]]:
     """(finished, cut) scores for every phrase at every speed."""
-    from pipeline.audio import resample
-    from pipeline.tts import PiperTTS
+    from pipeline.base.audio import resample
+    from pipeline.stages.tts import PiperTTS
 
     def score(voice: PiperTTS, text: str) -> float:
         speech = resample(voice.synthesize(text), voice.sample_rate_hz, INPUT_RATE_HZ)

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pipeline.audio import FRAME_SAMPLES, INPUT_RATE_HZ, resample
-from pipeline.errors import PipelineError
+from pipeline.base.audio import FRAME_SAMPLES, INPUT_RATE_HZ, resample
+from pipeline.base.errors import PipelineError
 from pipeline.transports.live import add_live_args, live_main
 from pipeline.transports.soundcard import (
     Reframer,
@@ -184,8 +184,8 @@ def test_missing_portaudio_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_tone_played_comes_back_on_the_microphone(null_device: NullDevice) -> None:
     """The output callback drains what Playback writes; the monitor hears it at 1 kHz."""
-    from pipeline.clock import RealClock
-    from pipeline.playback import Playback
+    from pipeline.base.clock import RealClock
+    from pipeline.stages.playback import Playback
 
     references: list[tuple[np.ndarray, int]] = []
 
@@ -346,7 +346,7 @@ def test_no_sound_device_at_all_is_a_clear_error() -> None:
 
 
 def _live_args(*argv: str) -> argparse.Namespace:
-    from pipeline.runtime import add_config_args
+    from pipeline.transports.runtime import add_config_args
 
     parser = argparse.ArgumentParser()
     add_live_args(parser)
@@ -376,8 +376,8 @@ def test_ctrl_c_hangs_up_cleanly() -> None:
 def test_live_main_with_fake_stages(null_device: NullDevice, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     """The wiring: microphone first, pickup through loading, transcript and reply printed."""
-    from pipeline.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
-    from pipeline.session import Stages
+    from pipeline.call.session import Stages
+    from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
     from pipeline.turns import HeuristicCompleteness
 
     def slow_load(config: Any, *, progress: Any = None) -> Stages:
@@ -400,7 +400,7 @@ def test_live_main_with_fake_stages(null_device: NullDevice, monkeypatch: pytest
 def test_live_session_with_real_models(null_device: NullDevice,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     """A Piper-spoken question through the null device is transcribed by the live session."""
-    from pipeline import config as cfg
+    from pipeline.base import config as cfg
 
     piper = cfg.build_stage("tts", cfg.Config.default().tts)
     question = resample(piper.synthesize(QUESTION), piper.sample_rate_hz, INPUT_RATE_HZ)

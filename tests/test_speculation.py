@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.fakes import ScriptedLLM
+from pipeline.stages.fakes import ScriptedLLM
 from pipeline.stt import same_words
 
 from .conftest import silence

@@ -7,8 +7,8 @@ import threading
 import numpy as np
 import pytest
 
-from pipeline.audio import INPUT_RATE_HZ
-from pipeline.vad import WINDOW_SAMPLES
+from pipeline.base.audio import INPUT_RATE_HZ
+from pipeline.stages.vad import WINDOW_SAMPLES
 
 from .conftest import JFK_TEXT, MODEL_FILES, wer
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import config as cfg
-from pipeline.audio import INPUT_RATE_HZ
-from pipeline.errors import ConfigError
-from pipeline.stt_window import FULL_FRAMES, Window, WindowPass, repeats
+from pipeline.base import config as cfg
+from pipeline.base.audio import INPUT_RATE_HZ
+from pipeline.base.errors import ConfigError
+from pipeline.stages.stt_window import FULL_FRAMES, Window, WindowPass, repeats
 
 from .conftest import JFK_TEXT, wer
 

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from pipeline import events as ev
+from pipeline.base import events as ev
 from pipeline.tools import Ledger
 from pipeline.transports.scripted import Clip, after_stage
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config import TurnPolicy
-from pipeline.fakes import ScriptedLLM
+from pipeline.base.config import TurnPolicy
+from pipeline.stages.fakes import ScriptedLLM
+from pipeline.stages.vad import WINDOW_MS
 from pipeline.turns import HeuristicCompleteness, TurnDetector
-from pipeline.vad import WINDOW_MS
 
 from .conftest import JFK_TEXT, silence, wer
 from .harness import call, make_config, with_stages

@@ -16,7 +16,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from pipeline.config import TURN_PRESETS
+from pipeline.base.config import TURN_PRESETS
 
 from .test_realtime_server import fake_stages, serving
 

@@ -2,13 +2,7 @@
 
 from pipeline.tools.grammar import tool_call_grammar
 from pipeline.tools.ledger import Intent, Ledger, Row
-from pipeline.tools.schema import (
-    ToolCall,
-    ToolRegistry,
-    ToolSpec,
-    parse_tool_call,
-    tool,
-)
+from pipeline.tools.schema import ToolCall, ToolRegistry, ToolSpec, parse_tool_call, tool
 
 __all__ = [
     "Intent",

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..clock import Clock, RealClock
+from ..base.clock import Clock, RealClock
 from .ledger import Intent, Ledger
 from .schema import ToolCall, ToolRegistry
 

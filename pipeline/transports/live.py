@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..audio import INPUT_RATE_HZ
+from ..base.audio import INPUT_RATE_HZ
 from .soundcard import SoundCardTransport
 
 
@@ -26,9 +26,9 @@ def _device_arg(text: str) -> int | str:
 
 async def live_main(args: argparse.Namespace) -> int:
     """Talk with the agent on this machine's microphone and speakers until Ctrl-C or --seconds."""
-    from .. import config as cfg
-    from ..runtime import load_config, run_call
-    from ..session import Stages
+    from ..base import config as cfg
+    from ..call.session import Stages
+    from .runtime import load_config, run_call
 
     config = load_config(args)
     if args.speakers:

@@ -21,23 +21,18 @@ import numpy as np
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from .. import events as ev
-from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, StreamResampler
-from ..client import ClientControl
-from ..clock import Clock, cancel_and_wait
-from ..config import Config
-from ..playback import FRAME_MS
-from ..protocols import CallInput
-from ..session import Session
+from ..base import events as ev
+from ..base.audio import FRAME_SAMPLES, INPUT_RATE_HZ, StreamResampler
+from ..base.clock import Clock, cancel_and_wait
+from ..base.config import Config
+from ..base.protocols import CallInput
+from ..call.client import ClientControl
+from ..call.session import Session
+from ..stages.playback import FRAME_MS
 from . import realtime_requests as requests
 from .realtime_events import GA, WireEncoder, WireSettings
 from .realtime_json import check_event, is_text, parse_message
-from .realtime_protocol import (
-    ClientError,
-    jsonable,
-    parse_session_update,
-    require,
-)
+from .realtime_protocol import ClientError, jsonable, parse_session_update, require
 
 log = logging.getLogger(__name__)
 

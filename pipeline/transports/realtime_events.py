@@ -1,6 +1,6 @@
 """The session's internal events, as one client's wire events: the GA protocol or the beta one.
 
-The session speaks one vocabulary (`pipeline/events.py`); this encoder turns it into what a
+The session speaks one vocabulary (`pipeline/base/events.py`); this encoder turns it into what a
 realtime-API client expects, event for event: the item lifecycle (every `.added` gets its
 `.done`), content parts, output indexes counted per response, usage, and the object fields the
 SDKs' models require. One encoder per connection; its dialect is chosen at the handshake
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import events as ev
+from ..base import events as ev
 from ..tools import ToolSpec
 from .realtime_protocol import PCM16_24K, AudioFormat
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ..audio import from_int16, mulaw_decode, mulaw_encode, to_int16
-from ..config import Config, apply
-from ..conversation import Item
-from ..errors import ConfigError
+from ..base.audio import from_int16, mulaw_decode, mulaw_encode, to_int16
+from ..base.config import Config, apply
+from ..base.conversation import Item
+from ..base.errors import ConfigError
 from ..tools import ToolSpec
 
 

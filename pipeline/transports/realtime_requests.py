@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..client import ClientControl, ResponseInProgress
-from ..response import ResponseOptions
+from ..call.client import ClientControl, ResponseInProgress
+from ..call.response import ResponseOptions
 from .realtime_protocol import ClientError, message_text, parse_response_create, require
 
 

@@ -36,14 +36,14 @@ from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
-from .. import events as ev
-from ..clock import RealClock
-from ..config import Config
-from ..runtime import add_config_args, load_config
-from ..session import Session, Stages
+from ..base import events as ev
+from ..base.clock import RealClock
+from ..base.config import Config
+from ..call.session import Session, Stages
 from .realtime_connection import Connection
 from .realtime_events import BETA, GA
 from .realtime_protocol import AudioFormat, parse_format
+from .runtime import add_config_args, load_config
 from .web import page_response, select_subprotocol, subprotocol_token
 
 PATH = "/v1/realtime"

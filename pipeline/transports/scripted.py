@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import events as ev
-from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, StreamResampler, resample, write_wav
-from ..clock import Clock
-from ..protocols import CallInput
+from ..base import events as ev
+from ..base.audio import FRAME_SAMPLES, INPUT_RATE_HZ, StreamResampler, resample, write_wav
+from ..base.clock import Clock
+from ..base.protocols import CallInput
 
 
 @dataclass

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from ..audio import FRAME_SAMPLES, INPUT_RATE_HZ, PickupBuffer, StreamResampler
-from ..clock import Clock
-from ..errors import PipelineError
-from ..protocols import CallInput
+from ..base.audio import FRAME_SAMPLES, INPUT_RATE_HZ, PickupBuffer, StreamResampler
+from ..base.clock import Clock
+from ..base.errors import PipelineError
+from ..base.protocols import CallInput
 
 Device = int | str | None
 ReferenceCallback = Callable[[np.ndarray, int], None]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..audio import INPUT_RATE_HZ, read_wav, resample
+from ..base.audio import INPUT_RATE_HZ, read_wav, resample
 from .scripted import Clip, ScriptedCaller
 
 

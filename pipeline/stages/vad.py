@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .audio import INPUT_RATE_HZ
-from .onnx import cpu_session
+from ..base.audio import INPUT_RATE_HZ
+from ..base.onnx import cpu_session
 
 WINDOW_SAMPLES = 512  # Silero v5+ at 16 kHz takes exactly 512-sample windows (32 ms)
 WINDOW_MS = WINDOW_SAMPLES * 1000 / INPUT_RATE_HZ

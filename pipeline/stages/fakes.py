@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .protocols import Generation
+from ..base.protocols import Generation
 
 
 class ScriptedLLM:

@@ -13,17 +13,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import events as ev
-from ..callctl import CallControl, end_call_tool
-from ..conversation import Item
-from ..core import SessionCore
-from ..responder import Responder
-from ..response import Response
-from .buffer import TurnResultBuffer
-from .confirms import confirms
-from .grammar import tool_call_grammar
-from .runner import Query, ToolResult, ToolRunner
-from .schema import ToolCall, ToolRegistry, ToolSpec
+from ..base import events as ev
+from ..base.conversation import Item
+from ..tools.buffer import TurnResultBuffer
+from ..tools.confirms import confirms
+from ..tools.grammar import tool_call_grammar
+from ..tools.runner import Query, ToolResult, ToolRunner
+from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
+from .callctl import CallControl, end_call_tool
+from .core import SessionCore
+from .responder import Responder
+from .response import Response
 
 # Results recorded within this long of each other are answered in one reply: one audio frame,
 # on the simulated clock "the same moment" (everything due at an instant runs before it passes)

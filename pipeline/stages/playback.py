@@ -15,9 +15,9 @@ from enum import IntEnum
 
 import numpy as np
 
-from .clock import Clock, Pulse
-from .listeners import Ordered
-from .protocols import AudioSink, ClearableSink
+from ..base.clock import Clock, Pulse
+from ..base.listeners import Ordered
+from ..base.protocols import AudioSink, ClearableSink
 
 FRAME_MS = 20
 FrameListener = Callable[[str, str, float], None]  # (response_id, item_id, at_s) of each frame

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import config as cfg
-from . import events as ev
-from .clock import RealClock, SimClock
-from .protocols import Transport
-from .session import Session, Stages
+from ..base import config as cfg
+from ..base import events as ev
+from ..base.clock import RealClock, SimClock
+from ..base.protocols import Transport
+from ..call.session import Session, Stages
 
 
 def add_config_args(p: argparse.ArgumentParser) -> None:

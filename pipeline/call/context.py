@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .conversation import Conversation, Item
-from .errors import PipelineError
+from ..base.conversation import Conversation, Item
+from ..base.errors import PipelineError
 
 Messages = list[dict[str, Any]]
 CountTokens = Callable[[Messages], int]

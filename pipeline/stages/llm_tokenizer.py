@@ -6,7 +6,7 @@ import logging
 import math
 from typing import Any, Protocol
 
-from .errors import LLMServerError
+from ..base.errors import LLMServerError
 
 log = logging.getLogger(__name__)
 

@@ -280,7 +280,7 @@ def error_event(code: str, message: str, *, event_id: str | None = None,
 
 
 class EventPhase(IntEnum):
-    """When a session's event listener hears each event: phase by phase (`pipeline.listeners`)."""
+    """When a session's event listener hears each event: phase by phase (`pipeline.base.listeners`)."""
 
     SESSION = 0  # the session's own bookkeeping (client control follows committed turns)
     OBSERVER = 1  # transports, printers, benchmarks, tests: after the session has seen it

@@ -13,13 +13,13 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .conversation import Item
+from ..base.conversation import Item
+from ..base.protocols import LLM, AudioSink, HangUpSink
+from ..stages.playback import Playback
+from ..tools import ToolSpec, tool
+from ..tools.runner import current_call
 from .core import SessionCore
-from .playback import Playback
-from .protocols import LLM, AudioSink, HangUpSink
 from .response import Response
-from .tools import ToolSpec, tool
-from .tools.runner import current_call
 
 # (conversation items, instructions) -> the one missing action, or None
 Audit = Callable[[list[Item], str], Awaitable[str | None]]

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import events as ev
+from ..base import events as ev
+from ..base.conversation import Conversation
+from ..base.protocols import LLM, TTS, CountingLLM
+from ..stages.playback import FramePhase, Playback
 from .context import ContextOverflowError, fit_conversation
-from .conversation import Conversation
 from .core import SessionCore
-from .playback import FramePhase, Playback
-from .protocols import LLM, TTS, CountingLLM
 from .response import Response, ResponseContext, ResponseOptions, ToolHooks
 
 _TEMPLATE_TOKENS = 8  # chat-template tokens around one message (ChatML adds 5)

@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from .audio import INPUT_RATE_HZ, PickupBuffer, StreamResampler
-from .clock import Clock
+from ..base.audio import INPUT_RATE_HZ, PickupBuffer, StreamResampler
+from ..base.clock import Clock
+from ..base.listeners import Ordered
+from ..base.protocols import VAD, ForkableVAD
+from ..stages.vad import WINDOW_SAMPLES
 from .core import SessionCore
-from .listeners import Ordered
-from .protocols import VAD, ForkableVAD
-from .vad import WINDOW_SAMPLES
 
 # input kept for prefix padding, and to join talk under the agent to the turn that follows it:
 # a dropped "Wait." (~1 s) + a pause up to max_silence_ms (1.5 s) + padding, with room to spare
@@ -57,7 +57,7 @@ class InputPath:
         self.echo: Any = None
         self._ref_offset: int | None = None
         if echo_guard:  # speakers, not headphones: the agent's voice reaches the mic
-            from .echo import EchoGuard
+            from ..stages.echo import EchoGuard
 
             self.echo = EchoGuard()
             self._echo_resampler = StreamResampler(agent_rate_hz, INPUT_RATE_HZ)

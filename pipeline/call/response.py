@@ -20,17 +20,17 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from . import events as ev
-from .chunker import SentenceChunker
-from .clock import Clock, cancel_and_wait
-from .config import Config
-from .conversation import Conversation, Item
-from .errors import PipelineError, SpokenError
+from ..base import events as ev
+from ..base.clock import Clock, cancel_and_wait
+from ..base.config import Config
+from ..base.conversation import Conversation, Item
+from ..base.errors import PipelineError, SpokenError
+from ..base.protocols import LLM, TTS, AsyncTTS, Generation
+from ..chunker import SentenceChunker
+from ..stages.playback import Playback
+from ..tools.schema import ToolCall, ToolSpec
+from ..tools.stream import ToolCallStream, starts_tool_call
 from .heard import SpokenChunk, heard_text
-from .playback import Playback
-from .protocols import LLM, TTS, AsyncTTS, Generation
-from .tools.schema import ToolCall, ToolSpec
-from .tools.stream import ToolCallStream, starts_tool_call
 
 
 class ToolHooks(Protocol):

@@ -24,23 +24,32 @@ from typing import Any
 
 import numpy as np
 
-from . import events as ev
-from .bargein import BargeIn
+from ..bargein import BargeIn
+from ..base import events as ev
+from ..base.clock import Clock, cancel_and_wait
+from ..base.config import Config, build_stage
+from ..base.conversation import Conversation
+from ..base.listeners import Ordered
+from ..base.protocols import (
+    LLM,
+    STT,
+    TTS,
+    VAD,
+    AudioSink,
+    BufferedSink,
+    Completeness,
+    EchoReferenceSink,
+)
+from ..stages.playback import Playback
+from ..tools import ToolRegistry
+from ..tools.runner import Query
 from .callctl import CallControl
 from .client import ClientControl
-from .clock import Clock, cancel_and_wait
-from .config import Config, build_stage
-from .conversation import Conversation
 from .core import Listener, SessionCore
+from .desk import ToolDesk
 from .input_path import InputPath, WindowPhase
-from .listeners import Ordered
-from .playback import Playback
-from .protocols import LLM, STT, TTS, VAD, AudioSink, BufferedSink, Completeness, EchoReferenceSink
 from .responder import Responder
 from .response import Response
-from .tools import ToolRegistry
-from .tools.desk import ToolDesk
-from .tools.runner import Query
 from .turn_taking import TurnTaking
 
 

@@ -11,16 +11,16 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from . import events as ev
-from .config import apply
-from .conversation import Item
+from ..base import events as ev
+from ..base.config import apply
+from ..base.conversation import Item
+from ..stages.playback import FrameListener, FramePhase, Playback
+from ..tools import ToolRegistry, ToolSpec
 from .core import SessionCore
+from .desk import ToolDesk
 from .input_path import InputPath
-from .playback import FrameListener, FramePhase, Playback
 from .responder import Responder
 from .response import ResponseOptions
-from .tools import ToolRegistry, ToolSpec
-from .tools.desk import ToolDesk
 from .turn_taking import TurnTaking
 
 PENDING_TRANSCRIPT_WAIT_S = 15.0  # a client's response waits this long for committed turns' words

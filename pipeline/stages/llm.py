@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .cpu import default_threads
-from .errors import ModelMissingError
-from .protocols import Generation
+from ..base.cpu import default_threads
+from ..base.errors import ModelMissingError
+from ..base.protocols import Generation
 
 __all__ = ["Generation", "LlamaLLM"]
 
@@ -24,7 +24,7 @@ class LlamaLLM:
         n_ctx: int = 2048,
         max_tokens: int = 96,  # ~2 spoken sentences; bounds the reply's length and latency
         temperature: float = 0.3,
-        threads: int | None = None,  # llama.cpp threads; None: pipeline.cpu's split for this machine
+        threads: int | None = None,  # llama.cpp threads; None: pipeline.base.cpu's split for this machine
         gpu_layers: int = 0,  # -1 offloads every layer on a CUDA build
         seed: int = 7,
         keep_prompt_cache: bool = True,  # see `next_token_logprobs`; False: the old reset

@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import events as ev
-from .audio import INPUT_RATE_HZ
+from ..base import events as ev
+from ..base.audio import INPUT_RATE_HZ
+from ..base.conversation import Item
+from ..base.protocols import STT, Completeness
+from ..stages.playback import Playback
+from ..stages.vad import WINDOW_MS
+from ..stt import Partial, StreamingTranscriber, same_words, words_within
+from ..turns import TurnDetector
 from .callctl import CallControl
-from .conversation import Item
 from .core import SessionCore
-from .playback import Playback
-from .protocols import STT, Completeness
 from .responder import Responder
 from .response import Response
-from .stt import Partial, StreamingTranscriber, same_words, words_within
-from .turns import TurnDetector
-from .vad import WINDOW_MS
 
 _EOT_AUDIO_S = 8.0  # an audio end-of-turn model reads at most the last 8 s (Smart Turn's window)
 

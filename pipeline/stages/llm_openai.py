@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..base.errors import LLMServerError
+from ..base.protocols import Generation
 from . import keepalive
-from .errors import LLMServerError
 from .llm_tokenizer import ServerTokenizer
-from .protocols import Generation
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 Messages = list[dict[str, Any]]
 
 
-# --- pipeline.vad ------------------------------------------------------------------------------
+# --- pipeline.vad ----------------------------------------------------------------------------
 
 
 class VAD(Protocol):
@@ -38,7 +38,7 @@ class ForkableVAD(Protocol):
     def fork(self) -> VAD: ...
 
 
-# --- pipeline.stt ------------------------------------------------------------------------------
+# --- pipeline.stt ----------------------------------------------------------------------------
 
 
 class STT(Protocol):
@@ -66,7 +66,7 @@ class ScoredSTT(Protocol):
         """(text, mean token log-probability) of one blocking pass."""
 
 
-# --- pipeline.turns ----------------------------------------------------------------------------
+# --- pipeline.turns --------------------------------------------------------------------------
 
 
 class Completeness(Protocol):
@@ -76,7 +76,7 @@ class Completeness(Protocol):
         Blocking: run in a thread."""
 
 
-# --- pipeline.llm ------------------------------------------------------------------------------
+# --- pipeline.llm ----------------------------------------------------------------------------
 
 
 @dataclass
@@ -115,7 +115,7 @@ class ScoringLLM(Protocol):
     def next_token_logprobs(self, messages: Messages, candidates: list[str]) -> dict[str, float]: ...
 
 
-# --- pipeline.tts ------------------------------------------------------------------------------
+# --- pipeline.tts ----------------------------------------------------------------------------
 
 
 class TTS(Protocol):
@@ -170,7 +170,7 @@ class EchoReferenceSink(Protocol):
     on_reference: Callable[[np.ndarray, int], None] | None
 
 
-# --- pipeline.transport ------------------------------------------------------------------------
+# --- pipeline.transport ----------------------------------------------------------------------
 
 
 class CallInput(Protocol):

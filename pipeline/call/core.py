@@ -9,11 +9,11 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from . import events as ev
-from .clock import Clock, Pulse
-from .config import Config
-from .conversation import Conversation, Item
-from .listeners import Ordered, listener_name
+from ..base import events as ev
+from ..base.clock import Clock, Pulse
+from ..base.config import Config
+from ..base.conversation import Conversation, Item
+from ..base.listeners import Ordered, listener_name
 
 log = logging.getLogger(__name__)
 

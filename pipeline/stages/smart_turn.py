@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .audio import INPUT_RATE_HZ
-from .onnx import cpu_session
-from .turns import HeuristicCompleteness
+from ..base.audio import INPUT_RATE_HZ
+from ..base.onnx import cpu_session
+from ..turns import HeuristicCompleteness
 
 WINDOW_S = 8  # the model was trained on the last 8 s of a turn (its input is 800 frames of 10 ms)
 _N_MELS = 80  # the ONNX input is (batch, 80, 800): Whisper-tiny's mel bins

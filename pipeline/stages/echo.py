@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .audio import INPUT_RATE_HZ, ms_to_samples
+from ..base.audio import INPUT_RATE_HZ, ms_to_samples
 
 _DECIM = 4  # delay search at 4 kHz: speech's delay cues lie below 2 kHz; a quarter of the work
 _HISTORY_S = 8.0  # ring length; playback may be handed over a few seconds ahead of the mic

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .cpu import default_threads
-from .errors import ModelMissingError
-from .onnx import cpu_session
+from ..base.cpu import default_threads
+from ..base.errors import ModelMissingError
+from ..base.onnx import cpu_session
 
 _WARM_UP_TEXT = "Hello, one moment."  # a comma and a period: both of Piper's sentence paths
 
@@ -23,7 +23,7 @@ class PiperTTS:
                  threads: int | None = None, warm_up: bool = True) -> None:
         """None takes the voice's own value. Piper samples noise: two syntheses of one text
         differ unless noise_scale and noise_w_scale are 0 (flatter, but repeatable).
-        `threads`: onnxruntime intra-op threads on the CPU; None: pipeline.cpu's split (Piper's
+        `threads`: onnxruntime intra-op threads on the CPU; None: pipeline.base.cpu's split (Piper's
         own loader leaves onnxruntime one thread per core, contending with the LLM's).
         `warm_up`: synthesize one short phrase at load, so the call's first reply does not pay
         onnxruntime's first-run allocations and espeak-ng's first phonemization."""
