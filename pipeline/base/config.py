@@ -90,6 +90,8 @@ class BargeInPolicy:
 class ChunkerPolicy:
     quick_first_fragment: bool = True
     min_fragment_words: int = 6
+    # the first chunk may end where a clause starts unpunctuated, after this many words (0: off)
+    first_phrase_words: int = 4
 
 
 @dataclass

@@ -111,7 +111,8 @@ class Response:
         config = self.ctx.config
         self.cancel_llm = threading.Event()
         self.chunker = SentenceChunker(quick_first_fragment=config.chunker.quick_first_fragment,
-                                       min_fragment_words=config.chunker.min_fragment_words)
+                                       min_fragment_words=config.chunker.min_fragment_words,
+                                       first_phrase_words=config.chunker.first_phrase_words)
         self.spoken: list[SpokenChunk] = []
         self.generated = 0
         self.generation = Generation()
