@@ -36,9 +36,11 @@ _OPENER_PHRASES = frozenset({
     "actually", "honestly", "sorry", "i'm sorry", "good", "good news", "excellent", "done",
 })
 # A clause starts at these words: the first chunk may end before one without punctuation.
-_SUBORDINATORS = frozenset("because when if unless although while whereas".split())
-# ...but not after these: "even if", "as if", "only when", "what if", "and because".
-_BOUND_BEFORE = frozenset("even as only what and or but just since ever".split())
+_SUBORDINATORS = frozenset("because when if unless although while whereas which who where".split())
+# ...but not after these: "even if", "as if", "only when", "what if", "and because", "some of
+# which", "to whom", "from where".
+_BOUND_BEFORE = frozenset("even as only what and or but just since ever "
+                          "of in on at to for with by from about into than".split())
 # And, but, or, so join clauses when a subject follows ("and I will", "but it is"); before
 # anything else they join words ("black and white", "one hundred and five"): no boundary.
 _COORDINATORS = frozenset("and but or so".split())

@@ -170,6 +170,14 @@ QUICK: list[tuple[str, list[str]]] = [
         ["Call me when you can."],
     ),
     (
+        "This is a classic line which has been quoted for decades.",
+        ["This is a classic line", "which has been quoted for decades."],
+    ),
+    (
+        "We have three rooms left, two of which face the sea.",
+        ["We have three rooms left, two of which face the sea."],
+    ),
+    (
         "I will check the order but it may take a minute.",
         ["I will check the order", "but it may take a minute."],
     ),
