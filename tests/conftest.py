@@ -15,9 +15,10 @@ import pytest
 
 from pipeline.base import config as cfg
 from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample
+from pipeline.base.models import models_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "models"
+MODELS = models_dir()  # $MODELS_DIR, else the repository's models/
 JFK = MODELS / "audio" / "jfk.wav"
 JFK_TEXT = ("And so my fellow Americans, ask not what your country can do for you, "
             "ask what you can do for your country.")
@@ -84,16 +85,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-@pytest.fixture(autouse=True)
-def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stage defaults name models/ relative to the repository root."""
-    monkeypatch.chdir(ROOT)
-
-
 @pytest.fixture(scope="session")
 def real_stages():
     """VAD, whisper tiny.en, SmolLM2, Piper and the heuristic turn signal, loaded once."""
-    os.chdir(ROOT)
     from pipeline.call.session import Stages
 
     return Stages.load(cfg.Config.default())
