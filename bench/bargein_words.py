@@ -30,12 +30,13 @@ from pipeline.base import config as cfg
 from pipeline.base import events as ev
 from pipeline.base.audio import INPUT_RATE_HZ, dbfs
 from pipeline.stages.fakes import ScriptedLLM
+from pipeline.testing import LONG_REPLY, QUESTION
+from pipeline.testing.voices import ESPEAK_VOICES, PIPER_VOICES, say_as
 from pipeline.transports.scripted import Clip, after_stage
 
-from .bargein import INTERRUPT_DELAY_S, LONG_REPLY, QUESTION
+from .bargein import INTERRUPT_DELAY_S
 from .calls import one_call
 from .clips import speech
-from .eot_set import ESPEAK_VOICES, PIPER_VOICES, say_as
 from .summary import median, p90
 
 RESULTS = Path(__file__).resolve().parent / "results"
