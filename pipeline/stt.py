@@ -14,7 +14,6 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from .base.audio import INPUT_RATE_HZ
 from .base.clock import Clock, cancel_and_wait, perf_s
 from .base.cpu import default_threads
 from .base.errors import ConfigError, ModelMissingError
+from .base.models import model_file
 from .base.protocols import STT as STTBackend
 from .base.protocols import PrefixSTT, ScoredSTT
 from .stages.stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass
@@ -33,7 +33,7 @@ class WhisperSTT:
     def __init__(
         self,
         *,
-        model_path: str = "models/stt/whisper-tiny.en",
+        model_path: str = "stt/whisper-tiny.en",
         device: str = "cpu",
         compute_type: str = "auto",  # int8 on CPU, float16 on CUDA: fastest with no WER loss
         language: str = "en",  # fixed: skips language detection (a full extra encoder pass)
@@ -61,7 +61,7 @@ class WhisperSTT:
 
         if window not in WINDOWS:
             raise ConfigError(f"stt.window = {window!r} is not allowed; use one of: {', '.join(WINDOWS)}")
-        path = Path(model_path)
+        path = model_file(model_path)
         if not (path / "model.bin").is_file():
             raise ModelMissingError(path / "model.bin", "Whisper model")
         if compute_type == "auto":

@@ -33,7 +33,7 @@ class Responder:
         self.ctx = ResponseContext(llm=llm, tts=tts, clock=core.clock, config=core.config, emit=core.emit,
                                    log=core.log, playback=playback, conversation=core.conversation,
                                    tools=tools)
-        self._counting = llm if isinstance(llm, CountingLLM) else None  # asked once: 35-45 µs a check
+        self._counting = llm if isinstance(llm, CountingLLM) else None  # asked once: µs a check (response.py)
         self.auto_respond = True  # False: a committed turn becomes an item; the client asks for replies
         self.text_only = False  # the session's output modalities are ["text"]: no voice by default
         self.active: Response | None = None

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from ..base.cpu import default_threads
 from ..base.errors import ModelMissingError
+from ..base.models import model_file
 from ..base.protocols import Generation
 
 __all__ = ["Generation", "LlamaLLM"]
@@ -20,7 +20,7 @@ class LlamaLLM:
     def __init__(
         self,
         *,
-        model_path: str = "models/llm/SmolLM2-135M-Instruct.Q4_1.gguf",
+        model_path: str = "llm/SmolLM2-135M-Instruct.Q4_1.gguf",
         n_ctx: int = 2048,
         max_tokens: int = 96,  # ~2 spoken sentences; bounds the reply's length and latency
         temperature: float = 0.3,
@@ -31,7 +31,7 @@ class LlamaLLM:
     ) -> None:
         from llama_cpp import Llama
 
-        path = Path(model_path)
+        path = model_file(model_path)
         if not path.is_file():
             raise ModelMissingError(path, "LLM model")
         self.max_tokens = max_tokens

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..base.cpu import default_threads
 from ..base.errors import ModelMissingError
+from ..base.models import model_file
 from ..base.onnx import cpu_session
 
 _WARM_UP_TEXT = "Hello, one moment."  # a comma and a period: both of Piper's sentence paths
@@ -17,7 +18,7 @@ _WARM_UP_TEXT = "Hello, one moment."  # a comma and a period: both of Piper's se
 class PiperTTS:
     """A Piper ONNX voice. `synthesize` is blocking: run it off the event loop."""
 
-    def __init__(self, *, model_path: str = "models/tts/en_US-joe-medium.onnx", use_cuda: bool = False,
+    def __init__(self, *, model_path: str = "tts/en_US-joe-medium.onnx", use_cuda: bool = False,
                  length_scale: float | None = None, volume: float = 0.8,
                  noise_scale: float | None = None, noise_w_scale: float | None = None,
                  threads: int | None = None, warm_up: bool = True) -> None:
@@ -29,7 +30,7 @@ class PiperTTS:
         onnxruntime's first-run allocations and espeak-ng's first phonemization."""
         from piper import PiperVoice, SynthesisConfig
 
-        path = Path(model_path)
+        path = model_file(model_path)
         for needed in (path, Path(f"{path}.json")):
             if not needed.is_file():
                 raise ModelMissingError(needed, "Piper voice")
