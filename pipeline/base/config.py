@@ -147,7 +147,8 @@ class Config:
 
     @classmethod
     def default(cls) -> Config:
-        return cls(**_default_stages())
+        s = _default_stages()
+        return cls(vad=s["vad"], stt=s["stt"], turns=s["turns"], llm=s["llm"], tts=s["tts"])
 
     def stage(self, kind: str) -> StageConfig:
         return getattr(self, kind)

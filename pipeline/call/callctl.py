@@ -49,7 +49,8 @@ def end_call_tool() -> ToolSpec:
             reason: Why the call ends, e.g. "caller is done".
         """
         ctx = current_call()
-        return await ctx.control.end_call(response_id=ctx.response_id, reason=reason)
+        control: CallControl = ctx.control  # the tools layer holds it untyped (it cannot import us)
+        return await control.end_call(response_id=ctx.response_id, reason=reason)
 
     from dataclasses import replace
 

@@ -186,8 +186,9 @@ class ClientControl:
         """conversation.item.create of a typed message; ValueError if `item_id` is taken."""
         if item_id is not None and self.item(item_id) is not None:
             raise ValueError(f"item {item_id!r} already exists")
-        ids = {"id": item_id} if item_id else {}
-        return self.core.add_item(Item(type="message", role=role, text=text, audio=False, **ids))
+        item = (Item(type="message", role=role, text=text, audio=False, id=item_id) if item_id
+                else Item(type="message", role=role, text=text, audio=False))  # a fresh id
+        return self.core.add_item(item)
 
     def delete_item(self, item_id: str) -> Item:
         """conversation.item.delete: KeyError for an unknown item."""

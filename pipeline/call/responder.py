@@ -108,7 +108,7 @@ class Responder:
             # it, not on a context where the agent has not yet spoken
             self.core.conversation.add(response.item)
         task = self.core.spawn(response.run())
-        task.add_done_callback(lambda _t, r=response: self._ended(r))
+        task.add_done_callback(lambda _task: self._ended(response))
 
     def _ended(self, response: Response) -> None:
         if self.active is response:

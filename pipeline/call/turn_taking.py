@@ -10,6 +10,7 @@ commit if the transcript is the same. Without server VAD the client commits turn
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -194,7 +195,7 @@ class TurnTaking:
 
     # --- transcripts and the end of the turn -----------------------------------------------------
 
-    async def _after_final(self, turn: Turn, final: object) -> None:
+    async def _after_final(self, turn: Turn, final: asyncio.Task[str]) -> None:
         text = await turn.stt.settled_final(final)
         if text is None or self.turn is not turn:
             return
