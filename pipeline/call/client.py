@@ -21,6 +21,7 @@ from .desk import ToolDesk
 from .input_path import InputPath
 from .responder import Responder
 from .response import ResponseOptions
+from .states import ResponseStatus
 from .turn_taking import TurnTaking
 
 PENDING_TRANSCRIPT_WAIT_S = 15.0  # a client's response waits this long for committed turns' words
@@ -221,7 +222,7 @@ class ClientControl:
         if self._playback.current_item == item_id:
             self._playback.clear()
         self._playback.set_heard(item_id, int(audio_end_ms * rate_hz / 1000))
-        if response.status == "in_progress":  # the client stopped listening: stop making it too
+        if response.status is ResponseStatus.IN_PROGRESS:  # the client stopped listening: stop making it too
             response.cancel("client_cancelled")  # its end truncates to what was heard
         else:
             response.truncate_to_played()

@@ -17,6 +17,7 @@ from ..stages.playback import FramePhase, Playback
 from .context import ContextOverflowError, fit_conversation
 from .core import SessionCore
 from .response import Response, ResponseContext, ResponseOptions, ToolHooks
+from .states import ResponseStatus
 
 _TEMPLATE_TOKENS = 8  # chat-template tokens around one message (ChatML adds 5)
 _DROP_STEP = 8  # drop turns eight at a time: the prompt's start, and the model's cache, survive
@@ -98,7 +99,7 @@ class Responder:
 
     def begin(self, response: Response) -> None:
         if not self.line_open():  # the line is down: nobody to speak to
-            response.status = "cancelled"
+            response.status = ResponseStatus.CANCELLED
             response.done.set()
             return
         self.active = response
@@ -119,8 +120,9 @@ class Responder:
 
     def settled(self, response: Response) -> None:
         """A client-visible response has ended: sort its tool results out."""
-        self.tools.settle(response, clean=response.status == "completed")
-        if response.status == "completed":  # a response completes once its audio has played
+        completed = response.status is ResponseStatus.COMPLETED
+        self.tools.settle(response, clean=completed)
+        if completed:  # a response completes once its audio has played
             self._on_heard(response)
 
     async def create_response(self, *, turn_id: str | None = None, purpose: str = "turn",
@@ -153,7 +155,7 @@ class Responder:
         the reply answers a question that is still being asked, so it goes; the next turn's
         reply will see everything. (Once audible, only the barge-in gate may stop it.)"""
         r = self.active
-        if (r is not None and not r.held and r.status == "in_progress" and self.core.config.bargein.enabled
+        if (r is not None and not r.held and r.status is ResponseStatus.IN_PROGRESS and self.core.config.bargein.enabled
                 and self.playback.heard(r.item.id) == 0):
             r.cancel("turn_detected")
 
@@ -166,7 +168,7 @@ class Responder:
     def interrupt(self) -> None:
         """The caller talks over the agent: stop whatever is sounding and what is being made."""
         target = self.barge_in_target()
-        if target is not None and target.status == "in_progress":
+        if target is not None and target.status is ResponseStatus.IN_PROGRESS:
             target.cancel("turn_detected")  # all four steps; truncation happens as it ends
             return
         playing = self.response_of_item(self.playback.current_item)

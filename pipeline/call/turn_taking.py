@@ -28,6 +28,7 @@ from .callctl import CallControl
 from .core import SessionCore
 from .responder import Responder
 from .response import Response
+from .states import TURN_MOVES, ResponseStatus, TurnStanding
 
 _EOT_AUDIO_S = 8.0  # an audio end-of-turn model reads at most the last 8 s (Smart Turn's window)
 
@@ -40,8 +41,7 @@ class Turn:
     audio_start_ms: float
     stt: StreamingTranscriber
     speech_end_ms: float | None = None
-    over_agent: bool = False  # speech began while the agent was speaking
-    barged_in: bool = False
+    standing: TurnStanding = TurnStanding.CALLER  # over the agent's voice? an interruption?
     announced: bool = False  # speech_started sent; talk over the agent waits for the gate
     segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
     preemptive: Response | None = None
@@ -51,6 +51,29 @@ class Turn:
     joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
     loud: bool = False  # the barge-in gate saw it loud and voiced (not the agent's echo residue)
     texts_checked: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def over_agent(self) -> bool:
+        """Speech over the agent's voice (it began while the agent spoke, which has not been
+        seen quiet at a speech stop since)."""
+        return self.standing in (TurnStanding.UNDER_AGENT, TurnStanding.INTERRUPTING)
+
+    @property
+    def barged_in(self) -> bool:
+        return self.standing in (TurnStanding.INTERRUPTING, TurnStanding.INTERRUPTION)
+
+    @property
+    def under_agent(self) -> bool:
+        """Talk under the agent that did not interrupt it: no turn (a backchannel, echo)."""
+        return self.standing is TurnStanding.UNDER_AGENT
+
+    def barges_in(self) -> None:
+        """The barge-in gate made it an interruption."""
+        self.standing = TURN_MOVES.after("barges_in", self.standing)
+
+    def outlasts_agent(self) -> None:
+        """Its speech stopped after the agent's voice had: a turn after all, if it was not one."""
+        self.standing = TURN_MOVES.after("outlasts_agent", self.standing)
 
 
 class TurnTaking:
@@ -136,7 +159,8 @@ class TurnTaking:
                 <= self.core.config.turn.max_silence_ms):
             joined = start_ms = min(start_ms, held.audio_start_ms)
         stt = StreamingTranscriber(self.stt, self.core.clock)
-        turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, over_agent=over_agent,
+        standing = TurnStanding.UNDER_AGENT if over_agent else TurnStanding.CALLER
+        turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, standing=standing,
                     joined_from_ms=joined)
         stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
@@ -169,7 +193,7 @@ class TurnTaking:
             return
         turn.speech_end_ms = end_ms
         if turn.over_agent and not self.playback.speaking:
-            turn.over_agent = False  # the caller outlasted the agent: a real turn after all
+            turn.outlasts_agent()  # the caller outlasted the agent: a real turn after all
             self.announce(turn)
         if turn.announced:
             self.core.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
@@ -190,7 +214,7 @@ class TurnTaking:
             turn.stt.reset()
             turn.stt.append(self.history_since(from_ms))
             turn.audio_start_ms = turn.segment_start_ms = from_ms
-        turn.barged_in = True
+        turn.barges_in()
         self.announce(turn)
 
     # --- transcripts and the end of the turn -----------------------------------------------------
@@ -245,7 +269,7 @@ class TurnTaking:
         turn.commit_reason = reason
         if turn.speech_end_ms is None:
             turn.speech_end_ms = self.now_ms()
-        if not (turn.over_agent and not turn.barged_in):  # talk under the agent is no turn
+        if not turn.under_agent:  # talk under the agent is no turn
             self._announce_commit(turn)
         self.core.spawn(self._finish_turn(turn))
 
@@ -263,7 +287,7 @@ class TurnTaking:
         if turn.barged_in and not turn.commit_announced:
             self._announce_commit(turn)
         stats = turn.stt.stats
-        if turn.over_agent and not turn.barged_in:
+        if turn.under_agent:
             self._drop_preemptive(turn)
             # the caller's own voice, kept a moment: more speech may make it a turn. Not words
             # the agent itself just said: that is its echo past the guard ("Thanks for calling."),
@@ -318,7 +342,7 @@ class TurnTaking:
     async def _respond(self, turn: Turn, text: str) -> None:
         spec, turn.preemptive = turn.preemptive, None
         if (spec is not None and spec.transcript is not None and same_words(spec.transcript, text)
-                and spec.status == "in_progress"):
+                and spec.status is ResponseStatus.IN_PROGRESS):
             self.preemptive_used += 1
             self._speculation_ended(turn, spec, "adopted")
             spec.adopt()
