@@ -83,11 +83,20 @@ class BargeIn:
         self.playback = playback
         self.turns = turns
         self.responder = responder
-        self.gate = BargeInGate(core.config.bargein)
+        self.policy = core.config.bargein
+        self.prefix_padding_ms = core.config.turn.prefix_padding_ms
+        self.gate = BargeInGate(self.policy)
         self._state: _Listening | _Paused | _Hearing = _LISTENING
         self._first_candidate_ms: float | None = None  # this turn's earliest gate candidate
-        self._judge = Backchannels(core.config.bargein.backchannels)
+        self._judge = Backchannels(self.policy.backchannels)
         turns.word_listeners.append(self._on_words)
+
+    def update_options(self, policy: BargeInPolicy, *, prefix_padding_ms: int) -> None:
+        """New settings (a session.update), in effect from the next window."""
+        if policy.backchannels is not self.policy.backchannels:
+            self._judge = Backchannels(policy.backchannels)
+        self.policy = self.gate.policy = policy
+        self.prefix_padding_ms = prefix_padding_ms
 
     @property
     def phase(self) -> BargeInPhase:
@@ -98,7 +107,7 @@ class BargeIn:
         self._state = state
 
     def on_window(self, window: np.ndarray, prob: float, end_ms: float) -> None:
-        policy = self.gate.policy = self.core.config.bargein  # a session.update may change it
+        policy = self.policy
         if isinstance(self._state, _Hearing):
             self._keep_hearing(self._state, end_ms)
             return
@@ -145,7 +154,7 @@ class BargeIn:
             self.playback.resume()
             return
         waited_ms = end_ms - hearing.fire_ms
-        limit_ms = self.core.config.bargein.decide_within_ms
+        limit_ms = self.policy.decide_within_ms
         if self.turns.turn is hearing.turn and self.turns.detector.in_speech and waited_ms >= limit_ms:
             self._interrupt(hearing.turn, end_ms, fire_ms=hearing.fire_ms, why="still_talking")
         elif waited_ms >= 2 * limit_ms:  # the words never came back (a slow machine): stop
@@ -155,11 +164,9 @@ class BargeIn:
         hearing = self._state
         if not isinstance(hearing, _Hearing) or turn is not hearing.turn:
             return
-        if self._judge.source is not self.core.config.bargein.backchannels:  # a session.update
-            self._judge = Backchannels(self.core.config.bargein.backchannels)
         verdict = self._judge.judge(text)
         now_ms = hearing.fire_ms + (self.core.clock.now() - hearing.fired_s) * 1000
-        if verdict == "words" and not turn.stt.sure_of(text, self.core.config.bargein.min_word_logprob):
+        if verdict == "words" and not turn.stt.sure_of(text, self.policy.min_word_logprob):
             verdict = "unsure"  # words Whisper doubts decide nothing; talk that goes on still does
             if not final:
                 return
@@ -182,8 +189,7 @@ class BargeIn:
         self._to(_LISTENING)
         first = self._first_candidate_ms
         if turn is not None:  # from the first candidate on, with padding: no first word is lost
-            padding = self.core.config.turn.prefix_padding_ms
-            self.turns.interrupted(turn, None if first is None else max(0.0, first - padding))
+            self.turns.interrupted(turn, None if first is None else max(0.0, first - self.prefix_padding_ms))
         target = self.responder.barge_in_target()
         self.core.emit(ev.StageMark(stage="barge_in", response_id=target.id if target else None, detail={
             "fire_ms": fire_ms, "decision_ms": now_ms - fire_ms, "why": why, "heard": heard,
@@ -197,7 +203,7 @@ class BargeIn:
 
         A door slam or a breath costs the caller a pause of its own length, never the reply.
         """
-        policy = self.core.config.bargein
+        policy = self.policy
         paused = self._state
         if self.gate.candidate and policy.pause_on_candidate and not isinstance(paused, _Paused):
             self._to(_Paused(at_ms=end_ms))

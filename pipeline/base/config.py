@@ -110,7 +110,8 @@ class ResponsePolicy:
 
 @dataclass
 class CallPolicy:
-    pickup_cap_ms: int = 5000  # brief: capped ring buffer while the session gets ready
+    # caller audio held while the session gets ready (the one default: the sound card's too)
+    pickup_cap_ms: int = 5000
     hangup_cap_ms: int = 8000  # brief: wait for the goodbye to drain, at most this long
     # quiet needed after the goodbye: a caller's "bye" starts within ~0.5 s of the farewell
     # ending (conversational turn gaps are ~200 ms), so 800 ms lets it begin before we close

@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
+from ..bargein import BargeIn
 from ..base import events as ev
 from ..base.config import apply
 from ..base.conversation import Item
@@ -37,10 +38,11 @@ class ResponseInProgress(Exception):
 
 class ClientControl:
     def __init__(self, core: SessionCore, *, input_path: InputPath, turns: TurnTaking,
-                 responder: Responder, tools: ToolDesk, playback: Playback) -> None:
+                 bargein: BargeIn, responder: Responder, tools: ToolDesk, playback: Playback) -> None:
         self.core = core
         self._input = input_path
         self._turns = turns
+        self._bargein = bargein
         self._responder = responder
         self._tools = tools
         self._playback = playback
@@ -85,9 +87,11 @@ class ClientControl:
             config.response = replace(config.response, instructions=instructions)
         if turn:
             config.turn = apply(config, {"turn": turn}).turn
-            self._turns.detector.set_policy(config.turn)  # keeps an open turn's speech state
+            self._turns.update_options(config.turn)
         if interrupt_response is not None:
             config.bargein = replace(config.bargein, enabled=interrupt_response)
+        if turn or interrupt_response is not None:  # the owners hold their policies: push them
+            self._bargein.update_options(config.bargein, prefix_padding_ms=config.turn.prefix_padding_ms)
         if create_response is not None:
             self._responder.auto_respond = create_response
         if server_vad is not None:

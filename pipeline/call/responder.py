@@ -86,7 +86,6 @@ class Responder:
             system_note: str | None = None, options: ResponseOptions | None = None) -> Response:
         """A response over the current context (a held one answers `transcript`, not yet added)."""
         options = options or ResponseOptions(text_only=self.text_only)
-        self.ctx.config = self.core.config  # a session.update may have replaced the settings
         failure = None
         try:
             messages = self.messages(extra_user=transcript if held else None, system_note=system_note,

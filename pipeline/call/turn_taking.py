@@ -18,6 +18,7 @@ import numpy as np
 
 from ..base import events as ev
 from ..base.audio import INPUT_RATE_HZ
+from ..base.config import TurnPolicy
 from ..base.conversation import Item
 from ..base.protocols import STT, Completeness
 from ..stages.playback import Playback
@@ -88,7 +89,8 @@ class TurnTaking:
         self.control = control
         self.history_since = history_since
         self.now_ms = now_ms
-        self.detector = TurnDetector(core.config.turn)
+        self.policy = core.config.turn
+        self.detector = TurnDetector(self.policy)
         self.turn: Turn | None = None
         self.server_vad = True  # False: the client commits input itself (realtime API)
         self._talk_under_agent: Turn | None = None  # the last turn dropped as a backchannel
@@ -96,6 +98,11 @@ class TurnTaking:
         self.word_listeners: list[Callable[[Turn, str, bool], None]] = []
         self.preemptive_used = 0
         self.preemptive_discarded = 0
+
+    def update_options(self, policy: TurnPolicy) -> None:
+        """New turn settings (a session.update), at once; an open turn keeps its speech state."""
+        self.policy = policy
+        self.detector.set_policy(policy)
 
     @property
     def caller_speaking(self) -> bool:
@@ -125,8 +132,8 @@ class TurnTaking:
         if turn is None:
             return
         turn.stt.append(frame)
-        if turn.stt.audio.samples * 1000 > self.core.config.turn.max_turn_ms * INPUT_RATE_HZ:
-            self.core.log(f"a turn reached turn.max_turn_ms ({self.core.config.turn.max_turn_ms} ms); "
+        if turn.stt.audio.samples * 1000 > self.policy.max_turn_ms * INPUT_RATE_HZ:
+            self.core.log(f"a turn reached turn.max_turn_ms ({self.policy.max_turn_ms} ms); "
                           "committed as it stands", level="warning")
             turn.speech_end_ms = self.now_ms()  # mid-speech: the audio ends now
             self._commit("max_length")
@@ -144,7 +151,7 @@ class TurnTaking:
         if turn is None:
             return
         if self.detector.in_speech:
-            if prob >= self.core.config.turn.vad_threshold:  # not in the trailing windows: a pass
+            if prob >= self.policy.vad_threshold:  # not in the trailing windows: a pass
                 turn.stt.poll_partial()  # started there would hold up the final one
         else:
             self._check_end_of_turn(end_ms)
@@ -155,8 +162,8 @@ class TurnTaking:
         held, self._talk_under_agent = self._talk_under_agent, None
         joined = None
         if held is not None and held.speech_end_ms is not None and (
-                start_ms + self.core.config.turn.prefix_padding_ms - held.speech_end_ms
-                <= self.core.config.turn.max_silence_ms):
+                start_ms + self.policy.prefix_padding_ms - held.speech_end_ms
+                <= self.policy.max_silence_ms):
             joined = start_ms = min(start_ms, held.audio_start_ms)
         stt = StreamingTranscriber(self.stt, self.core.clock)
         standing = TurnStanding.UNDER_AGENT if over_agent else TurnStanding.CALLER
@@ -168,7 +175,7 @@ class TurnTaking:
         return turn
 
     def _on_speech_started(self, onset_ms: float) -> None:
-        start_ms = max(0.0, onset_ms - self.core.config.turn.prefix_padding_ms)
+        start_ms = max(0.0, onset_ms - self.policy.prefix_padding_ms)
         turn = self.turn
         if turn is None:
             turn = self._new_turn(start_ms, over_agent=self.playback.speaking and self.core.config.bargein.enabled)
