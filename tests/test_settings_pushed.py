@@ -42,6 +42,14 @@ def test_session_update_pushes_the_policies_to_their_owners():
     assert bargein.policy is session.core.config.bargein and not bargein.policy.enabled
 
 
+def test_the_turn_defaults_are_the_default_preset():
+    from pipeline.base.config import TURN_PRESETS, TurnPolicy
+
+    policy = TurnPolicy()
+    assert policy.preset == "default"
+    assert (policy.min_silence_ms, policy.max_silence_ms) == TURN_PRESETS["default"] == (600, 1500)
+
+
 def test_the_pickup_cap_has_one_default():
     assert CallPolicy.pickup_cap_ms == 5000
     assert (inspect.signature(SoundCardTransport).parameters["pickup_cap_ms"].default

@@ -39,8 +39,9 @@ TURN_PRESETS = {"fast": (300, 1000), "default": (600, 1500), "deliberate": (900,
 @dataclass
 class TurnPolicy:
     preset: Literal["fast", "default", "deliberate", "custom"] = "default"
-    min_silence_ms: int = 600  # ends the turn only if the transcript looks complete (brief)
-    max_silence_ms: int = 1500  # ends the turn regardless (brief)
+    # the "default" preset's pair, written once (TURN_PRESETS)
+    min_silence_ms: int = TURN_PRESETS["default"][0]  # ends the turn only if the transcript looks complete
+    max_silence_ms: int = TURN_PRESETS["default"][1]  # ends the turn regardless
     prefix_padding_ms: int = 300  # audio kept before speech onset so no onset is clipped
     vad_threshold: float = 0.5  # Silero's own recommended speech threshold
     speech_stop_ms: int = 160  # five 32 ms VAD windows below threshold = speech stopped
