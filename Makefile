@@ -60,8 +60,10 @@ $(STAMP): pyproject.toml scripts/install_llama.sh
 models:
 	PYTHON=$(BIN)/python bash scripts/download_models.sh
 
+# ruff, then mypy over the package (pyproject.toml's [tool.mypy]: strict on the call layer)
 lint: setup
 	$(BIN)/ruff check pipeline tests bench examples
+	$(BIN)/mypy
 
 bench: setup models
 	$(BIN)/python -m bench.ttfa

@@ -217,7 +217,7 @@ class PickupBuffer:
     ready. Frames are held in order and flushed before live audio, so the first words survive.
     """
 
-    def __init__(self, *, cap_ms: float = 5000.0) -> None:  # 5 s: call.pickup_cap_ms's default
+    def __init__(self, *, cap_ms: float) -> None:  # the session's is `CallPolicy.pickup_cap_ms`
         self.cap_ms = cap_ms
         self._frames: deque[np.ndarray] = deque()
         self._held_samples = 0

@@ -39,8 +39,9 @@ TURN_PRESETS = {"fast": (300, 1000), "default": (600, 1500), "deliberate": (900,
 @dataclass
 class TurnPolicy:
     preset: Literal["fast", "default", "deliberate", "custom"] = "default"
-    min_silence_ms: int = 600  # ends the turn only if the transcript looks complete
-    max_silence_ms: int = 1500  # ends the turn regardless
+    # the "default" preset's pair, written once (TURN_PRESETS)
+    min_silence_ms: int = TURN_PRESETS["default"][0]  # ends the turn only if the transcript looks complete
+    max_silence_ms: int = TURN_PRESETS["default"][1]  # ends the turn regardless
     prefix_padding_ms: int = 300  # audio kept before speech onset so no onset is clipped
     vad_threshold: float = 0.5  # Silero's own recommended speech threshold
     speech_stop_ms: int = 160  # five 32 ms VAD windows below threshold = speech stopped
@@ -113,7 +114,8 @@ class ResponsePolicy:
 
 @dataclass
 class CallPolicy:
-    pickup_cap_ms: int = 5000  # caller audio held while the session gets ready (the newest kept)
+    # caller audio held while the session gets ready (the one default: the sound card's too)
+    pickup_cap_ms: int = 5000
     hangup_cap_ms: int = 8000  # wait for the goodbye to drain, at most this long
     # quiet needed after the goodbye: a caller's "bye" starts within ~0.5 s of the farewell
     # ending (conversational turn gaps are ~200 ms), so 800 ms lets it begin before we close
@@ -150,7 +152,8 @@ class Config:
 
     @classmethod
     def default(cls) -> Config:
-        return cls(**_default_stages())
+        s = _default_stages()
+        return cls(vad=s["vad"], stt=s["stt"], turns=s["turns"], llm=s["llm"], tts=s["tts"])
 
     def stage(self, kind: str) -> StageConfig:
         return getattr(self, kind)

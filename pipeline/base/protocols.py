@@ -176,7 +176,10 @@ class EchoReferenceSink(Protocol):
 class CallInput(Protocol):
     """What a transport sees of a session."""
 
-    ready: bool
+    @property
+    def ready(self) -> bool:
+        """The session takes caller audio now (before, it holds it: `mark_ready` ends that)."""
+        ...
 
     @property
     def listeners(self) -> Ordered[Callable[[Any], None]]:

@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
+from ..bargein import BargeIn
 from ..base import events as ev
 from ..base.config import apply
 from ..base.conversation import Item
@@ -21,6 +22,7 @@ from .desk import ToolDesk
 from .input_path import InputPath
 from .responder import Responder
 from .response import ResponseOptions
+from .states import ResponseStatus
 from .turn_taking import TurnTaking
 
 PENDING_TRANSCRIPT_WAIT_S = 15.0  # a client's response waits this long for committed turns' words
@@ -36,10 +38,11 @@ class ResponseInProgress(Exception):
 
 class ClientControl:
     def __init__(self, core: SessionCore, *, input_path: InputPath, turns: TurnTaking,
-                 responder: Responder, tools: ToolDesk, playback: Playback) -> None:
+                 bargein: BargeIn, responder: Responder, tools: ToolDesk, playback: Playback) -> None:
         self.core = core
         self._input = input_path
         self._turns = turns
+        self._bargein = bargein
         self._responder = responder
         self._tools = tools
         self._playback = playback
@@ -84,9 +87,11 @@ class ClientControl:
             config.response = replace(config.response, instructions=instructions)
         if turn:
             config.turn = apply(config, {"turn": turn}).turn
-            self._turns.detector.set_policy(config.turn)  # keeps an open turn's speech state
+            self._turns.update_options(config.turn)
         if interrupt_response is not None:
             config.bargein = replace(config.bargein, enabled=interrupt_response)
+        if turn or interrupt_response is not None:  # the owners hold their policies: push them
+            self._bargein.update_options(config.bargein, prefix_padding_ms=config.turn.prefix_padding_ms)
         if create_response is not None:
             self._responder.auto_respond = create_response
         if server_vad is not None:
@@ -186,8 +191,9 @@ class ClientControl:
         """conversation.item.create of a typed message; ValueError if `item_id` is taken."""
         if item_id is not None and self.item(item_id) is not None:
             raise ValueError(f"item {item_id!r} already exists")
-        ids = {"id": item_id} if item_id else {}
-        return self.core.add_item(Item(type="message", role=role, text=text, audio=False, **ids))
+        item = (Item(type="message", role=role, text=text, audio=False, id=item_id) if item_id
+                else Item(type="message", role=role, text=text, audio=False))  # a fresh id
+        return self.core.add_item(item)
 
     def delete_item(self, item_id: str) -> Item:
         """conversation.item.delete: KeyError for an unknown item."""
@@ -220,7 +226,7 @@ class ClientControl:
         if self._playback.current_item == item_id:
             self._playback.clear()
         self._playback.set_heard(item_id, int(audio_end_ms * rate_hz / 1000))
-        if response.status == "in_progress":  # the client stopped listening: stop making it too
+        if response.status is ResponseStatus.IN_PROGRESS:  # the client stopped listening: stop making it too
             response.cancel("client_cancelled")  # its end truncates to what was heard
         else:
             response.truncate_to_played()

@@ -31,6 +31,7 @@ from ..stages.playback import Playback
 from ..tools.schema import ToolCall, ToolSpec
 from ..tools.stream import ToolCallStream, starts_tool_call
 from .heard import SpokenChunk, heard_text
+from .states import RESPONSE_MOVES, GuardedState, ResponseStatus
 
 
 class ToolHooks(Protocol):
@@ -103,9 +104,9 @@ class Response:
     options: ResponseOptions = field(default_factory=ResponseOptions)
     id: str = field(default_factory=lambda: ev.new_id("resp"))
     item: Item = field(default_factory=lambda: Item(type="message", role="assistant", status="in_progress"))
-    status: str = "in_progress"
     reason: str | None = None
     error: str | None = None
+    status = GuardedState(RESPONSE_MOVES, ResponseStatus.IN_PROGRESS)  # not a field: moved only
     failure: str | None = None  # known before it starts (the context cannot fit): it fails at once
 
     def __post_init__(self) -> None:
@@ -154,9 +155,9 @@ class Response:
     @property
     def may_still_tell(self) -> bool:
         """Still being made, or made and still playing: the caller may yet hear it all."""
-        if self.status == "in_progress":
+        if self.status is ResponseStatus.IN_PROGRESS:
             return True
-        return self.status == "completed" and not self.heard_in_full and not self.item.interrupted
+        return self.status is ResponseStatus.COMPLETED and not self.heard_in_full and not self.item.interrupted
 
     def adopt(self) -> None:
         """Turn commit confirmed the speculation: release what was held, in order."""
@@ -191,19 +192,20 @@ class Response:
             self._tasks = [asyncio.ensure_future(self._tokens_to_chunks(chunks)),
                            asyncio.ensure_future(self._chunks_to_audio(chunks))]
             await asyncio.gather(*self._tasks)
-            if self.status == "in_progress" and not self.options.text_only:
+            if self.status is ResponseStatus.IN_PROGRESS and not self.options.text_only:
                 self._tasks.append(asyncio.ensure_future(self._play_out()))
                 await self._tasks[-1]
-            if self.status == "in_progress" and self._spoken_failure is not None:
+            if self.status is ResponseStatus.IN_PROGRESS and self._spoken_failure is not None:
                 raise self._spoken_failure  # the apology was heard; the response still failed
-            if self.status == "in_progress":
-                self.status = "incomplete" if self.generation.finish_reason == "length" else "completed"
-                self.reason = "max_output_tokens" if self.status == "incomplete" else None
+            if self.status is ResponseStatus.IN_PROGRESS:
+                cut = self.generation.finish_reason == "length"
+                self.status = ResponseStatus.INCOMPLETE if cut else ResponseStatus.COMPLETED
+                self.reason = "max_output_tokens" if cut else None
         except asyncio.CancelledError:
-            if self.status == "in_progress":
-                self.status, self.reason = "cancelled", self.reason or "client_cancelled"
+            if self.status is ResponseStatus.IN_PROGRESS:
+                self.status, self.reason = ResponseStatus.CANCELLED, self.reason or "client_cancelled"
         except Exception as exc:  # a stage failed: the response fails, the call goes on
-            self.status, self.error = "failed", f"{type(exc).__name__}: {exc}"
+            self.status, self.error = ResponseStatus.FAILED, f"{type(exc).__name__}: {exc}"
             self.ctx.log(f"response {self.id} failed: {self.error}", level="error")
         finally:
             self.cancel_llm.set()
@@ -362,9 +364,9 @@ class Response:
 
     def cancel(self, reason: str) -> None:
         """Stop in all four places: playback, synthesis, generation, stream state."""
-        if self.status != "in_progress":
+        if self.status is not ResponseStatus.IN_PROGRESS:
             return
-        self.status, self.reason = "cancelled", reason
+        self.status, self.reason = ResponseStatus.CANCELLED, reason
         if not self.held:
             self.ctx.playback.clear()  # 1. stop playback: queued audio is dropped at once
         self.cancel_llm.set()  # 3. the model thread stops within one token
@@ -390,19 +392,20 @@ class Response:
     def _finish(self) -> None:
         if not self.options.text_only:
             self.item.text = " ".join(c.text for c in self.spoken)
-        if self.status == "cancelled" and not self.held and not self.options.text_only:
+        status = self.status.value  # the wire's plain string
+        if status == "cancelled" and not self.held and not self.options.text_only:
             self.truncate_to_played()
         else:
-            self.item.status = "completed" if self.status == "completed" else "incomplete"
+            self.item.status = "completed" if status == "completed" else "incomplete"
         details: dict[str, Any] | None = None
-        if self.status != "completed":
-            details = {"type": self.status, "reason": self.reason}
+        if status != "completed":
+            details = {"type": status, "reason": self.reason}
             if self.error:
                 details["error"] = {"type": "server_error", "message": self.error}
         usage = {"input_tokens": self.generation.prompt_tokens, "output_tokens": self.generation.output_tokens,
                  "total_tokens": self.generation.prompt_tokens + self.generation.output_tokens}
         output = [self.item.to_dict()] + ([self.call_item.to_dict()] if self.call_item else [])
         self._emit(ev.ResponseDone(response={
-            "id": self.id, "status": self.status, "status_details": details,
+            "id": self.id, "status": status, "status_details": details,
             "output": output, "usage": usage, **self._described()}))
         self.done.set()

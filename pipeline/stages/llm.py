@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 from ..base.cpu import default_threads
 from ..base.errors import ModelMissingError
 from ..base.models import model_file
 from ..base.protocols import Generation
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import CreateChatCompletionStreamResponse
 
 __all__ = ["Generation", "LlamaLLM"]
 
@@ -55,21 +58,26 @@ class LlamaLLM:
 
             kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
         with self.lock:
-            chunks = self._llm.create_chat_completion(
-                messages=messages, stream=True, temperature=self.temperature,
-                max_tokens=max_tokens or self.max_tokens, **kwargs)
+            # stream=True makes a generator of chunks (llama-cpp-python types both modes as one);
+            # the messages are plain dicts where it names a TypedDict per role
+            chunks = cast("Generator[CreateChatCompletionStreamResponse, None, None]",
+                          self._llm.create_chat_completion(
+                              messages=messages,  # type: ignore[arg-type]
+                              stream=True, temperature=self.temperature,
+                              max_tokens=max_tokens or self.max_tokens, **kwargs))
             try:
                 for chunk in chunks:
                     if cancel.is_set():
                         result.finish_reason = "cancelled"
                         return
                     choice = chunk["choices"][0]
-                    piece = choice.get("delta", {}).get("content")
+                    piece = cast("str | None", choice.get("delta", {}).get("content"))
                     if piece:
                         result.output_tokens += 1
                         yield piece
-                    if choice.get("finish_reason"):
-                        result.finish_reason = choice["finish_reason"]
+                    finish = choice.get("finish_reason")
+                    if finish:
+                        result.finish_reason = finish
             finally:
                 chunks.close()  # frees the model for the next request even when cancelled
                 result.prompt_tokens = self.count_tokens(messages)

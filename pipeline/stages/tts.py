@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -11,6 +12,9 @@ from ..base.cpu import default_threads
 from ..base.errors import ModelMissingError
 from ..base.models import model_file
 from ..base.onnx import cpu_session
+
+if TYPE_CHECKING:  # piper is imported when a voice loads, not when this module does
+    from piper import PiperVoice
 
 _WARM_UP_TEXT = "Hello, one moment."  # a comma and a period: both of Piper's sentence paths
 
@@ -50,7 +54,7 @@ class PiperTTS:
         return np.concatenate(parts).astype(np.float32) if parts else np.zeros(0, np.float32)
 
 
-def _cpu_voice(path: Path, threads: int) -> object:
+def _cpu_voice(path: Path, threads: int) -> PiperVoice:
     """`PiperVoice.load` on the CPU, with our thread count (its loader takes no session options)."""
     import json
 

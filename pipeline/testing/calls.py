@@ -40,7 +40,7 @@ class CallRecord:
 
     @property
     def transcripts(self) -> list[str]:
-        return [e.transcript for e in self.of("conversation.item.input_audio_transcription.completed")]
+        return [e.transcript for e in self.events if isinstance(e, ev.TranscriptionCompleted)]
 
     @property
     def commits(self) -> list[ev.InputCommitted]:
@@ -59,6 +59,7 @@ class CallRecord:
     def timeline(self) -> str:
         """A readable account of the call, for assertion messages."""
         out = []
+        e: Any  # events of every kind, told apart by their type
         for e in self.events:
             t = f"{e.ts:7.2f}s "
             if e.type == "conversation.item.input_audio_transcription.completed":
@@ -89,7 +90,8 @@ def make_config(**sections: dict[str, Any]) -> cfg.Config:
 
 def with_stages(base: Stages, **replace: Any) -> Stages:
     """The loaded real stages with some swapped for fakes."""
-    fields = dict(vad=base.vad, stt=base.stt, completeness=base.completeness, llm=base.llm, tts=base.tts)
+    fields: dict[str, Any] = dict(vad=base.vad, stt=base.stt, completeness=base.completeness,
+                                  llm=base.llm, tts=base.tts)
     fields.update(replace)
     return Stages(**fields)
 

@@ -45,7 +45,7 @@ def noise(kind: str, seconds: float, *, seed: int = 3, level_dbfs: float = NOISE
         spectrum /= np.sqrt(np.maximum(np.arange(len(spectrum)), 1))
         x = np.fft.irfft(spectrum, n)
     elif kind == "tones":
-        x = sum(np.sin(2 * np.pi * f * t) for f in (440.0, 660.0, 1320.0))
+        x = np.sum([np.sin(2 * np.pi * f * t) for f in (440.0, 660.0, 1320.0)], axis=0)
     else:
         x = rng.standard_normal(n) * np.exp(-t / 0.03)
     return at_level(np.asarray(x, np.float32), level_dbfs)

@@ -72,6 +72,11 @@ class ToolRunner:
         self.queries = queries or {}  # tool name -> provider lookup by idempotency key
         self.clock: Clock = clock if clock is not None else RealClock()
 
+    def _keyed_ledger(self) -> Ledger:
+        """The ledger, for a run with a business key (`run` refuses one without a ledger)."""
+        assert self.ledger is not None
+        return self.ledger
+
     async def _ledger(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await self.clock.run_in_thread(lambda: method(*args, **kwargs))
 
@@ -87,6 +92,7 @@ class ToolRunner:
         if self.ledger is None:
             raise RuntimeError(f"tool {spec.name!r} has side effects but the session has no ledger")
         key = spec.key_for(args)
+        assert key is not None  # ToolSpec refuses a side effect without a business_key
         result.business_key = key
         # Spoken words are not part of the effect: "one moment" vs "let me check" is one refund.
         effect = {k: v for k, v in args.items() if k not in spec.spoken}
@@ -127,7 +133,7 @@ class ToolRunner:
             value = await self.clock.wait_for(spec(**args), spec.timeout_s)
         except TimeoutError:
             if ledger_key is not None:  # it may or may not have happened: query later, never retry
-                await self._ledger(self.ledger.mark_unknown, ledger_key,
+                await self._ledger(self._keyed_ledger().mark_unknown, ledger_key,
                                    f"timed out after {spec.timeout_s:g} s")
                 return {"status": "unknown", "error": f"no answer within {spec.timeout_s:g} s; "
                         "it may still go through, we are checking"}
@@ -136,18 +142,18 @@ class ToolRunner:
             if change is not None and change.previous is not None:
                 # A refused change is not a failed effect: the earlier request is still in flight
                 # under the same key, and its own run settles the row when it lands.
-                await self._ledger(self.ledger.restore_intent, ledger_key, change.previous,
+                await self._ledger(self._keyed_ledger().restore_intent, ledger_key, change.previous,
                                    refused_digest=change.row.intent_digest)
                 return {"status": "change_refused", "error": str(exc),
                         "still_in_progress": change.previous.arguments}
             if ledger_key is not None:
-                await self._ledger(self.ledger.fail, ledger_key, f"{type(exc).__name__}: {exc}")
+                await self._ledger(self._keyed_ledger().fail, ledger_key, f"{type(exc).__name__}: {exc}")
                 return {"status": "failed", "error": str(exc)}
             return {"error": f"{type(exc).__name__}: {exc}"}
         finally:
             _current.reset(token)
         value = value if isinstance(value, dict) else {"result": value}
         if ledger_key is not None:
-            await self._ledger(self.ledger.commit, ledger_key, value)
+            await self._ledger(self._keyed_ledger().commit, ledger_key, value)
             return {"status": "committed", "result": value}
         return value

@@ -100,7 +100,7 @@ class RealtimeServer:
                                    select_subprotocol=select_subprotocol,
                                    max_size=self.max_message_bytes * _SOCKET_LIMIT_FACTOR,
                                    create_connection=_Socket)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self.port = next(iter(self._server.sockets)).getsockname()[1]
 
     async def serve_forever(self) -> None:
         if self._server is None:
