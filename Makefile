@@ -54,7 +54,7 @@ $(STAMP): pyproject.toml scripts/install_llama.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
 	PYTHON=$(BIN)/python bash scripts/install_llama.sh
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench,server,clients]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench,server,clients,ops]'
 	touch $(STAMP)
 
 models:

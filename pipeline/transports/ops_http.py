@@ -1,0 +1,154 @@
+"""Running `pipeline serve` in production: health, readiness, metrics and a graceful drain.
+
+- `/healthz`: 200 while the process serves at all (a liveness probe).
+- `/readyz`: 200 while it accepts calls, 503 once it drains (a proxy's health check: HAProxy's
+  `option httpchk GET /readyz` takes a draining worker out of rotation).
+- `/metrics`: Prometheus text format, with `--metrics` (`ops_metrics.ServeMetrics`).
+- On SIGTERM the server drains (`drain`): readiness goes false and new connections get HTTP 503
+  with a reason, calls in progress may finish for `--drain-s` seconds, and those still connected
+  then are closed with 1001 (going away) and a reason a client can show.
+
+These paths are served without the token: they say how many calls there are, never what was said.
+Nothing here imports the server; it works on what the server offers (`OpsServer`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any, Protocol
+
+from ..base.errors import ConfigError
+from ..call.session import Session
+
+DRAIN_S = 30.0  # default: long enough for most turns to end, short of a typical 60 s kill timeout
+DRAIN_CLOSE_CODE = 1001  # going away
+DRAIN_CLOSE_REASON = "the server is shutting down; connect again to continue"
+DRAINING_BODY = ("This server is shutting down and takes no new calls; connect again and the "
+                 "proxy sends you to another worker.\n")
+
+Route = Callable[[], tuple[HTTPStatus, str, str]]  # (status, content type, body)
+
+
+class CallWatcher(Protocol):
+    """Follows one call from before it starts; told when it is over, with the reason if the
+    server ended it (`"drained"`), else None."""
+
+    def finish(self, reason: str | None = None) -> None: ...
+
+
+class OpsServer(Protocol):
+    """What the operations need of a server (`RealtimeServer` offers it)."""
+
+    accepting: bool
+    http_routes: dict[str, Route]
+    call_watchers: list[Callable[[Session], CallWatcher]]
+
+    @property
+    def active_calls(self) -> int: ...
+
+    async def wait_calls_ended(self, timeout_s: float) -> bool: ...
+
+    async def end_calls(self, code: int, reason: str, *, why: str) -> None: ...
+
+
+def add_ops_args(parser: argparse.ArgumentParser) -> None:
+    """`serve`'s production switches."""
+    parser.add_argument("--metrics", action="store_true",
+                        help="serve Prometheus metrics at /metrics (needs the ops extra: "
+                             "pip install -e '.[ops]')")
+    parser.add_argument("--drain-s", type=float, default=DRAIN_S, metavar="SECONDS",
+                        help="on SIGTERM, let calls in progress finish this long before closing "
+                             f"them (default {DRAIN_S:g}); readiness goes false at once")
+
+
+def install(server: OpsServer, args: argparse.Namespace | None = None) -> dict[str, Any]:
+    """Health and readiness always; metrics when `args` ask for them.
+
+    Returns what was made, by name (`"metrics"`).
+    """
+    server.http_routes["/healthz"] = lambda: (HTTPStatus.OK, "text/plain", "ok\n")
+    server.http_routes["/readyz"] = lambda: readiness(server)
+    made: dict[str, Any] = {}
+    if args is not None and getattr(args, "metrics", False):
+        made["metrics"] = install_metrics(server)
+    return made
+
+
+def install_metrics(server: OpsServer, registry: Any = None) -> Any:
+    try:
+        from .ops_metrics import ServeMetrics
+
+        metrics = ServeMetrics(registry)
+    except ImportError as exc:
+        raise ConfigError(f"--metrics needs prometheus-client ({exc}): "
+                          "pip install -e '.[ops]'") from None
+    server.call_watchers.append(metrics.watch)
+
+    def scrape() -> tuple[HTTPStatus, str, str]:
+        content_type, text = metrics.exposition()
+        return HTTPStatus.OK, content_type, text
+
+    server.http_routes["/metrics"] = scrape
+    return metrics
+
+
+def readiness(server: OpsServer) -> tuple[HTTPStatus, str, str]:
+    if server.accepting:
+        return HTTPStatus.OK, "text/plain", f"ready: {server.active_calls} calls\n"
+    return (HTTPStatus.SERVICE_UNAVAILABLE, "text/plain",
+            f"draining: {server.active_calls} calls still in progress\n")
+
+
+async def drain(server: OpsServer, deadline_s: float) -> int:
+    """Stop accepting, let calls finish for `deadline_s`, then close the rest.
+
+    Returns how many calls were still connected at the deadline (and were closed).
+    """
+    server.accepting = False
+    if server.active_calls:
+        print(f"draining: {server.active_calls} calls in progress, up to {deadline_s:g} s",
+              file=sys.stderr, flush=True)
+    if await server.wait_calls_ended(deadline_s):
+        return 0
+    left = server.active_calls
+    print(f"drain deadline: closing {left} calls", file=sys.stderr, flush=True)
+    await server.end_calls(DRAIN_CLOSE_CODE, DRAIN_CLOSE_REASON, why="drained")
+    return left
+
+
+async def serve_until_stopped(server: Any, drain_s: float) -> None:
+    """Serve until SIGINT (close every call now) or SIGTERM (drain first; a second one closes now)."""
+    import signal
+
+    await server.start()
+    print(f"listening on {server.url}", flush=True)
+    loop = asyncio.get_running_loop()
+    stopped: asyncio.Future[int] = loop.create_future()
+
+    def on_signal(sig: int) -> None:
+        if not stopped.done():
+            stopped.set_result(sig)
+        elif server.accepting is False:  # a second SIGTERM while draining: stop now
+            drainer.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # close every call cleanly on Ctrl-C or a stop
+        try:
+            loop.add_signal_handler(sig, on_signal, sig)
+        except (NotImplementedError, RuntimeError):
+            pass  # no loop signal handlers here (Windows): Ctrl-C raises KeyboardInterrupt
+    drainer: asyncio.Future[int] = loop.create_future()
+    try:
+        sig = await stopped
+        if sig == signal.SIGTERM:
+            drainer = asyncio.ensure_future(drain(server, drain_s))
+            try:
+                await drainer
+            except asyncio.CancelledError:
+                if not drainer.cancelled():
+                    raise
+    finally:
+        await server.stop()
