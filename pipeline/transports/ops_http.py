@@ -40,12 +40,16 @@ class CallWatcher(Protocol):
     def finish(self, reason: str | None = None) -> None: ...
 
 
+# (the call's session before it starts, the session id its client sees) -> its watcher
+Watch = Callable[[Session, str], CallWatcher]
+
+
 class OpsServer(Protocol):
     """What the operations need of a server (`RealtimeServer` offers it)."""
 
     accepting: bool
     http_routes: dict[str, Route]
-    call_watchers: list[Callable[[Session], CallWatcher]]
+    call_watchers: list[Watch]
 
     @property
     def active_calls(self) -> int: ...
@@ -63,18 +67,32 @@ def add_ops_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drain-s", type=float, default=DRAIN_S, metavar="SECONDS",
                         help="on SIGTERM, let calls in progress finish this long before closing "
                              f"them (default {DRAIN_S:g}); readiness goes false at once")
+    parser.add_argument("--traces", action="store_true",
+                        help="export OpenTelemetry traces (a span per call, turn and stage) over "
+                             "OTLP/HTTP, configured by the OTEL_* environment variables (ops extra)")
 
 
 def install(server: OpsServer, args: argparse.Namespace | None = None) -> dict[str, Any]:
-    """Health and readiness always; metrics when `args` ask for them.
+    """Health and readiness always; metrics and traces when `args` ask for them.
 
-    Returns what was made, by name (`"metrics"`).
+    Returns what was made, by name (`"metrics"`, `"traces"`); `serve_until_stopped` shuts down
+    each that has a `shutdown()` once the server has stopped.
     """
     server.http_routes["/healthz"] = lambda: (HTTPStatus.OK, "text/plain", "ok\n")
     server.http_routes["/readyz"] = lambda: readiness(server)
     made: dict[str, Any] = {}
     if args is not None and getattr(args, "metrics", False):
         made["metrics"] = install_metrics(server)
+    if args is not None and getattr(args, "traces", False):
+        try:
+            from .telemetry import CallTracer
+
+            tracer = CallTracer.from_environment()
+        except ImportError as exc:
+            raise ConfigError(f"--traces needs the OpenTelemetry SDK and its OTLP/HTTP exporter "
+                              f"({exc}): pip install -e '.[ops]'") from None
+        server.call_watchers.append(tracer.watch)
+        made["traces"] = tracer
     return made
 
 
@@ -120,7 +138,8 @@ async def drain(server: OpsServer, deadline_s: float) -> int:
     return left
 
 
-async def serve_until_stopped(server: Any, drain_s: float) -> None:
+async def serve_until_stopped(server: Any, drain_s: float,
+                              made: dict[str, Any] | None = None) -> None:
     """Serve until SIGINT (close every call now) or SIGTERM (drain first; a second one closes now)."""
     import signal
 
@@ -152,3 +171,6 @@ async def serve_until_stopped(server: Any, drain_s: float) -> None:
                     raise
     finally:
         await server.stop()
+        for part in (made or {}).values():
+            if hasattr(part, "shutdown"):
+                part.shutdown()  # e.g. the traces still batched go out

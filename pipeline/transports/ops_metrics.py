@@ -65,7 +65,7 @@ class ServeMetrics:
         for outcome in ("cancelled", "resumed"):
             self.barge_ins.labels(outcome=outcome)
 
-    def watch(self, session: Session) -> CallMetrics:
+    def watch(self, session: Session, session_id: str = "") -> CallMetrics:
         """Count one call: from now (before it starts) until `finish`."""
         call = CallMetrics(self)
         session.listeners.add(call.on_event, ev.EventPhase.OBSERVER)
@@ -82,8 +82,7 @@ class CallMetrics:
 
     def __init__(self, metrics: ServeMetrics) -> None:
         self.m = metrics
-        self.hung_up = False
-        self.slow_client = False
+        self.end = EndReason()
         self.finished = False
         self._speech_end_s: dict[str, float] = {}  # turn -> caller's last sound, session clock
         self._offset_s: dict[str, float] = {}  # turn -> session clock minus perf, at commit
@@ -91,6 +90,7 @@ class CallMetrics:
         self._timed: set[tuple[str, str]] = set()  # (turn, stage) already observed
 
     def on_event(self, e: ev.Event) -> None:
+        self.end.see(e)
         if isinstance(e, ev.SpeechStopped):
             self._speech_end_s[e.item_id] = e.audio_end_ms / 1000.0
         elif isinstance(e, ev.InputCommitted):
@@ -107,8 +107,6 @@ class CallMetrics:
             self.m.errors.labels(code=str(e.error.get("code") or "unknown")).inc()
         elif isinstance(e, ev.ResponseDone):
             self.m.responses.labels(status=str(e.response.get("status"))).inc()
-        elif isinstance(e, ev.CallLog) and e.message.startswith("(hangs up"):
-            self.hung_up = True
 
     def _mark(self, e: ev.StageMark) -> None:
         if e.stage == "response_start" and e.response_id and e.turn_id:
@@ -118,7 +116,6 @@ class CallMetrics:
         elif e.stage == "false_interruption":
             self.m.barge_ins.labels(outcome="resumed").inc()
         elif e.stage == SLOW_CLIENT_STAGE:
-            self.slow_client = True
             self.m.slow_clients.inc()
         elif e.stage in TIMED_STAGES and e.response_id in self._turn_of:
             self._stage(self._turn_of[e.response_id], e.stage, e.perf)
@@ -140,11 +137,28 @@ class CallMetrics:
         if self.finished:
             return
         self.finished = True
-        if reason is None:
-            reason = ("slow_client" if self.slow_client else
-                      "agent_hung_up" if self.hung_up else "caller_left")
-        self.m.calls.labels(reason=reason).inc()
+        self.m.calls.labels(reason=self.end.reason(reason)).inc()
         self.m.active_calls.dec()
+
+
+class EndReason:
+    """Why a call ended, from its events: the agent hung up (end_call), the client was dropped
+    for not reading, or else the caller left; the server's own reason ("drained") wins."""
+
+    def __init__(self) -> None:
+        self.hung_up = False
+        self.slow_client = False
+
+    def see(self, e: ev.Event) -> None:
+        if isinstance(e, ev.CallLog) and e.message.startswith("(hangs up"):
+            self.hung_up = True
+        elif isinstance(e, ev.StageMark) and e.stage == SLOW_CLIENT_STAGE:
+            self.slow_client = True
+
+    def reason(self, given: str | None = None) -> str:
+        if given is not None:
+            return given
+        return "slow_client" if self.slow_client else "agent_hung_up" if self.hung_up else "caller_left"
 
 
 def tool_state(output: Any) -> str:

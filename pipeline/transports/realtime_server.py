@@ -95,7 +95,7 @@ class RealtimeServer:
         # extra HTTP paths (health, readiness, metrics), and what follows each call
         self.accepting = True
         self.http_routes: dict[str, ops_http.Route] = {}
-        self.call_watchers: list[Callable[[Session], ops_http.CallWatcher]] = []
+        self.call_watchers: list[ops_http.Watch] = []
         self._ended_by_server: dict[Connection, str] = {}
         self._call_left = asyncio.Event()
 
@@ -198,7 +198,7 @@ class RealtimeServer:
         session = Session(copy.deepcopy(self.config), self.stages, clock=clock, sink=connection,
                           events=events)
         connection.bind(session)
-        watchers = [watch(session) for watch in self.call_watchers]
+        watchers = [watch(session, connection.wire.session_id) for watch in self.call_watchers]
         if isinstance(ws, _Socket):
             ws.last_words = lambda: connection.encoded(ev.error_event("message_too_large", (
                 f"A message was larger than the {self.max_message_bytes * _SOCKET_LIMIT_FACTOR} bytes "
@@ -304,9 +304,9 @@ def serve_main(args: argparse.Namespace) -> int:
     stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))
     server = RealtimeServer(stages=stages, config=config, host=args.host, port=args.port,
                             token=token)
-    ops_http.install(server, args)
+    made = ops_http.install(server, args)
     try:
-        asyncio.run(ops_http.serve_until_stopped(server, args.drain_s))
+        asyncio.run(ops_http.serve_until_stopped(server, args.drain_s, made))
     except KeyboardInterrupt:
         pass
     except OSError as exc:
