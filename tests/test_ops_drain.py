@@ -105,7 +105,8 @@ def test_sigterm_mid_reply_lets_the_call_finish_and_refuses_new_ones(tmp_path):
 
 
 def test_calls_still_connected_at_the_deadline_are_closed_with_a_reason(tmp_path):
-    with serve(tmp_path, "--drain-s", "1.5") as (proc, port):
+    recordings = tmp_path / "recordings"
+    with serve(tmp_path, "--drain-s", "1.5", "--record", str(recordings)) as (proc, port):
         url = f"ws://127.0.0.1:{port}/v1/realtime"
 
         async def scenario() -> None:
@@ -122,3 +123,6 @@ def test_calls_still_connected_at_the_deadline_are_closed_with_a_reason(tmp_path
             assert await wait_exit(proc, 10) == 0
 
         asyncio.run(scenario())
+    # the server waited for the recording before it exited; the call says why it ended
+    (summary,) = recordings.glob("*/summary.json")
+    assert json.loads(summary.read_text())["end_reason"] == "drained"

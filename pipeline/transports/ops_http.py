@@ -19,6 +19,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any, Protocol
 
 from ..base.errors import ConfigError
@@ -70,12 +71,19 @@ def add_ops_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--traces", action="store_true",
                         help="export OpenTelemetry traces (a span per call, turn and stage) over "
                              "OTLP/HTTP, configured by the OTEL_* environment variables (ops extra)")
+    parser.add_argument("--record", type=Path, metavar="DIR",
+                        help="record every call into DIR: a stereo WAV (caller left, agent right), "
+                             "its event log and a JSON summary (off by default)")
+    parser.add_argument("--record-max-age-days", type=float, default=30.0, metavar="DAYS",
+                        help="remove recordings older than this (default 30)")
+    parser.add_argument("--record-max-gb", type=float, default=10.0, metavar="GB",
+                        help="then remove the oldest until the rest fit in this (default 10)")
 
 
 def install(server: OpsServer, args: argparse.Namespace | None = None) -> dict[str, Any]:
-    """Health and readiness always; metrics and traces when `args` ask for them.
+    """Health and readiness always; metrics, traces and recordings when `args` ask for them.
 
-    Returns what was made, by name (`"metrics"`, `"traces"`); `serve_until_stopped` shuts down
+    Returns what was made, by name (`"metrics"`, `"traces"`, `"recordings"`); `serve_until_stopped` shuts down
     each that has a `shutdown()` once the server has stopped.
     """
     server.http_routes["/healthz"] = lambda: (HTTPStatus.OK, "text/plain", "ok\n")
@@ -93,6 +101,13 @@ def install(server: OpsServer, args: argparse.Namespace | None = None) -> dict[s
                               f"({exc}): pip install -e '.[ops]'") from None
         server.call_watchers.append(tracer.watch)
         made["traces"] = tracer
+    if args is not None and getattr(args, "record", None) is not None:
+        from .recording import Recorder
+
+        recorder = Recorder(args.record, max_age_days=args.record_max_age_days,
+                            max_bytes=int(args.record_max_gb * (1 << 30)))
+        server.call_watchers.append(recorder.watch)
+        made["recordings"] = recorder
     return made
 
 
