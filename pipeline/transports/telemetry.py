@@ -7,9 +7,9 @@ OpenTelemetry is imported until a `CallTracer` is made.
 
     call                          session.created .. the client left (pipeline.end_reason)
     ├─ turn                       speech started .. its reply done (transcript, commit reason)
-    │  ├─ vad.speech              speech started .. speech stopped (audio ms)
+    │  ├─ vad.speech              speech started .. its last stop (audio ms, pauses in it)
     │  ├─ stt.final               the final pass: its compute time, ending at its transcript
-    │  ├─ turn.decision           speech stopped .. committed (min_silence, max_silence, client)
+    │  ├─ turn.decision           the last stop .. committed (min_silence, max_silence, client)
     │  └─ response                response_start .. response.done (status, reason)
     │     ├─ llm                  request .. last token; event `first_token`
     │     ├─ tts.chunk            the voice free .. the chunk's audio made (text, samples)
@@ -83,6 +83,7 @@ class CallTrace:
         self._speech: dict[str, float] = {}  # turn id -> speech started (perf)
         self._stopped: dict[str, float] = {}  # turn id -> speech stopped (perf)
         self._committed: dict[str, float] = {}  # turn id -> committed (perf)
+        self._pauses: dict[str, int] = {}  # turn id -> speech stops heard (a pause, then more)
         self.end = EndReason()
         self._responses: dict[str, Any] = {}  # response id -> open response span
         self._response_turn: dict[str, str] = {}
@@ -115,20 +116,23 @@ class CallTrace:
             return
         self._last_perf = max(self._last_perf, e.perf)
         self.end.see(e)
-        if isinstance(e, ev.SpeechStarted):
+        if isinstance(e, ev.SpeechStarted) and e.item_id not in self._turns:
             self._speech[e.item_id] = e.perf
             self._turns[e.item_id] = self._child("turn", self.call, e.perf, {
                 "pipeline.turn_id": e.item_id, "pipeline.audio_start_ms": e.audio_start_ms})
         elif isinstance(e, ev.SpeechStopped) and e.item_id in self._turns:
-            self._stopped[e.item_id] = e.perf
-            self._span("vad.speech", self._turns[e.item_id], self._speech[e.item_id], e.perf,
-                       **{"pipeline.turn_id": e.item_id, "pipeline.audio_end_ms": e.audio_end_ms})
+            self._stopped[e.item_id] = e.perf  # the caller may go on: the last stop counts
+            self._pauses[e.item_id] = self._pauses.get(e.item_id, 0) + 1
         elif isinstance(e, ev.InputCommitted) and e.item_id in self._turns:
             turn = self._turns[e.item_id]
             self._committed[e.item_id] = e.perf
+            stopped = self._stopped.get(e.item_id, e.perf)
+            self._span("vad.speech", turn, self._speech[e.item_id], stopped, **{
+                "pipeline.turn_id": e.item_id, "pipeline.audio_end_ms": e.audio_end_ms,
+                "pipeline.pauses": max(0, self._pauses.get(e.item_id, 1) - 1)})
             turn.set_attribute("pipeline.commit_reason", e.reason)
             turn.set_attribute("pipeline.audio_end_ms", e.audio_end_ms)
-            self._span("turn.decision", turn, self._stopped.get(e.item_id, e.perf), e.perf,
+            self._span("turn.decision", turn, stopped, e.perf,
                        **{"pipeline.turn_id": e.item_id, "pipeline.commit_reason": e.reason})
         elif isinstance(e, ev.TranscriptionCompleted) and e.item_id in self._turns:
             self._turns[e.item_id].set_attribute("pipeline.transcript", e.transcript)
