@@ -36,9 +36,10 @@ setup: system-deps $(STAMP)
 # libportaudio2 for sounddevice; pulseaudio makes a real (null-sink) sound device for the tests;
 # chromium runs the browser page's tests (Playwright drives it; no browser is downloaded);
 # espeak-ng voices the unseen speakers of the end-of-turn and barge-in sets (bench/).
+# haproxy fronts two serve workers in the drain and proxy test (tests/test_ops_proxy.py, docs/deploy.md).
 system-deps:
 	@missing=""; \
-	for pkg in libportaudio2 pulseaudio chromium espeak-ng; do \
+	for pkg in libportaudio2 pulseaudio chromium espeak-ng haproxy; do \
 	  dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; \
 	done; \
 	if [ -n "$$missing" ]; then \
