@@ -183,3 +183,36 @@ def test_events_map_onto_barge_ins_end_reasons_and_slow_clients():
     assert value(got, "pipeline_tool_calls_total", state="error") == 1
     assert value(got, "pipeline_active_calls") == -3  # made without watch(): only finished here
 
+
+
+def test_model_jobs_in_flight_counts_work_waiting_on_the_models():
+    import threading
+
+    from pipeline.base.clock import in_model_thread
+    from pipeline.transports.ops_metrics import ServeMetrics
+
+    metrics = ServeMetrics()
+    release = threading.Event()
+
+    def depth() -> float:
+        text = metrics.exposition()[1]
+        return next(s.value for f in prom_parser.text_string_to_metric_families(text)
+                    for s in f.samples if s.name == "pipeline_model_jobs_in_flight")
+
+    async def scenario() -> None:
+        idle = depth()
+        jobs = [asyncio.ensure_future(in_model_thread(release.wait, 10)) for _ in range(3)]
+        await asyncio.sleep(0.05)
+        assert depth() == idle + 3
+        jobs[0].cancel()  # a cancelled wait does not end the job: it still holds its thread
+        await asyncio.sleep(0.05)
+        assert depth() == idle + 3
+        release.set()
+        await asyncio.gather(*jobs[1:])
+        for _ in range(100):  # the last one's done-callback runs on its thread
+            if depth() == idle:
+                break
+            await asyncio.sleep(0.01)
+        assert depth() == idle
+
+    asyncio.run(scenario())

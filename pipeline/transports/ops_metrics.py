@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from ..base import events as ev
+from ..base.clock import model_jobs_in_flight
 from ..call.session import Session
 
 # What a caller waits for, in seconds: a good turn is under 1, a bad one several.
@@ -60,6 +61,10 @@ class ServeMetrics:
                                          "not reading their events.", registry=r)
         self.responses = prom.Counter("pipeline_responses", "Responses that ended, by status.",
                                       ["status"], registry=r)
+        self.model_jobs = prom.Gauge("pipeline_model_jobs_in_flight", "Model jobs (STT passes, "
+                                     "token streams, synthesis, ledger writes) running or waiting "
+                                     "for a thread or their model's lock.", registry=r)
+        self.model_jobs.set_function(model_jobs_in_flight)
         for reason in END_REASONS:  # every series exists from the start: a rate() needs a zero
             self.calls.labels(reason=reason)
         for outcome in ("cancelled", "resumed"):
