@@ -133,3 +133,39 @@ def test_retention_removes_old_then_oldest_but_never_a_call_in_progress(tmp_path
     removed = recorder.enforce_retention(now)
     assert [p.name for p in removed] == ["b", "c"]  # oldest first, the live call skipped
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d-live", "e"]
+
+
+def test_a_disk_that_fails_stops_the_recording_not_the_call(recorded, monkeypatch):
+    from pipeline.transports import recording
+
+    server, folder = recorded
+    broken: list[recording.CallRecording] = []
+
+    def failing_watch(session, session_id=""):
+        call = Recorder.watch(recorder, session, session_id)
+
+        class Full:
+            def write(self, data: bytes) -> int:
+                raise OSError(28, "No space left on device")
+
+            def close(self) -> None:
+                pass
+
+        call._agent.close()
+        call._agent = Full()  # the agent channel's file fails on its first frame
+        broken.append(call)
+        return call
+
+    recorder = Recorder(folder)
+    server.call_watchers.append(failing_watch)
+    try:
+        async def scenario() -> dict:
+            async with rt.client(server) as c:
+                return await rt.text_reply(c, "Hi")
+
+        done = asyncio.run(scenario())
+    finally:
+        server.call_watchers.remove(failing_watch)
+    assert done["response"]["status"] == "completed"  # the reply played to its end
+    assert broken and broken[0].failed
+

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import shutil
 import struct
 import threading
@@ -40,6 +41,8 @@ from ..base.metrics import turn_timings
 from ..call.session import Session
 from ..stages.playback import FRAME_MS
 from .ops_metrics import EndReason, tool_state
+
+log = logging.getLogger(__name__)
 
 MAX_AGE_DAYS = 30.0
 MAX_BYTES = 10 << 30  # 10 GiB: about 50 hours of calls at 22 kHz stereo
@@ -71,6 +74,8 @@ class Recorder:
         def write() -> None:
             try:
                 recording.write()
+            except Exception:  # a bad disk costs this recording, never the server
+                log.exception("could not finish the recording in %s", recording.path)
             finally:
                 self.active.discard(recording.path)
                 self.enforce_retention()
@@ -132,6 +137,7 @@ class CallRecording:
         self._heard_ms: dict[str, int] = {}  # item -> where a truncation cut it
         self._reason = "caller_left"
         self.finished = False
+        self.failed = False
         session.listeners.add(self.on_event, ev.EventPhase.OBSERVER)
         session.input.on_frame.append(self._caller_frame)
         session.client.on_agent_frame(self._agent_frame)
@@ -139,9 +145,13 @@ class CallRecording:
     # --- while the call runs (on the event loop: appends only) --------------------------------
 
     def on_event(self, e: ev.Event) -> None:
-        if self.finished:
+        if self.finished or self.failed:
             return
-        self.log.append(e)
+        try:
+            self.log.append(e)
+        except OSError as exc:
+            self._fail(exc)
+            return
         self.end.see(e)
         if isinstance(e, ev.OutputAudioDelta):
             if len(e.delta):
@@ -152,16 +162,20 @@ class CallRecording:
         self.kept.append(e)
 
     def _caller_frame(self, frame: np.ndarray) -> None:
-        if self.finished:
+        if self.finished or self.failed:
             return
-        self._caller.write(to_int16(frame).astype("<i2").tobytes())
+        try:  # a frame listener that raises would end the call's input: a full disk must not
+            self._caller.write(to_int16(frame).astype("<i2").tobytes())
+        except OSError as exc:
+            self._fail(exc)
+            return
         self._caller_samples += len(frame)
         offset = self.clock.now() - self._caller_samples / INPUT_RATE_HZ
         self._offset_s = offset if self._offset_s is None else min(self._offset_s, offset)
 
     def _agent_frame(self, response_id: str, item_id: str, at_s: float) -> None:
         pieces = self._pending.get(item_id)
-        if self.finished or not pieces:
+        if self.finished or self.failed or not pieces:
             return
         frame = pieces[0][: self.frame_samples]
         pieces[0] = pieces[0][len(frame):]
@@ -169,9 +183,18 @@ class CallRecording:
             pieces.popleft()
         start = self._played.get(item_id, 0)
         self._played[item_id] = start + len(frame)
-        self._agent.write(to_int16(frame).astype("<i2").tobytes())
+        try:  # as for the caller's frames: playback must go on whatever the disk does
+            self._agent.write(to_int16(frame).astype("<i2").tobytes())
+        except OSError as exc:
+            self._fail(exc)
+            return
         self._frames.append((at_s, item_id, start, len(frame), self._agent_bytes))
         self._agent_bytes += 2 * len(frame)
+
+    def _fail(self, exc: OSError) -> None:
+        """Stop recording this call (the call goes on); what was written stays, unmixed."""
+        self.failed = True
+        log.error("recording %s stopped: %s", self.path, exc)
 
     def finish(self, reason: str | None = None) -> None:
         if self.finished:
@@ -183,6 +206,9 @@ class CallRecording:
         self._caller.close()
         self._agent.close()
         self._pending.clear()
+        if self.failed:
+            self.recorder.active.discard(self.path)
+            return
         self.recorder.ended(self)
 
     # --- after the call (in a thread) -----------------------------------------------------------
