@@ -4,10 +4,13 @@ retention removes old and excess recordings but never a call in progress."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +18,7 @@ import numpy as np
 import pytest
 
 from pipeline.base.audio import read_wav
+from pipeline.transports import ops_http
 from pipeline.transports.recording import SUMMARY, Recorder
 
 from . import test_realtime_server as rt
@@ -28,8 +32,10 @@ LONG = ("Our store opens at nine in the morning. We close at six in the evening.
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory) -> Iterator[tuple[rt.RealtimeServer, Path]]:
     folder = tmp_path_factory.mktemp("recordings")
+    args = argparse.Namespace(metrics=False, traces=False, record=folder,
+                              record_max_age_days=30.0, record_max_gb=10.0)
     with serving_in_thread(_stages()) as running:
-        running.server.call_watchers.append(Recorder(folder).watch)
+        ops_http.install(running.server, args)  # as `serve --record DIR` does
         yield running.server, folder
 
 
@@ -86,6 +92,28 @@ def test_a_spoken_turn_is_recorded_on_one_timeline(recorded):
                                                   abs=0.15)  # the tone voice: 30 ms a character
     logged = [json.loads(line)["type"] for line in (path / "events.jsonl").open()]
     assert "response.done" in logged and "input_audio_buffer.committed" in logged
+
+    # the page fetches a finished call's recording from the server, with its token if it has one
+    base = f"http://127.0.0.1:{server.port}/recordings/{session_id}"
+    assert get(f"{base}/call.wav") == (200, "audio/wav", (path / "call.wav").read_bytes())
+    assert json.loads(get(f"{base}/summary.json")[2]) == summary
+    for wrong in (f"{base}/caller.raw", f"{base}/../../etc/passwd", f"{base}x/call.wav"):
+        assert get(wrong)[0] == 404, wrong
+    server.token = "s3cret"
+    try:
+        assert get(f"{base}/summary.json")[0] == 401
+        assert get(f"{base}/summary.json", token="s3cret")[0] == 200
+    finally:
+        server.token = None
+
+
+def get(url: str, token: str | None = None) -> tuple[int, str, bytes]:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return reply.status, reply.headers["Content-Type"], reply.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.headers["Content-Type"], refused.read()
 
 
 def test_a_reply_cut_off_is_recorded_up_to_where_it_was_heard(recorded):

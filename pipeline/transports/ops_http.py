@@ -21,6 +21,10 @@ from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from websockets.datastructures import Headers
+from websockets.http11 import Request
 
 from ..base.errors import ConfigError
 from ..call.session import Session
@@ -31,7 +35,16 @@ DRAIN_CLOSE_REASON = "the server is shutting down; connect again to continue"
 DRAINING_BODY = ("This server is shutting down and takes no new calls; connect again and the "
                  "proxy sends you to another worker.\n")
 
-Route = Callable[[], tuple[HTTPStatus, str, str]]  # (status, content type, body)
+# request -> (status, content type, body); a path ending in "/" answers every path under it
+Route = Callable[[Request], tuple[HTTPStatus, str, str | bytes]]
+
+
+def find_route(routes: dict[str, Route], path: str) -> Route | None:
+    """The route for exactly this path, else the longest one ending in "/" that it is under."""
+    if path in routes:
+        return routes[path]
+    under = [p for p in routes if p.endswith("/") and path.startswith(p)]
+    return routes[max(under, key=len)] if under else None
 
 
 class CallWatcher(Protocol):
@@ -50,6 +63,8 @@ class OpsServer(Protocol):
 
     accepting: bool
     http_routes: dict[str, Route]
+
+    def authorized(self, headers: Headers) -> bool: ...
     call_watchers: list[Watch]
 
     @property
@@ -86,8 +101,8 @@ def install(server: OpsServer, args: argparse.Namespace | None = None) -> dict[s
     Returns what was made, by name (`"metrics"`, `"traces"`, `"recordings"`); `serve_until_stopped` shuts down
     each that has a `shutdown()` once the server has stopped.
     """
-    server.http_routes["/healthz"] = lambda: (HTTPStatus.OK, "text/plain", "ok\n")
-    server.http_routes["/readyz"] = lambda: readiness(server)
+    server.http_routes["/healthz"] = lambda _: (HTTPStatus.OK, "text/plain", "ok\n")
+    server.http_routes["/readyz"] = lambda _: readiness(server)
     made: dict[str, Any] = {}
     if args is not None and getattr(args, "metrics", False):
         made["metrics"] = install_metrics(server)
@@ -107,6 +122,8 @@ def install(server: OpsServer, args: argparse.Namespace | None = None) -> dict[s
         recorder = Recorder(args.record, max_age_days=args.record_max_age_days,
                             max_bytes=int(args.record_max_gb * (1 << 30)))
         server.call_watchers.append(recorder.watch)
+        server.http_routes[RECORDINGS_PATH] = lambda request: recording_route(
+            server, recorder, request)
         made["recordings"] = recorder
     return made
 
@@ -121,12 +138,34 @@ def install_metrics(server: OpsServer, registry: Any = None) -> Any:
                           "pip install -e '.[ops]'") from None
     server.call_watchers.append(metrics.watch)
 
-    def scrape() -> tuple[HTTPStatus, str, str]:
+    def scrape(_: Request) -> tuple[HTTPStatus, str, str]:
         content_type, text = metrics.exposition()
         return HTTPStatus.OK, content_type, text
 
     server.http_routes["/metrics"] = scrape
     return metrics
+
+
+RECORDINGS_PATH = "/recordings/"
+_RECORDING_FILES = {"call.wav": "audio/wav", "summary.json": "application/json",
+                    "events.jsonl": "application/x-ndjson"}
+
+
+def recording_route(server: OpsServer, recorder: Any,
+                    request: Request) -> tuple[HTTPStatus, str, str | bytes]:
+    """`GET /recordings/<session id>/<call.wav|summary.json|events.jsonl>`: a finished call's
+    recording (the newest of that id), with the server's token like the WebSocket (the browser
+    page fetches it with `Authorization`); 404 until the recording is whole."""
+    if not server.authorized(request.headers):
+        return HTTPStatus.UNAUTHORIZED, "text/plain", "Send `Authorization: Bearer <token>`.\n"
+    parts = urlsplit(request.path).path[len(RECORDINGS_PATH):].split("/")
+    if len(parts) != 2 or parts[1] not in _RECORDING_FILES:
+        return (HTTPStatus.NOT_FOUND, "text/plain",
+                f"Ask for {RECORDINGS_PATH}<session id>/<{'|'.join(_RECORDING_FILES)}>.\n")
+    folder = recorder.finished(parts[0])
+    if folder is None:
+        return HTTPStatus.NOT_FOUND, "text/plain", "No finished recording of that session.\n"
+    return HTTPStatus.OK, _RECORDING_FILES[parts[1]], (folder / parts[1]).read_bytes()
 
 
 def readiness(server: OpsServer) -> tuple[HTTPStatus, str, str]:

@@ -148,13 +148,20 @@ class RealtimeServer:
         await asyncio.gather(*(c.ws.close(code, reason) for c in list(self.connections)),
                              return_exceptions=True)
 
+    def authorized(self, headers: Headers) -> bool:
+        """The request carries this server's token (or the server has none)."""
+        return self.token is None or _bearer_ok(headers, self.token)
+
     def _check_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        route = self.http_routes.get(urlsplit(request.path).path)
-        if route is not None:  # health, readiness, metrics: no token (`ops_http`)
-            status, content_type, body = route()
-            response = connection.respond(status, body)
-            del response.headers["Content-Type"]  # a header set again is added, not replaced
+        route = ops_http.find_route(self.http_routes, urlsplit(request.path).path)
+        if route is not None:  # health, readiness, metrics, recordings (`ops_http`)
+            status, content_type, body = route(request)
+            response = connection.respond(status, "")
+            response.body = body.encode("utf-8") if isinstance(body, str) else body
+            for name in ("Content-Type", "Content-Length"):  # set again would add, not replace
+                del response.headers[name]
             response.headers["Content-Type"] = content_type
+            response.headers["Content-Length"] = str(len(response.body))
             return response
         page = page_response(connection, request)  # the browser page at `/`, served without token
         if page is not None:

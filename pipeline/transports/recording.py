@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import shutil
 import struct
 import threading
@@ -47,7 +48,8 @@ log = logging.getLogger(__name__)
 MAX_AGE_DAYS = 30.0
 MAX_BYTES = 10 << 30  # 10 GiB: about 50 hours of calls at 22 kHz stereo
 SUMMARY = "summary.json"
-_BLOCK = 1 << 16  # samples per block when mixing the WAV
+_BLOCK = 1 << 16
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # samples per block when mixing the WAV
 
 
 class Recorder:
@@ -68,6 +70,13 @@ class Recorder:
         path = self.folder / f"{stamp}-{session_id or ev.new_id('call')}"
         self.active.add(path)
         return CallRecording(self, session, path, session_id)
+
+    def finished(self, session_id: str) -> Path | None:
+        """The newest whole recording of this session id (ids restart with the process)."""
+        if not _SESSION_ID.fullmatch(session_id):
+            return None
+        found = [p for p in self.folder.glob(f"*-{session_id}") if (p / SUMMARY).is_file()]
+        return max(found, key=lambda p: p.name) if found else None
 
     def ended(self, recording: CallRecording) -> None:
         """Mix the call's WAV and summary off the event loop, then apply retention."""
