@@ -69,7 +69,9 @@ def test_a_spoken_turn_is_recorded_on_one_timeline(recorded):
             await c.wait_for("response.done", timeout=20)
             await asyncio.sleep(0.3)
             await mic.stop()
-            return created["session"]["id"]
+            sid = created["session"]["id"]  # while the call goes on: come back later
+            assert get(f"http://127.0.0.1:{server.port}/recordings/{sid}/call.wav")[0] == 202
+            return sid
 
     session_id = asyncio.run(scenario())
     path = finished(folder, session_id)

@@ -155,7 +155,8 @@ def recording_route(server: OpsServer, recorder: Any,
                     request: Request) -> tuple[HTTPStatus, str, str | bytes]:
     """`GET /recordings/<session id>/<call.wav|summary.json|events.jsonl>`: a finished call's
     recording (the newest of that id), with the server's token like the WebSocket (the browser
-    page fetches it with `Authorization`); 404 until the recording is whole."""
+    page fetches it with `Authorization`); 202 while that session is recorded or its files are
+    written, 404 for a session never recorded."""
     if not server.authorized(request.headers):
         return HTTPStatus.UNAUTHORIZED, "text/plain", "Send `Authorization: Bearer <token>`.\n"
     parts = urlsplit(request.path).path[len(RECORDINGS_PATH):].split("/")
@@ -163,6 +164,8 @@ def recording_route(server: OpsServer, recorder: Any,
         return (HTTPStatus.NOT_FOUND, "text/plain",
                 f"Ask for {RECORDINGS_PATH}<session id>/<{'|'.join(_RECORDING_FILES)}>.\n")
     folder = recorder.finished(parts[0])
+    if folder is None and recorder.in_progress(parts[0]):
+        return HTTPStatus.ACCEPTED, "text/plain", "Still recording or writing it: ask again.\n"
     if folder is None:
         return HTTPStatus.NOT_FOUND, "text/plain", "No finished recording of that session.\n"
     return HTTPStatus.OK, _RECORDING_FILES[parts[1]], (folder / parts[1]).read_bytes()

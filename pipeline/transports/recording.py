@@ -78,6 +78,10 @@ class Recorder:
         found = [p for p in self.folder.glob(f"*-{session_id}") if (p / SUMMARY).is_file()]
         return max(found, key=lambda p: p.name) if found else None
 
+    def in_progress(self, session_id: str) -> bool:
+        """A call of this session id is being recorded, or its files written."""
+        return any(p.name.endswith(f"-{session_id}") for p in list(self.active))
+
     def ended(self, recording: CallRecording) -> None:
         """Mix the call's WAV and summary off the event loop, then apply retention."""
         def write() -> None:
