@@ -1,7 +1,7 @@
 """Graceful drain: a real `python -m pipeline serve` (scripted LLM and STT, a tone voice; Silero
 VAD is the one real model) gets SIGTERM mid-call. It stops accepting at once (readiness 503,
 new connections refused with a reason), lets the call in progress finish, and closes what is
-still connected at the deadline with 1001 and a reason."""
+still connected at the deadline with a spoken goodbye, then 1001 and a reason."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
+
+from pipeline.transports.goodbye import GOODBYE
 
 from .conftest import ROOT
 from .test_realtime_server import Client
@@ -115,9 +117,17 @@ def test_calls_still_connected_at_the_deadline_are_closed_with_a_reason(tmp_path
                 await c.wait_for("session.created")
                 proc.send_signal(signal.SIGTERM)
                 sent = time.monotonic()
-                await asyncio.wait_for(c._reader, timeout=15)
-                waited = time.monotonic() - sent
-                assert 1.4 <= waited <= 8.0, waited
+                await asyncio.wait_for(c._reader, timeout=25)
+                # the deadline, then a spoken goodbye (about 5 s of tone), then the close
+                goodbye = c.of("response.done")[-1]
+                assert goodbye["_at"] - sent >= 1.4
+                assert goodbye["response"]["status"] == "completed"
+                said = goodbye["response"]["output"][0]["content"][0]["transcript"]
+                assert said == GOODBYE
+                audio = [e for e in c.of("response.output_audio.delta")
+                         if e["response_id"] == goodbye["response"]["id"]]
+                assert audio and audio[-1]["_at"] <= goodbye["_at"]
+                assert time.monotonic() - sent <= 15
                 assert ws.close_code == 1001
                 assert "shutting down" in (ws.close_reason or "")
             assert await wait_exit(proc, 10) == 0

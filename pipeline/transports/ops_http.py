@@ -6,7 +6,8 @@
 - `/metrics`: Prometheus text format, with `--metrics` (`ops_metrics.ServeMetrics`).
 - On SIGTERM the server drains (`drain`): readiness goes false and new connections get HTTP 503
   with a reason, calls in progress may finish for `--drain-s` seconds, and those still connected
-  then are closed with 1001 (going away) and a reason a client can show.
+  then hear a short goodbye (`goodbye.py`) and are closed with 1001 (going away) and a reason a
+  client can show.
 
 These paths are served without the token: they say how many calls there are, never what was said.
 Nothing here imports the server; it works on what the server offers (`OpsServer`).
@@ -28,6 +29,7 @@ from websockets.http11 import Request
 
 from ..base.errors import ConfigError
 from ..call.session import Session
+from .goodbye import GOODBYE, say_goodbye
 
 DRAIN_S = 30.0  # default: long enough for most turns to end, short of a typical 60 s kill timeout
 DRAIN_CLOSE_CODE = 1001  # going away
@@ -63,6 +65,7 @@ class OpsServer(Protocol):
 
     accepting: bool
     http_routes: dict[str, Route]
+    connections: set[Any]  # each with the `session` it carries
 
     def authorized(self, headers: Headers) -> bool: ...
     call_watchers: list[Watch]
@@ -83,6 +86,9 @@ def add_ops_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drain-s", type=float, default=DRAIN_S, metavar="SECONDS",
                         help="on SIGTERM, let calls in progress finish this long before closing "
                              f"them (default {DRAIN_S:g}); readiness goes false at once")
+    parser.add_argument("--drain-goodbye", default=GOODBYE, metavar="TEXT",
+                        help="what the agent says on the calls still connected when the drain "
+                             f"ends, before they close (default: {GOODBYE!r}; '' for nothing)")
     parser.add_argument("--traces", action="store_true",
                         help="export OpenTelemetry traces (a span per call, turn and stage) over "
                              "OTLP/HTTP, configured by the OTEL_* environment variables (ops extra)")
@@ -178,8 +184,9 @@ def readiness(server: OpsServer) -> tuple[HTTPStatus, str, str]:
             f"draining: {server.active_calls} calls still in progress\n")
 
 
-async def drain(server: OpsServer, deadline_s: float) -> int:
-    """Stop accepting, let calls finish for `deadline_s`, then close the rest.
+async def drain(server: OpsServer, deadline_s: float, goodbye: str = GOODBYE) -> int:
+    """Stop accepting, let calls finish for `deadline_s`, then say `goodbye` on the rest (cut
+    what the agent is saying; up to `GOODBYE_S`; "" for none) and close them.
 
     Returns how many calls were still connected at the deadline (and were closed).
     """
@@ -191,12 +198,18 @@ async def drain(server: OpsServer, deadline_s: float) -> int:
         return 0
     left = server.active_calls
     print(f"drain deadline: closing {left} calls", file=sys.stderr, flush=True)
+    if goodbye:
+        sessions = [c.session for c in list(server.connections) if c.session is not None]
+        for failed in await asyncio.gather(*(say_goodbye(s, goodbye) for s in sessions),
+                                           return_exceptions=True):
+            if isinstance(failed, Exception):  # the call still closes
+                print(f"a goodbye failed: {type(failed).__name__}: {failed}", file=sys.stderr)
     await server.end_calls(DRAIN_CLOSE_CODE, DRAIN_CLOSE_REASON, why="drained")
     return left
 
 
-async def serve_until_stopped(server: Any, drain_s: float,
-                              made: dict[str, Any] | None = None) -> None:
+async def serve_until_stopped(server: Any, drain_s: float, made: dict[str, Any] | None = None,
+                              goodbye: str = GOODBYE) -> None:
     """Serve until SIGINT (close every call now) or SIGTERM (drain first; a second one closes now)."""
     import signal
 
@@ -220,7 +233,7 @@ async def serve_until_stopped(server: Any, drain_s: float,
     try:
         sig = await stopped
         if sig == signal.SIGTERM:
-            drainer = asyncio.ensure_future(drain(server, drain_s))
+            drainer = asyncio.ensure_future(drain(server, drain_s, goodbye))
             try:
                 await drainer
             except asyncio.CancelledError:

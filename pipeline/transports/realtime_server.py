@@ -145,8 +145,8 @@ class RealtimeServer:
         """Close every call now with this close code and reason; `why` is its end reason."""
         for connection in list(self.connections):
             self._ended_by_server[connection] = why
-        await asyncio.gather(*(c.ws.close(code, reason) for c in list(self.connections)),
-                             return_exceptions=True)
+        await asyncio.gather(*(c.close_after_sending(code, reason)
+                               for c in list(self.connections)), return_exceptions=True)
 
     def authorized(self, headers: Headers) -> bool:
         """The request carries this server's token (or the server has none)."""
@@ -313,7 +313,8 @@ def serve_main(args: argparse.Namespace) -> int:
                             token=token)
     made = ops_http.install(server, args)
     try:
-        asyncio.run(ops_http.serve_until_stopped(server, args.drain_s, made))
+        asyncio.run(ops_http.serve_until_stopped(server, args.drain_s, made,
+                                                 args.drain_goodbye))
     except KeyboardInterrupt:
         pass
     except OSError as exc:
