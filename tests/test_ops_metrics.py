@@ -216,3 +216,18 @@ def test_model_jobs_in_flight_counts_work_waiting_on_the_models():
         assert depth() == idle
 
     asyncio.run(scenario())
+
+
+def test_a_watcher_that_fails_costs_its_own_record_not_the_call(server):
+    def broken(session, session_id=""):
+        raise OSError(28, "No space left on device")
+
+    server.call_watchers.insert(0, broken)
+    try:
+        async def scenario() -> dict:
+            async with rt.client(server) as c:
+                return await rt.text_reply(c, "Hi")
+
+        assert asyncio.run(scenario())["response"]["status"] == "completed"
+    finally:
+        server.call_watchers.remove(broken)

@@ -205,7 +205,12 @@ class RealtimeServer:
         session = Session(copy.deepcopy(self.config), self.stages, clock=clock, sink=connection,
                           events=events)
         connection.bind(session)
-        watchers = [watch(session, connection.wire.session_id) for watch in self.call_watchers]
+        watchers = []
+        for watch in self.call_watchers:
+            try:  # a recorder that cannot make its folder must not refuse the call
+                watchers.append(watch(session, connection.wire.session_id))
+            except Exception:
+                log.exception("a call watcher failed at the start of a call")
         if isinstance(ws, _Socket):
             ws.last_words = lambda: connection.encoded(ev.error_event("message_too_large", (
                 f"A message was larger than the {self.max_message_bytes * _SOCKET_LIMIT_FACTOR} bytes "
