@@ -231,3 +231,26 @@ def test_a_watcher_that_fails_costs_its_own_record_not_the_call(server):
         assert asyncio.run(scenario())["response"]["status"] == "completed"
     finally:
         server.call_watchers.remove(broken)
+
+
+def test_the_ledgers_rows_by_state_are_read_per_scrape(tmp_path):
+    from pipeline.tools.ledger import Ledger
+    from pipeline.transports.ops_metrics import ServeMetrics
+
+    path = tmp_path / "calls.sqlite3"
+    metrics = ServeMetrics(ledger_path=str(path))
+
+    def rows() -> dict[str, float]:
+        text = metrics.exposition()[1]
+        return {s.labels["state"]: s.value for f in prom_parser.text_string_to_metric_families(text)
+                for s in f.samples if s.name == "pipeline_ledger_rows"}
+
+    assert rows() == {"pending": 0, "committed": 0, "failed": 0, "unknown": 0}
+    assert not path.exists()  # a scrape creates nothing
+    with Ledger(path) as ledger:
+        for key in ("refund:1", "refund:2", "refund:3"):
+            ledger.intend(business_key=key, tool="refund", arguments={"amount": 5},
+                          target="card", call_id=f"call_{key}")
+        ledger.commit("refund:1", {"ok": True})
+        ledger.mark_unknown("refund:2", "timed out")
+        assert rows() == {"pending": 1, "committed": 1, "failed": 0, "unknown": 1}

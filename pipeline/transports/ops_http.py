@@ -66,6 +66,7 @@ class OpsServer(Protocol):
     accepting: bool
     http_routes: dict[str, Route]
     connections: set[Any]  # each with the `session` it carries
+    config: Any  # the server's Config (`call.db_path`: the ledger the metrics count)
 
     def authorized(self, headers: Headers) -> bool: ...
     call_watchers: list[Watch]
@@ -111,7 +112,7 @@ def install(server: OpsServer, args: argparse.Namespace | None = None) -> dict[s
     server.http_routes["/readyz"] = lambda _: readiness(server)
     made: dict[str, Any] = {}
     if args is not None and getattr(args, "metrics", False):
-        made["metrics"] = install_metrics(server)
+        made["metrics"] = install_metrics(server, ledger_path=server.config.call.db_path)
     if args is not None and getattr(args, "traces", False):
         try:
             from .telemetry import CallTracer
@@ -134,11 +135,12 @@ def install(server: OpsServer, args: argparse.Namespace | None = None) -> dict[s
     return made
 
 
-def install_metrics(server: OpsServer, registry: Any = None) -> Any:
+def install_metrics(server: OpsServer, registry: Any = None, *,
+                    ledger_path: str | None = None) -> Any:
     try:
         from .ops_metrics import ServeMetrics
 
-        metrics = ServeMetrics(registry)
+        metrics = ServeMetrics(registry, ledger_path=ledger_path)
     except ImportError as exc:
         raise ConfigError(f"--metrics needs prometheus-client ({exc}): "
                           "pip install -e '.[ops]'") from None

@@ -18,6 +18,7 @@ from typing import Any
 from ..base import events as ev
 from ..base.clock import model_jobs_in_flight
 from ..call.session import Session
+from ..tools.ledger_rows import state_counts
 
 # What a caller waits for, in seconds: a good turn is under 1, a bad one several.
 LATENCY_BUCKETS = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0)
@@ -32,8 +33,9 @@ END_REASONS = ("caller_left", "agent_hung_up", "slow_client", "drained")
 class ServeMetrics:
     """The server's metrics, on a registry of their own (one server per registry)."""
 
-    def __init__(self, registry: Any = None) -> None:
+    def __init__(self, registry: Any = None, *, ledger_path: str | None = None) -> None:
         import prometheus_client as prom
+        from prometheus_client.core import GaugeMetricFamily
 
         self._prom = prom
         self.registry = registry if registry is not None else prom.CollectorRegistry()
@@ -65,6 +67,8 @@ class ServeMetrics:
                                      "token streams, synthesis, ledger writes) running or waiting "
                                      "for a thread or their model's lock.", registry=r)
         self.model_jobs.set_function(model_jobs_in_flight)
+        if ledger_path is not None:
+            r.register(_LedgerRows(ledger_path, GaugeMetricFamily))
         for reason in END_REASONS:  # every series exists from the start: a rate() needs a zero
             self.calls.labels(reason=reason)
         for outcome in ("cancelled", "resumed"):
@@ -80,6 +84,25 @@ class ServeMetrics:
     def exposition(self) -> tuple[str, str]:
         """(content type, the text format a Prometheus scrape reads)."""
         return self._prom.CONTENT_TYPE_LATEST, self._prom.generate_latest(self.registry).decode()
+
+
+class _LedgerRows:
+    """`pipeline_ledger_rows{state}`: the side-effect ledger's rows by state, read per scrape
+    (read-only; an `unknown` row is an effect nobody knows the outcome of yet)."""
+
+    STATES = ("pending", "committed", "failed", "unknown")
+
+    def __init__(self, path: str, family: Any) -> None:
+        self.path = path
+        self.family = family
+
+    def collect(self) -> Any:
+        counts = state_counts(self.path)
+        gauge = self.family("pipeline_ledger_rows", "Side-effect ledger rows by state "
+                            "(call.db_path).", labels=["state"])
+        for state in sorted(set(self.STATES) | set(counts)):
+            gauge.add_metric([state], counts.get(state, 0))
+        yield gauge
 
 
 class CallMetrics:
