@@ -334,3 +334,30 @@ def test_the_token_from_the_address_or_the_field(browser_stages: Stages, page: A
         page.click("#stop")
     finally:
         guarded.stop()
+
+
+def test_a_recorded_call_is_linked_when_it_ends(browser_stages: Stages, page: Any, tmp_path: Path):
+    import argparse
+
+    from pipeline.transports import ops_http
+
+    recording = ServerThread(browser_stages)
+    ops_http.install(recording.server, argparse.Namespace(
+        metrics=False, traces=False, record=tmp_path, record_max_age_days=30.0,
+        record_max_gb=10.0))
+    try:
+        page.goto(recording.page_url)
+        assert page.is_hidden("#recording")
+        page.click("#start")
+        page.locator('#status[data-state="live"]').wait_for(timeout=10_000)
+        page.wait_for_timeout(1000)
+        page.click("#stop")
+        page.locator("#recording:not([hidden])").wait_for(timeout=15_000)
+        (summary,) = tmp_path.glob("*/summary.json")
+        session_id = json.loads(summary.read_text())["session_id"]
+        assert page.get_attribute("#recording", "download") == f"call-{session_id}.wav"
+        assert page.get_attribute("#recording", "href").startswith("blob:")
+        size = int(page.get_attribute("#recording", "data-bytes"))
+        assert size == (summary.parent / "call.wav").stat().st_size > 44  # the whole WAV
+    finally:
+        recording.stop()

@@ -248,6 +248,7 @@ class Response:
                     await self._put_chunk(chunks, chunk)
         try:
             await producer  # re-raises a failure of the model thread
+            self._mark("llm_done")  # the last token (traces time the request to it)
         except SpokenError as exc:  # the caller hears a short apology, not silence
             self._spoken_failure = exc
             self.chunker.reset()

@@ -145,11 +145,15 @@ class Connection:
         """The session ended the call (end_call): send what is queued, then close the socket."""
         asyncio.ensure_future(self._hang_up())
 
-    async def _hang_up(self) -> None:
+    async def _hang_up(self, code: int = 1000, reason: str = "the call ended") -> None:
         if not self.closed:  # the goodbye's last events first; a stuck client gets SEND_STALL_S
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._outbox.join(), SEND_STALL_S)
-        await self.ws.close(1000, "the call ended")
+        await self.ws.close(code, reason)
+
+    async def close_after_sending(self, code: int, reason: str) -> None:
+        """The server ends the call (a drain): what is queued goes out first, then the close."""
+        await self._hang_up(code, reason)
 
     async def _send_loop(self) -> None:
         try:
@@ -180,6 +184,8 @@ class Connection:
         """A client that stops reading cannot pin memory: it is dropped with a reason."""
         log.warning("dropping a client that does not read its events: %s", why)
         self.closed = True
+        if self.session is not None:  # on the event log, which metrics and recordings read
+            self.session.emit(ev.StageMark(stage="slow_client_dropped", detail={"why": why}))
         while not self._outbox.empty():
             self._outbox.get_nowait()
         self._outbox_bytes = 0

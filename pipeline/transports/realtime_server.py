@@ -21,8 +21,8 @@ import argparse
 import asyncio
 import copy
 import hmac
+import logging
 import os
-import signal
 import sys
 from collections.abc import Callable
 from http import HTTPStatus
@@ -40,11 +40,14 @@ from ..base import events as ev
 from ..base.clock import RealClock
 from ..base.config import Config
 from ..call.session import Session, Stages
+from . import ops_http
 from .realtime_connection import Connection
 from .realtime_events import BETA, GA
 from .realtime_protocol import AudioFormat, parse_format
 from .runtime import add_config_args, load_config
 from .web import page_response, select_subprotocol, subprotocol_token
+
+log = logging.getLogger(__name__)
 
 PATH = "/v1/realtime"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -88,6 +91,13 @@ class RealtimeServer:
         self.allowed_origins = allowed_origins
         self.connections: set[Connection] = set()
         self._server: Server | None = None
+        # production operation (`ops_http`): False once draining (new connections get 503),
+        # extra HTTP paths (health, readiness, metrics), and what follows each call
+        self.accepting = True
+        self.http_routes: dict[str, ops_http.Route] = {}
+        self.call_watchers: list[ops_http.Watch] = []
+        self._ended_by_server: dict[Connection, str] = {}
+        self._call_left = asyncio.Event()
 
     @property
     def url(self) -> str:
@@ -115,7 +125,44 @@ class RealtimeServer:
             await self._server.wait_closed()
             self._server = None
 
+    @property
+    def active_calls(self) -> int:
+        return len(self.connections)
+
+    async def wait_calls_ended(self, timeout_s: float) -> bool:
+        """Wait until no call is connected, at most `timeout_s`; True if none is."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while self.connections:
+            self._call_left.clear()
+            try:
+                await asyncio.wait_for(self._call_left.wait(), deadline - loop.time())
+            except TimeoutError:
+                return not self.connections
+        return True
+
+    async def end_calls(self, code: int, reason: str, *, why: str) -> None:
+        """Close every call now with this close code and reason; `why` is its end reason."""
+        for connection in list(self.connections):
+            self._ended_by_server[connection] = why
+        await asyncio.gather(*(c.close_after_sending(code, reason)
+                               for c in list(self.connections)), return_exceptions=True)
+
+    def authorized(self, headers: Headers) -> bool:
+        """The request carries this server's token (or the server has none)."""
+        return self.token is None or _bearer_ok(headers, self.token)
+
     def _check_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        route = ops_http.find_route(self.http_routes, urlsplit(request.path).path)
+        if route is not None:  # health, readiness, metrics, recordings (`ops_http`)
+            status, content_type, body = route(request)
+            response = connection.respond(status, "")
+            response.body = body.encode("utf-8") if isinstance(body, str) else body
+            for name in ("Content-Type", "Content-Length"):  # set again would add, not replace
+                del response.headers[name]
+            response.headers["Content-Type"] = content_type
+            response.headers["Content-Length"] = str(len(response.body))
+            return response
         page = page_response(connection, request)  # the browser page at `/`, served without token
         if page is not None:
             return page
@@ -134,6 +181,8 @@ class RealtimeServer:
             shown = _header_bytes(origin[:100]).decode("ascii", "backslashreplace")
             return connection.respond(HTTPStatus.FORBIDDEN, f"Web pages from {shown} may not "
                                       "use this server; start it with that origin allowed.\n")
+        if not self.accepting:
+            return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, ops_http.DRAINING_BODY)
         if len(self.connections) >= self.max_connections:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE,
                                       f"This server is at its limit of {self.max_connections} "
@@ -156,6 +205,12 @@ class RealtimeServer:
         session = Session(copy.deepcopy(self.config), self.stages, clock=clock, sink=connection,
                           events=events)
         connection.bind(session)
+        watchers = []
+        for watch in self.call_watchers:
+            try:  # a recorder that cannot make its folder must not refuse the call
+                watchers.append(watch(session, connection.wire.session_id))
+            except Exception:
+                log.exception("a call watcher failed at the start of a call")
         if isinstance(ws, _Socket):
             ws.last_words = lambda: connection.encoded(ev.error_event("message_too_large", (
                 f"A message was larger than the {self.max_message_bytes * _SOCKET_LIMIT_FACTOR} bytes "
@@ -167,7 +222,14 @@ class RealtimeServer:
             await connection.run(session, clock)
         finally:
             self.connections.discard(connection)
+            self._call_left.set()
             await session.close()
+            reason = self._ended_by_server.pop(connection, None)
+            for watcher in watchers:
+                try:
+                    watcher.finish(reason)
+                except Exception:  # a failing watcher must not keep the call's session alive
+                    log.exception("a call watcher failed at the end of a call")
             # free the call's audio and events now, not at the next cyclic garbage collection
             session.release()
             events.clear()
@@ -231,6 +293,7 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
                         f"(better: the {TOKEN_ENV} environment variable or --token-file, which "
                         "other users cannot see in the process list)")
     parser.add_argument("--token-file", help="read the token from this file (first line)")
+    ops_http.add_ops_args(parser)
     add_config_args(parser)
 
 
@@ -253,8 +316,10 @@ def serve_main(args: argparse.Namespace) -> int:
     stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))
     server = RealtimeServer(stages=stages, config=config, host=args.host, port=args.port,
                             token=token)
+    made = ops_http.install(server, args)
     try:
-        asyncio.run(_serve(server))
+        asyncio.run(ops_http.serve_until_stopped(server, args.drain_s, made,
+                                                 args.drain_goodbye))
     except KeyboardInterrupt:
         pass
     except OSError as exc:
@@ -262,22 +327,6 @@ def serve_main(args: argparse.Namespace) -> int:
               "pick another --port or stop the program using it", file=sys.stderr)
         return 2
     return 0
-
-
-async def _serve(server: RealtimeServer) -> None:
-    await server.start()
-    print(f"listening on {server.url}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # close every call cleanly on Ctrl-C or a stop
-        try:
-            loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):
-            pass  # no loop signal handlers here (Windows): Ctrl-C raises KeyboardInterrupt
-    try:
-        await stop.wait()
-    finally:
-        await server.stop()
 
 
 __all__ = ["AudioFormat", "RealtimeServer", "add_serve_args", "parse_format", "serve_main"]
