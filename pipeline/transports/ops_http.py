@@ -226,9 +226,9 @@ async def serve_until_stopped(server: Any, drain_s: float, made: dict[str, Any] 
         elif server.accepting is False:  # a second SIGTERM while draining: stop now
             drainer.cancel()
 
-    for sig in (signal.SIGINT, signal.SIGTERM):  # close every call cleanly on Ctrl-C or a stop
+    for one in (signal.SIGINT, signal.SIGTERM):  # close every call cleanly on Ctrl-C or a stop
         try:
-            loop.add_signal_handler(sig, on_signal, sig)
+            loop.add_signal_handler(one, on_signal, one)
         except (NotImplementedError, RuntimeError):
             pass  # no loop signal handlers here (Windows): Ctrl-C raises KeyboardInterrupt
     drainer: asyncio.Future[int] = loop.create_future()

@@ -294,7 +294,8 @@ class CallRecording:
                       "said": " ".join(c.get("transcript", "") for o in e.response.get("output", [])
                                        for c in o.get("content", []) if isinstance(c, dict))}
                      for e in self.kept if isinstance(e, ev.ResponseDone)]
-        calls = {e.call_id: {"call_id": e.call_id, "name": e.name, "arguments": e.arguments}
+        calls: dict[str, dict[str, Any]] = {
+            e.call_id: {"call_id": e.call_id, "name": e.name, "arguments": e.arguments}
                  for e in self.kept if isinstance(e, ev.FunctionCallArgumentsDone)}
         for e in self.kept:
             if isinstance(e, ev.ItemCreated) and e.item.get("type") == "function_call_output":
