@@ -17,11 +17,12 @@ from pipeline.base import events as ev
 from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.testing.server import ServerThread
 from pipeline.transports import ops_http
 from pipeline.turns import HeuristicCompleteness
 
 from . import test_realtime_server as rt
-from .realtime_clients import WEATHER_TOOL, serving_in_thread
+from .realtime_clients import WEATHER_TOOL
 
 prom_parser = pytest.importorskip("prometheus_client.parser")
 
@@ -35,7 +36,7 @@ def _stages() -> Stages:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[rt.RealtimeServer]:
-    with serving_in_thread(_stages()) as running:
+    with ServerThread(_stages()) as running:
         ops_http.install(running.server)
         ops_http.install_metrics(running.server)
         yield running.server

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.testing.server import ServerThread
 from pipeline.transports import ops_http
 
 from . import test_realtime_server as rt
-from .realtime_clients import serving_in_thread
 from .test_ops_metrics import _stages, tone
 
 PROMETHEUS = shutil.which("prometheus")
@@ -38,7 +38,7 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def scraped(tmp_path_factory) -> Iterator[tuple[rt.RealtimeServer, int]]:
     folder: Path = tmp_path_factory.mktemp("prometheus")
-    with serving_in_thread(_stages()) as running:
+    with ServerThread(_stages()) as running:
         ops_http.install(running.server)
         ops_http.install_metrics(running.server)
         port = free_port()

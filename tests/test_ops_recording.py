@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 
 from pipeline.base.audio import read_wav
+from pipeline.testing.server import ServerThread
 from pipeline.transports import ops_http
 from pipeline.transports.recording import SUMMARY, Recorder
 
 from . import test_realtime_server as rt
-from .realtime_clients import serving_in_thread
 from .test_ops_metrics import _stages, tone
 
 LONG = ("Our store opens at nine in the morning. We close at six in the evening. On Sundays we "
@@ -34,7 +34,7 @@ def recorded(tmp_path_factory) -> Iterator[tuple[rt.RealtimeServer, Path]]:
     folder = tmp_path_factory.mktemp("recordings")
     args = argparse.Namespace(metrics=False, traces=False, record=folder,
                               record_max_age_days=30.0, record_max_gb=10.0)
-    with serving_in_thread(_stages()) as running:
+    with ServerThread(_stages()) as running:
         ops_http.install(running.server, args)  # as `serve --record DIR` does
         yield running.server, folder
 

@@ -16,10 +16,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from pipeline.base import events as ev
+from pipeline.testing.server import ServerThread
 
 from . import test_realtime_server as rt
 from .conftest import ROOT
-from .realtime_clients import WEATHER_TOOL, serving_in_thread
+from .realtime_clients import WEATHER_TOOL
 from .test_ops_metrics import _stages, tone
 
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
@@ -38,7 +39,7 @@ def traced() -> Iterator[tuple[rt.RealtimeServer, InMemorySpanExporter]]:
     exporter = InMemorySpanExporter()
     provider = sdk_trace.TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    with serving_in_thread(_stages()) as running:
+    with ServerThread(_stages()) as running:
         running.server.call_watchers.append(CallTracer(provider).watch)
         yield running.server, exporter
 
