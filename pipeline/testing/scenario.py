@@ -26,6 +26,7 @@ The same thing two ways: a TOML file (read with the standard library) or these d
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -42,13 +43,14 @@ ENDED_BY = ("agent", "caller", "script", "cap")
 @dataclass
 class Agent:
     """The agent under test. `llm` is a factory ("module:function"), an inline script
-    (`{"rules": [[pattern, reply], ...], "replies": [...]}`), or None for the configured model."""
+    (`{"rules": [[pattern, reply], ...], "replies": [...]}`), or None for the configured model.
+    `tools` and world factories are "module:function" too; from Python, the function itself."""
 
     config_file: str | None = None
     config: dict[str, Any] = field(default_factory=dict)
     instructions: str | None = None
-    llm: str | dict[str, Any] | None = None
-    tools: str | None = None
+    llm: str | dict[str, Any] | Callable[[], Any] | None = None
+    tools: str | Callable[..., Any] | None = None
     tools_args: dict[str, Any] = field(default_factory=dict)
     world: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {factory, **kwargs}
     voice: str | None = None  # "tone" (fast) or "piper"; default: the caller's kind decides

@@ -48,7 +48,7 @@ def _lines(result: ScenarioResult, *, pattern: str | None = None, between: tuple
                 continue
             if not between[0] <= t <= between[1]:
                 continue
-        out.append(line.strip())
+        out.append(line.rstrip())
     return out[-limit:]
 
 
@@ -96,7 +96,7 @@ def _check(result: ScenarioResult, e: Expect) -> tuple[str, list[str]] | None:
     record = result.record
     calls = record.of("response.function_call_arguments.done")
     tool_lines = _lines(result, pattern=r"s (call |result )") or _lines(result)
-    replies = _lines(result, pattern=r"s (resp_\S+|caller:|line \d)")
+    replies = _lines(result, pattern=r"s (resp_\S+|caller:|line \d|x\.log)")
     kind = e.kind
     if kind == "tool_called":
         named = [c for c in calls if c.name == e.tool_called]

@@ -44,8 +44,11 @@ from .scenario_voice import EnergyVAD, LineVoice
 from .sounds import CALLER_VOICE
 
 
-def _import(ref: str, folder: Path) -> Any:
-    """`module:attribute`, the module importable or a file beside the scenario."""
+def _import(ref: Any, folder: Path) -> Any:
+    """`module:attribute`, the module importable or a file beside the scenario (a Python
+    scenario may give the function itself)."""
+    if callable(ref):
+        return ref
     module, sep, attr = ref.partition(":")
     if not sep:
         raise ConfigError(f"{ref!r} must look like module:function")
@@ -97,7 +100,7 @@ def _llm(scenario: Scenario, config: cfg.Config) -> Any:
     llm = scenario.agent.llm
     if llm is None:
         return _loaded(config, "llm")
-    if isinstance(llm, str):
+    if not isinstance(llm, dict):
         return _import(llm, scenario.folder)()
     return ScriptedLLM(**llm)  # a fresh script each call: its replies are used up in order
 

@@ -1,0 +1,108 @@
+"""`python -m pipeline test PATH…`: run scenario files, print a table, write JUnit XML and each
+scenario's artefacts (events.jsonl, timeline.txt, call.wav); exit 1 when an expectation fails."""
+
+from __future__ import annotations
+
+import re
+import sys
+import traceback
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.base.errors import PipelineError
+
+from .scenario import find, load
+from .scenario_expect import timeline
+from .scenario_result import ScenarioResult
+from .scenario_run import run
+
+
+@dataclass
+class Outcome:
+    path: Path
+    name: str
+    result: ScenarioResult | None = None
+    error: str | None = None  # the scenario could not be run (a bad file, a crash)
+
+    @property
+    def status(self) -> str:
+        return "ERROR" if self.error else "pass" if self.result.passed else "FAIL"  # type: ignore[union-attr]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "scenario"
+
+
+def run_paths(paths: list[str | Path], *, out: Path | None = None,
+              progress: Callable[[str], None] | None = None) -> list[Outcome]:
+    outcomes = []
+    for path in find(paths):
+        name = path.name.removesuffix(".scenario.toml")
+        try:
+            scenario = load(path)
+            name = scenario.name
+            result = run(scenario, artefacts=out / _slug(path.name.removesuffix(".scenario.toml")) if out else None)
+            outcomes.append(Outcome(path, name, result))
+        except PipelineError as exc:
+            outcomes.append(Outcome(path, name, error=str(exc)))
+        except Exception:  # a crash in the agent's own code is that scenario's error, not the run's
+            outcomes.append(Outcome(path, name, error=traceback.format_exc(limit=6)))
+        if progress is not None:
+            progress(f"{outcomes[-1].status:5} {path}")
+    return outcomes
+
+
+def table(outcomes: list[Outcome]) -> str:
+    rows = [("result", "scenario", "call s", "wall s", "expectations")]
+    for o in outcomes:
+        r = o.result
+        if r is None:
+            rows.append((o.status, o.name, "-", "-", "could not run"))
+            continue
+        met = len(r.scenario.expect) - len(r.failures)
+        rows.append((o.status, o.name, f"{r.call_s:.1f}", f"{r.wall_s:.2f}", f"{met}/{len(r.scenario.expect)} met"))
+    width = [max(len(row[i]) for row in rows) for i in range(5)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, width, strict=True)).rstrip() for row in rows)
+
+
+def junit(outcomes: list[Outcome]) -> ET.ElementTree:
+    suite = ET.Element("testsuite", name="scenarios", tests=str(len(outcomes)),
+                       failures=str(sum(o.status == "FAIL" for o in outcomes)),
+                       errors=str(sum(o.status == "ERROR" for o in outcomes)),
+                       time=f"{sum(o.result.wall_s for o in outcomes if o.result):.3f}")
+    for o in outcomes:
+        case = ET.SubElement(suite, "testcase", classname=str(o.path), name=o.name,
+                             time=f"{o.result.wall_s:.3f}" if o.result else "0")
+        if o.error:
+            ET.SubElement(case, "error", message=o.error.strip().splitlines()[-1]).text = o.error
+        elif o.result.failures:  # type: ignore[union-attr]
+            first = o.result.failures[0]  # type: ignore[union-attr]
+            ET.SubElement(case, "failure", message=f"expected {first.expectation}: {first.why}").text = \
+                "\n\n".join(map(str, o.result.failures))  # type: ignore[union-attr]
+        if o.result:
+            ET.SubElement(case, "system-out").text = timeline(o.result)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def main(paths: list[str | Path], *, junit_path: Path | None = None, out: Path | None = None) -> int:
+    outcomes = run_paths(paths, out=out, progress=lambda m: print(m, file=sys.stderr))
+    if not outcomes:
+        print("no *.scenario.toml files found", file=sys.stderr)
+        return 2
+    print(table(outcomes))
+    for o in outcomes:
+        if o.status == "pass":
+            continue
+        print(f"\n{o.status} {o.path}: {o.name}")
+        print(o.error.rstrip() if o.error else "\n".join(map(str, o.result.failures)))  # type: ignore[union-attr]
+    if junit_path is not None:
+        junit(outcomes).write(junit_path, encoding="utf-8", xml_declaration=True)
+        print(f"\nwrote {junit_path}", file=sys.stderr)
+    if out is not None:
+        print(f"artefacts (events.jsonl, timeline.txt, call.wav) under {out}/", file=sys.stderr)
+    return 0 if all(o.status == "pass" for o in outcomes) else 1

@@ -1,0 +1,294 @@
+"""Call scenarios (pipeline.testing.scenario*): the format, the triggers, the expectations, the
+`test` command and the pytest plugin; the examples' scenarios pass and broken agents fail them.
+
+All on the tone caller (no model): each runs a call of 10-25 s in well under a second.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import uuid
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pipeline.base.errors import ConfigError
+from pipeline.cli import main as cli_main
+from pipeline.testing import LONG_REPLY
+from pipeline.testing.scenario import Agent, Expect, Line, Scenario, load, parse
+from pipeline.testing.scenario_expect import timeline
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+FRONT_DESK = EXAMPLES / "front_desk.scenario.toml"
+REFUND_DESK = EXAMPLES / "refund_desk.scenario.toml"
+SCENARIO_FILES = sorted(EXAMPLES.glob("*.scenario.toml"))
+
+# --- the examples' own scenarios ----------------------------------------------------------------
+
+
+def test_the_examples_ship_scenarios_for_both_desks():
+    names = {p.name for p in SCENARIO_FILES}
+    assert {"front_desk.scenario.toml", "refund_desk.scenario.toml"} <= names
+
+
+@pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: p.name)
+def test_every_example_scenario_passes(call_scenario, path):
+    result = call_scenario(path, check=True)
+    assert result.scenario.expect and result.passed
+    assert (result.artefacts["events"]).stat().st_size > 0
+
+
+# --- broken agents fail, naming the expectation and the events that show it ---------------------
+
+
+def _front_desk_llm_without_holding_line():
+    sys.path.insert(0, str(EXAMPLES))
+    import front_desk
+
+    llm = front_desk.scripted_llm()
+    silent = {"name": "look_up_booking", "arguments": {"holding_line": "", "last_name": "Garcia"}}
+    llm.rules = [(p, silent if isinstance(r, dict) and r.get("name") == "look_up_booking" else r)
+                 for p, r in llm.rules]
+    return llm
+
+
+def test_no_holding_line_fails_the_holding_line_and_the_dead_air(call_scenario):
+    good = load(FRONT_DESK)
+    bad = replace(good, agent=replace(good.agent, llm=_front_desk_llm_without_holding_line))
+    result = call_scenario(bad)
+    failed = {f.expectation: f for f in result.failures}
+    assert set(failed) == {'said = "pull up your booking"', "max_dead_air_s = 1.2"}, result.report()
+    dead = failed["max_dead_air_s = 1.2"]
+    assert dead.why.endswith("until the agent spoke") and float(dead.why.split()[0]) > 1.2
+    # the lines around the silence: the caller's words, the call started and its result
+    assert any("caller: Hi, can you check my booking" in e for e in dead.events), dead
+    assert any("call look_up_booking" in e for e in dead.events), dead
+    assert any("result call_" in e for e in dead.events), dead
+    assert "expected max_dead_air_s = 1.2:" in result.report()
+
+
+def double_refund_tools(provider):
+    """A refund tool with no business key, that makes a new idempotency key each time: asked
+    twice, it refunds twice."""
+    from pipeline.tools import ToolRegistry, tool
+
+    @tool(spoken=("holding_line",))
+    async def refund(holding_line: str, order_id: str, card_last4: str) -> dict:
+        """Refund an order to the caller's card.
+
+        Args:
+            holding_line: What to say while the refund runs.
+            order_id: The order number.
+            card_last4: The last four digits of the card.
+        """
+        result = await provider.refund(order_id=order_id, card_last4=card_last4,
+                                       idempotency_key=uuid.uuid4().hex)
+        return {"status": "committed", "result": result}
+
+    return ToolRegistry(specs=[refund])
+
+
+def test_a_tool_that_runs_twice_fails_the_one_effect_and_the_ledger(call_scenario):
+    good = load(REFUND_DESK)
+    bad = replace(good, agent=replace(good.agent, tools=double_refund_tools))
+    result = call_scenario(bad)
+    failed = {f.expectation: f for f in result.failures}
+    effects = failed['world = "provider.effects", count = 1']
+    assert effects.why.startswith("provider.effects is 2"), result.report()
+    assert sum("call refund(" in e for e in effects.events) == 2, effects
+    assert failed['ledger = "refund:4417", state = "committed", told = true, calls = 2'].why == "no such ledger row"
+    assert 'said = "already went through"' in failed  # it refunded again instead
+
+
+def test_a_goodbye_cut_short_fails_heard_in_full(call_scenario):
+    good = load(FRONT_DESK)
+    bad = replace(good, agent=replace(good.agent, config={"call": {"end_call": True, "hangup_cap_ms": 1000}}))
+    result = call_scenario(bad)
+    assert [f.expectation for f in result.failures] == [
+        'said = "have a wonderful stay, goodbye", in_full = true'], result.report()
+    events = result.failures[0].events
+    assert any("goodbye did not finish within 1 s" in e for e in events), events
+    assert any("cancelled" in e and "Thanks for calli-" in e for e in events), events
+
+
+# --- the format ---------------------------------------------------------------------------------
+
+
+def test_a_scenario_reads_from_toml_as_the_dataclasses_say():
+    s = load(FRONT_DESK)
+    assert s.agent.tools == "front_desk:build_tools" and s.agent.config == {"call": {"end_call": True}}
+    assert s.lines[1].trigger == ("heard_in_full", "", 2) and s.lines[1].delay_s == 0.5
+    assert s.expect[0].kind == "tool_called" and s.expect[0].arguments == {"last_name": "Garcia"}
+    assert Line(say="x", after="agent_said:bye: now").trigger == ("agent_said", "bye: now", 1)
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"line": [{"say": "hi", "whem": 1}]}, "unknown key 'whem'"),
+    ({"line": []}, "has no [[line]]"),
+    ({"line": [{"say": "hi", "hang_up": True}]}, "exactly one of say (or wav), silence_s, hang_up"),
+    ({"line": [{"say": "hi", "after": "lunch"}]}, "triggers: start, response_done"),
+    ({"line": [{"say": "hi", "after": "agent_said"}]}, "agent_said needs words"),
+    ({"line": [{"say": "hi"}], "expect": [{"said": "a", "no_tool": True}]}, "(got no_tool, said)"),
+    ({"line": [{"say": "hi"}], "expect": [{"ended_by": "nobody"}]}, "agent, caller, script, cap"),
+    ({"line": [{"say": "hi"}], "agent": {"tool": "x:y"}}, "unknown key 'tool'"),
+    ({"line": [{"say": "hi"}], "voice": "robot"}, "use one of: text, piper"),
+])
+def test_a_bad_scenario_names_what_is_wrong(doc, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse(doc)
+
+
+# --- triggers and expectations, from Python -----------------------------------------------------
+
+
+def _said_only(*replies, rules=()):
+    return {"replies": list(replies), "rules": [list(r) for r in rules]}
+
+
+def test_agent_said_starts_a_line_when_those_words_start_to_sound(call_scenario):
+    s = Scenario("talk over the breakfast sentence",
+                 agent=Agent(llm=_said_only(LONG_REPLY, "The pool is open until nine.")), lines=[
+        Line(say="What time is checkout?"),
+        Line(say="Sorry, is the pool open?", after="agent_said:Breakfast is served", delay_s=1.0)],
+        expect=[Expect(cancelled=True), Expect(said="Breakfast is"), Expect(said="until nine", in_full=True),
+                Expect(not_said="garden room")])
+    result = call_scenario(s)
+    record = result.record
+    first = record.stages("first_audio_out")[0]
+    # the chunk's place in the reply: the audio of the chunks before it (ToneTTS: 65 ms a
+    # character of each chunk, its spaces around it not counted)
+    chunks = [d.delta.strip() for d in record.of("response.output_audio_transcript.delta")
+              if d.response_id == first.response_id]
+    before = chunks[:next(i for i, c in enumerate(chunks) if c.startswith("Breakfast is served"))]
+    started = result.caller.clips[1].started_s
+    assert len(before) >= 2
+    assert started == pytest.approx(first.ts + sum(len(c) for c in before) * 0.065 + 1.0, abs=0.03), timeline(result)
+    assert result.passed, result.report()
+    truncated = record.of("conversation.item.truncated")[0].transcript
+    assert "Breakfast is" in truncated and "garden room" not in truncated, timeline(result)
+
+
+def test_a_backchannel_over_the_agent_resumes_the_reply(call_scenario):
+    s = Scenario("mm-hmm", agent=Agent(llm=_said_only(LONG_REPLY)), lines=[
+        Line(say="What time is checkout?"),
+        Line(say="Mm-hmm, okay.", after="first_audio_out", delay_s=1.0)],
+        expect=[Expect(resumed=True), Expect(cancelled=False), Expect(said="garden room", in_full=True)])
+    result = call_scenario(s)
+    assert result.passed, result.report() + "\n" + timeline(result)
+
+
+def test_silence_then_a_hang_up_ends_the_call_by_the_caller_when_the_script_says(call_scenario):
+    s = Scenario("hang up", agent=Agent(llm=_said_only("Checkout is at eleven.")), lines=[
+        Line(say="What time is checkout?"),
+        Line(silence_s=10.0, after="response_done"),
+        Line(hang_up=True, after="line_end")],
+        expect=[Expect(ended_by="caller", within_s=30.0), Expect(no_tool=True), Expect(said="eleven"),
+                Expect(not_said="goodbye")])
+    result = call_scenario(s)
+    assert result.passed, result.report()
+    done = result.record.done[0].ts
+    assert result.caller.ended_at_s == pytest.approx(done + 10.0, abs=0.05)
+    wrong = call_scenario(replace(s, expect=[Expect(ended_by="agent"), Expect(ended_by="caller", within_s=5.0)]))
+    assert [f.why for f in wrong.failures] == ["the call was ended by caller",
+                                                f"it ended at {result.caller.ended_at_s:.2f} s"]
+    assert any("call ended by caller" in e for e in wrong.failures[0].events)
+
+
+def test_inline_llm_rules_call_a_tool_from_toml(tmp_path, call_scenario):
+    (tmp_path / "my_tools.py").write_text('''
+from pipeline.tools import ToolRegistry, tool
+
+def build(clock, *, latency_s):
+    @tool(spoken=("holding_line",))
+    async def weather(holding_line: str, city: str) -> dict:
+        """The weather.
+
+        Args:
+            holding_line: What to say while looking.
+            city: The city.
+        """
+        await clock.sleep(latency_s)
+        return {"sky": "clear"}
+    return ToolRegistry(specs=[weather])
+''')
+    path = tmp_path / "weather.scenario.toml"
+    path.write_text('''
+[agent]
+tools = "my_tools:build"
+tools_args = { latency_s = 0.5 }
+[agent.llm]
+rules = [["result of weather", "It is {sky}."],
+         ["weather", { name = "weather", arguments = { holding_line = "Let me look.", city = "Oslo" } }]]
+[[line]]
+say = "What is the weather in Oslo?"
+[[expect]]
+tool_called = "weather"
+arguments = { city = "Oslo" }
+[[expect]]
+said = "It is clear"
+[[expect]]
+tool_called = "weather"
+arguments = { city = "Bergen" }
+''')
+    result = call_scenario(path)
+    assert result.scenario.name == "weather"
+    assert [(f.expectation, f.why) for f in result.failures] == [
+        ('tool_called = "weather", arguments = { city = "Bergen" }', "weather was called 1 time(s), none with those arguments")]
+
+
+# --- the command and the plugin -----------------------------------------------------------------
+
+
+def _broken_file(tmp_path: Path) -> Path:
+    text = FRONT_DESK.read_text().replace("config = { call = { end_call = true } }",
+                                          "config = { call = { end_call = true, hangup_cap_ms = 1000 } }")
+    text = text.replace('llm = "front_desk:scripted_llm"', f'llm = "{EXAMPLES / "front_desk.py"}:scripted_llm"')
+    text = text.replace('tools = "front_desk:build_tools"', f'tools = "{EXAMPLES / "front_desk.py"}:build_tools"')
+    path = tmp_path / "cut_short.scenario.toml"
+    path.write_text(text)
+    return path
+
+
+def test_the_test_command_prints_a_table_writes_junit_and_artefacts(tmp_path, capsys):
+    assert cli_main(["test", str(EXAMPLES), "--junit", str(tmp_path / "j.xml"), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "front desk: a booking looked up, then goodbye" in out and "6/6 met" in out
+    suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
+    assert suite.get("tests") == str(len(SCENARIO_FILES)) and suite.get("failures") == "0"
+    folder = tmp_path / "out" / "front-desk"
+    events = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    assert any(e["type"] == "response.function_call_arguments.done" for e in events)
+    assert "call ended by agent" in (folder / "timeline.txt").read_text()
+    assert (folder / "call.wav").stat().st_size > 44
+
+
+def test_the_test_command_fails_with_the_expectation_and_the_events(tmp_path, capsys):
+    path = _broken_file(tmp_path)
+    assert cli_main(["test", str(path), "--junit", str(tmp_path / "j.xml"), "--out", str(tmp_path / "o")]) == 1
+    out = capsys.readouterr().out
+    assert 'expected said = "have a wonderful stay, goodbye", in_full = true' in out
+    assert "the goodbye did not finish within 1 s" in out
+    case = ET.parse(tmp_path / "j.xml").getroot().find("testsuite/testcase")
+    assert "wonderful stay" in case.find("failure").get("message")
+    bad = tmp_path / "bad.scenario.toml"
+    bad.write_text("[[line]]\nsay = 1\nsilence_s = 2\n")
+    assert cli_main(["test", str(bad), "--out", str(tmp_path / "o")]) == 1
+    assert "ERROR" in capsys.readouterr().out
+
+
+def test_the_plugin_collects_scenario_files(tmp_path):
+    (tmp_path / "good.scenario.toml").write_text(REFUND_DESK.read_text().replace(
+        '"refund_desk:', f'"{EXAMPLES / "refund_desk.py"}:'))
+    _broken_file(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "pipeline.testing.scenario_plugin",
+                           "-p", "no:cacheprovider", str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert "1 failed, 1 passed" in proc.stdout, proc.stdout + proc.stderr
+    assert 'expected said = "have a wonderful stay, goodbye", in_full = true' in proc.stdout
+    assert "timeline:" in proc.stdout and "call ended by agent" in proc.stdout
