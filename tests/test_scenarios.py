@@ -34,10 +34,17 @@ SCENARIO_FILES = sorted(EXAMPLES.glob("*.scenario.toml"))
 
 def test_the_examples_ship_scenarios_for_both_desks():
     names = {p.name for p in SCENARIO_FILES}
-    assert {"front_desk.scenario.toml", "refund_desk.scenario.toml"} <= names
+    assert {"front_desk.scenario.toml", "refund_desk.scenario.toml", "front_desk_voiced.scenario.toml"} <= names
+    assert load(EXAMPLES / "front_desk_voiced.scenario.toml").voice == "piper"
 
 
-@pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: p.name)
+def _example(path: Path):
+    """A voiced scenario (Piper, Whisper) needs the models and takes seconds: so marked."""
+    voiced = load(path).voice != "text"
+    return pytest.param(path, id=path.name, marks=[pytest.mark.models, pytest.mark.slow] if voiced else [])
+
+
+@pytest.mark.parametrize("path", [_example(p) for p in SCENARIO_FILES])
 def test_every_example_scenario_passes(call_scenario, path):
     result = call_scenario(path, check=True)
     assert result.scenario.expect and result.passed
@@ -256,11 +263,12 @@ def _broken_file(tmp_path: Path) -> Path:
 
 
 def test_the_test_command_prints_a_table_writes_junit_and_artefacts(tmp_path, capsys):
-    assert cli_main(["test", str(EXAMPLES), "--junit", str(tmp_path / "j.xml"), "--out", str(tmp_path / "out")]) == 0
+    assert cli_main(["test", str(FRONT_DESK), str(REFUND_DESK), "--junit", str(tmp_path / "j.xml"),
+                     "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "front desk: a booking looked up, then goodbye" in out and "6/6 met" in out
     suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
-    assert suite.get("tests") == str(len(SCENARIO_FILES)) and suite.get("failures") == "0"
+    assert suite.get("tests") == "2" and suite.get("failures") == "0"
     folder = tmp_path / "out" / "front-desk"
     events = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
     assert any(e["type"] == "response.function_call_arguments.done" for e in events)
@@ -280,6 +288,20 @@ def test_the_test_command_fails_with_the_expectation_and_the_events(tmp_path, ca
     bad.write_text("[[line]]\nsay = 1\nsilence_s = 2\n")
     assert cli_main(["test", str(bad), "--out", str(tmp_path / "o")]) == 1
     assert "ERROR" in capsys.readouterr().out
+
+
+def test_a_voiced_scenario_without_the_models_is_skipped_and_said(tmp_path, capsys, monkeypatch):
+    empty = tmp_path / "no-models"
+    empty.mkdir()
+    monkeypatch.setenv("MODELS_DIR", str(empty))
+    monkeypatch.delenv("PIPELINE_REQUIRE_MODELS", raising=False)
+    voiced = EXAMPLES / "front_desk_voiced.scenario.toml"
+    assert cli_main(["test", str(voiced), "--junit", str(tmp_path / "j.xml"), "--out", str(tmp_path / "o")]) == 0
+    assert "skip    front desk, voiced" in capsys.readouterr().out
+    assert ET.parse(tmp_path / "j.xml").getroot().find("testsuite").get("skipped") == "1"
+    monkeypatch.setenv("PIPELINE_REQUIRE_MODELS", "1")
+    assert cli_main(["test", str(voiced), "--out", str(tmp_path / "o")]) == 1
+    assert "scripts/download_models.sh" in capsys.readouterr().out
 
 
 def test_the_plugin_collects_scenario_files(tmp_path):

@@ -28,6 +28,7 @@ import numpy as np
 from pipeline.base import config as cfg
 from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample
 from pipeline.base.errors import ConfigError
+from pipeline.base.models import models_dir
 from pipeline.call.session import Session, Stages
 from pipeline.stages.fakes import ScriptedLLM, ToneTTS
 from pipeline.tools import Ledger
@@ -86,14 +87,14 @@ def agent_config(scenario: Scenario) -> cfg.Config:
 
 
 @functools.cache
-def _stage(kind: str, name: str, params: str) -> Any:
+def _stage(kind: str, name: str, params: str, models: str) -> Any:
     return cfg.build_stage(kind, cfg.StageConfig(name, json.loads(params)))
 
 
 def _loaded(config: cfg.Config, kind: str) -> Any:
     """A configured stage, built once per process (the models are large and read-only)."""
     stage = config.stage(kind)
-    return _stage(kind, stage.name, json.dumps(stage.params, sort_keys=True, default=str))
+    return _stage(kind, stage.name, json.dumps(stage.params, sort_keys=True, default=str), str(models_dir()))
 
 
 def _llm(scenario: Scenario, config: cfg.Config) -> Any:
