@@ -22,6 +22,7 @@ from pipeline.cli import main as cli_main
 from pipeline.testing import LONG_REPLY
 from pipeline.testing.scenario import Agent, Expect, Line, Scenario, load, parse
 from pipeline.testing.scenario_expect import timeline
+from pipeline.testing.scenario_vary import Repeated, expand
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -48,7 +49,8 @@ def _example(path: Path):
 def test_every_example_scenario_passes(call_scenario, path):
     result = call_scenario(path, check=True)
     assert result.scenario.expect and result.passed
-    assert (result.artefacts["events"]).stat().st_size > 0
+    runs = [r for _, r in result.runs] if isinstance(result, Repeated) else [result]
+    assert all(r.artefacts["events"].stat().st_size > 0 for r in runs)
 
 
 # --- broken agents fail, naming the expectation and the events that show it ---------------------
@@ -249,6 +251,40 @@ arguments = { city = "Bergen" }
         ('tool_called = "weather", arguments = { city = "Bergen" }', "weather was called 1 time(s), none with those arguments")]
 
 
+# --- repeat runs: k of N -----------------------------------------------------------------------
+
+
+def test_vary_runs_every_combination_and_reports_k_of_n(call_scenario):
+    s = replace(load(FRONT_DESK), vary={"agent.tools_args.lookup_latency_s": [0.2, 0.8, 5.0],
+                                        "line.*.speed": [1.0, 1.2]})
+    variants = expand(s)
+    assert [v.agent.tools_args["lookup_latency_s"] for _, v in variants] == [0.2, 0.2, 0.8, 0.8, 5.0, 5.0]
+    assert [v.lines[1].speed for _, v in variants] == [1.0, 1.2] * 3
+    assert variants[1][0] == "agent.tools_args.lookup_latency_s=0.2, line.*.speed=1.2"
+    assert s.agent.tools_args == {"lookup_latency_s": 0.8} and s.lines[0].speed == 1.0  # untouched
+    result = call_scenario(s)
+    assert isinstance(result, Repeated) and not result.passed
+    assert result.summary() == "4 of 6 runs passed (needs 6)", result.report()
+    # a 5 s lookup outlasts the 1.8 s holding line: the silence after it fails, in both paces
+    failed = [label for label, r in result.runs if not r.passed]
+    assert failed == ["agent.tools_args.lookup_latency_s=5.0, line.*.speed=1.0",
+                      "agent.tools_args.lookup_latency_s=5.0, line.*.speed=1.2"]
+    assert "expected max_dead_air_s = 1.2: 3.20 s of silence" in result.report()
+    slower = result.runs[1][1].caller.clips[0]
+    assert len(slower.audio) > 1.15 * len(result.runs[0][1].caller.clips[0].audio)  # the pace did change
+    assert call_scenario(replace(s, min_pass=4)).passed
+
+
+@pytest.mark.parametrize("path, message", [
+    ("line.9.speed", "'9' is not a line number (1-2) or *"),
+    ("agent.nope", "no 'nope' here; there is config_file"),
+    ("line.*", "must name a key of the line"),
+])
+def test_a_bad_vary_path_names_it(path, message):
+    with pytest.raises(ConfigError, match=re.escape(f"vary.{path}") + ".*" + re.escape(message)):
+        expand(replace(load(FRONT_DESK), vary={path: [1.0]}))
+
+
 # --- the command and the plugin -----------------------------------------------------------------
 
 
@@ -267,6 +303,9 @@ def test_the_test_command_prints_a_table_writes_junit_and_artefacts(tmp_path, ca
                      "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "front desk: a booking looked up, then goodbye" in out and "6/6 met" in out
+    assert cli_main(["test", str(EXAMPLES / "refund_desk_varied.scenario.toml"), "--out", str(tmp_path / "v")]) == 0
+    assert "9 of 9 runs passed (needs 9)" in capsys.readouterr().out
+    assert (tmp_path / "v" / "refund-desk-varied" / "run-9" / "timeline.txt").is_file()
     suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
     assert suite.get("tests") == "2" and suite.get("failures") == "0"
     folder = tmp_path / "out" / "front-desk"

@@ -133,6 +133,11 @@ class Scenario:
     voice: str = "text"  # how the caller's lines are voiced: "text" (fast, scripted STT) or "piper"
     max_s: float = 120.0  # the call's length cap
     tail_s: float = 1.5  # quiet after the last line before the scripted caller leaves
+    # repeat runs: a dotted path into the scenario and the values it takes, every combination a
+    # run ("line.*.speed" = [0.9, 1.1], "agent.world.provider.latency_s" = [0.5, 6.0]); it
+    # passes when at least `min_pass` runs pass (default: all of them)
+    vary: dict[str, list[Any]] = field(default_factory=dict)
+    min_pass: int | None = None
     path: Path | None = None  # the file it came from (modules and WAVs resolve beside it)
 
     @property
@@ -156,6 +161,11 @@ class Scenario:
                 raise ConfigError(f"{where}, line {i}: after = {line.after!r}; triggers: {', '.join(TRIGGERS)}")
             if kind == "agent_said" and not arg:
                 raise ConfigError(f"{where}, line {i}: agent_said needs words, e.g. agent_said:goodbye")
+        for key, values in self.vary.items():
+            if not isinstance(values, list) or not values:
+                raise ConfigError(f"{where}: vary.{key} must be a list of values to try")
+        if self.min_pass is not None and not 1 <= self.min_pass:
+            raise ConfigError(f"{where}: min_pass must be at least 1")
         for i, e in enumerate(self.expect, 1):
             named = [k for k in Expect.KINDS if getattr(e, k) is not None]
             if len(named) != 1:

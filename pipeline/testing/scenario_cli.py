@@ -21,6 +21,7 @@ from .scenario import find, load
 from .scenario_expect import timeline
 from .scenario_result import ScenarioResult
 from .scenario_run import run
+from .scenario_vary import Repeated, run_varied
 
 
 @dataclass
@@ -30,12 +31,27 @@ class Outcome:
     result: ScenarioResult | None = None
     error: str | None = None  # the scenario could not be run (a bad file, a crash)
     skipped: bool = False  # a voiced scenario without the models
+    repeated: Repeated | None = None  # a scenario with `vary`: every run (`result` is the first failing)
 
     @property
     def status(self) -> str:
         if self.skipped:
             return "skip"
-        return "ERROR" if self.error else "pass" if self.result.passed else "FAIL"  # type: ignore[union-attr]
+        if self.error:
+            return "ERROR"
+        passed = self.repeated.passed if self.repeated is not None else self.result.passed  # type: ignore[union-attr]
+        return "pass" if passed else "FAIL"
+
+    @property
+    def wall_s(self) -> float:
+        return self.repeated.wall_s if self.repeated is not None else self.result.wall_s if self.result else 0.0
+
+    def failures_text(self) -> str:
+        if self.error:
+            return self.error.rstrip()
+        if self.repeated is not None:
+            return self.repeated.report()
+        return "\n".join(map(str, self.result.failures))  # type: ignore[union-attr]
 
 
 def _slug(text: str) -> str:
@@ -50,8 +66,13 @@ def run_paths(paths: list[str | Path], *, out: Path | None = None,
         try:
             scenario = load(path)
             name = scenario.name
-            result = run(scenario, artefacts=out / _slug(path.name.removesuffix(".scenario.toml")) if out else None)
-            outcomes.append(Outcome(path, name, result))
+            folder = out / _slug(path.name.removesuffix(".scenario.toml")) if out else None
+            if scenario.vary:
+                repeated = run_varied(scenario, artefacts=folder)
+                first = next((r for _, r in repeated.runs if not r.passed), repeated.runs[0][1])
+                outcomes.append(Outcome(path, name, first, repeated=repeated))
+            else:
+                outcomes.append(Outcome(path, name, run(scenario, artefacts=folder)))
         except ModelMissingError as exc:  # a clean clone without the models: said, not failed
             required = os.environ.get("PIPELINE_REQUIRE_MODELS")
             outcomes.append(Outcome(path, name, error=str(exc), skipped=not required))
@@ -72,7 +93,8 @@ def table(outcomes: list[Outcome]) -> str:
             rows.append((o.status, o.name, "-", "-", "models missing" if o.skipped else "could not run"))
             continue
         met = len(r.scenario.expect) - len(r.failures)
-        rows.append((o.status, o.name, f"{r.call_s:.1f}", f"{r.wall_s:.2f}", f"{met}/{len(r.scenario.expect)} met"))
+        said = o.repeated.summary() if o.repeated else f"{met}/{len(r.scenario.expect)} met"
+        rows.append((o.status, o.name, f"{r.call_s:.1f}", f"{o.wall_s:.2f}", said))
     width = [max(len(row[i]) for row in rows) for i in range(5)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, width, strict=True)).rstrip() for row in rows)
 
@@ -82,18 +104,18 @@ def junit(outcomes: list[Outcome]) -> ET.ElementTree:
                        failures=str(sum(o.status == "FAIL" for o in outcomes)),
                        errors=str(sum(o.status == "ERROR" for o in outcomes)),
                        skipped=str(sum(o.skipped for o in outcomes)),
-                       time=f"{sum(o.result.wall_s for o in outcomes if o.result):.3f}")
+                       time=f"{sum(o.wall_s for o in outcomes):.3f}")
     for o in outcomes:
         case = ET.SubElement(suite, "testcase", classname=str(o.path), name=o.name,
-                             time=f"{o.result.wall_s:.3f}" if o.result else "0")
+                             time=f"{o.wall_s:.3f}")
         if o.skipped:
             ET.SubElement(case, "skipped", message=str(o.error))
         elif o.error:
             ET.SubElement(case, "error", message=o.error.strip().splitlines()[-1]).text = o.error
-        elif o.result.failures:  # type: ignore[union-attr]
+        elif o.status == "FAIL":
             first = o.result.failures[0]  # type: ignore[union-attr]
-            ET.SubElement(case, "failure", message=f"expected {first.expectation}: {first.why}").text = \
-                "\n\n".join(map(str, o.result.failures))  # type: ignore[union-attr]
+            message = o.repeated.summary() if o.repeated else f"expected {first.expectation}: {first.why}"
+            ET.SubElement(case, "failure", message=message).text = o.failures_text()
         if o.result:
             ET.SubElement(case, "system-out").text = timeline(o.result)
     root = ET.Element("testsuites")
@@ -112,7 +134,7 @@ def main(paths: list[str | Path], *, junit_path: Path | None = None, out: Path |
         if o.status == "pass":
             continue
         print(f"\n{o.status} {o.path}: {o.name}")
-        print(o.error.rstrip() if o.error else "\n".join(map(str, o.result.failures)))  # type: ignore[union-attr]
+        print(o.failures_text())
     if junit_path is not None:
         junit(outcomes).write(junit_path, encoding="utf-8", xml_declaration=True)
         print(f"\nwrote {junit_path}", file=sys.stderr)

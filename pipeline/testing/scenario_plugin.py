@@ -23,12 +23,21 @@ from .scenario import Scenario, load
 from .scenario_expect import timeline
 from .scenario_result import ScenarioResult
 from .scenario_run import run
+from .scenario_vary import Repeated, run_varied
 
 
 class ScenarioFailed(AssertionError):
-    def __init__(self, result: ScenarioResult) -> None:
+    def __init__(self, result: ScenarioResult | Repeated) -> None:
         super().__init__(result.report())
         self.result = result
+
+    def story(self) -> str:
+        """The report, then the (first failing run's) timeline and where its artefacts are."""
+        result = self.result
+        if isinstance(result, Repeated):
+            result = next(r for _, r in result.runs if not r.passed)
+        where = f"\nartefacts: {result.artefacts['timeline'].parent}" if result.artefacts else ""
+        return f"{self.result.report()}\n\ntimeline:\n{timeline(result)}{where}"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -59,15 +68,14 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         folder = Path(tempfile.mkdtemp(prefix=f"scenario-{self.path.name.removesuffix('.scenario.toml')}-"))
-        result = run(self.scenario, artefacts=folder)
+        result = (run_varied(self.scenario, artefacts=folder) if self.scenario.vary
+                  else run(self.scenario, artefacts=folder))
         if not result.passed:
             raise ScenarioFailed(result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ScenarioFailed):
-            result = excinfo.value.result
-            where = f"\nartefacts: {result.artefacts['timeline'].parent}" if result.artefacts else ""
-            return f"{result.report()}\n\ntimeline:\n{timeline(result)}{where}"
+            return excinfo.value.story()
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -75,15 +83,17 @@ class ScenarioItem(pytest.Item):
 
 
 @pytest.fixture
-def call_scenario(tmp_path: Path) -> Callable[..., ScenarioResult]:
+def call_scenario(tmp_path: Path) -> Callable[..., Any]:
     """Runs a scenario (a path or a `Scenario`) with its artefacts under the test's tmp_path and
-    returns its result; `check=True` fails the test on a failed expectation, with the events."""
+    returns its result (a `Repeated` for one with `vary`); `check=True` fails the test on a
+    failed expectation, with the events."""
     count = [0]
 
-    def play(scenario: str | Path | Scenario, *, check: bool = False) -> ScenarioResult:
+    def play(scenario: str | Path | Scenario, *, check: bool = False) -> ScenarioResult | Repeated:
         count[0] += 1
         scenario = scenario if isinstance(scenario, Scenario) else load(scenario)
-        result = run(scenario, artefacts=tmp_path / f"scenario-{count[0]}")
+        folder = tmp_path / f"scenario-{count[0]}"
+        result = run_varied(scenario, artefacts=folder) if scenario.vary else run(scenario, artefacts=folder)
         if check and not result.passed:
             raise ScenarioFailed(result)
         return result

@@ -137,7 +137,7 @@ def clips_for(scenario: Scenario, stages: Stages) -> list[Clip]:
             wav = read_wav(scenario.folder / line.wav)
             audio = resample(wav.mono(), wav.sample_rate_hz, INPUT_RATE_HZ)
         elif line.say is not None and scenario.voice == "text":
-            audio = stages.stt.say(line.say)  # type: ignore[attr-defined]
+            audio = stages.stt.say(line.say, speed=line.speed)  # type: ignore[attr-defined]
         elif line.say is not None:
             audio = _piper_line(line.say, line.speed)
         else:
