@@ -209,6 +209,17 @@ def test_silence_then_a_hang_up_ends_the_call_by_the_caller_when_the_script_says
     assert any("call ended by caller" in e for e in wrong.failures[0].events)
 
 
+def test_a_line_whose_trigger_never_comes_fails_the_scenario(call_scenario):
+    s = Scenario("no tool", agent=Agent(llm=_said_only("Checkout is at eleven.")), max_s=30.0, lines=[
+        Line(say="What time is checkout?"),
+        Line(say="Thanks for looking.", after="tool_called:look_up_booking")],
+        expect=[Expect(said="eleven")])
+    result = call_scenario(s)
+    assert [(f.expectation, f.why) for f in result.failures] == [
+        ("line 2 says 'Thanks for looking.' after tool_called:look_up_booking",
+         "its trigger never came; the call was ended by cap at 30.00 s")], result.report()
+
+
 def test_inline_llm_rules_call_a_tool_from_toml(tmp_path, call_scenario):
     (tmp_path / "my_tools.py").write_text('''
 from pipeline.tools import ToolRegistry, tool

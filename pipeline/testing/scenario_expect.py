@@ -175,8 +175,23 @@ def _world(world: dict[str, Any], path: str) -> Any:
     return value
 
 
+def _unplayed(result: ScenarioResult) -> list[Failure]:
+    """A line that never started is a failed scenario whatever else passed: the call it
+    describes did not happen."""
+    out = []
+    caller = result.caller
+    for i, (line, clip) in enumerate(zip(caller.lines, caller.clips, strict=True), 1):
+        if clip.started_s is not None or (line.hang_up and caller.ended_by == "caller"):
+            continue
+        why = (f"its trigger never came; the call was ended by {caller.ended_by} at {caller.ended_at_s:.2f} s"
+               if clip.at_s is None else
+               f"it was due at {clip.at_s:.2f} s, but the call was ended by {caller.ended_by} at {caller.ended_at_s:.2f} s")
+        out.append(Failure(f"line {i} {line.describe()}", why, _lines(result, limit=12)))
+    return out
+
+
 def judge(result: ScenarioResult) -> list[Failure]:
-    failures = []
+    failures = _unplayed(result)
     for e in result.scenario.expect:
         found = _check(result, e)
         if found is not None:
