@@ -20,7 +20,7 @@ import pytest
 from pipeline.base.errors import ConfigError
 from pipeline.cli import main as cli_main
 from pipeline.testing import LONG_REPLY
-from pipeline.testing.scenario import Agent, Expect, Line, Scenario, load, parse
+from pipeline.testing.scenario import Agent, Expect, Line, Persona, Scenario, load, parse
 from pipeline.testing.scenario_expect import timeline
 from pipeline.testing.scenario_vary import Repeated, expand
 
@@ -260,6 +260,75 @@ arguments = { city = "Bergen" }
     assert result.scenario.name == "weather"
     assert [(f.expectation, f.why) for f in result.failures] == [
         ('tool_called = "weather", arguments = { city = "Bergen" }', "weather was called 1 time(s), none with those arguments")]
+
+
+# --- an LLM-played caller ------------------------------------------------------------------------
+
+
+def _front_desk_agent():
+    return Agent(llm=str(EXAMPLES / "front_desk.py") + ":scripted_llm",
+                 tools=str(EXAMPLES / "front_desk.py") + ":build_tools", config={"call": {"end_call": True}})
+
+
+def test_a_persona_speaks_after_the_agent_until_its_goal_is_met(call_scenario):
+    from pipeline.stages.fakes import ScriptedLLM
+
+    played = ScriptedLLM(rules=[["I found it", "Great, that's all, thanks! [done]"]],
+                         replies=["Sorry, what was that?"])
+    s = Scenario("a guest", agent=_front_desk_agent(), caller=Persona(
+        persona="You are Maria Garcia.", goal="Learn which room you booked.",
+        opening="Hi, can you check my booking under Garcia?", llm=lambda: played),
+        expect=[Expect(said="sea-view double"), Expect(ended_by="agent"), Expect(max_dead_air_s=1.2)])
+    result = call_scenario(s)
+    assert result.passed, result.report()
+    assert [w for _, w in result.persona_lines] == ["Hi, can you check my booking under Garcia?",
+                                                   "Great, that's all, thanks!"]  # the marker is not said
+    assert result.record.transcripts == [w for _, w in result.persona_lines]
+    # asked once: after the booking was read out, not after the holding line (the agent went on)
+    assert len(played.requests) == 1
+    messages = played.requests[0]
+    assert "You are Maria Garcia." in messages[0]["content"] and "Learn which room" in messages[0]["content"]
+    assert [m["role"] for m in messages[1:]] == ["assistant", "user", "user"]
+    assert messages[-1]["content"].startswith("I found it: a sea-view double")
+    heard = result.record.stages("heard_in_full")[1].ts
+    assert result.persona_lines[1][0] == pytest.approx(heard + 0.6)
+    assert "persona: Great, that's all, thanks!" in timeline(result)
+
+
+def test_a_persona_stops_at_its_turn_limit(call_scenario):
+    s = Scenario("a lost guest", agent=Agent(llm=_said_only("How can I help?")), caller=Persona(
+        persona="You are lost.", goal="Never met.", max_turns=3,
+        llm={"replies": ["Hello? Is anyone there? I keep talking. And talking."]}),
+        expect=[Expect(ended_by="script")])
+    result = call_scenario(s)
+    assert result.passed, result.report()
+    assert [w for _, w in result.persona_lines] == ["Hello? Is anyone there?"] * 3  # two sentences at most
+    assert len(result.record.done) == 3
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_the_embedded_model_plays_a_caller_in_short_lines(call_scenario):
+    """SmolLM2-135M as the caller (the configured model): a weak one, so only the shape is
+    asserted: it spoke in turn, in short lines, within its turn limit, and was heard."""
+    s = Scenario("a guest played by the model", agent=_front_desk_agent(), caller=Persona(
+        persona="You are Maria Garcia, a guest of the Harbor Hotel.",
+        goal="Find out which room you booked, then say goodbye.",
+        opening="Hi, can you check my booking under Garcia?", max_turns=3),
+        expect=[Expect(said="sea-view double"), Expect(tool_called="look_up_booking")])
+    result = call_scenario(s)
+    assert result.passed, result.report()
+    lines = [w for _, w in result.persona_lines]
+    assert 2 <= len(lines) <= 3 and all(0 < len(w) < 400 for w in lines), lines
+    assert result.record.transcripts == lines, timeline(result)
+
+
+def test_a_caller_section_needs_a_persona_and_a_goal_and_no_lines():
+    with pytest.raises(ConfigError, match=r"\[caller\] needs goal"):
+        parse({"caller": {"persona": "x"}})
+    with pytest.raises(ConfigError, match="not both"):
+        parse({"caller": {"persona": "x", "goal": "y"}, "line": [{"say": "hi"}]})
+    assert parse({"caller": {"persona": "x", "goal": "y", "max_turns": 2}}).caller.max_turns == 2
 
 
 # --- repeat runs: k of N -----------------------------------------------------------------------

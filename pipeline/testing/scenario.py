@@ -57,6 +57,18 @@ class Agent:
 
 
 @dataclass
+class Persona:
+    """An LLM-played caller (`scenario_persona`): who they are, what they want, how long they try."""
+
+    persona: str
+    goal: str
+    opening: str | None = None  # the first line, said as written (else the model opens)
+    max_turns: int = 6
+    llm: str | dict[str, Any] | Callable[[], Any] | None = None  # as Agent.llm; None: the configured model
+    reply_delay_s: float = 0.6  # how long after the agent finishes the caller answers
+
+
+@dataclass
 class Line:
     """One thing the caller does: say words, stay silent, or hang up, at a time or after an event."""
 
@@ -127,8 +139,9 @@ class Expect:
 @dataclass
 class Scenario:
     name: str
-    lines: list[Line]
+    lines: list[Line] = field(default_factory=list)
     expect: list[Expect] = field(default_factory=list)
+    caller: Persona | None = None  # an LLM-played caller, instead of the lines
     agent: Agent = field(default_factory=Agent)
     voice: str = "text"  # how the caller's lines are voiced: "text" (fast, scripted STT) or "piper"
     max_s: float = 120.0  # the call's length cap
@@ -148,8 +161,10 @@ class Scenario:
         where = f"scenario {self.name!r}"
         if self.voice not in VOICES:
             raise ConfigError(f"{where}: voice = {self.voice!r}; use one of: {', '.join(VOICES)}")
-        if not self.lines:
-            raise ConfigError(f"{where} has no [[line]]: the caller must do something")
+        if not self.lines and self.caller is None:
+            raise ConfigError(f"{where} has no [[line]] and no [caller]: the caller must do something")
+        if self.lines and self.caller is not None:
+            raise ConfigError(f"{where}: give [[line]]s or an LLM-played [caller], not both")
         for i, line in enumerate(self.lines, 1):
             done = [line.say is not None or line.wav is not None, line.silence_s is not None, line.hang_up]
             if sum(done) != 1:
@@ -202,6 +217,12 @@ def parse(data: dict[str, Any], *, path: Path | None = None) -> Scenario:
     data = dict(data)
     agent = _build(Agent, data.pop("agent", {}), f"{where} [agent]")
     lines = [_build(Line, d, f"{where} [[line]] {i}") for i, d in enumerate(data.pop("line", []), 1)]
+    if "caller" in data:
+        caller = data.pop("caller")
+        missing = [k for k in ("persona", "goal") if not isinstance(caller, dict) or k not in caller]
+        if missing:
+            raise ConfigError(f"{where} [caller] needs {' and '.join(missing)}")
+        data["caller"] = _build(Persona, caller, f"{where} [caller]")
     expect = [_build(Expect, d, f"{where} [[expect]] {i}") for i, d in enumerate(data.pop("expect", []), 1)]
     data.setdefault("name", path.name.removesuffix(".scenario.toml") if path else "scenario")
     scenario = _build(Scenario, {**data, "lines": lines, "expect": expect, "agent": agent}, where)

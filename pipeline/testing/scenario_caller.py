@@ -37,7 +37,7 @@ class ScenarioCaller:
 
     def __init__(self, lines: list[Line], clips: list[Clip], *, tail_s: float, max_s: float) -> None:
         self.lines = lines
-        self.clips = clips
+        self.clips = list(clips)  # the lines' own; `inner.clips` may gain more (an LLM-played caller's)
         self.inner = ScriptedCaller(clips, tail_s=tail_s, max_s=max_s)
         self.pending = [_Pending(line, clip) for line, clip in zip(lines, clips, strict=True)]
         self.agent_frames: list[tuple[float, float, bool]] = []  # (at_s, seconds, audible)

@@ -29,6 +29,8 @@ def timeline(result: ScenarioResult) -> str:
     for i, clip in enumerate(result.caller.clips, 1):
         if clip.started_s is not None:
             rows.append((clip.started_s, f"{clip.started_s:7.2f}s line {i}: caller {clip.label}"))
+    for at, words in result.persona_lines:
+        rows.append((at, f"{at:7.2f}s persona: {words}"))
     end = result.caller.ended_at_s or 0.0
     rows.append((end, f"{end:7.2f}s call ended by {result.caller.ended_by}"))
     rows.sort(key=lambda r: r[0])  # stable: events keep their order within an instant

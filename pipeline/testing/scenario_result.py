@@ -34,6 +34,7 @@ class ScenarioResult:
     failures: list[Failure]
     wall_s: float
     artefacts: dict[str, Path] = field(default_factory=dict)
+    persona_lines: list[tuple[float, str]] = field(default_factory=list)  # an LLM-played caller's
 
     @property
     def passed(self) -> bool:

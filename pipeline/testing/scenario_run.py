@@ -40,6 +40,7 @@ from .calls import CallRecord
 from .scenario import Scenario
 from .scenario_caller import ScenarioCaller
 from .scenario_expect import judge, timeline
+from .scenario_persona import PersonaCaller
 from .scenario_result import ScenarioResult
 from .scenario_voice import EnergyVAD, LineVoice
 from .sounds import CALLER_VOICE
@@ -97,8 +98,7 @@ def _loaded(config: cfg.Config, kind: str) -> Any:
     return _stage(kind, stage.name, json.dumps(stage.params, sort_keys=True, default=str), str(models_dir()))
 
 
-def _llm(scenario: Scenario, config: cfg.Config) -> Any:
-    llm = scenario.agent.llm
+def _llm(scenario: Scenario, config: cfg.Config, llm: Any = None) -> Any:
     if llm is None:
         return _loaded(config, "llm")
     if not isinstance(llm, dict):
@@ -107,7 +107,7 @@ def _llm(scenario: Scenario, config: cfg.Config) -> Any:
 
 
 def stages_for(scenario: Scenario, config: cfg.Config) -> Stages:
-    llm = _llm(scenario, config)
+    llm = _llm(scenario, config, scenario.agent.llm)
     if scenario.voice == "text":
         tts = _loaded(config, "tts") if scenario.agent.voice == "piper" else ToneTTS()
         return Stages(vad=EnergyVAD(), stt=LineVoice(), completeness=HeuristicCompleteness(), llm=llm, tts=tts)
@@ -161,8 +161,19 @@ def run(scenario: Scenario, *, artefacts: str | Path | None = None) -> ScenarioR
         old.unlink()
     ledger = Ledger(folder / "ledger.sqlite3")
     world: dict[str, Any] = {}
+    persona = None
+    if scenario.caller is not None:
+        def voice(text: str) -> np.ndarray:
+            if scenario.voice == "text":
+                return stages.stt.say(text)  # type: ignore[attr-defined]
+            return _piper_line(text, 1.0)
+
+        persona = PersonaCaller(scenario.caller, _llm(scenario, config, scenario.caller.llm), voice,
+                                caller.inner.clips)
 
     def setup(session: Session) -> None:
+        if persona is not None:
+            persona.attach(session)
         known: dict[str, Any] = {"clock": session.clock, "session": session, "ledger": ledger}
         for name, spec in scenario.agent.world.items():
             spec = dict(spec)
@@ -176,8 +187,11 @@ def run(scenario: Scenario, *, artefacts: str | Path | None = None) -> ScenarioR
     started = time.perf_counter()
     events_path = folder / "events.jsonl" if artefacts is not None else None
     out = asyncio.run(run_call(config, stages, caller, events_path=events_path, setup=setup))
+    if persona is not None and persona.error is not None:
+        raise RuntimeError(f"the LLM-played caller's model failed: {persona.error!r}") from persona.error
     record = CallRecord(out.session, caller.inner, out.events.events)
-    result = ScenarioResult(scenario, record, caller, world, ledger, [], time.perf_counter() - started)
+    result = ScenarioResult(scenario, record, caller, world, ledger, [], time.perf_counter() - started,
+                            persona_lines=list(persona.spoken) if persona is not None else [])
     result.failures = judge(result)
     if artefacts is not None:
         result.artefacts = {"events": folder / "events.jsonl", "timeline": folder / "timeline.txt",
