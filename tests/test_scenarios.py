@@ -262,6 +262,46 @@ arguments = { city = "Bergen" }
         ('tool_called = "weather", arguments = { city = "Bergen" }', "weather was called 1 time(s), none with those arguments")]
 
 
+# --- how a line is carried: noise, the phone band ----------------------------------------------
+
+
+def test_noise_and_the_phone_band_colour_a_line():
+    import numpy as np
+
+    from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+    from pipeline.testing.scenario_run import _colour
+
+    t = np.arange(INPUT_RATE_HZ) / INPUT_RATE_HZ
+    wide = (0.2 * (np.sin(2 * np.pi * 500 * t) + np.sin(2 * np.pi * 6000 * t))).astype(np.float32)
+
+    def energy(x, lo, hi):
+        spectrum = np.abs(np.fft.rfft(x)) ** 2
+        return spectrum[lo:hi].sum()  # 1 Hz bins over 1 s
+
+    phoned = _colour(wide, Line(say="x", phone=True))
+    assert len(phoned) == len(wide)
+    assert energy(phoned, 5500, 6500) < 1e-3 * energy(wide, 5500, 6500)  # gone above 4 kHz
+    assert energy(phoned, 450, 550) > 0.8 * energy(wide, 450, 550)  # kept inside the band
+    quiet = np.zeros(INPUT_RATE_HZ, np.float32)
+    assert dbfs(_colour(quiet, Line(say="x", noise="pink", noise_dbfs=-35.0))) == pytest.approx(-35.0, abs=0.1)
+    assert not np.array_equal(_colour(quiet, Line(say="x", noise="white", seed=1)),
+                              _colour(quiet, Line(say="x", noise="white", seed=2)))
+    with pytest.raises(ConfigError, match="noise kind 'brown'"):
+        _colour(quiet, Line(say="x", noise="brown"))
+    with pytest.raises(ConfigError, match='noise needs voice = "piper"'):
+        parse({"line": [{"say": "hi", "noise": "pink"}]})
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_the_voiced_front_desk_passes_over_the_phone_with_noise(call_scenario):
+    voiced = load(EXAMPLES / "front_desk_voiced.scenario.toml")
+    lines = [replace(line, phone=True, noise="pink", noise_dbfs=-40.0) for line in voiced.lines]
+    result = call_scenario(replace(voiced, lines=lines))
+    assert result.passed, result.report()
+    assert result.record.transcripts[0].startswith("Hi, can you check my booking"), timeline(result)
+
+
 # --- an LLM-played caller ------------------------------------------------------------------------
 
 

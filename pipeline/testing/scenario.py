@@ -79,7 +79,11 @@ class Line:
     silence_s: float | None = None  # a pause of this length instead of words
     hang_up: bool = False
     speed: float = 1.0  # Piper's length scale for this line (piper voice only)
-    wav: str | None = None  # play this file instead (16 kHz mono), with `say` as its words
+    wav: str | None = None  # play this file instead (any rate, mixed to mono), with `say` as its words
+    noise: str | None = None  # mixed under the line: white, pink, tones, cough (piper voice or wav)
+    noise_dbfs: float = -30.0
+    seed: int = 3  # the noise's
+    phone: bool = False  # through the phone band: 8 kHz G.711 mu-law and back
 
     @property
     def trigger(self) -> tuple[str, str, int]:
@@ -132,7 +136,7 @@ class Expect:
     def describe(self) -> str:
         """The expectation as written: `tool_called = "refund", times = 1`."""
         parts = [f"{f.name} = {_show(getattr(self, f.name))}" for f in fields(self)
-                 if getattr(self, f.name) not in (None, False) or (f.name in self.KINDS and getattr(self, f.name) is False)]
+                 if getattr(self, f.name) is not None and (getattr(self, f.name) is not False or f.name in self.KINDS)]
         return ", ".join(parts)
 
 
@@ -171,6 +175,9 @@ class Scenario:
                 raise ConfigError(f"{where}, line {i}: give exactly one of say (or wav), silence_s, hang_up")
             if line.at_s is not None and line.after is not None:
                 raise ConfigError(f"{where}, line {i}: at_s and after exclude each other")
+            if line.noise is not None and self.voice == "text" and line.wav is None:
+                raise ConfigError(f"{where}, line {i}: noise needs voice = \"piper\" (the tone caller's "
+                                  "VAD hears any sound as speech)")
             kind, arg, _ = line.trigger
             if kind not in TRIGGERS:
                 raise ConfigError(f"{where}, line {i}: after = {line.after!r}; triggers: {', '.join(TRIGGERS)}")

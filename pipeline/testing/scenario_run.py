@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.base import config as cfg
-from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample
+from pipeline.base.audio import INPUT_RATE_HZ, mulaw_decode, mulaw_encode, read_wav, resample
 from pipeline.base.errors import ConfigError
 from pipeline.base.models import models_dir
 from pipeline.call.session import Session, Stages
@@ -43,7 +43,9 @@ from .scenario_expect import judge, timeline
 from .scenario_persona import PersonaCaller
 from .scenario_result import ScenarioResult
 from .scenario_voice import EnergyVAD, LineVoice
-from .sounds import CALLER_VOICE
+from .sounds import CALLER_VOICE, noise
+
+PHONE_RATE_HZ = 8000  # G.711's
 
 
 def _import(ref: Any, folder: Path) -> Any:
@@ -129,6 +131,20 @@ def _piper_line(text: str, speed: float) -> np.ndarray:
     return resample(tts.synthesize(text), tts.sample_rate_hz, INPUT_RATE_HZ)
 
 
+def _colour(audio: np.ndarray, line: Any) -> np.ndarray:
+    """The line as the line carries it: noise under it, then the phone band."""
+    if line.noise is not None and len(audio):
+        try:
+            audio = audio + noise(line.noise, len(audio) / INPUT_RATE_HZ, seed=line.seed,
+                                  level_dbfs=line.noise_dbfs)[: len(audio)]
+        except ValueError as exc:
+            raise ConfigError(f"line {line.describe()}: {exc}") from None
+    if line.phone and len(audio):
+        narrow = mulaw_decode(mulaw_encode(resample(audio, INPUT_RATE_HZ, PHONE_RATE_HZ)))
+        audio = resample(narrow, PHONE_RATE_HZ, INPUT_RATE_HZ)[: len(audio)]
+    return audio.astype(np.float32)
+
+
 def clips_for(scenario: Scenario, stages: Stages) -> list[Clip]:
     """One clip per line: its voice, not yet placed in time (the caller places it)."""
     clips = []
@@ -142,7 +158,7 @@ def clips_for(scenario: Scenario, stages: Stages) -> list[Clip]:
             audio = _piper_line(line.say, line.speed)
         else:
             audio = np.zeros(int((line.silence_s or 0.02) * INPUT_RATE_HZ), np.float32)
-        clips.append(Clip(audio.astype(np.float32), None, label=line.describe()))
+        clips.append(Clip(_colour(audio.astype(np.float32), line), None, label=line.describe()))
     return clips
 
 
