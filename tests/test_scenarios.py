@@ -290,6 +290,21 @@ def test_noise_and_the_phone_band_colour_a_line():
         _colour(quiet, Line(say="x", noise="brown"))
     with pytest.raises(ConfigError, match='noise needs voice = "piper"'):
         parse({"line": [{"say": "hi", "noise": "pink"}]})
+    with pytest.raises(ConfigError, match='a wav needs voice = "piper"'):
+        parse({"line": [{"wav": "caller.wav"}]})
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_a_wav_line_is_heard_by_the_real_stages(call_scenario):
+    from .conftest import JFK
+
+    s = Scenario("jfk calls", voice="piper", agent=Agent(llm=_said_only("Thank you, Mr President.")),
+                 lines=[Line(wav=str(JFK), say="And so, my fellow Americans...")],
+                 expect=[Expect(said="Mr President", in_full=True), Expect(max_dead_air_s=1.6)])
+    result = call_scenario(s)
+    assert result.passed, result.report()
+    assert "ask not what your country" in " ".join(result.record.transcripts).lower(), timeline(result)
 
 
 @pytest.mark.models

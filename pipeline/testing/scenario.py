@@ -175,9 +175,12 @@ class Scenario:
                 raise ConfigError(f"{where}, line {i}: give exactly one of say (or wav), silence_s, hang_up")
             if line.at_s is not None and line.after is not None:
                 raise ConfigError(f"{where}, line {i}: at_s and after exclude each other")
-            if line.noise is not None and self.voice == "text" and line.wav is None:
+            if line.noise is not None and self.voice == "text":
                 raise ConfigError(f"{where}, line {i}: noise needs voice = \"piper\" (the tone caller's "
                                   "VAD hears any sound as speech)")
+            if line.wav is not None and self.voice == "text":
+                raise ConfigError(f"{where}, line {i}: a wav needs voice = \"piper\" (the real VAD and "
+                                  "STT hear it; the tone caller's STT knows only its own tones)")
             kind, arg, _ = line.trigger
             if kind not in TRIGGERS:
                 raise ConfigError(f"{where}, line {i}: after = {line.after!r}; triggers: {', '.join(TRIGGERS)}")
