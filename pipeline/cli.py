@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     p_test.add_argument("--junit", type=Path, metavar="FILE", help="write the results as JUnit XML")
     p_test.add_argument("--out", type=Path, default=Path("scenario-results"), metavar="DIR",
                         help="each scenario's event log, timeline and recording (default scenario-results)")
+    p_test.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="run N scenario files at once, each in a process of its own (default 1)")
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "test":
             from .testing.scenario_cli import main as test_main
 
-            return test_main(args.paths, junit_path=args.junit, out=args.out)
+            return test_main(args.paths, junit_path=args.junit, out=args.out, jobs=args.jobs)
         if args.command == "serve":
             from .transports.realtime_server import serve_main
 

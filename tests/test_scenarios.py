@@ -450,6 +450,29 @@ def test_the_test_command_prints_a_table_writes_junit_and_artefacts(tmp_path, ca
     assert (folder / "call.wav").stat().st_size > 44
 
 
+def test_the_test_command_runs_files_in_parallel_with_the_same_verdicts(tmp_path, capsys):
+    broken = _broken_file(tmp_path)
+    args = ["test", str(FRONT_DESK), str(broken), str(REFUND_DESK), "--out", str(tmp_path / "o")]
+    assert cli_main(args) == 1
+    alone = capsys.readouterr().out
+    assert cli_main([*args, "--jobs", "2", "--junit", str(tmp_path / "j.xml")]) == 1
+    together = capsys.readouterr().out
+
+    def verdicts(out: str) -> list[tuple[str, str]]:
+        rows = [re.split(r"\s{2,}", line) for line in out.splitlines()[1:4]]
+        return [(r[0], r[1]) for r in rows]
+
+    assert verdicts(alone) == verdicts(together) == [
+        ("pass", "front desk: a booking looked up, then goodbye"),
+        ("FAIL", "front desk: a booking looked up, then goodbye"),
+        ("pass", "refund desk: refunded once, however often it is asked for")]
+    def story(out: str) -> str:  # ids count per process
+        return re.sub(r"(resp|call|item)_\d+", r"\1_N", out.split("\n\n", 1)[1])
+
+    assert story(together) == story(alone)  # the same failure, the same events
+    assert ET.parse(tmp_path / "j.xml").getroot().find("testsuite").get("failures") == "1"
+
+
 def test_the_test_command_fails_with_the_expectation_and_the_events(tmp_path, capsys):
     path = _broken_file(tmp_path)
     assert cli_main(["test", str(path), "--junit", str(tmp_path / "j.xml"), "--out", str(tmp_path / "o")]) == 1
