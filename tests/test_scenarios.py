@@ -147,6 +147,7 @@ def test_a_scenario_reads_from_toml_as_the_dataclasses_say():
     ({"line": [{"say": "hi"}], "expect": [{"ended_by": "nobody"}]}, "agent, caller, script, cap"),
     ({"line": [{"say": "hi"}], "agent": {"tool": "x:y"}}, "unknown key 'tool'"),
     ({"line": [{"say": "hi"}], "voice": "robot"}, "use one of: text, piper"),
+    ({"line": [{"say": "hi"}], "agent": {"voice": "robot"}}, 'agent.voice = \'robot\'; use "tone" or "piper"'),
 ])
 def test_a_bad_scenario_names_what_is_wrong(doc, message):
     with pytest.raises(ConfigError, match=re.escape(message)):

@@ -165,6 +165,8 @@ class Scenario:
         where = f"scenario {self.name!r}"
         if self.voice not in VOICES:
             raise ConfigError(f"{where}: voice = {self.voice!r}; use one of: {', '.join(VOICES)}")
+        if self.agent.voice not in (None, "tone", "piper"):
+            raise ConfigError(f"{where}: agent.voice = {self.agent.voice!r}; use \"tone\" or \"piper\"")
         if not self.lines and self.caller is None:
             raise ConfigError(f"{where} has no [[line]] and no [caller]: the caller must do something")
         if self.lines and self.caller is not None:
