@@ -170,3 +170,11 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(
             f"realtime wire check: {check.validated} server events validated against the openai "
             f"SDK's models, {len(check.failures)} failures, {len(check.by_type)} (dialect, type) kinds")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The scenario plugin (the package's `pytest11` entry point), for a tree not installed."""
+    from pipeline.testing import scenario_plugin
+
+    if not config.pluginmanager.is_registered(scenario_plugin):
+        config.pluginmanager.register(scenario_plugin, "pipeline.testing.scenario_plugin")
