@@ -345,6 +345,7 @@ def test_a_recorded_call_is_linked_when_it_ends(browser_stages: Stages, page: An
     ops_http.install(recording.server, argparse.Namespace(
         metrics=False, traces=False, record=tmp_path, record_max_age_days=30.0,
         record_max_gb=10.0))
+    recording.start()
     try:
         page.goto(recording.page_url)
         assert page.is_hidden("#recording")
