@@ -74,20 +74,22 @@ def test_longer_sequences_are_answered_and_the_call_goes_on(server, dialect, ste
 # --- what the fuzzer found, kept as examples -------------------------------------------------
 
 
-def test_a_second_cancel_of_one_response_is_refused(server):
-    """Found: two response.cancel in a row both succeeded, but one response ended; the second
-    got neither an error nor an effect. The response is cancelled by the first, so the second
-    has no active response to cancel."""
+def test_a_second_cancel_of_one_response_acts_on_it_in_silence(server):
+    """Found: two response.cancel in a row both succeed, one response ends. The oracle first
+    took that for an event left unanswered; but a response already cancelled and ending is still
+    the active one, and a client may cancel it again: the Agents SDK's interrupt truncates the
+    item (which stops the response here) and then cancels, and must not get an error."""
     steps = [Step(event={"type": "conversation.item.create", "item": {
-                 "type": "message", "role": "user", "content": [{"type": "input_text", "text": "Tell a long story"}]}}),
+                 "type": "message", "role": "user",
+                 "content": [{"type": "input_text", "text": "Tell a long story"}]}}),
              Step(event={"type": "response.create"}), Step(pause_s=0.05),
              Step(event={"type": "response.cancel"}), Step(event={"type": "response.cancel"})]
     outcome = run(server, "ga", steps)
-    codes = [e["error"]["code"] for e in outcome.events if e["type"] == "error"
-             and e["error"]["event_id"] != outcome.sent[-1].event_id.rsplit("_", 1)[0] + "_marker"]
+    marker = outcome.sent[0].event_id.rsplit("_", 1)[0] + "_marker"
+    errors = [e["error"] for e in outcome.events if e["type"] == "error" and e["error"]["event_id"] != marker]
     cancelled = [e for e in outcome.events if e["type"] == "response.done"
                  and e["response"]["status"] == "cancelled"]
-    assert codes == ["response_cancel_not_active"] and len(cancelled) == 1, (codes, cancelled)
+    assert errors == [] and len(cancelled) == 1, (errors, cancelled)
 
 
 def test_playback_ending_while_it_waits_leaves_no_task_behind():

@@ -143,9 +143,7 @@ class Responder:
     # --- stopping ------------------------------------------------------------------------------
 
     def cancel_active(self, reason: str = "client_cancelled") -> bool:
-        """False when no response is active, or the active one is already ending (cancelled):
-        a second response.cancel then gets its error rather than nothing at all."""
-        if self.active is None or self.active.held or self.active.status != "in_progress":
+        if self.active is None or self.active.held:
             return False
         self.active.cancel(reason)
         return True
