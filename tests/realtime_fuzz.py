@@ -73,8 +73,10 @@ def _lone(max_size: int = 4) -> st.SearchStrategy[str]:
                      st.text(max_size=max_size))
 
 
-FORMATS = [{"type": "audio/pcm", "rate": 24000}, {"type": "audio/pcm", "rate": 16000},
-           {"type": "audio/pcmu"}, "pcm16", "g711_ulaw"]
+# Not 16 kHz PCM: our extension, which the SDK's models (the wire check every realtime test runs
+# under) do not know.
+FORMATS = [{"type": "audio/pcm", "rate": 24000}, {"type": "audio/pcm"}, {"type": "audio/pcmu"},
+           "pcm16", "g711_ulaw"]
 BAD_FORMATS = [{"type": "audio/pcm", "rate": 44100}, "mp3", {"type": "audio/pcm", "rate": True}]
 _fmt = st.sampled_from(FORMATS)
 _vad = st.one_of(st.none(), st.fixed_dictionaries({}, optional={
