@@ -110,6 +110,12 @@ class ResponsePolicy:
     # "final": wait for the final pass. The lever benchmark (bench/levers.py) measures both.
     speculate_from: Literal["partial", "final"] = "final"  # "partial": bench.levers measures it
     output_delta_ms: int = 100  # audio delta size cap
+    # A session's own generation settings (a realtime client's session.update); None: the
+    # stage's. The stage must take them per call (`protocols.takes_keyword`): the llama-cpp and
+    # openai-compatible LLMs take `temperature`, Piper takes `speed` (its length scale over it).
+    temperature: float | None = None
+    max_output_tokens: int | None = None  # at most the LLM stage's max_tokens (its context budget)
+    speed: float | None = None  # 1.0: the voice's own rate
 
 
 @dataclass

@@ -23,6 +23,18 @@ if TYPE_CHECKING:
 Messages = list[dict[str, Any]]
 
 
+def takes_keyword(method: Callable[..., Any], name: str) -> bool:
+    """Does a stage's method take this keyword: an optional per-call setting (an LLM's
+    `temperature`, a voice's `speed`) that a stage has by accepting it, like a capability."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
 # --- pipeline.vad ----------------------------------------------------------------------------
 
 
@@ -91,7 +103,8 @@ class Generation:
 class LLM(Protocol):
     def stream(self, messages: Messages, *, cancel: threading.Event, grammar: str | None = None,
                max_tokens: int | None = None, result: Generation | None = None) -> Iterator[str]:
-        """Yield text pieces; stop within one token once `cancel` is set. Blocking: run in a thread."""
+        """Yield text pieces; stop within one token once `cancel` is set. Blocking: run in a thread.
+        A stage may also take `temperature` (a session's own, `takes_keyword` tells)."""
 
     def complete(self, messages: Messages, *, cancel: threading.Event | None = None,
                  **kwargs: Any) -> str:
@@ -122,7 +135,8 @@ class TTS(Protocol):
     sample_rate_hz: int
 
     def synthesize(self, text: str) -> np.ndarray:
-        """One chunk of text to float32 audio at `sample_rate_hz`. Blocking: run in a thread."""
+        """One chunk of text to float32 audio at `sample_rate_hz`. Blocking: run in a thread.
+        A voice may also take `speed` (1.0 its own rate; `takes_keyword` tells)."""
 
 
 @runtime_checkable

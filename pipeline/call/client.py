@@ -73,7 +73,7 @@ class ClientControl:
     def update(self, *, instructions: str | None = None, turn: dict[str, Any] | None = None,
                server_vad: bool | None = None, create_response: bool | None = None,
                interrupt_response: bool | None = None, tools: list[ToolSpec] | None = None,
-               text_only: bool | None = None) -> None:
+               text_only: bool | None = None, generation: dict[str, Any] | None = None) -> None:
         """A session.update: every setting given takes effect at once; session.updated follows.
 
         turn: turn-policy keys (`min_silence_ms`, `vad_threshold`, ...), checked like `--set`.
@@ -81,10 +81,13 @@ class ClientControl:
         turn becomes an item and the client asks for replies. interrupt_response: barge-in.
         tools: the client's own tools (it runs them and sends function_call_output).
         text_only: output modalities ["text"]: replies are written, not spoken.
+        generation: `temperature`, `max_output_tokens`, `speed` (ResponsePolicy's; None: the stage's).
         """
         config = self.core.config
         if instructions is not None:
             config.response = replace(config.response, instructions=instructions)
+        if generation:
+            config.response = replace(config.response, **generation)
         if turn:
             config.turn = apply(config, {"turn": turn}).turn
             self._turns.update_options(config.turn)
@@ -115,7 +118,8 @@ class ClientControl:
         return {"object": "realtime.session", "instructions": c.response.instructions,
                 "turn_detection": vad,
                 "output_modalities": ["text"] if self._responder.text_only else ["audio"],
-                "stages": {k: c.stage(k).name for k in ("vad", "stt", "turns", "llm", "tts")}}
+                "temperature": c.response.temperature, "max_output_tokens": c.response.max_output_tokens,
+                "speed": c.response.speed, "stages": {k: c.stage(k).name for k in ("vad", "stt", "turns", "llm", "tts")}}
 
     # --- input ---------------------------------------------------------------------------------
 

@@ -217,11 +217,13 @@ class Response:
         loop = asyncio.get_running_loop()
         tokens: asyncio.Queue[str | None] = asyncio.Queue()
         grammar = ctx.tools.grammar()
+        policy = ctx.config.response  # a session's own temperature and length, where it set them
+        own = {"temperature": policy.temperature} if policy.temperature is not None else {}
 
         def produce() -> None:
             try:
                 for piece in ctx.llm.stream(self.messages, cancel=self.cancel_llm, result=self.generation,
-                                            grammar=grammar):
+                                            grammar=grammar, max_tokens=policy.max_output_tokens, **own):
                     loop.call_soon_threadsafe(tokens.put_nowait, piece)
             finally:
                 loop.call_soon_threadsafe(tokens.put_nowait, None)
@@ -333,8 +335,12 @@ class Response:
                 return
             if ctx.async_tts is not None:  # a voice that waits (a network TTS) waits on the clock
                 audio = await ctx.async_tts.synthesize_async(chunk, clock=ctx.clock)
-            else:
+            elif (speed := ctx.config.response.speed) is None:
                 audio = await ctx.clock.run_in_thread(tts.synthesize, chunk)
+            else:  # a session's own speaking rate: a voice that takes it (protocols.takes_keyword)
+                paced: Any = tts
+                audio = await ctx.clock.run_in_thread(
+                    lambda c=chunk, voice=paced: voice.synthesize(c, speed=speed))
             if self.cancel_llm.is_set():
                 return
             if not self.spoken:

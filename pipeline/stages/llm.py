@@ -49,8 +49,9 @@ class LlamaLLM:
 
     def stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
                grammar: str | None = None, max_tokens: int | None = None,
-               result: Generation | None = None) -> Iterator[str]:
-        """Yield text pieces; stops within one token once `cancel` is set. Blocking: run in a thread."""
+               result: Generation | None = None, temperature: float | None = None) -> Iterator[str]:
+        """Yield text pieces; stops within one token once `cancel` is set. Blocking: run in a thread.
+        `temperature`: this request's (a session's own), else the stage's."""
         result = result if result is not None else Generation()
         kwargs: dict[str, Any] = {}
         if grammar:
@@ -63,7 +64,8 @@ class LlamaLLM:
             chunks = cast("Generator[CreateChatCompletionStreamResponse, None, None]",
                           self._llm.create_chat_completion(
                               messages=messages,  # type: ignore[arg-type]
-                              stream=True, temperature=self.temperature,
+                              stream=True,
+                              temperature=self.temperature if temperature is None else temperature,
                               max_tokens=max_tokens or self.max_tokens, **kwargs))
             try:
                 for chunk in chunks:

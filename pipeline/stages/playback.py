@@ -152,9 +152,11 @@ class Playback:
                     # wake for new audio or when the last frame has sounded, whichever is first
                     waiter = asyncio.ensure_future(self._wake.wait())
                     sleeper = asyncio.ensure_future(self.clock.sleep_until(self._playing_until))
-                    await asyncio.wait({waiter, sleeper}, return_when=asyncio.FIRST_COMPLETED)
-                    waiter.cancel()
-                    sleeper.cancel()
+                    try:  # cancelled here (the call ends) or not, neither helper outlives it
+                        await asyncio.wait({waiter, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        waiter.cancel()
+                        sleeper.cancel()
                     continue
                 await self._wake.wait()
                 continue

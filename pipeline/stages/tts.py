@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,10 +48,15 @@ class PiperTTS:
         if warm_up:
             self.synthesize(_WARM_UP_TEXT)
 
-    def synthesize(self, text: str) -> np.ndarray:
-        """Mono float32 audio at `sample_rate_hz` for one chunk of text."""
+    def synthesize(self, text: str, *, speed: float | None = None) -> np.ndarray:
+        """Mono float32 audio at `sample_rate_hz` for one chunk of text; `speed` (1.0: the
+        voice's own rate) divides its length scale."""
+        syn = self._syn
+        if speed is not None and speed != 1.0:
+            scale = syn.length_scale if syn.length_scale is not None else self._voice.config.length_scale
+            syn = replace(syn, length_scale=scale / speed)
         with self._lock:
-            parts = [c.audio_float_array for c in self._voice.synthesize(text, syn_config=self._syn)]
+            parts = [c.audio_float_array for c in self._voice.synthesize(text, syn_config=syn)]
         return np.concatenate(parts).astype(np.float32) if parts else np.zeros(0, np.float32)
 
 

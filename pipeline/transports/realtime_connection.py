@@ -30,6 +30,7 @@ from ..call.client import ClientControl
 from ..call.session import Session
 from ..stages.playback import FRAME_MS
 from . import realtime_requests as requests
+from . import realtime_settings
 from .realtime_events import GA, WireEncoder, WireSettings
 from .realtime_json import check_event, is_text, parse_message
 from .realtime_protocol import ClientError, jsonable, parse_session_update, require
@@ -311,6 +312,10 @@ class Connection:
 
     def _session_update(self, event: dict[str, Any]) -> None:
         update = parse_session_update(event, self.config)  # all of it first: a bad field changes nothing
+        assert self.session is not None
+        realtime_settings.check_known(event["session"])
+        generation = realtime_settings.generation(event["session"], self.session.stages,
+                                                  voice=self.wire.voice)
         wire = self.wire
         if update.input_format is not None and update.input_format != wire.input_format:
             wire.input_format = update.input_format
@@ -323,7 +328,8 @@ class Connection:
             wire.tools = update.tools  # the client runs these; the session offers them and waits
         if update.include_local is not None:
             self.include_local = update.include_local
-        self.client.update(instructions=update.instructions, tools=update.tools, **update.settings)
+        self.client.update(instructions=update.instructions, tools=update.tools,
+                           generation=generation, **update.settings)
         self._mark_ready()
 
     def _append(self, event: dict[str, Any]) -> None:
