@@ -211,7 +211,6 @@ def server() -> Iterator[Any]:
 
 # --- a carrier per dialect, from its documentation ----------------------------------------------
 
-SILENCE = bytes([0xFF]) * 160  # 20 ms of mu-law silence
 DELAY_FRAMES = 10  # the carrier plays what it got 200 ms later: heard lags sent
 
 
@@ -219,8 +218,13 @@ class Carrier:
     """One call as the carrier runs it: the caller's audio out, the agent's audio played."""
 
     def __init__(self, kind: str, port: int, *, token: str | None = TOKEN,
-                 signature: str | None = None) -> None:
+                 signature: str | None = None, echo_marks: bool = True, alaw: bool = False) -> None:
         self.kind = kind
+        self.echo_marks = echo_marks
+        self.alaw = alaw  # Telnyx PCMA
+        self.decode, self.encode = (alaw_decode, alaw_encode) if alaw else (mulaw_decode, mulaw_encode)
+        self.silence = bytes([0xD5 if alaw else 0xFF]) * 160
+        self.agent: list[bytes] = []  # every frame played
         self.url = f"ws://127.0.0.1:{port}/telephony/{kind}"
         self.token = token
         self.signature = signature
@@ -250,7 +254,8 @@ class Carrier:
             return {"event": "start", "sequence_number": "1", "stream_id": self.stream_id,
                     "start": {"user_id": "u1", "call_control_id": "v3:call", "from": "+1",
                               "to": "+2", "custom_parameters": params,
-                              "media_format": {"encoding": "PCMU", "sample_rate": 8000,
+                              "media_format": {"encoding": "PCMA" if self.alaw else "PCMU",
+                                               "sample_rate": 8000,
                                                "channels": 1}}}
         return {"event": "start", "sequenceNumber": 1,
                 "start": {"callId": "call-1", "streamId": self.stream_id, "accountId": "MA0",
@@ -345,7 +350,7 @@ class Carrier:
 
     async def _talk(self) -> None:
         async for n in self._every_20ms():  # real-time pace, silence when the caller is quiet
-            frame = self.caller.popleft() if self.caller else SILENCE
+            frame = self.caller.popleft() if self.caller else self.silence
             try:
                 await self.ws.send(json.dumps(self._media(n, frame)))
             except ConnectionClosed:
@@ -364,6 +369,8 @@ class Carrier:
                 kind, value = self.queue.popleft()
                 if kind == "mark":
                     self.echoed.append((value, self.played_frames))
+                    if not self.echo_marks:
+                        continue
                     try:
                         await self.ws.send(json.dumps(self._mark_echo(value)))
                     except ConnectionClosed:
@@ -371,11 +378,12 @@ class Carrier:
                 else:
                     played = True
                     self.played_frames += 1
-                    self.loud_frames += dbfs(mulaw_decode(value)) > -30
+                    self.loud_frames += dbfs(self.decode(value)) > -30
+                    self.agent.append(value)
 
     async def say(self, freq_hz: int, seconds: float = 0.8) -> None:
         t = np.arange(int(8000 * seconds)) / 8000
-        audio = mulaw_encode((0.3 * np.sin(2 * np.pi * freq_hz * t)).astype(np.float32))
+        audio = self.encode((0.3 * np.sin(2 * np.pi * freq_hz * t)).astype(np.float32))
         self.caller.extend(audio[i:i + 160] for i in range(0, len(audio), 160))
         while self.caller:
             await asyncio.sleep(0.02)
@@ -540,3 +548,63 @@ def test_a_signature_over_the_right_url_is_the_only_one_accepted() -> None:
     assert not auth.signature_ok(TWILIO_TOKEN, twilio_signed("wss://agent.example.com/x"), urls)
     behind_proxy = auth.signed_urls(path, Headers({"Host": "127.0.0.1:8765"}), PUBLIC_URL)
     assert behind_proxy[0] == PUBLIC_URL + path
+
+
+def test_a_carrier_that_never_echoes_marks_does_not_keep_the_agent_speaking(server: Any) -> None:
+    async def call() -> None:
+        async with Carrier("twilio", server.port, echo_marks=False) as c:
+            await asyncio.sleep(0.3)
+            await c.say(300)
+            await c.until(lambda: c.loud_frames >= 35, 8, "the reply played")
+            session = _line(server, c).session
+            reply = next(r for r in session.responses if r.spoken)
+            # its marks count as played 2 s after they were sent: the reply ends, heard
+            await c.until(lambda: reply.status == "completed", 4, "the reply done without echoes")
+            assert reply.heard_in_full and not session.playback.speaking
+
+    asyncio.run(call())
+
+
+def test_telnyx_pcma_is_a_law_both_ways(server: Any) -> None:
+    async def call() -> None:
+        async with Carrier("telnyx", server.port, alaw=True) as c:
+            await asyncio.sleep(0.3)
+            await c.say(300)
+            await c.until(lambda: c.loud_frames >= 35, 8, "the reply played")
+            session = _line(server, c).session
+            said = [i.text for i in session.conversation.items if i.role == "user"]
+            assert said == ["Hello there."]  # the caller's 300 Hz, decoded as A-law
+            voice = alaw_decode(b"".join(c.agent))
+            where = np.nonzero(np.abs(voice) > 0.05)[0]
+            loud = voice[where[0] + 80:where[-1] - 80]  # the tone's span, its edges left out
+            spectrum = np.abs(np.fft.rfft(loud * np.hanning(len(loud))))
+            peak = np.fft.rfftfreq(len(loud), 1 / 8000)[int(np.argmax(spectrum))]
+            assert abs(peak - 220) < 10  # the tone voice's pitch, read back as A-law
+            assert abs(dbfs(loud) - dbfs(np.full(1, 0.3 / np.sqrt(2)))) < 1.5
+
+    asyncio.run(call())
+
+
+class _Caller:
+    """What a PhoneLine feeds: 16 kHz frames."""
+
+    def __init__(self) -> None:
+        self.frames: list[np.ndarray] = []
+
+    def push_audio(self, frame: np.ndarray) -> None:
+        self.frames.append(frame)
+
+
+def test_jitter_in_lost_chunks_keep_their_time_late_ones_are_dropped() -> None:
+    from pipeline.transports.telephony import PhoneLine
+    from pipeline.transports.telephony_dialects import DIALECTS, Media, Start
+
+    line = PhoneLine(None, DIALECTS["/telephony/twilio"], Start("MZ1", "CA1", "mulaw", 8000))  # type: ignore[arg-type]
+    caller = _Caller()
+    line.session = caller  # type: ignore[assignment]
+    tone = mulaw_encode(0.3 * np.sin(2 * np.pi * 440 * np.arange(160) / 8000))
+    for chunk in (1, 2, 4, 3, 5):  # 3 is lost in transit, then arrives after 4
+        line._media(Media(tone, chunk))
+    assert len(caller.frames) == 5  # 1, 2, silence for 3, 4, 5: 20 ms each, 3's late copy dropped
+    levels = [dbfs(f[80:]) for f in caller.frames]
+    assert levels[2] < levels[1] - 20 and min(levels[0:2] + levels[3:]) > -15
