@@ -525,6 +525,16 @@ def test_a_badly_signed_twilio_stream_is_refused_at_the_handshake(server: Any) -
     asyncio.run(call())
 
 
+def test_a_web_page_may_not_open_a_telephony_stream(server: Any) -> None:
+    async def call() -> None:
+        with pytest.raises(InvalidStatus) as refused:  # a page sends Origin; carriers do not
+            await connect(f"ws://127.0.0.1:{server.port}/telephony/plivo",
+                          origin="http://127.0.0.1:8000")  # type: ignore[arg-type]
+        assert refused.value.response.status_code == 403
+
+    asyncio.run(call())
+
+
 @pytest.mark.parametrize(("kind", "token"), [("twilio", None), ("telnyx", "wrong"),
                                              ("plivo", None)])
 def test_a_stream_without_the_signature_or_token_is_refused(server: Any, kind: str,

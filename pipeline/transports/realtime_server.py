@@ -66,7 +66,7 @@ class RealtimeServer:
     max_connections: 8 sessions at once (the models are shared: each more one slows them all);
         one more gets HTTP 503.
     twilio_auth_token, public_url: Twilio streams signed with this account token, over this URL
-        (`telephony.py` answers `/telephony/{twilio,telnyx,plivo}`).
+        (`telephony_server.py` answers `/telephony/{twilio,telnyx,plivo}`).
     allowed_origins: web pages (`http://host:port`) that may connect besides loopback ones; a
         browser sends `Origin`, and a page from anywhere else gets HTTP 403.
     """

@@ -61,6 +61,9 @@ class PhoneRoutes:
     def check_request(self, connection: ServerConnection, request: Request) -> Response | None:
         host = self.host
         dialect = DIALECTS[request.path.split("?", 1)[0].rstrip("/")]
+        if request.headers.get("Origin") is not None:  # carriers connect server to server
+            return connection.respond(HTTPStatus.FORBIDDEN, "Telephony streams come from a "
+                                      "carrier, not from a web page.\n")
         signature = request.headers.get(auth.SIGNATURE_HEADER)
         if signature is not None and dialect.name == "twilio" and host.twilio_auth_token:
             urls = auth.signed_urls(request.path, request.headers, host.public_url)
