@@ -177,6 +177,23 @@ class HangUpSink(Protocol):
 
 
 @runtime_checkable
+class ConfirmedSink(Protocol):
+    """A line whose far end says what has sounded (a carrier echoing marks): what the caller
+    heard of an item is what it confirmed, and audio sent but not yet confirmed still sounds.
+    The sink calls `on_confirmed()` (set by playback) whenever a confirmation arrives."""
+
+    on_confirmed: Callable[[], None] | None
+
+    def confirmed(self, item_id: str) -> int:
+        """Samples of the item (at the agent's rate) that the far end says it played."""
+        ...
+
+    def unconfirmed(self, item_id: str | None = None) -> bool:
+        """Audio of this item (of any, for None) was sent and is neither confirmed nor dropped."""
+        ...
+
+
+@runtime_checkable
 class EchoReferenceSink(Protocol):
     """A speaker that knows when each block really sounds (a sound card's DAC time) and reports
     the echo guard's reference itself: `on_reference(samples16k, at_input_sample)`."""
@@ -226,6 +243,7 @@ class RecordingTransport(Protocol):
 
 __all__ = [
     "VAD", "ForkableVAD", "STT", "Completeness", "Generation", "LLM", "CountingLLM", "ScoringLLM", "TTS",
-    "AsyncTTS", "AudioSink", "BufferedSink", "ClearableSink", "HangUpSink", "EchoReferenceSink",
+    "AsyncTTS", "AudioSink", "BufferedSink", "ClearableSink",
+    "ConfirmedSink", "HangUpSink", "EchoReferenceSink",
     "CallInput", "Transport", "RecordingTransport", "Messages",
 ]

@@ -45,6 +45,7 @@ from .realtime_connection import Connection
 from .realtime_events import BETA, GA
 from .realtime_protocol import AudioFormat, parse_format
 from .runtime import add_config_args, load_config
+from .telephony_server import PhoneRoutes
 from .web import page_response, select_subprotocol, subprotocol_token
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 PATH = "/v1/realtime"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 TOKEN_ENV = "PIPELINE_SERVE_TOKEN"
+TWILIO_TOKEN_ENV, PUBLIC_URL_ENV = "TWILIO_AUTH_TOKEN", "PIPELINE_PUBLIC_URL"  # docs/telephony.md
 _SOCKET_LIMIT_FACTOR = 8  # the socket takes larger messages so an oversize one gets an error event
 
 
@@ -66,6 +68,8 @@ class RealtimeServer:
         time, like a hosted API (enough for a client's jitter buffer, little to cut on barge-in).
     max_connections: 8 sessions at once (the models are shared: each more one slows them all);
         one more gets HTTP 503.
+    twilio_auth_token, public_url: Twilio streams signed with this account token, over this URL
+        (`telephony_server.py` answers `/telephony/{twilio,telnyx,plivo}`).
     allowed_origins: web pages (`http://host:port`) that may connect besides loopback ones; a
         browser sends `Origin`, and a page from anywhere else gets HTTP 403.
     """
@@ -73,7 +77,8 @@ class RealtimeServer:
     def __init__(self, *, stages: Stages, config: Config, host: str = "127.0.0.1",
                  port: int = 8765, token: str | None = None, max_message_bytes: int = 1 << 20,
                  lead_ms: int = 200, max_connections: int = 8,
-                 allowed_origins: tuple[str, ...] = ()) -> None:
+                 allowed_origins: tuple[str, ...] = (), twilio_auth_token: str | None = None,
+                 public_url: str | None = None) -> None:
         if lead_ms < 0:
             raise ValueError(f"lead_ms must be 0 or more, got {lead_ms}.")
         if host not in LOOPBACK and not token:
@@ -90,6 +95,8 @@ class RealtimeServer:
         self.max_connections = max_connections
         self.allowed_origins = allowed_origins
         self.connections: set[Connection] = set()
+        self.twilio_auth_token, self.public_url = twilio_auth_token, public_url
+        self.phone = PhoneRoutes(self)
         self._server: Server | None = None
         # production operation (`ops_http`): False once draining (new connections get 503),
         # extra HTTP paths (health, readiness, metrics), and what follows each call
@@ -98,6 +105,10 @@ class RealtimeServer:
         self.call_watchers: list[ops_http.Watch] = []
         self._ended_by_server: dict[Connection, str] = {}
         self._call_left = asyncio.Event()
+
+    @property
+    def calls(self) -> int:
+        return len(self.connections) + len(self.phone.lines)
 
     @property
     def url(self) -> str:
@@ -166,6 +177,10 @@ class RealtimeServer:
         page = page_response(connection, request)  # the browser page at `/`, served without token
         if page is not None:
             return page
+        if self.phone.serves(request.path):
+            if not self.accepting:  # draining: a new phone call is refused like any other
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, ops_http.DRAINING_BODY)
+            return self.phone.check_request(connection, request)
         if urlsplit(request.path).path.rstrip("/") != PATH:
             return connection.respond(HTTPStatus.NOT_FOUND, f"Not found: connect to {self.url}\n")
         if self.token is not None and not _bearer_ok(request.headers, self.token):
@@ -183,7 +198,7 @@ class RealtimeServer:
                                       "use this server; start it with that origin allowed.\n")
         if not self.accepting:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, ops_http.DRAINING_BODY)
-        if len(self.connections) >= self.max_connections:
+        if self.calls >= self.max_connections:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE,
                                       f"This server is at its limit of {self.max_connections} "
                                       "sessions; try again when one ends.\n")
@@ -197,6 +212,9 @@ class RealtimeServer:
         return host in LOOPBACK
 
     async def _handle(self, ws: ServerConnection) -> None:
+        if ws.request is not None and self.phone.serves(ws.request.path):
+            await self.phone.answer(ws)
+            return
         connection = Connection(ws, config=self.config, lead_ms=self.lead_ms,
                                 max_message_bytes=self.max_message_bytes, dialect=dialect_of(ws))
         clock = RealClock()
@@ -315,7 +333,8 @@ def serve_main(args: argparse.Namespace) -> int:
         return 2
     stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))
     server = RealtimeServer(stages=stages, config=config, host=args.host, port=args.port,
-                            token=token)
+                            token=token, twilio_auth_token=os.environ.get(TWILIO_TOKEN_ENV) or None,
+                            public_url=os.environ.get(PUBLIC_URL_ENV) or None)
     made = ops_http.install(server, args)
     try:
         asyncio.run(ops_http.serve_until_stopped(server, args.drain_s, made,
