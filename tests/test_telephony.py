@@ -41,9 +41,8 @@ from pipeline.base.audio import (
 from pipeline.base.config import Config, apply
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ToneTTS
+from pipeline.testing.server import ServerThread
 from pipeline.turns import HeuristicCompleteness
-
-from .realtime_clients import serving_in_thread
 
 # --- G.711 against known vectors ----------------------------------------------------------------
 
@@ -204,7 +203,7 @@ def server() -> Iterator[Any]:
     stages = Stages(vad=EnergyVAD(), stt=PitchSTT(), completeness=HeuristicCompleteness(),
                     llm=PacedLLM(), tts=ToneTTS(ms_per_char=30.0))
     config = apply(Config.default(), {"call": {"end_call": True}})
-    with serving_in_thread(stages, config=config, token=TOKEN, twilio_auth_token=TWILIO_TOKEN,
+    with ServerThread(stages, config=config, token=TOKEN, twilio_auth_token=TWILIO_TOKEN,
                            public_url=PUBLIC_URL) as running:
         yield running
 
