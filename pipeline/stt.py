@@ -49,11 +49,12 @@ class WhisperSTT:
         # redoes on the full window a pass that looks wrong (pipeline/stages/stt_window.py);
         # "sized-final" sizes only the final pass, the one a reply waits for. Over 132 clips of the
         # end-of-turn set, tiny.en's finals sized (+2 s, floor 1 s) made 198 word errors against
-        # 201 on the full window, with the median pass ~100 ms against ~440 ms
-        # (bench/results/2026-12-01-stt-window.md); partials stay on the full window, where the
-        # quicker passes let a barge-in fire on the echo residue's words. Whisper base lost 1.3-1.8
-        # points of WER sized: give it window = "full".
-        window: str = "sized-final",
+        # 201 on the full window, the median pass ~100 ms against ~440 ms
+        # (bench/results/2026-12-01-stt-window.md). Still full by default: sized finals often drop
+        # the closing punctuation the completeness heuristic reads, and wrote "order 50 120"
+        # where the full window wrote "order? 5120." (tests/test_refund_desk.py's late result),
+        # which word error rate does not see; an end-of-turn measurement must come first.
+        window: str = "full",
         window_margin_ms: int = 2000,
         window_floor_ms: int = 1000,
     ) -> None:

@@ -92,6 +92,50 @@ def test_a_second_cancel_of_one_response_acts_on_it_in_silence(server):
     assert errors == [] and len(cancelled) == 1, (errors, cancelled)
 
 
+def _loud_audio(seconds: float) -> str:
+    """Noise a caller's microphone could send (24 kHz pcm16, base64): speech to the energy VAD."""
+    import base64
+
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    pcm = (rng.standard_normal(int(24_000 * seconds)) * 8000).clip(-32768, 32767).astype("<i2")
+    return base64.b64encode(pcm.tobytes()).decode("ascii")
+
+
+def test_an_out_of_band_reply_cut_off_by_the_caller_ends_cancelled(server):
+    """Found: a reply with `conversation: "none"` that the caller talked over failed with a
+    server_error (KeyError on its item) and never sent response.done: cutting it back to what was
+    heard looked its item up in the conversation, where an out-of-band item never is."""
+    story = [{"type": "message", "role": "user",
+              "content": [{"type": "input_text", "text": "Tell a long story"}]}]
+    steps = [Step(event={"type": "response.create",
+                         "response": {"conversation": "none", "input": story}}),
+             Step(pause_s=0.3), Step(event={"type": "input_audio_buffer.append",
+                                            "audio": _loud_audio(1.0)}),
+             Step(pause_s=1.0)]
+    outcome = run(server, "ga", steps)
+    assert not [e for e in outcome.events if e["type"] == "error"
+                and e["error"]["code"] == "server_error"]
+
+
+def test_a_reply_whose_item_the_client_deleted_still_ends(server):
+    """The same cut for an in-band reply whose item the client deleted while it played (the
+    server got this one right before the fix; kept so the two stay covered together)."""
+    story = {"type": "message", "role": "user",
+             "content": [{"type": "input_text", "text": "Tell a long story"}]}
+    steps = [Step(event={"type": "conversation.item.create", "item": story}),
+             Step(event={"type": "response.create"}), Step(pause_s=0.3)]
+    outcome = asyncio.run(play(server.url, "ga", steps, f"f{next(_tags)}"))
+    added = [e for e in outcome.events if e["type"] == "response.output_item.added"]
+    assert added, [e["type"] for e in outcome.events]
+    steps += [Step(event={"type": "conversation.item.delete", "item_id": added[0]["item"]["id"]}),
+              Step(event={"type": "response.cancel"}), Step(pause_s=0.3)]
+    outcome = run(server, "ga", steps)
+    assert not [e for e in outcome.events if e["type"] == "error"
+                and e["error"]["code"] == "server_error"]
+
+
 def test_playback_ending_while_it_waits_leaves_no_task_behind():
     """Found: a call that ended while its playback waited for the last frame to sound left two
     helper tasks pending, destroyed later by the collector ("Task was destroyed but it is

@@ -31,6 +31,13 @@ class Item:
     note: str | None = None  # e.g. "completed during an interruption"
     audio: bool = True  # spoken (input_audio / output_audio) or typed (input_text / output_text)
 
+    def truncate(self, *, audio_end_ms: int, heard_text: str) -> None:
+        """Keep only what the caller heard of this (agent) item."""
+        self.audio_end_ms = audio_end_ms
+        self.text = heard_text
+        self.interrupted = True
+        self.status = "incomplete"
+
     def to_dict(self) -> dict[str, Any]:
         if self.type == "function_call":
             return {"id": self.id, "type": "function_call", "status": self.status,
@@ -76,10 +83,7 @@ class Conversation:
         item = self.get(item_id)
         if item is None:
             raise KeyError(item_id)
-        item.audio_end_ms = audio_end_ms
-        item.text = heard_text
-        item.interrupted = True
-        item.status = "incomplete"
+        item.truncate(audio_end_ms=audio_end_ms, heard_text=heard_text)
         return item
 
     def to_messages(self, instructions: str) -> list[dict[str, str]]:

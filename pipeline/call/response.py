@@ -387,7 +387,9 @@ class Response:
         played = min(ctx.playback.heard(self.item.id), self.generated)  # never more than was made
         heard = heard_text(self.spoken, played)
         audio_end_ms = int(played * 1000 / ctx.tts.sample_rate_hz)
-        ctx.conversation.truncate(self.item.id, audio_end_ms=audio_end_ms, heard_text=heard)
+        # the item itself, in the conversation or not: an out-of-band reply's never is, and a
+        # client may have deleted an in-band one while it played (both found by the fuzz test)
+        self.item.truncate(audio_end_ms=audio_end_ms, heard_text=heard)
         self._emit(ev.ItemTruncated(item_id=self.item.id, audio_end_ms=audio_end_ms, transcript=heard))
 
     def _described(self) -> dict[str, Any]:
