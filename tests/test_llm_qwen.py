@@ -102,3 +102,18 @@ def test_qwen_calls_the_refund_tool_with_the_callers_order_and_amount(qwen, tmp_
     assert first["output"][0]["content"][0]["transcript"].strip() == args["holding_line"].strip()
     assert effects == [{"order_id": "A1234", "amount": 64.5}]
     assert ledger.get("refund:A1234").state == "committed"
+
+
+@pytest.mark.models
+@pytest.mark.slow
+@needs_qwen
+def test_qwen_inventing_an_order_id_is_refused_and_nothing_moves(qwen, tmp_path) -> None:
+    """Asked for a refund with no order and no amount, Qwen calls the refund with made-up ones;
+    the guard refuses the call, the model reads why, and neither the tool nor the ledger runs."""
+    rec, effects, ledger = qwen_call(qwen, "Hi, I want a refund for my order, please.", tmp_path)
+    calls = rec.of("response.function_call_arguments.done")
+    assert calls and calls[0].name == "refund", rec.timeline()  # the invention this guards against
+    outputs = [json.loads(i.output) for i in rec.session.conversation.items if i.type == "function_call_output"]
+    assert outputs and all(o["status"] == "not_run" for o in outputs), outputs
+    assert effects == []
+    assert ledger.untold() == [] and ledger.get(f"refund:{json.loads(calls[0].arguments)['order_id']}") is None

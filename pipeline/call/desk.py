@@ -19,6 +19,7 @@ from ..tools.buffer import TurnResultBuffer
 from ..tools.confirms import confirms
 from ..tools.dialect import JSON, ToolDialect
 from ..tools.dialect import tools_prompt as _json_tools_prompt
+from ..tools.grounding import Evidence, evidence_from
 from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
 from .callctl import CallControl, end_call_tool
@@ -74,7 +75,14 @@ class ToolDesk:
         self.registry = registry
         self.ledger = ledger
         self.runner = ToolRunner(registry, ledger=ledger, queries=queries, control=self.control,
-                                 clock=self.core.clock)
+                                 clock=self.core.clock, evidence=self.evidence)
+
+    def evidence(self) -> Evidence:
+        """What a side effect's arguments must be found in: the caller's words in this call
+        (transcripts, typed text) and the outputs of earlier calls."""
+        items = self.core.conversation.items
+        return evidence_from((i.text for i in items if i.type == "message" and i.role == "user"),
+                             (i.output or "" for i in items if i.type == "function_call_output"))
 
     # --- ToolHooks (what a response needs) -------------------------------------------------------
 
@@ -129,6 +137,12 @@ class ToolDesk:
                 raise RuntimeError("no tools are configured for this session; call session.use_tools(...)")
             result = await self.runner.run(call, call_id=call_id, response_id=response.id,
                                            turn_id=response.turn_id)
+            if "ungrounded" in result.extra:
+                self.core.log(f"{call.name} not run: the caller never gave its "
+                              f"{', '.join(result.extra['ungrounded'])} ({json.dumps(call.arguments)})")
+                # refused again in the very reply meant to ask the caller: the model is guessing
+                # in a loop; the refusal enters the history, and the caller's next turn is heard
+                result.extra["no_reply"] = response.purpose != "turn"
         except Exception as exc:  # every call gets an output: the model must never wait forever
             result = ToolResult(call_id, response.id, response.turn_id, call.name, call.arguments,
                                 {"error": f"{type(exc).__name__}: {exc}"})
@@ -188,7 +202,7 @@ class ToolDesk:
             self.core.add_item(Item(
                 type="function_call_output", call_id=r.call_id, name=r.name, output=json.dumps(r.output),
                 note="completed during an interruption" if r.interrupted else None, **given_id))
-            if not r.interrupted and not r.extra.get("from_client"):
+            if not r.interrupted and not r.extra.get("from_client") and not r.extra.get("no_reply"):
                 fresh.append(r)
         if results:
             self.history_version += 1
