@@ -202,3 +202,29 @@ def test_a_runner_without_evidence_runs_as_before(tmp_path) -> None:
     result = asyncio.run(runner.run(ToolCall(name="refund", arguments=INVENTED), call_id="c1",
                                     response_id="r1", turn_id=None))
     assert result.output["status"] == "committed"
+
+
+def test_a_model_that_keeps_guessing_is_not_asked_again_and_again(tmp_path) -> None:
+    """A whole call (fake stages): the model answers every turn and every result with the same
+    invented refund. The first refusal is answered, the refusal in that answer is not: two
+    responses, two refusals, nothing in the ledger, and the call goes on."""
+    from pipeline.call.session import Stages
+    from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+    from pipeline.transports.scripted import Clip
+    from pipeline.turns import HeuristicCompleteness
+
+    from .harness import call
+    from .test_listeners import LoudVAD, caller_tone
+
+    EFFECTS.clear()
+    guess = {"name": "refund", "arguments": INVENTED}
+    llm = ScriptedLLM(rules=[[".", guess]])
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["I want a refund, please."]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)],
+               setup=lambda s: s.use_tools(ToolRegistry(specs=[refund]), ledger=ledger))
+    outputs = [json.loads(i.output) for i in rec.session.conversation.items if i.type == "function_call_output"]
+    assert [o["status"] for o in outputs] == ["not_run", "not_run"], rec.timeline()
+    assert [r.purpose for r in rec.session.responder.responses] == ["turn", "tool_result"]
+    assert EFFECTS == [] and ledger.untold() == [] and ledger.get("refund:12345") is None
