@@ -87,7 +87,8 @@ def judge(case: dict[str, Any], text: str, registry: ToolRegistry) -> dict[str, 
 
 
 def run_tools(llm: Any, instructions: str, *, quick: bool = False, grammar: bool = True,
-              progress: Callable[[], None] | None = None, cases: slice | None = None) -> dict[str, Any]:
+              progress: Callable[[], None] | None = None, cases: slice | None = None,
+              on_row: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     desks = desk_tools()
     dialect = getattr(llm, "tool_dialect", JSON)
     rows = []
@@ -110,9 +111,17 @@ def run_tools(llm: Any, instructions: str, *, quick: bool = False, grammar: bool
                      "expected": case["tool"], "output": text.strip(), "tokens": gen.output_tokens,
                      "first_ms": round((first - t0) * 1000) if first is not None else None,
                      "ms": round((perf_s() - t0) * 1000), **judge(case, text, registry)})
+        if on_row:
+            on_row(rows[-1])
         if progress:
             progress()
     return tally(rows)
+
+
+def _print_row(row: dict[str, Any]) -> None:
+    """One line's verdict as it is made, so a long run that is stopped still says something."""
+    print(json.dumps({k: row[k] for k in ("desk", "prompt", "expect", "expected", "picked", "args_ok",
+                                          "refused", "first_ms", "ms")}), file=sys.stderr, flush=True)
 
 
 def tally(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -193,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         stage = config.llm if name is None else StageConfig("llama-cpp", {**config.llm.params, "model": name})
         llm = build_stage("llm", stage)
         result = run_tools(llm, config.response.instructions, quick=args.quick, grammar=not args.free,
-                           cases=part)
+                           cases=part, on_row=_print_row)
         label = name or config.llm.name
         results["models"][label] = result
         print(f"## {label} ({'grammar' if not args.free else 'no grammar'})\n")
