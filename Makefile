@@ -36,9 +36,11 @@ setup: system-deps $(STAMP)
 # libportaudio2 for sounddevice; pulseaudio makes a real (null-sink) sound device for the tests;
 # chromium runs the browser page's tests (Playwright drives it; no browser is downloaded);
 # espeak-ng voices the unseen speakers of the end-of-turn and barge-in sets (bench/).
+# haproxy fronts two serve workers in the drain and proxy test (tests/test_ops_proxy.py, docs/deploy.md);
+# prometheus scrapes a server's /metrics in tests/test_ops_prometheus.py.
 system-deps:
 	@missing=""; \
-	for pkg in libportaudio2 pulseaudio chromium espeak-ng; do \
+	for pkg in libportaudio2 pulseaudio chromium espeak-ng haproxy prometheus; do \
 	  dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -54,14 +56,16 @@ $(STAMP): pyproject.toml scripts/install_llama.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
 	PYTHON=$(BIN)/python bash scripts/install_llama.sh
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench,server,clients]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench,server,clients,ops]'
 	touch $(STAMP)
 
 models:
 	PYTHON=$(BIN)/python bash scripts/download_models.sh
 
+# ruff, then mypy over the package (pyproject.toml's [tool.mypy]: strict on the call layer)
 lint: setup
 	$(BIN)/ruff check pipeline tests bench examples
+	$(BIN)/mypy
 
 bench: setup models
 	$(BIN)/python -m bench.ttfa

@@ -21,20 +21,16 @@ from pipeline.base import events as ev
 from pipeline.base.audio import INPUT_RATE_HZ, dbfs
 from pipeline.base.clock import perf_s
 from pipeline.stages.fakes import ScriptedLLM
+from pipeline.testing import LONG_REPLY, QUESTION, jfk, mm_hmm, noise
 from pipeline.transports.scripted import Clip, after_stage
 
 from .calls import BenchCaller, one_call
-from .clips import jfk, speech
+from .clips import speech
 from .summary import median
 
-# A reply long enough to interrupt 1 s in, and the same words every run (tests/test_bargein.py);
-# the LLM is scripted for that reason only, every other stage is the real model.
-LONG_REPLY = ("Thanks for calling the front desk. Checkout is at eleven in the morning, and late "
-              "checkout until one is free for members. Breakfast is served from seven to ten "
-              "in the garden room. Let me know if you need anything else at all.")
-QUESTION = "What time is checkout?"
+# The tests' reply and question (pipeline.testing): the LLM is scripted so that the reply is
+# long enough to interrupt 1 s in, the same words every run; every other stage is the real model.
 INTERRUPT_DELAY_S = 1.0  # the caller talks over the agent 1 s into its first audio (the tests')
-NOISE_DBFS = -20.0  # loud enough to pass the -40 dBFS energy test by 20 dB (the tests' level)
 ONSET_DBFS = -30.0  # a window this loud is speech onset in jfk.wav (the tests' definition)
 # Speakers, not headphones: about -3 dB of the agent back in the mic, 30 ms late (the tests').
 ECHO = {"echo_gain": 0.7, "echo_delay_ms": 30.0}
@@ -46,37 +42,6 @@ AFTER_FIRE_S = 1.0
 # Each case three times: the simulated clock makes a case nearly repeatable, but the compute
 # timings are single wall-clock samples, and one stall of a shared machine would decide them.
 RUNS = 3
-
-
-def _level(x: np.ndarray, target_dbfs: float) -> np.ndarray:
-    return (x * 10 ** ((target_dbfs - dbfs(x)) / 20)).astype(np.float32)
-
-
-def noise(kind: str, seconds: float, seed: int = 3) -> np.ndarray:
-    """The tests' non-speech sounds, at NOISE_DBFS."""
-    rng = np.random.default_rng(seed)
-    n = int(seconds * INPUT_RATE_HZ)
-    t = np.arange(n) / INPUT_RATE_HZ
-    if kind == "white":
-        x = rng.standard_normal(n)
-    elif kind == "pink":  # 1/f power spectrum
-        spectrum = np.fft.rfft(rng.standard_normal(n))
-        spectrum /= np.sqrt(np.maximum(np.arange(len(spectrum)), 1))
-        x = np.fft.irfft(spectrum, n)
-    elif kind == "tones":  # a chord, like a ringtone or an alarm
-        x = sum(np.sin(2 * np.pi * f * t) for f in (440.0, 660.0, 1320.0))
-    else:  # "cough": a burst of noise with a sharp attack and a 30 ms decay
-        x = rng.standard_normal(n) * np.exp(-t / 0.03)
-    return _level(np.asarray(x, np.float32), NOISE_DBFS)
-
-
-def mm_hmm() -> np.ndarray:
-    """A 200 ms backchannel: "Mm-hmm." spoken fast (length_scale 0.4), cut to its voiced part."""
-    audio = speech("Mm-hmm.", length_scale=0.4)
-    start = int(np.nonzero(np.abs(audio) > 0.02)[0][0])
-    n = INPUT_RATE_HZ // 5
-    fade = np.hanning(n * 2)[n:] ** 0.1  # a soft end instead of a click
-    return (audio[start:start + n] * fade[: len(audio[start:start + n])]).astype(np.float32)
 
 
 @dataclasses.dataclass

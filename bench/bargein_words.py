@@ -30,12 +30,13 @@ from pipeline.base import config as cfg
 from pipeline.base import events as ev
 from pipeline.base.audio import INPUT_RATE_HZ, dbfs
 from pipeline.stages.fakes import ScriptedLLM
+from pipeline.testing import LONG_REPLY, QUESTION
+from pipeline.testing.voices import ESPEAK_VOICES, PIPER_VOICES, say_as
 from pipeline.transports.scripted import Clip, after_stage
 
-from .bargein import INTERRUPT_DELAY_S, LONG_REPLY, QUESTION
+from .bargein import INTERRUPT_DELAY_S
 from .calls import one_call
 from .clips import speech
-from .eot_set import ESPEAK_VOICES, PIPER_VOICES, say_as
 from .summary import median, p90
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -44,7 +45,7 @@ BACKCHANNELS = ("Mm-hmm.", "Mhm.", "Uh-huh.", "Uh-huh, yeah.", "Yeah.", "Okay.",
 INTERRUPTIONS = ("Wait.", "Stop.", "No.", "Hold on.", "Sorry?", "Excuse me.", "Actually, no.",
                  "What about breakfast?", "Can you repeat that?", "No, the twelfth.",
                  "Wait, is the pool open?", "I need a taxi.")
-BACKCHANNEL_MS = (300, 800)  # issue #14: real backchannels run 300-800 ms
+BACKCHANNEL_MS = (300, 800)  # voiced length of the set's backchannels; the rest are skipped, and listed
 AFTER_DECISION_S = 0.6  # the call ends this long after the decision: enough to see playback
 
 

@@ -1,7 +1,7 @@
 """The caller's side: short questions spoken once by a deterministic Piper voice, cached as WAVs.
 
 Piper samples noise, so two syntheses of one text differ; with both noise scales at 0 the same
-text is the same audio on every machine and run (the tests' caller voice, tests/conftest.py).
+text is the same audio on every machine and run (the tests' caller voice, pipeline.testing).
 """
 
 from __future__ import annotations
@@ -13,14 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample, write_wav
+from pipeline.base.models import model_file
+from pipeline.testing import CALLER_VOICE, JFK_TEXT, jfk
 
-ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(__file__).resolve().parent / ".cache"
-JFK_WAV = ROOT / "models" / "audio" / "jfk.wav"
-VOICE = ROOT / "models" / "tts" / "en_US-joe-medium.onnx"
-
-# The tests' caller voice (tests/conftest.py `caller_voice`): no sampling noise, a little slower.
-CALLER_VOICE = {"noise_scale": 0.0, "noise_w_scale": 0.0, "length_scale": 1.05}
+VOICE = model_file("tts/en_US-joe-medium.onnx")
 
 # Short, complete questions of the kind a phone agent answers; 1-2.5 s each when spoken.
 QUESTIONS = (
@@ -32,8 +29,6 @@ QUESTIONS = (
     ("weather", "What's the weather going to be like tomorrow?"),
     ("sea-view", "Do you have any rooms with a view of the sea?"),
 )
-JFK_TEXT = ("And so my fellow Americans, ask not what your country can do for you, "
-            "ask what you can do for your country.")
 
 
 @dataclass
@@ -61,11 +56,6 @@ def speech(text: str, *, cache: Path = CACHE, **voice: float) -> np.ndarray:
         write_wav(path, audio, INPUT_RATE_HZ)
     wav = read_wav(path)
     return wav.mono().astype(np.float32)
-
-
-def jfk() -> np.ndarray:
-    wav = read_wav(JFK_WAV)
-    return resample(wav.mono(), wav.sample_rate_hz, INPUT_RATE_HZ).astype(np.float32)
 
 
 def caller_clips(n: int, *, cache: Path = CACHE) -> list[CallerClip]:

@@ -19,13 +19,13 @@ import random
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from pipeline.base.conversation import Item
+from pipeline.base.models import model_file
 from pipeline.call.context import fit_conversation
 
-LLM_PATH = Path("models/llm/SmolLM2-135M-Instruct.Q4_1.gguf")
+LLM_PATH = model_file("llm/SmolLM2-135M-Instruct.Q4_1.gguf")
 INSTRUCTIONS = ("You are a helpful voice assistant on a phone call. Answer in one or two short, "
                 "plain sentences. No lists, no markdown.\n\nYou can use tools. To use one, reply "
                 'with only a JSON object: {"name": "<tool>", "arguments": {...}}. Tools:\n'

@@ -24,19 +24,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 import tracemalloc
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pipeline.base import config as cfg
+from pipeline.base.models import model_file
+from pipeline.testing import LlamaServer
 from pipeline.transports.scripted import Clip
 
 from .calls import LEAD_IN_S, one_call, prime_llm
@@ -46,63 +45,11 @@ from .readout import read_turns
 from .serve_calls import concurrent_calls, rss_mib
 
 RESULTS = Path(__file__).resolve().parent / "results"
-MODEL = Path("models/llm/SmolLM2-135M-Instruct.Q4_1.gguf")
+MODEL = model_file("llm/SmolLM2-135M-Instruct.Q4_1.gguf")
 CALL_CAP_S = 45.0  # bench/ttfa.py's cap beyond the clip
 LONG_REPLY = [{"role": "user", "content": "Count from one to two hundred in words."}]
 CONCURRENCY = (1, 2, 4)
 CALLS = (1, 2, 4)  # concurrent calls per worker
-
-
-@dataclass
-class LocalServer:
-    """llama-cpp-python's server on a free loopback port, for tests and benchmarks."""
-
-    url: str
-    process: subprocess.Popen
-    log: Path
-
-    @classmethod
-    def start(cls, model: Path, *, log: Path, extra: tuple[str, ...] = (),
-              ready_s: float = 60.0) -> LocalServer:
-        """Returns once the port accepts connections (importing FastAPI and loading the model
-        take a few seconds on 2 idle cores); raises with the server's log if it never does."""
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        # interrupt_requests off: otherwise any second request (a token count, a completeness
-        # check, another call) ends the reply being streamed, early and without a word
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model),
-               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2",
-               "--seed", "7", "--interrupt_requests", "false", *extra]
-        with log.open("wb") as out:
-            process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        server = cls(f"http://127.0.0.1:{port}/v1", process, log)
-        deadline = time.monotonic() + ready_s
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError(f"the LLM server exited ({process.returncode}):\n"
-                                   f"{log.read_text(errors='replace')[-2000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    return server
-            except OSError:
-                time.sleep(0.2)
-        server.stop()
-        raise RuntimeError(f"the LLM server did not listen within {ready_s:g} s:\n"
-                           f"{log.read_text(errors='replace')[-2000:]}")
-
-    def disconnects(self) -> int:
-        """How many closed streams the server has noticed so far (its own log line)."""
-        return self.log.read_text(errors="replace").count("Disconnected from client")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)  # uvicorn waits out a request still running
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
 
 
 def first_audio(stages: Any, base: cfg.Config, clips: list[Any], llms: dict[str, Any]
@@ -141,7 +88,7 @@ def _one_token_s(llm: Any) -> float:
     return time.perf_counter() - t0
 
 
-def stop_after_close(llm: Any, server: LocalServer, *, tokens: int = 9, repeats: int = 3
+def stop_after_close(llm: Any, server: LlamaServer, *, tokens: int = 9, repeats: int = 3
                      ) -> dict[str, float]:
     """A one-token request right after a long reply was closed at `tokens` tokens, against one
     right after the same reply ran to exactly `tokens` tokens: the server's prompt cache is the
@@ -312,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     memory["worker_with_llm_mib"] = rss_mib()
     args.out.mkdir(parents=True, exist_ok=True)
     scratch = tempfile.TemporaryDirectory()
-    server = LocalServer.start(MODEL, log=Path(scratch.name) / "server.log")
+    server = LlamaServer.start(MODEL, log=Path(scratch.name) / "server.log")
     try:
         # generous bounds: on a busy machine the default 10 s first-token timeout can trip,
         # and this measures latency rather than the timeout

@@ -1,4 +1,4 @@
-"""Each first-audio lever of issue 15 on and off, on the same clips, in one table.
+"""Each first-audio lever (the README's table of them) on and off, on the same clips, in one table.
 
     python -m bench.levers                          # 8 clips, 7 variants: about 6 minutes idle
     python -m bench.levers --quick                  # 3 clips: a smoke run, about 2 minutes

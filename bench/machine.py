@@ -10,6 +10,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pipeline.base.models import model_file
+
 PACKAGES = ("numpy", "onnxruntime", "onnxruntime-gpu", "faster-whisper", "ctranslate2",
             "llama-cpp-python", "piper-tts", "matplotlib")
 
@@ -88,7 +90,7 @@ _STAGE_KEYS = ("model_path", "device", "compute_type", "use_cuda", "gpu_layers",
 
 
 def _size_mb(path: str) -> float | None:
-    p = Path(path)
+    p = model_file(path)
     if p.is_dir():
         return round(sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) / 2**20, 1)
     return round(p.stat().st_size / 2**20, 1) if p.is_file() else None

@@ -1,7 +1,7 @@
 """Concurrent calls through one `pipeline serve` worker: time to first audio and memory per call.
 
 N realtime clients connect to one in-process `RealtimeServer` (on its own event loop, in a
-thread, as `pipeline serve` runs it) and each says the same caller clip at real time, 100 ms
+thread, as `pipeline serve` runs it: `pipeline.testing.ServerThread`) and each says the same caller clip at real time, 100 ms
 appends of 24 kHz pcm16, then silence, as a phone would. Per call: the caller's last sound
 (the clip's last 32 ms window above -40 dBFS) → the first `response.output_audio.delta`, in ms.
 Memory: the worker's RSS sampled every 50 ms while the calls run; its peak over the idle worker,
@@ -14,7 +14,6 @@ the worker holds VAD, STT and TTS; the LLM lives on the GPU box).
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import statistics
 import threading
@@ -24,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.base.audio import INPUT_RATE_HZ, dbfs, resample, to_int16
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs
 from pipeline.base.config import Config
-from pipeline.transports.realtime_server import RealtimeServer
+from pipeline.testing import ServerThread, chunks_b64, pcm16_24k
 
 CHUNK_MS = 100
+LEAD_S = 0.25  # silence before the clip
 TRAILING_SILENCE_S = 3.0
 CALL_CAP_S = 60.0  # a call that has not answered by then counts as failed
 WINDOW = 512
@@ -45,34 +45,6 @@ def last_sound_s(audio: np.ndarray, floor_dbfs: float = -40.0) -> float:
     """End of the last 32 ms window above `floor_dbfs`: where the caller stops talking."""
     loud = [i for i in range(0, len(audio) - WINDOW + 1, WINDOW) if dbfs(audio[i:i + WINDOW]) > floor_dbfs]
     return (loud[-1] + WINDOW) / INPUT_RATE_HZ if loud else 0.0
-
-
-class ServerThread:
-    """A RealtimeServer on 127.0.0.1 (a free port), on its own event loop in a daemon thread,
-    as `pipeline serve` runs it in its process; the tests' clients use it too."""
-
-    def __init__(self, stages: Any, config: Config | None = None, **kwargs: Any) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.server = RealtimeServer(stages=stages, config=config or Config.default(), port=0, **kwargs)
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-
-    def __enter__(self) -> ServerThread:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(timeout=10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(timeout=30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=10)
-
-    @property
-    def port(self) -> int:
-        return self.server.port
-
-    @property
-    def url(self) -> str:
-        return self.server.url
 
 
 async def _one_call(url: str, chunks: list[str], speech_end_s: float) -> float | None:
@@ -131,12 +103,9 @@ class _PeakRss:
 def concurrent_calls(stages: Any, config: Config, clip_audio: np.ndarray, counts: tuple[int, ...]
                      ) -> list[dict[str, Any]]:
     """For each N in `counts`: N calls at once on one worker; first audio and memory per call."""
-    padded = np.concatenate([np.zeros(INPUT_RATE_HZ // 4, np.float32), clip_audio,
-                             np.zeros(int(TRAILING_SILENCE_S * INPUT_RATE_HZ), np.float32)])
-    speech_end_s = INPUT_RATE_HZ // 4 / INPUT_RATE_HZ + last_sound_s(clip_audio)
-    pcm = to_int16(resample(padded, INPUT_RATE_HZ, 24_000)).astype("<i2").tobytes()
-    step = 24_000 * 2 * CHUNK_MS // 1000
-    chunks = [base64.b64encode(pcm[i:i + step]).decode("ascii") for i in range(0, len(pcm), step)]
+    pcm = pcm16_24k(clip_audio, lead_s=LEAD_S, trailing_silence_s=TRAILING_SILENCE_S)
+    speech_end_s = LEAD_S + last_sound_s(clip_audio)
+    chunks = list(chunks_b64(pcm, chunk_ms=CHUNK_MS))
     rows = []
     with ServerThread(stages, config) as worker:
         asyncio.run(_one_call(worker.url, chunks, speech_end_s))  # warm: first-call costs

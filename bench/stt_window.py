@@ -36,7 +36,7 @@ from pipeline.stt import word_errors as wer
 from .eot_set import build
 from .machine import describe_machine, machine_line
 
-MODELS = {"tiny.en": "models/stt/whisper-tiny.en", "base": "models/stt/whisper-base"}
+MODELS = {"tiny.en": "stt/whisper-tiny.en", "base": "stt/whisper-base"}  # under the models directory
 HOP = INPUT_RATE_HZ // FRAMES_PER_S
 
 

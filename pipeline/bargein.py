@@ -10,6 +10,7 @@ becomes the interruption.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from .base.audio import dbfs
 from .base.config import BargeInPolicy
 from .call.core import SessionCore
 from .call.responder import Responder
+from .call.states import BARGE_IN_MOVES, BargeInPhase
 from .call.turn_taking import Turn, TurnTaking
 from .stages.backchannel import Backchannels
 from .stages.playback import Playback
@@ -69,6 +71,10 @@ class BargeIn:
     four places, and so does a caller still talking `decide_within_ms` after the fire. The
     interruption keeps the caller's words from the first gate candidate of the turn on ("Wait,
     is the pool open?" keeps its "Wait").
+
+    Its phase (`BargeInPhase`: listening, paused on a candidate, hearing the words) is one value
+    carrying what that phase needs, moved only through `BARGE_IN_MOVES`. The gate keeps its own
+    state (holding a candidate; fired, once, until re-armed by `gate.reset`).
     """
 
     def __init__(self, core: SessionCore, *, playback: Playback, turns: TurnTaking,
@@ -77,21 +83,38 @@ class BargeIn:
         self.playback = playback
         self.turns = turns
         self.responder = responder
-        self.gate = BargeInGate(core.config.bargein)
-        self._paused_at_ms: float | None = None  # playback held on a candidate since then
+        self.policy = core.config.bargein
+        self.prefix_padding_ms = core.config.turn.prefix_padding_ms
+        self.gate = BargeInGate(self.policy)
+        self._state: _Listening | _Paused | _Hearing = _LISTENING
         self._first_candidate_ms: float | None = None  # this turn's earliest gate candidate
-        self._hearing: _Hearing | None = None  # the gate fired; the words decide
-        self._judge = Backchannels(core.config.bargein.backchannels)
+        self._judge = Backchannels(self.policy.backchannels)
         turns.word_listeners.append(self._on_words)
 
+    def update_options(self, policy: BargeInPolicy, *, prefix_padding_ms: int) -> None:
+        """New settings (a session.update), in effect from the next window."""
+        if policy.backchannels is not self.policy.backchannels:
+            self._judge = Backchannels(policy.backchannels)
+        self.policy = self.gate.policy = policy
+        self.prefix_padding_ms = prefix_padding_ms
+
+    @property
+    def phase(self) -> BargeInPhase:
+        return self._state.phase
+
+    def _to(self, state: _Listening | _Paused | _Hearing) -> None:
+        BARGE_IN_MOVES(self._state.phase, state.phase)
+        self._state = state
+
     def on_window(self, window: np.ndarray, prob: float, end_ms: float) -> None:
-        policy = self.gate.policy = self.core.config.bargein  # a session.update may change it
-        if self._hearing is not None:
-            self._keep_hearing(end_ms)
+        policy = self.policy
+        if isinstance(self._state, _Hearing):
+            self._keep_hearing(self._state, end_ms)
             return
         if not (policy.enabled and self.playback.speaking):
             self.gate.reset()
-            self._paused_at_ms = None
+            if self._state is not _LISTENING:  # every window while the agent is quiet: no check
+                self._to(_LISTENING)
             self._first_candidate_ms = None if self.turns.turn is None else self._first_candidate_ms
             return
         fired = self.gate.update(level_dbfs=dbfs(window), voice_prob=prob, window_ms=WINDOW_MS, end_ms=end_ms)
@@ -113,48 +136,44 @@ class BargeIn:
     def _start_hearing(self, fire_ms: float, *, fired: bool) -> None:
         """Keep playback paused until the words decide. `fired`: the gate fired; else a short
         candidate ("Wait.") ended before the hold and its turn is still open."""
-        paused_from_ms = fire_ms if self._paused_at_ms is None else self._paused_at_ms
-        if self._paused_at_ms is None:
+        paused = self._state
+        paused_from_ms = paused.at_ms if isinstance(paused, _Paused) else fire_ms
+        if not isinstance(paused, _Paused):
             self.playback.pause()
-        self._paused_at_ms = None
         assert self.turns.turn is not None
-        self._hearing = _Hearing(turn=self.turns.turn, fire_ms=fire_ms, paused_from_ms=paused_from_ms,
-                                 fired_s=self.core.clock.now())
+        self._to(_Hearing(turn=self.turns.turn, fire_ms=fire_ms, paused_from_ms=paused_from_ms,
+                          fired_s=self.core.clock.now()))
         self.core.emit(ev.StageMark(stage="barge_in_gate" if fired else "barge_in_listen", detail={
             "fire_ms": fire_ms, "window_start_ms": self._first_candidate_ms}))
         if self.turns.turn.stt.latest_text:  # a partial may already have the first words
             self._on_words(self.turns.turn, self.turns.turn.stt.latest_text, False)
 
-    def _keep_hearing(self, end_ms: float) -> None:
-        hearing = self._hearing
-        assert hearing is not None
+    def _keep_hearing(self, hearing: _Hearing, end_ms: float) -> None:
         if not self.playback.speaking:  # the agent stopped on its own: the caller has the floor
-            self._hearing = None
+            self._to(_LISTENING)
             self.playback.resume()
             return
         waited_ms = end_ms - hearing.fire_ms
-        limit_ms = self.core.config.bargein.decide_within_ms
+        limit_ms = self.policy.decide_within_ms
         if self.turns.turn is hearing.turn and self.turns.detector.in_speech and waited_ms >= limit_ms:
             self._interrupt(hearing.turn, end_ms, fire_ms=hearing.fire_ms, why="still_talking")
         elif waited_ms >= 2 * limit_ms:  # the words never came back (a slow machine): stop
             self._interrupt(hearing.turn, end_ms, fire_ms=hearing.fire_ms, why="undecided")
 
     def _on_words(self, turn: Turn, text: str, final: bool) -> None:
-        hearing = self._hearing
-        if hearing is None or turn is not hearing.turn:
+        hearing = self._state
+        if not isinstance(hearing, _Hearing) or turn is not hearing.turn:
             return
-        if self._judge.source is not self.core.config.bargein.backchannels:  # a session.update
-            self._judge = Backchannels(self.core.config.bargein.backchannels)
         verdict = self._judge.judge(text)
         now_ms = hearing.fire_ms + (self.core.clock.now() - hearing.fired_s) * 1000
-        if verdict == "words" and not turn.stt.sure_of(text, self.core.config.bargein.min_word_logprob):
+        if verdict == "words" and not turn.stt.sure_of(text, self.policy.min_word_logprob):
             verdict = "unsure"  # words Whisper doubts decide nothing; talk that goes on still does
             if not final:
                 return
         if verdict == "words":
             self._interrupt(turn, now_ms, fire_ms=hearing.fire_ms, why="words", heard=text)
         elif final:  # only backchannels, or no words at all: the agent goes on where it stopped
-            self._hearing = None
+            self._to(_LISTENING)
             # re-armed at the verdict, not when the agent stops: the caller who goes on talking
             # ("Okay, and how long does that take?") fires it again and is heard out
             self.gate.reset()
@@ -167,12 +186,10 @@ class BargeIn:
     def _interrupt(self, turn: Turn | None, now_ms: float, *, fire_ms: float, why: str,
                    heard: str = "") -> None:
         """The caller talks over the agent: stop whatever is sounding and what is being made."""
-        self._hearing = None
-        self._paused_at_ms = None
+        self._to(_LISTENING)
         first = self._first_candidate_ms
         if turn is not None:  # from the first candidate on, with padding: no first word is lost
-            padding = self.core.config.turn.prefix_padding_ms
-            self.turns.interrupted(turn, None if first is None else max(0.0, first - padding))
+            self.turns.interrupted(turn, None if first is None else max(0.0, first - self.prefix_padding_ms))
         target = self.responder.barge_in_target()
         self.core.emit(ev.StageMark(stage="barge_in", response_id=target.id if target else None, detail={
             "fire_ms": fire_ms, "decision_ms": now_ms - fire_ms, "why": why, "heard": heard,
@@ -186,25 +203,43 @@ class BargeIn:
 
         A door slam or a breath costs the caller a pause of its own length, never the reply.
         """
-        policy = self.core.config.bargein
-        if self.gate.candidate and policy.pause_on_candidate and self._paused_at_ms is None:
-            self._paused_at_ms = end_ms
+        policy = self.policy
+        paused = self._state
+        if self.gate.candidate and policy.pause_on_candidate and not isinstance(paused, _Paused):
+            self._to(_Paused(at_ms=end_ms))
             self.playback.pause()
-        elif self._paused_at_ms is not None and (
-                not self.gate.candidate or end_ms - self._paused_at_ms >= policy.resume_after_false_ms):
+        elif isinstance(paused, _Paused) and (
+                not self.gate.candidate or end_ms - paused.at_ms >= policy.resume_after_false_ms):
             turn = self.turns.turn
             if (policy.hear_words and policy.hear_short_words and not self.gate.candidate
                     and turn is not None and turn.over_agent):
                 self._start_hearing(end_ms, fired=False)  # too short for the gate: its words decide
                 return
             self.core.emit(ev.StageMark(stage="false_interruption", detail={
-                "paused_ms": end_ms - self._paused_at_ms}))
-            self._paused_at_ms = None
+                "paused_ms": end_ms - paused.at_ms}))
+            self._to(_LISTENING)
             self.playback.resume()
 
 
-@dataclass
+# --- the phases, each with what it needs --------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Listening:
+    phase: ClassVar[BargeInPhase] = BargeInPhase.LISTENING
+
+
+_LISTENING = _Listening()
+
+
+@dataclass(frozen=True)
+class _Paused:
+    phase: ClassVar[BargeInPhase] = BargeInPhase.PAUSED
+    at_ms: float  # playback held on a candidate since then
+
+
+@dataclass(frozen=True)
 class _Hearing:
+    phase: ClassVar[BargeInPhase] = BargeInPhase.HEARING
     turn: Turn
     fire_ms: float  # input-audio time the gate fired
     paused_from_ms: float  # when playback paused (the candidate's start, at the latest the fire)

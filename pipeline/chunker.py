@@ -27,6 +27,28 @@ _MAYBE_FINAL = frozenset("etc a.m p.m u.s u.k u.s.a inc ltd co corp".split())
 # "No. 5" is an abbreviation; "The answer is no. Try again." is a sentence end.
 _BEFORE_NUMBER = frozenset({"no", "nos"})
 
+# A reply's opener, said alone before a comma, colon or dash: "Sure, I can do that." voices
+# "Sure," first whatever the fragment's word minimum.
+_OPENER_PHRASES = frozenset({
+    "sure", "okay", "ok", "yes", "yeah", "yep", "no", "nope", "well", "alright", "all right",
+    "right", "of course", "certainly", "absolutely", "great", "perfect", "thanks", "thank you",
+    "hi", "hello", "hey", "got it", "no problem", "understood", "i see", "oh", "ah", "so", "now",
+    "actually", "honestly", "sorry", "i'm sorry", "good", "good news", "excellent", "done",
+})
+# A clause starts at these words: the first chunk may end before one without punctuation.
+_SUBORDINATORS = frozenset("because when if unless although while whereas which who where".split())
+# ...but not after these: "even if", "as if", "only when", "what if", "and because", "some of
+# which", "to whom", "from where".
+_BOUND_BEFORE = frozenset("even as only what and or but just since ever "
+                          "of in on at to for with by from about into than".split())
+# And, but, or, so join clauses when a subject follows ("and I will", "but it is"); before
+# anything else they join words ("black and white", "one hundred and five"): no boundary.
+_COORDINATORS = frozenset("and but or so".split())
+_SUBJECTS = frozenset(
+    "i i'm i'll i've i'd we we're we'll we've you you're you'll you've it it's it'll "
+    "they they're they'll he he's she she's that's there there's this".split())
+_WORD_EDGE = "\"'“”‘’«»()[]{}*_`~,.!?;:…"
+
 _INITIALS = re.compile(r"[A-Z](?:\.[A-Z])*")  # "J", "J.R.R"
 _DOTTED = re.compile(r"[A-Za-z](?:\.[A-Za-z])+")  # "x.y": some abbreviation we don't know
 _WORD = re.compile(r"\w")
@@ -68,7 +90,12 @@ class SentenceChunker:
 
     quick_first_fragment: let the first chunk of a response end at a comma, colon or dash
         once it holds `min_fragment_words` words, so the first audio starts sooner.
-    min_fragment_words: words needed before that clause boundary (default 6).
+    min_fragment_words: words needed before that clause boundary (default 6); a reply's opener
+        ("Sure,", "Of course,") is a fragment with fewer, unless `opener_fragments` is off.
+    first_phrase_words: with quick_first_fragment, the first chunk may also end where a clause
+        starts without punctuation ("I can look that up | because…", "Your refund is on its way
+        | and you will…") once it holds this many words; 0 turns it off (default 4). Never
+        inside a number, a name or a fixed pair ("rock and roll": no subject follows "and").
     max_chunk_chars: text with no boundary is split at the last whitespace within this many
         characters (default 400), so runaway output still reaches the speaker.
     """
@@ -78,14 +105,20 @@ class SentenceChunker:
         *,
         quick_first_fragment: bool = True,
         min_fragment_words: int = 6,
+        first_phrase_words: int = 4,
+        opener_fragments: bool = True,
         max_chunk_chars: int = 400,
     ) -> None:
         if min_fragment_words < 0:
             raise ValueError("min_fragment_words must be >= 0")
+        if first_phrase_words < 0:
+            raise ValueError("first_phrase_words must be >= 0")
         if max_chunk_chars < 1:
             raise ValueError("max_chunk_chars must be >= 1")
         self.quick_first_fragment = quick_first_fragment
         self.min_fragment_words = min_fragment_words
+        self.first_phrase_words = first_phrase_words
+        self.opener_fragments = opener_fragments
         self.max_chunk_chars = max_chunk_chars
         self._buf = ""
         self._scan = 0  # _buf[:_scan] holds no boundary: decisions are final, so skip it
@@ -161,13 +194,18 @@ class SentenceChunker:
                 end = self._clause_end(s, i, final)
                 if end != 0:
                     return end
+            if clauses and self.first_phrase_words and c.isspace() and i > 0 and not s[i - 1].isspace():
+                end = self._phrase_end(s, i, final)
+                if end != 0:
+                    return end
             i += 1
         self._scan = n
         return n if final else None
 
     def _clause_end(self, s: str, i: int, final: bool) -> int | None:
         """End of a quick first fragment at the comma/colon/dash at i; 0 if not a boundary."""
-        if _count_words(s[:i]) < self.min_fragment_words:
+        if _count_words(s[:i]) < self.min_fragment_words and not (
+                self.opener_fragments and _is_opener(s[:i])):
             return 0
         if s[i] in ",:":
             k = _skip_closers(s, i + 1)  # "1,000" and "7:30" fail the whitespace test below
@@ -179,6 +217,57 @@ class SentenceChunker:
         if k >= len(s):
             return len(s) if final else None
         return k if s[k].isspace() else 0
+
+
+    def _phrase_end(self, s: str, i: int, final: bool) -> int | None:
+        """End of a first chunk at the whitespace at i, where a clause starts without
+        punctuation; 0 if not a boundary, None while the words after it have not arrived."""
+        if _count_words(s[:i]) < self.first_phrase_words:
+            return 0
+        after = _next_words(s, i, 2, final)
+        if after is None:
+            return None
+        if not after:
+            return 0
+        before = _bare(s[:i].split()[-1])
+        if not before or before[0].isdigit() or before in _BOUND_BEFORE:
+            return 0
+        if after[0] in _SUBORDINATORS:
+            return i
+        if after[0] in _COORDINATORS and len(after) > 1 and after[1] in _SUBJECTS:
+            return i
+        return 0
+
+
+def _bare(token: str) -> str:
+    return token.strip(_WORD_EDGE).lower().replace("’", "'")
+
+
+def _is_opener(text: str) -> bool:
+    """Whether `text` is only a reply's opener ("Sure", "**Of course**")."""
+    return " ".join(_bare(t) for t in text.split()) in _OPENER_PHRASES
+
+
+def _next_words(s: str, i: int, count: int, final: bool) -> list[str] | None:
+    """Up to `count` whole words after position i, bare and lowercase; a word ending at
+    punctuation ends the list. None while the text may still be growing into them."""
+    words: list[str] = []
+    j = i
+    while len(words) < count:
+        while j < len(s) and s[j].isspace():
+            j += 1
+        if j >= len(s):
+            return words if final else None
+        start = j
+        while j < len(s) and not s[j].isspace():
+            j += 1
+        if j >= len(s) and not final:
+            return None  # the word may still grow ("and" into "android")
+        token = s[start:j]
+        words.append(_bare(token))
+        if token[-1:] in _WORD_EDGE:  # "and," ends the clause start: look no further
+            break
+    return words
 
 
 def _sentence_ends(s: str, i: int, j: int, k: int, final: bool) -> bool | None:

@@ -1,4 +1,4 @@
-"""Command line: `python -m pipeline call|config|plugins|serve|live`."""
+"""Command line: `python -m pipeline call|config|plugins|serve|live|test`."""
 
 from __future__ import annotations
 
@@ -47,6 +47,15 @@ def main(argv: list[str] | None = None) -> int:
     add_live_args(p_live)
     add_config_args(p_live)
 
+    p_test = sub.add_parser("test", help="run call scenarios (*.scenario.toml) on the simulated clock")
+    p_test.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                        help="scenario files, or folders to search for *.scenario.toml")
+    p_test.add_argument("--junit", type=Path, metavar="FILE", help="write the results as JUnit XML")
+    p_test.add_argument("--out", type=Path, default=Path("scenario-results"), metavar="DIR",
+                        help="each scenario's event log, timeline and recording (default scenario-results)")
+    p_test.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="run N scenario files at once, each in a process of its own (default 1)")
+
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -57,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "call":
             return asyncio.run(cmd_call(args))
+        if args.command == "test":
+            from .testing.scenario_cli import main as test_main
+
+            return test_main(args.paths, junit_path=args.junit, out=args.out, jobs=args.jobs)
         if args.command == "serve":
             from .transports.realtime_server import serve_main
 

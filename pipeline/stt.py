@@ -14,7 +14,6 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from .base.audio import INPUT_RATE_HZ
 from .base.clock import Clock, cancel_and_wait, perf_s
 from .base.cpu import default_threads
 from .base.errors import ConfigError, ModelMissingError
+from .base.models import model_file
 from .base.protocols import STT as STTBackend
 from .base.protocols import PrefixSTT, ScoredSTT
 from .stages.stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass
@@ -33,7 +33,7 @@ class WhisperSTT:
     def __init__(
         self,
         *,
-        model_path: str = "models/stt/whisper-tiny.en",
+        model_path: str = "stt/whisper-tiny.en",
         device: str = "cpu",
         compute_type: str = "auto",  # int8 on CPU, float16 on CUDA: fastest with no WER loss
         language: str = "en",  # fixed: skips language detection (a full extra encoder pass)
@@ -44,21 +44,24 @@ class WhisperSTT:
         # jfk.wav's final with AVX2 kernels, plus a hallucinated trailing "I"), and the encoder
         # costs the same either way (bench/README.md)
         prefix_final: bool = False,
-        # encoder window: "full" pads every pass to Whisper's 30 s, "sized" encodes the audio plus
+        # encoder window: "full" pads every pass to Whisper's 30 s; "sized" encodes the audio plus
         # window_margin_ms (at least window_floor_ms), decodes a few tokens a second of it, and
-        # redoes on the full window a pass that looks wrong (pipeline/stages/stt_window.py). Full by
-        # default: sized (+2 s, floor 1 s) kept tiny.en's WER and cut its median final pass from
-        # ~440 to ~100 ms, but base lost 1.3-1.8 points of WER, and the quicker partials let a
-        # barge-in fire on the echo residue's words (bench/README.md)
-        window: str = "full",
+        # redoes on the full window a pass that looks wrong (pipeline/stages/stt_window.py);
+        # "sized-final" sizes only the final pass, the one a reply waits for. Over 132 clips of the
+        # end-of-turn set, tiny.en's finals sized (+2 s, floor 1 s) made 198 word errors against
+        # 201 on the full window, with the median pass ~100 ms against ~440 ms
+        # (bench/results/2026-12-01-stt-window.md); partials stay on the full window, where the
+        # quicker passes let a barge-in fire on the echo residue's words. Whisper base lost 1.3-1.8
+        # points of WER sized: give it window = "full".
+        window: str = "sized-final",
         window_margin_ms: int = 2000,
         window_floor_ms: int = 1000,
     ) -> None:
         from faster_whisper import WhisperModel
 
-        if window not in ("full", "sized"):
-            raise ConfigError(f"stt.window = {window!r} is not allowed; use one of: full, sized")
-        path = Path(model_path)
+        if window not in WINDOWS:
+            raise ConfigError(f"stt.window = {window!r} is not allowed; use one of: {', '.join(WINDOWS)}")
+        path = model_file(model_path)
         if not (path / "model.bin").is_file():
             raise ModelMissingError(path / "model.bin", "Whisper model")
         if compute_type == "auto":
@@ -71,26 +74,27 @@ class WhisperSTT:
         self._model = WhisperModel(str(path), device=device, compute_type=compute_type,
                                    cpu_threads=self.threads)
         self._lock = threading.Lock()  # one inference at a time on this model
-        self.window = Window(window_margin_ms, window_floor_ms) if window == "sized" else None
+        self.window = Window(window_margin_ms, window_floor_ms) if window != "full" else None
+        self.window_partials = window == "sized"  # "sized-final": partials on the full window
         self._sized_decoder: SizedDecoder | None = None  # made at the first sized pass
         self.last_pass: WindowPass | None = None  # the last sized pass, kept or redone
         self.window_stats: Counter[str] = Counter()  # passes kept sized, on the full window, redone why
 
     def transcribe(self, audio: np.ndarray, *, final: bool) -> str:
-        return self._decode(audio, prefix=None)[0]
+        return self._decode(audio, prefix=None, final=final)[0]
 
     def transcribe_scored(self, audio: np.ndarray, *, final: bool) -> tuple[str, float]:
-        return self._decode(audio, prefix=None)
+        return self._decode(audio, prefix=None, final=final)
 
     def transcribe_after(self, audio: np.ndarray, prefix: str) -> str:
-        return self._decode(audio, prefix=prefix or None)[0]
+        return self._decode(audio, prefix=prefix or None, final=True)[0]
 
-    def _decode(self, audio: np.ndarray, *, prefix: str | None) -> tuple[str, float]:
+    def _decode(self, audio: np.ndarray, *, prefix: str | None, final: bool) -> tuple[str, float]:
         """The text, and the lowest segment's mean token log-probability (0.0 for no segment)."""
         audio = np.asarray(audio, dtype=np.float32)
         with self._lock:
             self.last_pass = None
-            if self.window is not None:
+            if self.window is not None and (final or self.window_partials):
                 done = self._decode_sized(audio, prefix, self.window)
                 if done is not None:
                     return done
@@ -135,6 +139,8 @@ class WhisperSTT:
         text = " ".join(s.text.strip() for s in segments).strip()
         return text, min((s.avg_logprob for s in segments), default=0.0)
 
+
+WINDOWS = ("full", "sized", "sized-final")
 
 _WORD_NORM = re.compile(r"[^\w']+")
 

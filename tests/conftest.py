@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 
 from pipeline.base import config as cfg
-from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample
+from pipeline.base.models import models_dir
+from pipeline.testing import Speaker, caller_tts, jfk
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "models"
+MODELS = models_dir()  # $MODELS_DIR, else the repository's models/
 JFK = MODELS / "audio" / "jfk.wav"
-JFK_TEXT = ("And so my fellow Americans, ask not what your country can do for you, "
-            "ask what you can do for your country.")
 
 MODEL_FILES = {
     "vad": MODELS / "vad" / "silero_vad.onnx",
@@ -84,16 +83,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-@pytest.fixture(autouse=True)
-def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stage defaults name models/ relative to the repository root."""
-    monkeypatch.chdir(ROOT)
-
-
 @pytest.fixture(scope="session")
 def real_stages():
     """VAD, whisper tiny.en, SmolLM2, Piper and the heuristic turn signal, loaded once."""
-    os.chdir(ROOT)
     from pipeline.call.session import Stages
 
     return Stages.load(cfg.Config.default())
@@ -101,44 +93,19 @@ def real_stages():
 
 @pytest.fixture(scope="session")
 def jfk_16k() -> np.ndarray:
-    wav = read_wav(JFK)
-    return resample(wav.mono(), wav.sample_rate_hz, INPUT_RATE_HZ)
-
-
-_SPEECH_CACHE: dict[str, np.ndarray] = {}
+    return jfk()
 
 
 @pytest.fixture(scope="session")
 def caller_voice():
     """Piper without sampling noise, so a caller's words are the same audio on every run."""
-    from pipeline.stages.tts import PiperTTS
-
-    return PiperTTS(noise_scale=0.0, noise_w_scale=0.0, length_scale=1.05)
+    return caller_tts()
 
 
 @pytest.fixture(scope="session")
-def say(caller_voice):
+def say(caller_voice) -> Speaker:
     """Real speech made at test time with Piper, at 16 kHz (cached per text)."""
-
-    def _say(text: str) -> np.ndarray:
-        if text not in _SPEECH_CACHE:
-            audio = caller_voice.synthesize(text)
-            _SPEECH_CACHE[text] = resample(audio, caller_voice.sample_rate_hz, INPUT_RATE_HZ)
-        return _SPEECH_CACHE[text]
-
-    return _say
-
-
-def silence(ms: float) -> np.ndarray:
-    return np.zeros(int(ms * INPUT_RATE_HZ / 1000), np.float32)
-
-
-def wer(reference: str, hypothesis: str) -> float:
-    """Word error rate: word-level edit distance over the reference length."""
-    from pipeline.stt import word_errors
-
-    edits, words = word_errors(reference, hypothesis)
-    return edits / max(1, words)
+    return Speaker(caller_voice)
 
 
 def run(coro):
@@ -203,3 +170,11 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(
             f"realtime wire check: {check.validated} server events validated against the openai "
             f"SDK's models, {len(check.failures)} failures, {len(check.by_type)} (dialect, type) kinds")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The scenario plugin (the package's `pytest11` entry point), for a tree not installed."""
+    from pipeline.testing import scenario_plugin
+
+    if not config.pluginmanager.is_registered(scenario_plugin):
+        config.pluginmanager.register(scenario_plugin, "pipeline.testing.scenario_plugin")

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "pipeline.call": 3, "pipeline.bargein": 3,
     "pipeline.transports": 4,
     "pipeline.cli": 5, "pipeline.__main__": 5,  # entry points
+    "pipeline.testing": 5,  # what tests, the benchmark and users share (it may run transports)
 }
 
 

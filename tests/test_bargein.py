@@ -11,15 +11,18 @@ from pipeline.base.config import BargeInPolicy
 from pipeline.call.heard import SpokenChunk, heard_text
 from pipeline.stages.fakes import ScriptedLLM
 from pipeline.stages.vad import WINDOW_MS
+from pipeline.testing import (
+    JFK_TEXT,
+    LONG_REPLY,
+    QUESTION,
+    call,
+    make_config,
+    mm_hmm,
+    noise,
+    wer,
+    with_stages,
+)
 from pipeline.transports.scripted import Clip, after_stage
-
-from .conftest import JFK_TEXT, wer
-from .harness import call, make_config, with_stages
-
-LONG_REPLY = ("Thanks for calling the front desk. Checkout is at eleven in the morning, and late "
-              "checkout until one is free for members. Breakfast is served from seven to ten in the "
-              "garden room. Let me know if you need anything else at all.")
-QUESTION = "What time is checkout?"
 
 
 def _gate_run(levels_dbfs, probs, policy=None) -> list[int]:
@@ -59,50 +62,21 @@ def _over_reply(say, clip: np.ndarray, delay_s: float = 1.0) -> list[Clip]:
     return [Clip(say(QUESTION), 0.3), Clip(clip, None, after=after_stage("first_audio_out", 1), delay_s=delay_s)]
 
 
-def _level(x: np.ndarray, target_dbfs: float) -> np.ndarray:
-    return (x * 10 ** ((target_dbfs - dbfs(x)) / 20)).astype(np.float32)
-
-
-def _noise(kind: str, seconds: float, rng: np.random.Generator) -> np.ndarray:
-    n = int(seconds * INPUT_RATE_HZ)
-    t = np.arange(n) / INPUT_RATE_HZ
-    if kind == "white":
-        x = rng.standard_normal(n)
-    elif kind == "pink":  # 1/f spectrum
-        spectrum = np.fft.rfft(rng.standard_normal(n))
-        spectrum /= np.sqrt(np.maximum(np.arange(len(spectrum)), 1))
-        x = np.fft.irfft(spectrum, n)
-    elif kind == "tones":  # a chord, like a ringtone or an alarm
-        x = sum(np.sin(2 * np.pi * f * t) for f in (440.0, 660.0, 1320.0))
-    else:  # "cough": a 100 ms burst of noise with a sharp attack and a fast decay
-        x = rng.standard_normal(n) * np.exp(-t / 0.03)
-    return _level(np.asarray(x, np.float32), -20.0)
-
-
 @pytest.mark.models
 @pytest.mark.parametrize("kind, seconds", [("cough", 0.1), ("white", 2.0), ("pink", 2.0), ("tones", 2.0)])
 def test_noise_over_the_agent_does_not_barge_in(real_stages, say, kind, seconds):
-    rec = call(_stages(real_stages), _over_reply(say, _noise(kind, seconds, np.random.default_rng(3))))
+    rec = call(_stages(real_stages), _over_reply(say, noise(kind, seconds)))
     assert rec.stages("barge_in") == [], rec.timeline()
     assert [d.response["status"] for d in rec.done][:1] == ["completed"]
     assert rec.of("conversation.item.truncated") == []
 
 
 @pytest.mark.models
-def test_a_short_mm_hmm_does_not_cancel_and_playback_continues(real_stages, caller_voice):
-    from pipeline.base.audio import resample
-
-    # a 200 ms backchannel: Piper's "Mm-hmm" spoken fast, trimmed to its voiced part
-    from pipeline.stages.tts import PiperTTS
-
-    fast = PiperTTS(noise_scale=0.0, noise_w_scale=0.0, length_scale=0.4)
-    audio = resample(fast.synthesize("Mm-hmm."), fast.sample_rate_hz, INPUT_RATE_HZ)
-    start = int(np.nonzero(np.abs(audio) > 0.02)[0][0])
-    mm = audio[start:start + INPUT_RATE_HZ // 5] * np.hanning(INPUT_RATE_HZ // 5 * 2)[INPUT_RATE_HZ // 5:] ** 0.1
+def test_a_short_mm_hmm_does_not_cancel_and_playback_continues(real_stages, say):
+    mm = mm_hmm()  # a 200 ms backchannel: Piper's "Mm-hmm" spoken fast, trimmed to its voiced part
     assert dbfs(mm) > -30  # loud and voiced: only its length keeps it from interrupting
-    question = resample(caller_voice.synthesize(QUESTION), caller_voice.sample_rate_hz, INPUT_RATE_HZ)
-    rec = call(_stages(real_stages), [Clip(question, 0.3), Clip(mm, None, after=after_stage("first_audio_out", 1),
-                                                                 delay_s=1.0)])
+    rec = call(_stages(real_stages), [Clip(say(QUESTION), 0.3), Clip(mm, None, after=after_stage("first_audio_out", 1),
+                                                                     delay_s=1.0)])
     story = rec.timeline()
     assert rec.stages("barge_in") == [], story
     assert rec.of("conversation.item.truncated") == [], story

@@ -9,18 +9,11 @@ import pytest
 
 from pipeline.base.audio import INPUT_RATE_HZ, dbfs
 from pipeline.stages.fakes import ScriptedLLM
+from pipeline.testing import LONG_REPLY, QUESTION, call, make_config, silence, with_stages
 from pipeline.transports.scripted import Clip, after_stage
-
-from .conftest import silence
-from .harness import call, make_config, with_stages
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 WORDS = make_config(bargein={"hear_words": True})
-
-LONG_REPLY = ("Thanks for calling the front desk. Checkout is at eleven in the morning, and late "
-              "checkout until one is free for members. Breakfast is served from seven to ten in the "
-              "garden room. Let me know if you need anything else at all.")
-QUESTION = "What time is checkout?"
 
 
 def _stages(real_stages):

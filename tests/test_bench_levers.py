@@ -40,6 +40,6 @@ def test_speculation_outcomes_and_the_adoption_rate_reach_the_table():
 
 
 def test_the_stage_line_names_device_model_size_and_threads():
-    line = stages_line({"stt": {"name": "faster-whisper", "model_path": "models/stt/whisper-tiny.en",
+    line = stages_line({"stt": {"name": "faster-whisper", "model_path": "stt/whisper-tiny.en",
                                 "model_mb": 74.2, "device": "cpu", "threads": 2}})
     assert line == "stt faster-whisper (whisper-tiny.en, 74.2 MB, device cpu, threads 2)"

@@ -8,11 +8,9 @@ Screenshots of the page land in out/browser/.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import shutil
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,13 +20,11 @@ import numpy as np
 import pytest
 
 from pipeline.base.audio import INPUT_RATE_HZ, write_wav
-from pipeline.base.config import Config
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM
-from pipeline.transports.realtime_server import RealtimeServer
+from pipeline.testing import ServerThread, silence, with_stages
 
-from .conftest import ROOT, silence
-from .harness import with_stages
+from .conftest import ROOT
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: "
                                      "run `make setup` (it is in the dev extra)")
@@ -55,39 +51,6 @@ RULES = [  # the scripted LLM answers by what the caller said last (or the tool 
     ["speech", LONG_REPLY],
     ["country", JFK_REPLY],
 ]
-
-
-class ServerThread:
-    """A RealtimeServer on its own event loop in a thread, while the test drives a browser."""
-
-    def __init__(self, stages: Stages, **kwargs: Any) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.server = RealtimeServer(stages=stages, config=Config.default(), port=0, **kwargs)
-        self.call(self.server.start())
-
-    def call(self, coro: Any, timeout: float = 30) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
-    @property
-    def page_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.port}/"
-
-    def stop(self) -> None:
-        self.call(self.server.stop())
-        self.call(_cancel_the_rest())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
-
-
-async def _cancel_the_rest() -> None:
-    """Tasks a closed session left behind (a transcription pass) end before the loop does."""
-    rest = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-    for task in rest:
-        task.cancel()
-    await asyncio.gather(*rest, return_exceptions=True)
 
 
 class PageEvents:
@@ -145,7 +108,7 @@ def browser_stages(real_stages: Stages) -> Stages:
 
 @pytest.fixture(scope="module")
 def server(browser_stages: Stages) -> Iterator[ServerThread]:
-    running = ServerThread(browser_stages)
+    running = ServerThread(browser_stages).start()
     yield running
     running.stop()
 
@@ -337,7 +300,7 @@ def test_a_refused_microphone_says_what_to_do(open_page: Callable[..., Any], ser
 
 
 def test_the_page_says_so_when_the_server_goes_away(browser_stages: Stages, page: Any):
-    going = ServerThread(browser_stages)
+    going = ServerThread(browser_stages).start()
     try:
         page.goto(going.page_url)
         page.click("#start")
@@ -352,7 +315,7 @@ def test_the_page_says_so_when_the_server_goes_away(browser_stages: Stages, page
 
 
 def test_the_token_from_the_address_or_the_field(browser_stages: Stages, page: Any):
-    guarded = ServerThread(browser_stages, token=TOKEN)
+    guarded = ServerThread(browser_stages, token=TOKEN).start()
     try:
         page.goto(guarded.page_url)  # the page itself needs no token
         page.click("#start")
@@ -371,3 +334,31 @@ def test_the_token_from_the_address_or_the_field(browser_stages: Stages, page: A
         page.click("#stop")
     finally:
         guarded.stop()
+
+
+def test_a_recorded_call_is_linked_when_it_ends(browser_stages: Stages, page: Any, tmp_path: Path):
+    import argparse
+
+    from pipeline.transports import ops_http
+
+    recording = ServerThread(browser_stages)
+    ops_http.install(recording.server, argparse.Namespace(
+        metrics=False, traces=False, record=tmp_path, record_max_age_days=30.0,
+        record_max_gb=10.0))
+    recording.start()
+    try:
+        page.goto(recording.page_url)
+        assert page.is_hidden("#recording")
+        page.click("#start")
+        page.locator('#status[data-state="live"]').wait_for(timeout=10_000)
+        page.wait_for_timeout(1000)
+        page.click("#stop")
+        page.locator("#recording:not([hidden])").wait_for(timeout=15_000)
+        (summary,) = tmp_path.glob("*/summary.json")
+        session_id = json.loads(summary.read_text())["session_id"]
+        assert page.get_attribute("#recording", "download") == f"call-{session_id}.wav"
+        assert page.get_attribute("#recording", "href").startswith("blob:")
+        size = int(page.get_attribute("#recording", "data-bytes"))
+        assert size == (summary.parent / "call.wav").stat().st_size > 44  # the whole WAV
+    finally:
+        recording.stop()

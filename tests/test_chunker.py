@@ -113,8 +113,17 @@ SENTENCES: list[tuple[str, list[str]]] = [
 QUICK: list[tuple[str, list[str]]] = [
     # long enough: the first chunk ends at the comma
     (
+        "Then I think we should probably go now, because it is late. Let us leave.",
+        ["Then I think we should probably go now,", "because it is late.", "Let us leave."],
+    ),
+    # a reply's opener is a fragment of its own, however short
+    (
         "Well, I think we should probably go now, because it is late. Let us leave.",
-        ["Well, I think we should probably go now,", "because it is late.", "Let us leave."],
+        ["Well,", "I think we should probably go now, because it is late.", "Let us leave."],
+    ),
+    (
+        "Of course: your table for two is booked.",
+        ["Of course:", "your table for two is booked."],
     ),
     # only the first chunk: later commas stay inside their sentence
     (
@@ -125,10 +134,52 @@ QUICK: list[tuple[str, list[str]]] = [
             "Ok.",
         ],
     ),
-    # too short before each comma: whole sentence
+    # too short before each comma, and no opener: whole sentences
+    (
+        "Tuesday, that works. Thanks, I appreciate it.",
+        ["Tuesday, that works.", "Thanks, I appreciate it."],
+    ),
     (
         "Sure, that works. Thanks, I appreciate it.",
-        ["Sure, that works.", "Thanks, I appreciate it."],
+        ["Sure,", "that works.", "Thanks, I appreciate it."],
+    ),
+    # a clause starts without punctuation: the first chunk ends before it
+    (
+        "Your refund of 64.50 dollars is on its way and you will see it in three days.",
+        ["Your refund of 64.50 dollars is on its way", "and you will see it in three days."],
+    ),
+    (
+        "I can look that order up because you gave me its number. Thanks.",
+        ["I can look that order up", "because you gave me its number.", "Thanks."],
+    ),
+    # ...but not inside a fixed pair, a number, or after "even", and not before four words
+    (
+        "We play rock and roll and blues on Fridays. Come by.",
+        ["We play rock and roll and blues on Fridays.", "Come by."],
+    ),
+    (
+        "That comes to one hundred and twenty dollars in all.",
+        ["That comes to one hundred and twenty dollars in all."],
+    ),
+    (
+        "It will be done by Friday even if the courier is late.",
+        ["It will be done by Friday even if the courier is late."],
+    ),
+    (
+        "Call me when you can.",
+        ["Call me when you can."],
+    ),
+    (
+        "This is a classic line which has been quoted for decades.",
+        ["This is a classic line", "which has been quoted for decades."],
+    ),
+    (
+        "We have three rooms left, two of which face the sea.",
+        ["We have three rooms left, two of which face the sea."],
+    ),
+    (
+        "I will check the order but it may take a minute.",
+        ["I will check the order", "but it may take a minute."],
     ),
     # a sentence end comes first: the rest are whole sentences
     (
@@ -232,8 +283,8 @@ def test_quick_off_keeps_whole_sentences() -> None:
 
 
 def test_min_fragment_words() -> None:
-    text = "Sure, that works for me."
-    assert feed(SentenceChunker(min_fragment_words=1), [text]) == ["Sure,", "that works for me."]
+    text = "Tuesday, that works for me."
+    assert feed(SentenceChunker(min_fragment_words=1), [text]) == ["Tuesday,", "that works for me."]
     assert feed(SentenceChunker(min_fragment_words=2), [text]) == [text]
     # "1,000" has no space after its comma
     money = "It costs 1,000 dollars, sadly."
@@ -379,3 +430,14 @@ CLEAN: list[tuple[str, str]] = [
 @pytest.mark.parametrize(("text", "expected"), CLEAN)
 def test_clean_for_speech(text: str, expected: str) -> None:
     assert clean_for_speech(text) == expected
+
+
+def test_opener_fragments_and_phrase_starts_can_be_turned_off() -> None:
+    sure = "Sure, that works for me."
+    assert feed(SentenceChunker(opener_fragments=False), [sure]) == [sure]
+    refund = "Your refund is on its way and you will see it soon."
+    assert feed(SentenceChunker(first_phrase_words=0), [refund]) == [refund]
+    assert feed(SentenceChunker(), [refund]) == ["Your refund is on its way",
+                                                 "and you will see it soon."]
+    with pytest.raises(ValueError):
+        SentenceChunker(first_phrase_words=-1)

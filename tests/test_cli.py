@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -13,9 +14,10 @@ from pipeline.base.audio import write_wav
 from .conftest import ROOT
 
 
-def _cli(*args: str, cwd=ROOT, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, cwd=ROOT, timeout: int = 300, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env=None if env is None else {**os.environ, **env})
 
 
 def test_config_prints_the_effective_configuration_with_overrides():
@@ -64,10 +66,12 @@ def test_plugins_lists_every_group():
 def test_missing_models_is_one_line_and_exit_2(tmp_path):
     caller = tmp_path / "caller.wav"
     write_wav(caller, np.zeros(16000, np.float32), 16000)
-    proc = _cli("call", "--caller", str(caller), cwd=tmp_path)  # no models/ here
+    empty = tmp_path / "no-models"
+    empty.mkdir()
+    proc = _cli("call", "--caller", str(caller), cwd=tmp_path, env={"MODELS_DIR": str(empty)})
     assert proc.returncode == 2
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
-    assert len(lines) == 1 and "scripts/download_models.sh" in lines[0]
+    assert len(lines) == 1 and "scripts/download_models.sh" in lines[0] and str(empty) in lines[0]
     assert "Traceback" not in proc.stderr
 
 

@@ -11,10 +11,9 @@ import pytest
 from pipeline.base import events as ev
 from pipeline.base.clock import RealClock, SimClock
 from pipeline.stages.fakes import ScriptedLLM, ToneTTS
+from pipeline.testing import call, make_config, with_stages
 from pipeline.tools import Ledger, ToolRegistry, tool
 from pipeline.transports.scripted import Clip
-
-from .harness import call, make_config, with_stages
 
 
 def test_wait_for_times_out_on_the_simulated_clock_without_real_waiting():

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.base.models import model_file
 from pipeline.stages.echo import EchoGuard
 
 RATE = INPUT_RATE_HZ
 WINDOW = 512  # the session's Silero window (32 ms)
 ROOT = Path(__file__).resolve().parents[1]
-VAD_MODEL = ROOT / "models" / "vad" / "silero_vad.onnx"
-TTS_MODEL = ROOT / "models" / "tts" / "en_US-joe-medium.onnx"
+VAD_MODEL = model_file("vad/silero_vad.onnx")
+TTS_MODEL = model_file("tts/en_US-joe-medium.onnx")
 
 
 # --- synthetic signals ---------------------------------------------------------------------

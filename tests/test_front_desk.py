@@ -12,10 +12,10 @@ import pytest
 
 from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.call.callctl import CallControl, looks_like_farewell
+from pipeline.testing import call, make_config, silence, with_stages
 from pipeline.transports.scripted import Clip, after_stage
 
-from .conftest import ROOT, silence
-from .harness import call, make_config, with_stages
+from .conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "examples"))
 import front_desk as desk  # noqa: E402

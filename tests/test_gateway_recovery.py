@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from pipeline.base.clock import SimClock
+from pipeline.testing import call, with_stages
 from pipeline.tools import Ledger, ToolCall
 from pipeline.tools.runner import ToolRunner
 from pipeline.transports.scripted import Clip, after_stage
 
 from . import stripe_double as sd
-from .harness import call, with_stages
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "refund:4417"

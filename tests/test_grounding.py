@@ -210,10 +210,10 @@ def test_a_model_that_keeps_guessing_is_not_asked_again_and_again(tmp_path) -> N
     responses, two refusals, nothing in the ledger, and the call goes on."""
     from pipeline.call.session import Stages
     from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+    from pipeline.testing.calls import call
     from pipeline.transports.scripted import Clip
     from pipeline.turns import HeuristicCompleteness
 
-    from .harness import call
     from .test_listeners import LoudVAD, caller_tone
 
     EFFECTS.clear()

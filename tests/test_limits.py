@@ -8,8 +8,7 @@ import pytest
 from pipeline.base import events as ev
 from pipeline.base.events import RecentEvents
 from pipeline.stages.fakes import ScriptedLLM, ToneTTS
-
-from .harness import call, make_config, with_stages
+from pipeline.testing import call, make_config, with_stages
 
 
 def test_the_connection_event_log_is_bounded_in_bytes_not_only_in_count():

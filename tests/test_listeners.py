@@ -20,10 +20,9 @@ from pipeline.call.core import SessionCore
 from pipeline.call.input_path import WindowPhase
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.testing import call
 from pipeline.transports.scripted import Clip
 from pipeline.turns import HeuristicCompleteness
-
-from .harness import call
 
 REPLY = "Checkout is at eleven. Late checkout is free for members. Anything else?"
 

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.endpoint import LocalServer
+from pipeline.base.models import model_file
 from pipeline.stages.llm import Generation
 from pipeline.stages.llm_openai import APOLOGY, LLMServerError, OpenAICompatibleLLM
+from pipeline.testing import LlamaServer
 from pipeline.tools import ToolSpec, parse_tool_call, tool_call_grammar
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = ROOT / "models" / "llm" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL = model_file("llm/SmolLM2-135M-Instruct.Q4_1.gguf")
 
 REFUND = ToolSpec.from_openai({
     "type": "function", "name": "refund", "description": "Refund an order to the card it was paid with.",
@@ -42,10 +43,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(log: Path, *extra: str) -> LocalServer:
+def start_server(log: Path, *extra: str) -> LlamaServer:
     pytest.importorskip("llama_cpp.server.app",
                         reason="install the server extra: pip install -e '.[server]'")
-    return LocalServer.start(MODEL, log=log, extra=extra)
+    return LlamaServer.start(MODEL, log=log, extra=extra)
 
 
 @pytest.fixture(scope="module")

@@ -10,19 +10,19 @@ import numpy as np
 import pytest
 
 from pipeline.base import config as cfg
+from pipeline.base.models import model_file
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedSTT, ToneTTS
 from pipeline.stages.llm import MODELS
+from pipeline.testing.calls import call
 from pipeline.tools import Ledger, ToolRegistry, tool
 from pipeline.tools.dialect import JSON, QWEN
 from pipeline.transports.scripted import Clip
 from pipeline.turns import HeuristicCompleteness
 
-from .conftest import ROOT
-from .harness import call
 from .test_listeners import LoudVAD, caller_tone
 
-QWEN_PATH = ROOT / MODELS["qwen2.5-coder-0.5b"]
+QWEN_PATH = model_file(MODELS["qwen2.5-coder-0.5b"])
 needs_qwen = pytest.mark.skipif(not QWEN_PATH.is_file(),
                                 reason="Qwen not downloaded: scripts/download_models.sh --only llm-qwen")
 
@@ -36,7 +36,7 @@ def test_llm_model_names_an_embedded_model() -> None:
     with pytest.raises(ValueError, match="qwen2.5-coder-0.5b"):
         LlamaLLM(model="qwen-7b")
     assert cfg.Config.default().llm.params.get("model") is None  # the default model is unchanged
-    assert MODELS["smollm2-135m"] == "models/llm/SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert MODELS["smollm2-135m"] == "llm/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 @pytest.fixture(scope="module")

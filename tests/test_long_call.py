@@ -13,9 +13,8 @@ import pytest
 
 from pipeline.stages.fakes import ScriptedSTT, ToneTTS
 from pipeline.stages.llm import LlamaLLM
+from pipeline.testing import call, with_stages
 from pipeline.transports.scripted import Clip
-
-from .harness import call, with_stages
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 

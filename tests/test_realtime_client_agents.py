@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
+from pipeline.testing import ServerThread, pcm16_24k, with_stages
+
 from .conftest import import_client
-from .harness import with_stages
-from .realtime_clients import STORY, pcm16_24k, scripted_llm, serving_in_thread
+from .realtime_clients import STORY, scripted_llm
 
 realtime = import_client("agents.realtime")
 pytestmark = [pytest.mark.models, pytest.mark.slow]
@@ -39,7 +40,7 @@ def get_weather(city: str) -> str:
 
 @pytest.fixture(scope="module")
 def server(real_stages):
-    with serving_in_thread(with_stages(real_stages, llm=scripted_llm())) as running:
+    with ServerThread(with_stages(real_stages, llm=scripted_llm())) as running:
         yield running
 
 

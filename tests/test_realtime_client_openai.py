@@ -14,16 +14,10 @@ from typing import Any
 
 import pytest
 
+from pipeline.testing import ServerThread, chunks_b64, pcm16_24k, with_stages
+
 from .conftest import import_client
-from .harness import with_stages
-from .realtime_clients import (
-    STORY,
-    WEATHER_TOOL,
-    chunks_b64,
-    pcm16_24k,
-    scripted_llm,
-    serving_in_thread,
-)
+from .realtime_clients import STORY, WEATHER_TOOL, scripted_llm
 
 openai = import_client("openai")
 pytestmark = [pytest.mark.models, pytest.mark.slow]
@@ -31,7 +25,7 @@ pytestmark = [pytest.mark.models, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def server(real_stages):
-    with serving_in_thread(with_stages(real_stages, llm=scripted_llm())) as running:
+    with ServerThread(with_stages(real_stages, llm=scripted_llm())) as running:
         yield running
 
 

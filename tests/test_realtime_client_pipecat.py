@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from pipeline.base import events as ev
+from pipeline.testing import ServerThread, pcm16_24k, with_stages
 
 from .conftest import import_client
-from .harness import with_stages
-from .realtime_clients import STORY, pcm16_24k, scripted_llm, serving_in_thread
+from .realtime_clients import STORY, scripted_llm
 
 realtime_llm = import_client("pipecat.services.openai.realtime.llm")
 pytestmark = [pytest.mark.models, pytest.mark.slow]
@@ -50,7 +50,7 @@ from pipecat.services.llm_service import FunctionCallParams  # noqa: E402
 
 @pytest.fixture(scope="module")
 def server(real_stages):
-    with serving_in_thread(with_stages(real_stages, llm=scripted_llm())) as running:
+    with ServerThread(with_stages(real_stages, llm=scripted_llm())) as running:
         yield running
 
 

@@ -24,10 +24,9 @@ from pipeline.base.audio import INPUT_RATE_HZ, dbfs, mulaw_encode, resample, to_
 from pipeline.base.config import Config
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.testing import with_stages
 from pipeline.transports.realtime_server import RealtimeServer
 from pipeline.turns import HeuristicCompleteness
-
-from .harness import with_stages
 
 LEAD_S = 0.2
 

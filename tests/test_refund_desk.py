@@ -12,10 +12,11 @@ from pipeline.tools import Ledger
 from pipeline.transports.scripted import Clip, after_stage
 
 from .conftest import ROOT
-from .harness import call, with_stages
 
 sys.path.insert(0, str(ROOT / "examples"))
 import refund_desk as desk  # noqa: E402
+
+from pipeline.testing import call, with_stages
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 

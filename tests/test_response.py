@@ -9,10 +9,8 @@ import pytest
 
 from pipeline.base.conversation import CUT_OFF_MARK, Conversation, Item
 from pipeline.stages.fakes import ScriptedLLM
+from pipeline.testing import call, make_config, silence, with_stages
 from pipeline.transports.scripted import Clip
-
-from .conftest import silence
-from .harness import call, make_config, with_stages
 
 pytestmark = pytest.mark.models
 

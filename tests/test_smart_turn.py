@@ -9,10 +9,8 @@ from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.base.errors import ModelMissingError
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT
 from pipeline.stages.smart_turn import WINDOW_S, CombinedCompleteness, SmartTurnCompleteness
+from pipeline.testing import call, silence, with_stages
 from pipeline.turns import HeuristicCompleteness
-
-from .conftest import silence
-from .harness import call, with_stages
 
 # (finished sentence, the same sentence up to a dangling word), each said on its own by Piper
 PHRASES = (
@@ -134,7 +132,7 @@ def test_in_a_call_the_audio_model_holds_a_thinking_pause_the_text_takes_for_an_
     only the audio can tell): the text looks finished, the audio model hears that the voice is
     not (below 0.05 however much of the pause it is given), so the combined signal holds the
     turn open past min_silence_ms and the caller's two halves are one turn."""
-    from bench.eot_set import FADE_S, prefix_end_s, say_as
+    from pipeline.testing.voices import FADE_S, prefix_end_s, say_as
 
     voice = "espeak-us-f"  # apt-get install espeak-ng (make system-deps)
     whole = say_as("Let me think, uh, I'll take the early flight.", voice)

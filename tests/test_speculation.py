@@ -7,9 +7,7 @@ import pytest
 
 from pipeline.stages.fakes import ScriptedLLM
 from pipeline.stt import same_words
-
-from .conftest import silence
-from .harness import call, make_config, with_stages
+from pipeline.testing import JFK_TEXT, call, make_config, silence, wer, with_stages
 
 PARTIAL = make_config(response={"speculate_from": "partial"})  # the lever, on
 pytestmark = pytest.mark.models
@@ -71,7 +69,6 @@ class _PrefixSpy:
 @pytest.mark.parametrize("prefix_final", [True, False])
 def test_the_final_pass_starts_from_the_confirmed_words_and_keeps_its_word_error(
         real_stages, jfk_16k, prefix_final):
-    from .conftest import JFK_TEXT, wer
 
     spy = _PrefixSpy(real_stages.stt, prefix_final=prefix_final)
     rec = call(with_stages(real_stages, stt=spy, llm=ScriptedLLM(replies=["Indeed."])),

@@ -9,8 +9,9 @@ import pytest
 
 from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.stages.vad import WINDOW_SAMPLES
+from pipeline.testing import JFK_TEXT, wer
 
-from .conftest import JFK_TEXT, MODEL_FILES, wer
+from .conftest import MODEL_FILES
 
 pytestmark = pytest.mark.models
 

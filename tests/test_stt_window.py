@@ -9,8 +9,7 @@ from pipeline.base import config as cfg
 from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.base.errors import ConfigError
 from pipeline.stages.stt_window import FULL_FRAMES, Window, WindowPass, repeats
-
-from .conftest import JFK_TEXT, wer
+from pipeline.testing import JFK_TEXT, wer
 
 FIRST_PHRASE = "And so my fellow Americans"
 

@@ -8,11 +8,11 @@ import asyncio
 import pytest
 
 from pipeline.base import events as ev
+from pipeline.testing import call, with_stages
 from pipeline.tools import Ledger
 from pipeline.transports.scripted import Clip, after_stage
 
 from . import stripe_double as sd
-from .harness import call, with_stages
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 

@@ -19,6 +19,7 @@ from typing import Literal
 
 import pytest
 
+from pipeline.base.models import model_file
 from pipeline.tools import (
     ToolCall,
     ToolRegistry,
@@ -28,7 +29,7 @@ from pipeline.tools import (
     tool_call_grammar,
 )
 
-MODEL = Path(__file__).resolve().parents[1] / "models" / "llm" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL = model_file("llm/SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
 @tool(side_effect=True, business_key=lambda a: f"refund:{a['order_id']}")

@@ -7,10 +7,8 @@ import pytest
 from pipeline.base.config import TurnPolicy
 from pipeline.stages.fakes import ScriptedLLM
 from pipeline.stages.vad import WINDOW_MS
+from pipeline.testing import JFK_TEXT, call, make_config, silence, wer, with_stages
 from pipeline.turns import HeuristicCompleteness, TurnDetector
-
-from .conftest import JFK_TEXT, silence, wer
-from .harness import call, make_config, with_stages
 
 # --- the detector alone, on synthetic VAD probabilities ---------------------------------------
 

@@ -1,4 +1,4 @@
-"""Audio plumbing: frames, resampling, dBFS, WAV I/O, the pickup ring buffer.
+"""Audio plumbing: frames, resampling, dBFS, G.711, WAV I/O, the pickup ring buffer.
 
 Inside the pipeline audio is mono float32 in [-1, 1]; input runs at 16 kHz (what Silero VAD and
 Whisper take) in 20 ms frames, output at the TTS voice's own rate.
@@ -54,15 +54,29 @@ class StreamResampler:
 
     State carries across calls, so feeding a signal in any split gives the same output as feeding
     it whole (up to float rounding). Quality is ample for speech recognition and playback.
+
+    Linear interpolation alone leaves images of the source band above its Nyquist when going up
+    (a 3 kHz tone at 8 kHz comes back from 16 kHz with a 5 kHz image only 13 dB down) and dulls
+    the top of the band (3 kHz: -3 dB). `filter_up` upsamples by a whole ratio (8 -> 16 kHz) the
+    textbook way instead, zeros stuffed between samples and the same windowed-sinc low-pass
+    (another ratio: that low-pass after interpolation); `taps` sets the filters' length (more
+    taps: a sharper edge, `taps // 2` samples more delay). The telephony path uses both
+    (`PHONE_TAPS`); the defaults keep what every other path always had.
     """
 
-    def __init__(self, src_hz: int, dst_hz: int) -> None:
+    def __init__(self, src_hz: int, dst_hz: int, *, taps: int = 63,
+                 filter_up: bool = False) -> None:
         if src_hz <= 0 or dst_hz <= 0:
             raise AudioFormatError(f"sample rates must be positive, got {src_hz} -> {dst_hz}")
         self.src_hz, self.dst_hz = src_hz, dst_hz
         self._step = src_hz / dst_hz  # input samples per output sample
-        self._taps = _lowpass_taps(0.45 * dst_hz / src_hz) if dst_hz < src_hz else None
+        self._taps = _lowpass_taps(0.45 * dst_hz / src_hz, taps) if dst_hz < src_hz else None
         self._fir_tail = np.zeros(0 if self._taps is None else len(self._taps) - 1, np.float32)
+        self._up_taps = (_lowpass_taps(0.45 * src_hz / dst_hz, taps)
+                         if filter_up and dst_hz > src_hz else None)
+        self._ratio = dst_hz // src_hz if self._up_taps is not None and dst_hz % src_hz == 0 else 0
+        self._up_tail = np.zeros(0 if self._up_taps is None else len(self._up_taps) - 1,
+                                 np.float32)
         self._pos = 0.0  # next output position, in input samples relative to `_prev`
         self._prev = np.zeros(1, np.float32)  # last input sample of the previous call
 
@@ -74,6 +88,10 @@ class StreamResampler:
             padded = np.concatenate([self._fir_tail, x])
             self._fir_tail = padded[len(padded) - (len(self._taps) - 1) :]
             x = np.convolve(padded, self._taps, mode="valid").astype(np.float32)
+        if self._ratio:
+            stuffed = np.zeros(len(x) * self._ratio, np.float32)
+            stuffed[::self._ratio] = x * self._ratio
+            return self._filter_up(stuffed)
         buf = np.concatenate([self._prev, x])  # index 0 is the previous call's last sample
         last = len(buf) - 1
         if last < 1 and self._pos >= last:
@@ -82,7 +100,16 @@ class StreamResampler:
         out = np.interp(positions, np.arange(len(buf)), buf).astype(np.float32)
         self._pos = (positions[-1] + self._step - last) if len(positions) else self._pos - len(x)
         self._prev = buf[-1:].copy()
-        return out
+        return out if self._up_taps is None else self._filter_up(out)
+
+    def _filter_up(self, x: np.ndarray) -> np.ndarray:
+        assert self._up_taps is not None
+        padded = np.concatenate([self._up_tail, x])
+        self._up_tail = padded[len(padded) - (len(self._up_taps) - 1) :]
+        return np.convolve(padded, self._up_taps, mode="valid").astype(np.float32)
+
+
+PHONE_TAPS = 127  # phone band filters: flat to about 3.1 kHz, images and aliases 60 dB down by 4.1
 
 
 def resample(x: np.ndarray, src_hz: int, dst_hz: int) -> np.ndarray:
@@ -99,9 +126,15 @@ def from_int16(x: np.ndarray) -> np.ndarray:
     return (np.asarray(x, dtype=np.int16).astype(np.float32)) / 32768.0
 
 
-# --- G.711 mu-law (telephony, 8 kHz) ---------------------------------------------------------
+# --- G.711 (telephony, 8 kHz) -----------------------------------------------------------------
+#
+# Bit for bit the ITU-T G.191 reference coder (its g711.c): 16-bit linear in, a negative sample
+# quantized by its one's complement, so -1 codes as negative zero; decoding is the G.711 table.
 
-_MU = 255.0
+
+def _g711_linear(x: np.ndarray) -> np.ndarray:
+    """Float samples as 16-bit integers (int32), floored, saturated."""
+    return np.clip(np.floor(np.asarray(x, dtype=np.float64) * 32768.0), -32768, 32767).astype(np.int32)
 
 
 def mulaw_decode(data: bytes) -> np.ndarray:
@@ -115,13 +148,30 @@ def mulaw_decode(data: bytes) -> np.ndarray:
 
 
 def mulaw_encode(x: np.ndarray) -> bytes:
-    pcm = np.clip(np.asarray(x, dtype=np.float32) * 32768.0, -32635, 32635).astype(np.int32)
-    sign = np.where(pcm < 0, 0x80, 0)
-    magnitude = np.abs(pcm) + 0x84
-    exponent = np.floor(np.log2(np.maximum(magnitude, 1))).astype(np.int32) - 7
-    exponent = np.clip(exponent, 0, 7)
-    mantissa = (magnitude >> (exponent + 3)) & 0x0F
-    return (~(sign | (exponent << 4) | mantissa) & 0xFF).astype(np.uint8).tobytes()
+    pcm = _g711_linear(x)
+    magnitude = np.minimum((np.where(pcm < 0, ~pcm, pcm) >> 2) + 33, 0x1FFF)  # 14-bit, biased
+    exponent = np.clip(np.floor(np.log2(magnitude)).astype(np.int32) - 5, 0, 7)
+    mantissa = (magnitude >> (exponent + 1)) & 0x0F
+    sign = np.where(pcm < 0, 0x00, 0x80)
+    return ((sign | ((7 - exponent) << 4) | (15 - mantissa)) & 0xFF).astype(np.uint8).tobytes()
+
+
+def alaw_decode(data: bytes) -> np.ndarray:
+    a = np.frombuffer(data, dtype=np.uint8).astype(np.int32)
+    ix = (a ^ 0x55) & 0x7F
+    exponent = ix >> 4
+    mantissa = (ix & 0x0F) + np.where(exponent > 0, 16, 0)
+    magnitude = ((mantissa << 4) + 8) << np.maximum(exponent - 1, 0)
+    return (np.where(a > 127, magnitude, -magnitude) / 32768.0).astype(np.float32)
+
+
+def alaw_encode(x: np.ndarray) -> bytes:
+    pcm = _g711_linear(x)
+    m = np.where(pcm < 0, ~pcm, pcm) >> 4  # 12-bit magnitude
+    exponent = np.where(m > 15, np.floor(np.log2(np.maximum(m, 1))).astype(np.int32) - 3, 0)
+    code = np.where(exponent > 0, (exponent << 4) + (m >> np.maximum(exponent - 1, 0)) - 16, m)
+    code = code | np.where(pcm >= 0, 0x80, 0)
+    return ((code ^ 0x55) & 0xFF).astype(np.uint8).tobytes()
 
 
 # --- WAV I/O ---------------------------------------------------------------------------------
@@ -217,7 +267,7 @@ class PickupBuffer:
     ready. Frames are held in order and flushed before live audio, so the first words survive.
     """
 
-    def __init__(self, *, cap_ms: float = 5000.0) -> None:  # 5 s: design brief, call edges
+    def __init__(self, *, cap_ms: float) -> None:  # the session's is `CallPolicy.pickup_cap_ms`
         self.cap_ms = cap_ms
         self._frames: deque[np.ndarray] = deque()
         self._held_samples = 0

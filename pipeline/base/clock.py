@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import threading
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -38,10 +39,27 @@ class Clock(Protocol):
 # `asyncio.run` (a thread started on the hot path of each call's first turn) and holds only
 # cores + 4 threads, too few for a server whose calls each keep a token stream open.
 _MODEL_THREADS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="model")
+_in_flight = [0]  # model jobs submitted and not yet finished, over every event loop
+_in_flight_lock = threading.Lock()
 
 
 async def in_model_thread(fn: Callable[..., T], *args: Any) -> T:
-    return await asyncio.get_running_loop().run_in_executor(_MODEL_THREADS, fn, *args)
+    with _in_flight_lock:
+        _in_flight[0] += 1
+    job = _MODEL_THREADS.submit(fn, *args)
+    job.add_done_callback(_job_done)  # finished, failed, or cancelled before it started
+    return await asyncio.wrap_future(job)
+
+
+def _job_done(_job: Future[Any]) -> None:
+    with _in_flight_lock:
+        _in_flight[0] -= 1
+
+
+def model_jobs_in_flight() -> int:
+    """Model jobs running or waiting (for a thread, or for their model's lock) right now: the
+    depth of the queue in front of the models, which grows when calls outrun them."""
+    return _in_flight[0]
 
 
 def perf_s() -> float:

@@ -39,8 +39,9 @@ TURN_PRESETS = {"fast": (300, 1000), "default": (600, 1500), "deliberate": (900,
 @dataclass
 class TurnPolicy:
     preset: Literal["fast", "default", "deliberate", "custom"] = "default"
-    min_silence_ms: int = 600  # ends the turn only if the transcript looks complete (brief)
-    max_silence_ms: int = 1500  # ends the turn regardless (brief)
+    # the "default" preset's pair, written once (TURN_PRESETS)
+    min_silence_ms: int = TURN_PRESETS["default"][0]  # ends the turn only if the transcript looks complete
+    max_silence_ms: int = TURN_PRESETS["default"][1]  # ends the turn regardless
     prefix_padding_ms: int = 300  # audio kept before speech onset so no onset is clipped
     vad_threshold: float = 0.5  # Silero's own recommended speech threshold
     speech_stop_ms: int = 160  # five 32 ms VAD windows below threshold = speech stopped
@@ -54,9 +55,9 @@ class TurnPolicy:
 @dataclass
 class BargeInPolicy:
     enabled: bool = True
-    energy_threshold_dbfs: float = -40.0  # brief: default -40, sensible range -45..-35
-    voice_threshold: float = 0.6  # brief: Silero probability
-    min_duration_ms: int = 250  # brief: both held continuously 200..300 ms
+    energy_threshold_dbfs: float = -40.0  # a 32 ms window at least this loud (RMS) may be speech
+    voice_threshold: float = 0.6  # Silero speech probability, surer than a turn's vad_threshold
+    min_duration_ms: int = 250  # both held this long together: 8 windows (tests/test_bargein.py)
     echo_guard: bool = False  # on when the agent's audio can reach the microphone (speakers)
     pause_on_candidate: bool = True  # hold playback while a possible interruption is judged
     # false-interruption recovery: resume at the latest after this (the same 1.5 s as the
@@ -75,7 +76,8 @@ class BargeInPolicy:
         "right", "i see", "sure", "got it", "all right", "alright", "uh", "um", "oh",
         "thanks", "thank you", "cool", "great", "nice", "wow", "really")
     # still talking this long after the gate fired: a real interruption. Backchannels run
-    # 300-800 ms (issue #14's set); the gate fires >= 250 ms in, speech-stop needs 160 ms more
+    # 300-800 ms (voiced, in bench/bargein_words.py's set); the gate fires >= 250 ms in,
+    # speech-stop needs 160 ms more
     decide_within_ms: int = 1000
     # words Whisper wrote less sure than this (mean token log-probability) do not cancel the
     # reply: a short non-lexical sound is where tiny.en hallucinates ("in MMM." for a "mm-hmm"
@@ -90,6 +92,8 @@ class BargeInPolicy:
 class ChunkerPolicy:
     quick_first_fragment: bool = True
     min_fragment_words: int = 6
+    # the first chunk may end where a clause starts unpunctuated, after this many words (0: off)
+    first_phrase_words: int = 4
 
 
 @dataclass
@@ -105,13 +109,20 @@ class ResponsePolicy:
     # adopted if the final says the same words, else dropped and begun again from the final.
     # "final": wait for the final pass. The lever benchmark (bench/levers.py) measures both.
     speculate_from: Literal["partial", "final"] = "final"  # "partial": bench.levers measures it
-    output_delta_ms: int = 100  # audio delta size cap (brief: at most 100 ms)
+    output_delta_ms: int = 100  # audio delta size cap
+    # A session's own generation settings (a realtime client's session.update); None: the
+    # stage's. The stage must take them per call (`protocols.takes_keyword`): the llama-cpp and
+    # openai-compatible LLMs take `temperature`, Piper takes `speed` (its length scale over it).
+    temperature: float | None = None
+    max_output_tokens: int | None = None  # at most the LLM stage's max_tokens (its context budget)
+    speed: float | None = None  # 1.0: the voice's own rate
 
 
 @dataclass
 class CallPolicy:
-    pickup_cap_ms: int = 5000  # brief: capped ring buffer while the session gets ready
-    hangup_cap_ms: int = 8000  # brief: wait for the goodbye to drain, at most this long
+    # caller audio held while the session gets ready (the one default: the sound card's too)
+    pickup_cap_ms: int = 5000
+    hangup_cap_ms: int = 8000  # wait for the goodbye to drain, at most this long
     # quiet needed after the goodbye: a caller's "bye" starts within ~0.5 s of the farewell
     # ending (conversational turn gaps are ~200 ms), so 800 ms lets it begin before we close
     close_grace_ms: int = 800
@@ -147,7 +158,8 @@ class Config:
 
     @classmethod
     def default(cls) -> Config:
-        return cls(**_default_stages())
+        s = _default_stages()
+        return cls(vad=s["vad"], stt=s["stt"], turns=s["turns"], llm=s["llm"], tts=s["tts"])
 
     def stage(self, kind: str) -> StageConfig:
         return getattr(self, kind)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .models import ENV, models_dir
+
 
 class PipelineError(Exception):
     """Base for errors the CLI reports as one line and exit code 2."""
@@ -12,8 +14,8 @@ class PipelineError(Exception):
 class ModelMissingError(PipelineError):
     def __init__(self, path: str | Path, what: str = "model") -> None:
         super().__init__(
-            f"{what} not found at {path}: models/ is missing or incomplete; "
-            "run scripts/download_models.sh"
+            f"{what} not found at {path}: the models directory ({models_dir()}, ${ENV} sets it) "
+            "is missing or incomplete; run scripts/download_models.sh"
         )
 
 

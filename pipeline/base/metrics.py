@@ -67,7 +67,7 @@ def turn_timings(events: list[ev.Event]) -> list[TurnTiming]:
             elif e.response_id == t.response_id and e.stage in STAGES and e.stage not in t.clock_s:
                 t.clock_s[e.stage] = e.ts
                 t.perf_s[e.stage] = e.perf
-                start = starts.get(e.response_id)
+                start = starts.get(e.response_id) if e.response_id is not None else None
                 if start is not None and e.stage != "first_audio_out":
                     t.compute_ms[e.stage] = (e.perf - start.perf) * 1000.0
         elif isinstance(e, ev.ResponseDone) and e.response["id"] in resp_turn:

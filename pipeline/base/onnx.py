@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ModelMissingError
+from .models import model_file
 
 
 def cpu_session(model_path: str | Path, what: str, *, threads: int) -> Any:
@@ -18,7 +19,7 @@ def cpu_session(model_path: str | Path, what: str, *, threads: int) -> Any:
     download hint) when the file is not there."""
     import onnxruntime as ort
 
-    path = Path(model_path)
+    path = model_file(model_path)
     if not path.is_file():
         raise ModelMissingError(path, what)
     opts = ort.SessionOptions()

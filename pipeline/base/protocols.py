@@ -23,6 +23,18 @@ if TYPE_CHECKING:
 Messages = list[dict[str, Any]]
 
 
+def takes_keyword(method: Callable[..., Any], name: str) -> bool:
+    """Does a stage's method take this keyword: an optional per-call setting (an LLM's
+    `temperature`, a voice's `speed`) that a stage has by accepting it, like a capability."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
 # --- pipeline.vad ----------------------------------------------------------------------------
 
 
@@ -91,7 +103,8 @@ class Generation:
 class LLM(Protocol):
     def stream(self, messages: Messages, *, cancel: threading.Event, grammar: str | None = None,
                max_tokens: int | None = None, result: Generation | None = None) -> Iterator[str]:
-        """Yield text pieces; stop within one token once `cancel` is set. Blocking: run in a thread."""
+        """Yield text pieces; stop within one token once `cancel` is set. Blocking: run in a thread.
+        A stage may also take `temperature` (a session's own, `takes_keyword` tells)."""
 
     def complete(self, messages: Messages, *, cancel: threading.Event | None = None,
                  **kwargs: Any) -> str:
@@ -122,7 +135,8 @@ class TTS(Protocol):
     sample_rate_hz: int
 
     def synthesize(self, text: str) -> np.ndarray:
-        """One chunk of text to float32 audio at `sample_rate_hz`. Blocking: run in a thread."""
+        """One chunk of text to float32 audio at `sample_rate_hz`. Blocking: run in a thread.
+        A voice may also take `speed` (1.0 its own rate; `takes_keyword` tells)."""
 
 
 @runtime_checkable
@@ -163,6 +177,23 @@ class HangUpSink(Protocol):
 
 
 @runtime_checkable
+class ConfirmedSink(Protocol):
+    """A line whose far end says what has sounded (a carrier echoing marks): what the caller
+    heard of an item is what it confirmed, and audio sent but not yet confirmed still sounds.
+    The sink calls `on_confirmed()` (set by playback) whenever a confirmation arrives."""
+
+    on_confirmed: Callable[[], None] | None
+
+    def confirmed(self, item_id: str) -> int:
+        """Samples of the item (at the agent's rate) that the far end says it played."""
+        ...
+
+    def unconfirmed(self, item_id: str | None = None) -> bool:
+        """Audio of this item (of any, for None) was sent and is neither confirmed nor dropped."""
+        ...
+
+
+@runtime_checkable
 class EchoReferenceSink(Protocol):
     """A speaker that knows when each block really sounds (a sound card's DAC time) and reports
     the echo guard's reference itself: `on_reference(samples16k, at_input_sample)`."""
@@ -176,7 +207,10 @@ class EchoReferenceSink(Protocol):
 class CallInput(Protocol):
     """What a transport sees of a session."""
 
-    ready: bool
+    @property
+    def ready(self) -> bool:
+        """The session takes caller audio now (before, it holds it: `mark_ready` ends that)."""
+        ...
 
     @property
     def listeners(self) -> Ordered[Callable[[Any], None]]:
@@ -209,6 +243,7 @@ class RecordingTransport(Protocol):
 
 __all__ = [
     "VAD", "ForkableVAD", "STT", "Completeness", "Generation", "LLM", "CountingLLM", "ScoringLLM", "TTS",
-    "AsyncTTS", "AudioSink", "BufferedSink", "ClearableSink", "HangUpSink", "EchoReferenceSink",
+    "AsyncTTS", "AudioSink", "BufferedSink", "ClearableSink",
+    "ConfirmedSink", "HangUpSink", "EchoReferenceSink",
     "CallInput", "Transport", "RecordingTransport", "Messages",
 ]

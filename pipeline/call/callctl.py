@@ -20,6 +20,7 @@ from ..tools import ToolSpec, tool
 from ..tools.runner import current_call
 from .core import SessionCore
 from .response import Response
+from .states import CALL_MOVES, CallState, ResponseStatus
 
 # (conversation items, instructions) -> the one missing action, or None
 Audit = Callable[[list[Item], str], Awaitable[str | None]]
@@ -49,7 +50,8 @@ def end_call_tool() -> ToolSpec:
             reason: Why the call ends, e.g. "caller is done".
         """
         ctx = current_call()
-        return await ctx.control.end_call(response_id=ctx.response_id, reason=reason)
+        control: CallControl = ctx.control  # the tools layer holds it untyped (it cannot import us)
+        return await control.end_call(response_id=ctx.response_id, reason=reason)
 
     from dataclasses import replace
 
@@ -78,7 +80,7 @@ class CallControl:
         self.cap_s = policy.hangup_cap_ms / 1000
         self.grace_s = policy.close_grace_ms / 1000
         self.repeat_grace_s = policy.repeat_close_grace_ms / 1000
-        self.state = "open"  # "open" | "closing" | "closed"
+        self._state = CallState.OPEN
         self.closes_requested = 0
         self.teardowns = 0
         self.farewell_said = False
@@ -86,26 +88,30 @@ class CallControl:
         self._checked = False
 
     @property
-    def closed(self) -> bool:
-        return self.state == "closed"
+    def state(self) -> CallState:
+        return self._state
 
-    def _set_state(self, state: str, why: str | None = None) -> None:
-        self.state, self._why = state, why
+    @property
+    def closed(self) -> bool:
+        return self._state is CallState.CLOSED
+
+    def _set_state(self, state: CallState, why: str | None = None) -> None:
+        self._state, self._why = CALL_MOVES(self._state, state), why
         self.core.floor.pulse()  # a close waiting for quiet re-checks at once
 
     async def end_call(self, *, response_id: str, reason: str) -> dict[str, Any]:
         self.closes_requested += 1
         if self.closed:
             return {"hung_up": True, "note": "the line was already closed"}
-        self._set_state("closing")
+        self._set_state(CallState.CLOSING)
         check = None
         if self.core.config.call.pre_hangup_check and not self._checked:
             check = self.core.spawn(self._pre_hangup_check())
         try:
             return await self._close(response_id, reason, check)
         finally:  # however this ends (a timeout, a cancel), the call is never left half-closed
-            if self.state == "closing":
-                self._set_state("open")
+            if self._state is CallState.CLOSING:
+                self._set_state(CallState.OPEN)
             if check is not None and not check.done():
                 check.cancel()
 
@@ -114,14 +120,14 @@ class CallControl:
         repeat = self.farewell_said
         deadline = clock.now() + self.cap_s
         response = self.find_response(response_id)
-        if response is not None and response.status == "in_progress":
+        if response is not None and response.status is ResponseStatus.IN_PROGRESS:
             await self._until(response.done.wait(), deadline)
-        if response is not None and response.status == "in_progress":  # the goodbye never finished
+        if response is not None and response.status is ResponseStatus.IN_PROGRESS:  # never finished
             self.core.log(f"the goodbye did not finish within {self.cap_s:g} s; hanging up anyway",
                           level="warning")
             self.teardown(reason)
             return {"hung_up": True, "note": "goodbye cut short by the hang-up cap"}
-        if response is not None and response.status != "completed":
+        if response is not None and response.status is not ResponseStatus.COMPLETED:
             return {"hung_up": False, "why": "the caller talked over the goodbye"}
         self.farewell_said = True
         await self._until(self.playback.drained.wait(), deadline)
@@ -136,7 +142,7 @@ class CallControl:
         grace = self.repeat_grace_s if repeat else self.grace_s
         quiet_since: float | None = None
         while True:
-            if self.state != "closing":
+            if self._state is not CallState.CLOSING:
                 return {"hung_up": False, "why": self._why or "the call went on"}
             if self.caller_speaking():
                 quiet_since = None
@@ -159,19 +165,19 @@ class CallControl:
 
     def on_caller_turn(self, text: str) -> bool:
         """A caller turn while closing: True if it was a farewell (the close goes on)."""
-        if self.state != "closing":
+        if self._state is not CallState.CLOSING:
             return False
         if looks_like_farewell(text):
             self.core.log(f"the caller answered the farewell: {text!r}")
             return True
-        self._set_state("open", "the caller made a new request after the goodbye")
+        self._set_state(CallState.OPEN, "the caller made a new request after the goodbye")
         return False
 
     def teardown(self, reason: str) -> None:
         if self.teardowns:
             return
         self.teardowns += 1
-        self._set_state("closed")
+        self._set_state(CallState.CLOSED)
         self.core.log(f"(hangs up: {reason})")
         if isinstance(self.sink, HangUpSink):
             self.sink.hang_up()

@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
+from ..bargein import BargeIn
 from ..base import events as ev
 from ..base.config import apply
 from ..base.conversation import Item
@@ -21,6 +22,7 @@ from .desk import ToolDesk
 from .input_path import InputPath
 from .responder import Responder
 from .response import ResponseOptions
+from .states import ResponseStatus
 from .turn_taking import TurnTaking
 
 PENDING_TRANSCRIPT_WAIT_S = 15.0  # a client's response waits this long for committed turns' words
@@ -36,10 +38,11 @@ class ResponseInProgress(Exception):
 
 class ClientControl:
     def __init__(self, core: SessionCore, *, input_path: InputPath, turns: TurnTaking,
-                 responder: Responder, tools: ToolDesk, playback: Playback) -> None:
+                 bargein: BargeIn, responder: Responder, tools: ToolDesk, playback: Playback) -> None:
         self.core = core
         self._input = input_path
         self._turns = turns
+        self._bargein = bargein
         self._responder = responder
         self._tools = tools
         self._playback = playback
@@ -70,7 +73,7 @@ class ClientControl:
     def update(self, *, instructions: str | None = None, turn: dict[str, Any] | None = None,
                server_vad: bool | None = None, create_response: bool | None = None,
                interrupt_response: bool | None = None, tools: list[ToolSpec] | None = None,
-               text_only: bool | None = None) -> None:
+               text_only: bool | None = None, generation: dict[str, Any] | None = None) -> None:
         """A session.update: every setting given takes effect at once; session.updated follows.
 
         turn: turn-policy keys (`min_silence_ms`, `vad_threshold`, ...), checked like `--set`.
@@ -78,15 +81,20 @@ class ClientControl:
         turn becomes an item and the client asks for replies. interrupt_response: barge-in.
         tools: the client's own tools (it runs them and sends function_call_output).
         text_only: output modalities ["text"]: replies are written, not spoken.
+        generation: `temperature`, `max_output_tokens`, `speed` (ResponsePolicy's; None: the stage's).
         """
         config = self.core.config
         if instructions is not None:
             config.response = replace(config.response, instructions=instructions)
+        if generation:
+            config.response = replace(config.response, **generation)
         if turn:
             config.turn = apply(config, {"turn": turn}).turn
-            self._turns.detector.set_policy(config.turn)  # keeps an open turn's speech state
+            self._turns.update_options(config.turn)
         if interrupt_response is not None:
             config.bargein = replace(config.bargein, enabled=interrupt_response)
+        if turn or interrupt_response is not None:  # the owners hold their policies: push them
+            self._bargein.update_options(config.bargein, prefix_padding_ms=config.turn.prefix_padding_ms)
         if create_response is not None:
             self._responder.auto_respond = create_response
         if server_vad is not None:
@@ -110,7 +118,8 @@ class ClientControl:
         return {"object": "realtime.session", "instructions": c.response.instructions,
                 "turn_detection": vad,
                 "output_modalities": ["text"] if self._responder.text_only else ["audio"],
-                "stages": {k: c.stage(k).name for k in ("vad", "stt", "turns", "llm", "tts")}}
+                "temperature": c.response.temperature, "max_output_tokens": c.response.max_output_tokens,
+                "speed": c.response.speed, "stages": {k: c.stage(k).name for k in ("vad", "stt", "turns", "llm", "tts")}}
 
     # --- input ---------------------------------------------------------------------------------
 
@@ -186,8 +195,9 @@ class ClientControl:
         """conversation.item.create of a typed message; ValueError if `item_id` is taken."""
         if item_id is not None and self.item(item_id) is not None:
             raise ValueError(f"item {item_id!r} already exists")
-        ids = {"id": item_id} if item_id else {}
-        return self.core.add_item(Item(type="message", role=role, text=text, audio=False, **ids))
+        item = (Item(type="message", role=role, text=text, audio=False, id=item_id) if item_id
+                else Item(type="message", role=role, text=text, audio=False))  # a fresh id
+        return self.core.add_item(item)
 
     def delete_item(self, item_id: str) -> Item:
         """conversation.item.delete: KeyError for an unknown item."""
@@ -220,7 +230,7 @@ class ClientControl:
         if self._playback.current_item == item_id:
             self._playback.clear()
         self._playback.set_heard(item_id, int(audio_end_ms * rate_hz / 1000))
-        if response.status == "in_progress":  # the client stopped listening: stop making it too
+        if response.status is ResponseStatus.IN_PROGRESS:  # the client stopped listening: stop making it too
             response.cancel("client_cancelled")  # its end truncates to what was heard
         else:
             response.truncate_to_played()

@@ -50,11 +50,11 @@ class SessionCore:
                 if id(listener) not in self._failed:
                     self._failed.add(id(listener))
                     failures = [*(failures or ()), (listener, exc)]
-        for listener, exc in failures or ():
+        for listener, error in failures or ():
             name = listener_name(listener)
-            log.error("event listener %s failed on %s", name, event.type, exc_info=exc)
+            log.error("event listener %s failed on %s", name, event.type, exc_info=error)
             self.emit(ev.error_event("server_error", f"event listener {name} failed on {event.type} "
-                                     f"({type(exc).__name__}: {exc}); it is not reported again"))
+                                     f"({type(error).__name__}: {error}); it is not reported again"))
 
     def drop_listeners(self) -> None:
         """The call is over: forget every listener (and which of them failed)."""

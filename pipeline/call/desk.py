@@ -164,7 +164,7 @@ class ToolDesk:
             parsed = json.loads(output)
         except ValueError:
             parsed = None
-        result = ToolResult(call_id, bound[0], bound[1], call_item.name if call_item else "tool",
+        result = ToolResult(call_id, bound[0], bound[1], call_item.name if call_item and call_item.name is not None else "tool",
                             json.loads(call_item.arguments) if call_item and call_item.arguments else {},
                             parsed if isinstance(parsed, dict) else {"output": output})
         result.extra["from_client"] = True

@@ -13,7 +13,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 from enum import IntEnum
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from .core import SessionCore
 # a dropped "Wait." (~1 s) + a pause up to max_silence_ms (1.5 s) + padding, with room to spare
 _HISTORY_MS = 6000
 
+T = TypeVar("T")
 FrameConsumer = Callable[[np.ndarray], None]
 WindowConsumer = Callable[[np.ndarray, float, float], None]  # (window, voice prob, end_ms)
 
@@ -82,11 +83,11 @@ class InputPath:
         dropped_s = self.pickup.dropped_samples / INPUT_RATE_HZ
         self.core.log(f"held {held_s:.2f} s" + (f" (dropped the oldest {dropped_s:.2f} s)" if dropped_s else ""))
 
-    async def after_queued_audio(self, command: Callable[[], Any]) -> Any:
+    async def after_queued_audio(self, command: Callable[[], T]) -> T:
         """Run `command` on the loop once the audio queued before it has been processed."""
         if not self.ready:  # a client that commits wants its audio processed now
             self.mark_ready()
-        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
 
         def run() -> None:
             try:
@@ -141,8 +142,8 @@ class InputPath:
             consumed += WINDOW_SAMPLES
             end_ms = consumed * 1000.0 / INPUT_RATE_HZ
             prob = self.vad.probability(window)
-            for consumer in self.on_window:
-                consumer(window, prob, end_ms)
+            for window_consumer in self.on_window:
+                window_consumer(window, prob, end_ms)
 
     def history_since(self, from_ms: float) -> np.ndarray:
         """Input audio from `from_ms` on, out of the history ring (prefix padding, trims)."""

@@ -17,6 +17,7 @@ from ..stages.playback import FramePhase, Playback
 from .context import ContextOverflowError, fit_conversation
 from .core import SessionCore
 from .response import Response, ResponseContext, ResponseOptions, ToolHooks
+from .states import ResponseStatus
 
 _TEMPLATE_TOKENS = 8  # chat-template tokens around one message (ChatML adds 5)
 _DROP_STEP = 8  # drop turns eight at a time: the prompt's start, and the model's cache, survive
@@ -33,7 +34,7 @@ class Responder:
         self.ctx = ResponseContext(llm=llm, tts=tts, clock=core.clock, config=core.config, emit=core.emit,
                                    log=core.log, playback=playback, conversation=core.conversation,
                                    tools=tools)
-        self._counting = llm if isinstance(llm, CountingLLM) else None  # asked once: 35-45 µs a check
+        self._counting = llm if isinstance(llm, CountingLLM) else None  # asked once: µs a check (response.py)
         self.auto_respond = True  # False: a committed turn becomes an item; the client asks for replies
         self.text_only = False  # the session's output modalities are ["text"]: no voice by default
         self.active: Response | None = None
@@ -85,7 +86,6 @@ class Responder:
             system_note: str | None = None, options: ResponseOptions | None = None) -> Response:
         """A response over the current context (a held one answers `transcript`, not yet added)."""
         options = options or ResponseOptions(text_only=self.text_only)
-        self.ctx.config = self.core.config  # a session.update may have replaced the settings
         failure = None
         try:
             messages = self.messages(extra_user=transcript if held else None, system_note=system_note,
@@ -98,7 +98,7 @@ class Responder:
 
     def begin(self, response: Response) -> None:
         if not self.line_open():  # the line is down: nobody to speak to
-            response.status = "cancelled"
+            response.status = ResponseStatus.CANCELLED
             response.done.set()
             return
         self.active = response
@@ -108,7 +108,7 @@ class Responder:
             # it, not on a context where the agent has not yet spoken
             self.core.conversation.add(response.item)
         task = self.core.spawn(response.run())
-        task.add_done_callback(lambda _t, r=response: self._ended(r))
+        task.add_done_callback(lambda _task: self._ended(response))
 
     def _ended(self, response: Response) -> None:
         if self.active is response:
@@ -119,8 +119,9 @@ class Responder:
 
     def settled(self, response: Response) -> None:
         """A client-visible response has ended: sort its tool results out."""
-        self.tools.settle(response, clean=response.status == "completed")
-        if response.status == "completed":  # a response completes once its audio has played
+        completed = response.status is ResponseStatus.COMPLETED
+        self.tools.settle(response, clean=completed)
+        if completed:  # a response completes once its audio has played
             self._on_heard(response)
 
     async def create_response(self, *, turn_id: str | None = None, purpose: str = "turn",
@@ -153,7 +154,7 @@ class Responder:
         the reply answers a question that is still being asked, so it goes; the next turn's
         reply will see everything. (Once audible, only the barge-in gate may stop it.)"""
         r = self.active
-        if (r is not None and not r.held and r.status == "in_progress" and self.core.config.bargein.enabled
+        if (r is not None and not r.held and r.status is ResponseStatus.IN_PROGRESS and self.core.config.bargein.enabled
                 and self.playback.heard(r.item.id) == 0):
             r.cancel("turn_detected")
 
@@ -166,7 +167,7 @@ class Responder:
     def interrupt(self) -> None:
         """The caller talks over the agent: stop whatever is sounding and what is being made."""
         target = self.barge_in_target()
-        if target is not None and target.status == "in_progress":
+        if target is not None and target.status is ResponseStatus.IN_PROGRESS:
             target.cancel("turn_detected")  # all four steps; truncation happens as it ends
             return
         playing = self.response_of_item(self.playback.current_item)

@@ -31,6 +31,7 @@ from ..stages.playback import Playback
 from ..tools.schema import ToolCall, ToolSpec
 from ..tools.stream import ToolCallStream, starts_tool_call
 from .heard import SpokenChunk, heard_text
+from .states import RESPONSE_MOVES, GuardedState, ResponseStatus
 
 
 class ToolHooks(Protocol):
@@ -86,7 +87,8 @@ class ResponseContext:
     tools: ToolHooks
 
     def __post_init__(self) -> None:
-        # a capability check on a runtime protocol costs 35-45 µs (timeit, 2 cores); ask once, not per chunk
+        # a capability check on a runtime protocol costs microseconds (6 µs for isinstance(ToneTTS(),
+        # AsyncTTS) under `python -m timeit` on an Intel Xeon); ask once, not per chunk
         self.async_tts: AsyncTTS | None = self.tts if isinstance(self.tts, AsyncTTS) else None
 
 
@@ -102,16 +104,17 @@ class Response:
     options: ResponseOptions = field(default_factory=ResponseOptions)
     id: str = field(default_factory=lambda: ev.new_id("resp"))
     item: Item = field(default_factory=lambda: Item(type="message", role="assistant", status="in_progress"))
-    status: str = "in_progress"
     reason: str | None = None
     error: str | None = None
+    status = GuardedState(RESPONSE_MOVES, ResponseStatus.IN_PROGRESS)  # not a field: moved only
     failure: str | None = None  # known before it starts (the context cannot fit): it fails at once
 
     def __post_init__(self) -> None:
         config = self.ctx.config
         self.cancel_llm = threading.Event()
         self.chunker = SentenceChunker(quick_first_fragment=config.chunker.quick_first_fragment,
-                                       min_fragment_words=config.chunker.min_fragment_words)
+                                       min_fragment_words=config.chunker.min_fragment_words,
+                                       first_phrase_words=config.chunker.first_phrase_words)
         self.spoken: list[SpokenChunk] = []
         self.generated = 0
         self.generation = Generation()
@@ -152,9 +155,9 @@ class Response:
     @property
     def may_still_tell(self) -> bool:
         """Still being made, or made and still playing: the caller may yet hear it all."""
-        if self.status == "in_progress":
+        if self.status is ResponseStatus.IN_PROGRESS:
             return True
-        return self.status == "completed" and not self.heard_in_full and not self.item.interrupted
+        return self.status is ResponseStatus.COMPLETED and not self.heard_in_full and not self.item.interrupted
 
     def adopt(self) -> None:
         """Turn commit confirmed the speculation: release what was held, in order."""
@@ -189,19 +192,20 @@ class Response:
             self._tasks = [asyncio.ensure_future(self._tokens_to_chunks(chunks)),
                            asyncio.ensure_future(self._chunks_to_audio(chunks))]
             await asyncio.gather(*self._tasks)
-            if self.status == "in_progress" and not self.options.text_only:
+            if self.status is ResponseStatus.IN_PROGRESS and not self.options.text_only:
                 self._tasks.append(asyncio.ensure_future(self._play_out()))
                 await self._tasks[-1]
-            if self.status == "in_progress" and self._spoken_failure is not None:
+            if self.status is ResponseStatus.IN_PROGRESS and self._spoken_failure is not None:
                 raise self._spoken_failure  # the apology was heard; the response still failed
-            if self.status == "in_progress":
-                self.status = "incomplete" if self.generation.finish_reason == "length" else "completed"
-                self.reason = "max_output_tokens" if self.status == "incomplete" else None
+            if self.status is ResponseStatus.IN_PROGRESS:
+                cut = self.generation.finish_reason == "length"
+                self.status = ResponseStatus.INCOMPLETE if cut else ResponseStatus.COMPLETED
+                self.reason = "max_output_tokens" if cut else None
         except asyncio.CancelledError:
-            if self.status == "in_progress":
-                self.status, self.reason = "cancelled", self.reason or "client_cancelled"
+            if self.status is ResponseStatus.IN_PROGRESS:
+                self.status, self.reason = ResponseStatus.CANCELLED, self.reason or "client_cancelled"
         except Exception as exc:  # a stage failed: the response fails, the call goes on
-            self.status, self.error = "failed", f"{type(exc).__name__}: {exc}"
+            self.status, self.error = ResponseStatus.FAILED, f"{type(exc).__name__}: {exc}"
             self.ctx.log(f"response {self.id} failed: {self.error}", level="error")
         finally:
             self.cancel_llm.set()
@@ -213,11 +217,13 @@ class Response:
         loop = asyncio.get_running_loop()
         tokens: asyncio.Queue[str | None] = asyncio.Queue()
         grammar = ctx.tools.grammar()
+        policy = ctx.config.response  # a session's own temperature and length, where it set them
+        own = {"temperature": policy.temperature} if policy.temperature is not None else {}
 
         def produce() -> None:
             try:
                 for piece in ctx.llm.stream(self.messages, cancel=self.cancel_llm, result=self.generation,
-                                            grammar=grammar):
+                                            grammar=grammar, max_tokens=policy.max_output_tokens, **own):
                     loop.call_soon_threadsafe(tokens.put_nowait, piece)
             finally:
                 loop.call_soon_threadsafe(tokens.put_nowait, None)
@@ -244,6 +250,7 @@ class Response:
                     await self._put_chunk(chunks, chunk)
         try:
             await producer  # re-raises a failure of the model thread
+            self._mark("llm_done")  # the last token (traces time the request to it)
         except SpokenError as exc:  # the caller hears a short apology, not silence
             self._spoken_failure = exc
             self.chunker.reset()
@@ -328,8 +335,12 @@ class Response:
                 return
             if ctx.async_tts is not None:  # a voice that waits (a network TTS) waits on the clock
                 audio = await ctx.async_tts.synthesize_async(chunk, clock=ctx.clock)
-            else:
+            elif (speed := ctx.config.response.speed) is None:
                 audio = await ctx.clock.run_in_thread(tts.synthesize, chunk)
+            else:  # a session's own speaking rate: a voice that takes it (protocols.takes_keyword)
+                paced: Any = tts
+                audio = await ctx.clock.run_in_thread(
+                    lambda c=chunk, voice=paced: voice.synthesize(c, speed=speed))
             if self.cancel_llm.is_set():
                 return
             if not self.spoken:
@@ -360,9 +371,9 @@ class Response:
 
     def cancel(self, reason: str) -> None:
         """Stop in all four places: playback, synthesis, generation, stream state."""
-        if self.status != "in_progress":
+        if self.status is not ResponseStatus.IN_PROGRESS:
             return
-        self.status, self.reason = "cancelled", reason
+        self.status, self.reason = ResponseStatus.CANCELLED, reason
         if not self.held:
             self.ctx.playback.clear()  # 1. stop playback: queued audio is dropped at once
         self.cancel_llm.set()  # 3. the model thread stops within one token
@@ -388,19 +399,20 @@ class Response:
     def _finish(self) -> None:
         if not self.options.text_only:
             self.item.text = " ".join(c.text for c in self.spoken)
-        if self.status == "cancelled" and not self.held and not self.options.text_only:
+        status = self.status.value  # the wire's plain string
+        if status == "cancelled" and not self.held and not self.options.text_only:
             self.truncate_to_played()
         else:
-            self.item.status = "completed" if self.status == "completed" else "incomplete"
+            self.item.status = "completed" if status == "completed" else "incomplete"
         details: dict[str, Any] | None = None
-        if self.status != "completed":
-            details = {"type": self.status, "reason": self.reason}
+        if status != "completed":
+            details = {"type": status, "reason": self.reason}
             if self.error:
                 details["error"] = {"type": "server_error", "message": self.error}
         usage = {"input_tokens": self.generation.prompt_tokens, "output_tokens": self.generation.output_tokens,
                  "total_tokens": self.generation.prompt_tokens + self.generation.output_tokens}
         output = [self.item.to_dict()] + ([self.call_item.to_dict()] if self.call_item else [])
         self._emit(ev.ResponseDone(response={
-            "id": self.id, "status": self.status, "status_details": details,
+            "id": self.id, "status": status, "status_details": details,
             "output": output, "usage": usage, **self._described()}))
         self.done.set()

@@ -104,7 +104,7 @@ class Session:
         self.input.on_frame.append(self.turns.on_frame)
         self.input.on_window.add(self.bargein.on_window, WindowPhase.GATE)
         self.input.on_window.add(self.turns.on_window, WindowPhase.TURNS)
-        self.client = ClientControl(core, input_path=self.input, turns=self.turns,
+        self.client = ClientControl(core, input_path=self.input, turns=self.turns, bargein=self.bargein,
                                     responder=self.responder, tools=self.tools, playback=self.playback)
         self._loops: list[asyncio.Future[Any]] = []
 

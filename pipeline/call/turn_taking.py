@@ -10,6 +10,7 @@ commit if the transcript is the same. Without server VAD the client commits turn
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from ..base import events as ev
 from ..base.audio import INPUT_RATE_HZ
+from ..base.config import TurnPolicy
 from ..base.conversation import Item
 from ..base.protocols import STT, Completeness
 from ..stages.playback import Playback
@@ -27,6 +29,7 @@ from .callctl import CallControl
 from .core import SessionCore
 from .responder import Responder
 from .response import Response
+from .states import TURN_MOVES, ResponseStatus, TurnStanding
 
 _EOT_AUDIO_S = 8.0  # an audio end-of-turn model reads at most the last 8 s (Smart Turn's window)
 
@@ -39,8 +42,7 @@ class Turn:
     audio_start_ms: float
     stt: StreamingTranscriber
     speech_end_ms: float | None = None
-    over_agent: bool = False  # speech began while the agent was speaking
-    barged_in: bool = False
+    standing: TurnStanding = TurnStanding.CALLER  # over the agent's voice? an interruption?
     announced: bool = False  # speech_started sent; talk over the agent waits for the gate
     segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
     preemptive: Response | None = None
@@ -50,6 +52,29 @@ class Turn:
     joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
     loud: bool = False  # the barge-in gate saw it loud and voiced (not the agent's echo residue)
     texts_checked: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def over_agent(self) -> bool:
+        """Speech over the agent's voice (it began while the agent spoke, which has not been
+        seen quiet at a speech stop since)."""
+        return self.standing in (TurnStanding.UNDER_AGENT, TurnStanding.INTERRUPTING)
+
+    @property
+    def barged_in(self) -> bool:
+        return self.standing in (TurnStanding.INTERRUPTING, TurnStanding.INTERRUPTION)
+
+    @property
+    def under_agent(self) -> bool:
+        """Talk under the agent that did not interrupt it: no turn (a backchannel, echo)."""
+        return self.standing is TurnStanding.UNDER_AGENT
+
+    def barges_in(self) -> None:
+        """The barge-in gate made it an interruption."""
+        self.standing = TURN_MOVES.after("barges_in", self.standing)
+
+    def outlasts_agent(self) -> None:
+        """Its speech stopped after the agent's voice had: a turn after all, if it was not one."""
+        self.standing = TURN_MOVES.after("outlasts_agent", self.standing)
 
 
 class TurnTaking:
@@ -64,7 +89,8 @@ class TurnTaking:
         self.control = control
         self.history_since = history_since
         self.now_ms = now_ms
-        self.detector = TurnDetector(core.config.turn)
+        self.policy = core.config.turn
+        self.detector = TurnDetector(self.policy)
         self.turn: Turn | None = None
         self.server_vad = True  # False: the client commits input itself (realtime API)
         self._talk_under_agent: Turn | None = None  # the last turn dropped as a backchannel
@@ -72,6 +98,11 @@ class TurnTaking:
         self.word_listeners: list[Callable[[Turn, str, bool], None]] = []
         self.preemptive_used = 0
         self.preemptive_discarded = 0
+
+    def update_options(self, policy: TurnPolicy) -> None:
+        """New turn settings (a session.update), at once; an open turn keeps its speech state."""
+        self.policy = policy
+        self.detector.set_policy(policy)
 
     @property
     def caller_speaking(self) -> bool:
@@ -101,8 +132,8 @@ class TurnTaking:
         if turn is None:
             return
         turn.stt.append(frame)
-        if turn.stt.audio.samples * 1000 > self.core.config.turn.max_turn_ms * INPUT_RATE_HZ:
-            self.core.log(f"a turn reached turn.max_turn_ms ({self.core.config.turn.max_turn_ms} ms); "
+        if turn.stt.audio.samples * 1000 > self.policy.max_turn_ms * INPUT_RATE_HZ:
+            self.core.log(f"a turn reached turn.max_turn_ms ({self.policy.max_turn_ms} ms); "
                           "committed as it stands", level="warning")
             turn.speech_end_ms = self.now_ms()  # mid-speech: the audio ends now
             self._commit("max_length")
@@ -120,7 +151,7 @@ class TurnTaking:
         if turn is None:
             return
         if self.detector.in_speech:
-            if prob >= self.core.config.turn.vad_threshold:  # not in the trailing windows: a pass
+            if prob >= self.policy.vad_threshold:  # not in the trailing windows: a pass
                 turn.stt.poll_partial()  # started there would hold up the final one
         else:
             self._check_end_of_turn(end_ms)
@@ -131,11 +162,12 @@ class TurnTaking:
         held, self._talk_under_agent = self._talk_under_agent, None
         joined = None
         if held is not None and held.speech_end_ms is not None and (
-                start_ms + self.core.config.turn.prefix_padding_ms - held.speech_end_ms
-                <= self.core.config.turn.max_silence_ms):
+                start_ms + self.policy.prefix_padding_ms - held.speech_end_ms
+                <= self.policy.max_silence_ms):
             joined = start_ms = min(start_ms, held.audio_start_ms)
         stt = StreamingTranscriber(self.stt, self.core.clock)
-        turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, over_agent=over_agent,
+        standing = TurnStanding.UNDER_AGENT if over_agent else TurnStanding.CALLER
+        turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, standing=standing,
                     joined_from_ms=joined)
         stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
@@ -143,7 +175,7 @@ class TurnTaking:
         return turn
 
     def _on_speech_started(self, onset_ms: float) -> None:
-        start_ms = max(0.0, onset_ms - self.core.config.turn.prefix_padding_ms)
+        start_ms = max(0.0, onset_ms - self.policy.prefix_padding_ms)
         turn = self.turn
         if turn is None:
             turn = self._new_turn(start_ms, over_agent=self.playback.speaking and self.core.config.bargein.enabled)
@@ -168,7 +200,7 @@ class TurnTaking:
             return
         turn.speech_end_ms = end_ms
         if turn.over_agent and not self.playback.speaking:
-            turn.over_agent = False  # the caller outlasted the agent: a real turn after all
+            turn.outlasts_agent()  # the caller outlasted the agent: a real turn after all
             self.announce(turn)
         if turn.announced:
             self.core.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
@@ -189,12 +221,12 @@ class TurnTaking:
             turn.stt.reset()
             turn.stt.append(self.history_since(from_ms))
             turn.audio_start_ms = turn.segment_start_ms = from_ms
-        turn.barged_in = True
+        turn.barges_in()
         self.announce(turn)
 
     # --- transcripts and the end of the turn -----------------------------------------------------
 
-    async def _after_final(self, turn: Turn, final: object) -> None:
+    async def _after_final(self, turn: Turn, final: asyncio.Task[str]) -> None:
         text = await turn.stt.settled_final(final)
         if text is None or self.turn is not turn:
             return
@@ -244,7 +276,7 @@ class TurnTaking:
         turn.commit_reason = reason
         if turn.speech_end_ms is None:
             turn.speech_end_ms = self.now_ms()
-        if not (turn.over_agent and not turn.barged_in):  # talk under the agent is no turn
+        if not turn.under_agent:  # talk under the agent is no turn
             self._announce_commit(turn)
         self.core.spawn(self._finish_turn(turn))
 
@@ -262,7 +294,7 @@ class TurnTaking:
         if turn.barged_in and not turn.commit_announced:
             self._announce_commit(turn)
         stats = turn.stt.stats
-        if turn.over_agent and not turn.barged_in:
+        if turn.under_agent:
             self._drop_preemptive(turn)
             # the caller's own voice, kept a moment: more speech may make it a turn. Not words
             # the agent itself just said: that is its echo past the guard ("Thanks for calling."),
@@ -317,7 +349,7 @@ class TurnTaking:
     async def _respond(self, turn: Turn, text: str) -> None:
         spec, turn.preemptive = turn.preemptive, None
         if (spec is not None and spec.transcript is not None and same_words(spec.transcript, text)
-                and spec.status == "in_progress"):
+                and spec.status is ResponseStatus.IN_PROGRESS):
             self.preemptive_used += 1
             self._speculation_ended(turn, spec, "adopted")
             spec.adopt()

@@ -30,6 +30,7 @@ class ScriptedLLM:
         self.max_tokens = max_tokens
         self.context_window = context_window
         self.requests: list[list[dict[str, Any]]] = []
+        self.temperatures: list[float | None] = []
         self.lock = threading.Lock()
         self._next = 0
 
@@ -45,9 +46,10 @@ class ScriptedLLM:
 
     def stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
                grammar: str | None = None, max_tokens: int | None = None,
-               result: Generation | None = None) -> Iterator[str]:
+               result: Generation | None = None, temperature: float | None = None) -> Iterator[str]:
         result = result if result is not None else Generation()
         self.requests.append(messages)
+        self.temperatures.append(temperature)  # what each request asked for (None: the stage's)
         words = self._take(messages).split(" ")
         limit = max_tokens or self.max_tokens
         for i in range(0, len(words), self.words_per_token):
@@ -107,8 +109,8 @@ class ToneTTS:
         self.ms_per_char = ms_per_char
         self.frequency_hz = frequency_hz
 
-    def synthesize(self, text: str) -> np.ndarray:
-        n = int(len(text.strip()) * self.ms_per_char * self.sample_rate_hz / 1000)
+    def synthesize(self, text: str, *, speed: float | None = None) -> np.ndarray:
+        n = int(len(text.strip()) * self.ms_per_char / (speed or 1.0) * self.sample_rate_hz / 1000)
         t = np.arange(n) / self.sample_rate_hz
         return (0.3 * np.sin(2 * np.pi * self.frequency_hz * t)).astype(np.float32)
 

@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 from ..base.cpu import default_threads
 from ..base.errors import ModelMissingError
+from ..base.models import model_file
 from ..base.protocols import Generation
 from ..tools.dialect import ToolDialect, dialect_for_template
 
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import CreateChatCompletionStreamResponse
+
 __all__ = ["MODELS", "Generation", "LlamaLLM"]
 
-# The embedded models scripts/download_models.sh fetches, by the name `llm.model` takes.
+# The embedded models scripts/download_models.sh fetches, by the name `llm.model` takes (paths
+# under the models directory).
 MODELS = {
-    "smollm2-135m": "models/llm/SmolLM2-135M-Instruct.Q4_1.gguf",
-    "qwen2.5-coder-0.5b": "models/llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "smollm2-135m": "llm/SmolLM2-135M-Instruct.Q4_1.gguf",
+    "qwen2.5-coder-0.5b": "llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
 }
 
 
@@ -49,7 +53,7 @@ class LlamaLLM:
                 raise ValueError(f"llm.model {model!r} is not an embedded model; choose one of "
                                  f"{sorted(MODELS)}, or give llm.model_path")
             model_path = MODELS[model]
-        path = Path(model_path)
+        path = model_file(model_path)
         if not path.is_file():
             raise ModelMissingError(path, "LLM model")
         self.max_tokens = max_tokens
@@ -67,39 +71,46 @@ class LlamaLLM:
 
     def stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
                grammar: str | None = None, max_tokens: int | None = None,
-               result: Generation | None = None) -> Iterator[str]:
+               result: Generation | None = None, temperature: float | None = None) -> Iterator[str]:
         """Yield text pieces; stops within one token once `cancel` is set. Blocking: run in a thread.
-
-        A tool call comes out in the pipeline's form whatever the model's (`tool_dialect`)."""
+        `temperature`: this request's (a session's own), else the stage's. A tool call comes out in
+        the pipeline's form whatever the model's (`tool_dialect`)."""
         result = result if result is not None else Generation()
         raw = self._stream(self.tool_dialect.history(messages), cancel=cancel, grammar=grammar,
-                           max_tokens=max_tokens, result=result)
+                           max_tokens=max_tokens, result=result, temperature=temperature)
         with contextlib.closing(raw):
             yield from self.tool_dialect.read(raw)  # may stop reading at the end of a call
 
     def _stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
-                grammar: str | None, max_tokens: int | None, result: Generation) -> Iterator[str]:
+                grammar: str | None, max_tokens: int | None, result: Generation,
+                temperature: float | None) -> Generator[str, None, None]:
         kwargs: dict[str, Any] = {}
         if grammar:
             from llama_cpp import LlamaGrammar
 
             kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
         with self.lock:
-            chunks = self._llm.create_chat_completion(
-                messages=messages, stream=True, temperature=self.temperature,
-                max_tokens=max_tokens or self.max_tokens, **kwargs)
+            # stream=True makes a generator of chunks (llama-cpp-python types both modes as one);
+            # the messages are plain dicts where it names a TypedDict per role
+            chunks = cast("Generator[CreateChatCompletionStreamResponse, None, None]",
+                          self._llm.create_chat_completion(
+                              messages=messages,  # type: ignore[arg-type]
+                              stream=True,
+                              temperature=self.temperature if temperature is None else temperature,
+                              max_tokens=max_tokens or self.max_tokens, **kwargs))
             try:
                 for chunk in chunks:
                     if cancel.is_set():
                         result.finish_reason = "cancelled"
                         return
                     choice = chunk["choices"][0]
-                    piece = choice.get("delta", {}).get("content")
+                    piece = cast("str | None", choice.get("delta", {}).get("content"))
                     if piece:
                         result.output_tokens += 1
                         yield piece
-                    if choice.get("finish_reason"):
-                        result.finish_reason = choice["finish_reason"]
+                    finish = choice.get("finish_reason")
+                    if finish:
+                        result.finish_reason = finish
             finally:
                 chunks.close()  # frees the model for the next request even when cancelled
                 result.prompt_tokens = self.count_tokens(messages)

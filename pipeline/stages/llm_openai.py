@@ -89,11 +89,15 @@ class OpenAICompatibleLLM:
     def stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
                grammar: str | None = None, max_tokens: int | None = None,
                result: Generation | None = None, tools: list[dict[str, Any]] | None = None,
-               tool_choice: str | dict[str, Any] | None = None) -> Iterator[str]:
+               tool_choice: str | dict[str, Any] | None = None,
+               temperature: float | None = None) -> Iterator[str]:
         """Yield text pieces; a native tool call comes out as the text of the pipeline's JSON
-        convention. Closes the stream within one chunk once `cancel` is set. Blocking."""
+        convention. Closes the stream within one chunk once `cancel` is set. Blocking.
+        `temperature`: this request's (a session's own), else the stage's."""
         result = result if result is not None else Generation()
         body = self.request_body(messages, max_tokens=max_tokens, stream=True)
+        if temperature is not None:
+            body["temperature"] = temperature
         body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [_chat_tool(t) for t in tools]

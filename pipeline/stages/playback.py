@@ -2,7 +2,9 @@
 
 What the caller *heard* is the truth for truncation: after a barge-in the conversation keeps only
 that. A network client or a sound card buffers, so frames may be handed out up to `lead_s`
-before they sound; those are sent but not yet heard.
+before they sound; those are sent but not yet heard. A line whose far end confirms what it played
+(`ConfirmedSink`: a carrier echoing marks) is believed over the clock: heard is at most what it
+confirmed, and what it has not confirmed still sounds.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from ..base.clock import Clock, Pulse
 from ..base.listeners import Ordered
-from ..base.protocols import AudioSink, ClearableSink
+from ..base.protocols import AudioSink, ClearableSink, ConfirmedSink
 
 FRAME_MS = 20
 FrameListener = Callable[[str, str, float], None]  # (response_id, item_id, at_s) of each frame
@@ -60,6 +62,13 @@ class Playback:
         self.paused = False
         self._playing_until = 0.0
         self.current_item: str | None = None
+        self._confirming = sink if isinstance(sink, ConfirmedSink) else None
+        if self._confirming is not None:
+            self._confirming.on_confirmed = self._on_confirmed
+
+    def _on_confirmed(self) -> None:
+        self._wake.set()  # the run loop re-reads `speaking` (drained)
+        self.changed.pulse()
 
     def enqueue(self, samples: np.ndarray, *, item_id: str, response_id: str) -> None:
         if len(samples):
@@ -91,6 +100,8 @@ class Playback:
         self._ahead.clear()
         self.frame_listeners.clear()
         self.on_audio = None
+        if self._confirming is not None:
+            self._confirming.on_confirmed = None
 
     def pause(self) -> None:
         self.paused = True
@@ -102,18 +113,23 @@ class Playback:
     @property
     def speaking(self) -> bool:
         """Agent audio is queued or sounding right now (paused counts: it will resume)."""
-        return bool(self._queue) or self.clock.now() < self._playing_until
+        return bool(self._queue) or self.clock.now() < self._playing_until or (
+            self._confirming is not None and self._confirming.unconfirmed())
 
     def has_item(self, item_id: str) -> bool:
         """Audio of this item is queued or sounding now."""
         return any(p.item_id == item_id for p in self._queue) or (
-            self.current_item == item_id and self.clock.now() < self._playing_until)
+            self.current_item == item_id and self.clock.now() < self._playing_until) or (
+            self._confirming is not None and self._confirming.unconfirmed(item_id))
 
     def heard(self, item_id: str) -> int:
         """Samples of an item that have started to sound (sent, minus those still ahead)."""
         now = self.clock.now()
         ahead = sum(n for at, i, n in self._ahead if i == item_id and at > now)
-        return self.sent.get(item_id, 0) - ahead
+        heard = self.sent.get(item_id, 0) - ahead
+        if self._confirming is not None:
+            return min(heard, self._confirming.confirmed(item_id))
+        return heard
 
     def set_heard(self, item_id: str, samples: int) -> None:
         """A client reports how much it played (conversation.item.truncate)."""
@@ -152,9 +168,11 @@ class Playback:
                     # wake for new audio or when the last frame has sounded, whichever is first
                     waiter = asyncio.ensure_future(self._wake.wait())
                     sleeper = asyncio.ensure_future(self.clock.sleep_until(self._playing_until))
-                    await asyncio.wait({waiter, sleeper}, return_when=asyncio.FIRST_COMPLETED)
-                    waiter.cancel()
-                    sleeper.cancel()
+                    try:  # cancelled here (the call ends) or not, neither helper outlives it
+                        await asyncio.wait({waiter, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        waiter.cancel()
+                        sleeper.cancel()
                     continue
                 await self._wake.wait()
                 continue

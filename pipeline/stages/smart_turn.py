@@ -28,7 +28,7 @@ class SmartTurnCompleteness:
     `max_silence_ms`, which never cuts a caller off.
     """
 
-    def __init__(self, *, model_path: str | Path = "models/turn/smart-turn-v3.2-cpu.onnx",
+    def __init__(self, *, model_path: str | Path = "turn/smart-turn-v3.2-cpu.onnx",
                  threads: int = 1) -> None:
         """`threads`: onnxruntime intra-op threads. One leaves the other core of a 2-core machine
         to Whisper, which transcribes at the same moment (speech-stop); a call, the
@@ -69,7 +69,7 @@ class CombinedCompleteness:
     their product, or letting either one end the turn all did worse.
     """
 
-    def __init__(self, *, model_path: str | Path = "models/turn/smart-turn-v3.2-cpu.onnx",
+    def __init__(self, *, model_path: str | Path = "turn/smart-turn-v3.2-cpu.onnx",
                  threads: int = 1, audio_veto: float = 0.1) -> None:
         """`audio_veto`: below this audio probability the turn stays open whatever the text
         says (0.1 and 0.05 tied for the fewest errors on the Piper clips of bench/eot.py's set;

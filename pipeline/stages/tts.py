@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..base.cpu import default_threads
 from ..base.errors import ModelMissingError
+from ..base.models import model_file
 from ..base.onnx import cpu_session
+
+if TYPE_CHECKING:  # piper is imported when a voice loads, not when this module does
+    from piper import PiperVoice
 
 _WARM_UP_TEXT = "Hello, one moment."  # a comma and a period: both of Piper's sentence paths
 
@@ -17,7 +23,7 @@ _WARM_UP_TEXT = "Hello, one moment."  # a comma and a period: both of Piper's se
 class PiperTTS:
     """A Piper ONNX voice. `synthesize` is blocking: run it off the event loop."""
 
-    def __init__(self, *, model_path: str = "models/tts/en_US-joe-medium.onnx", use_cuda: bool = False,
+    def __init__(self, *, model_path: str = "tts/en_US-joe-medium.onnx", use_cuda: bool = False,
                  length_scale: float | None = None, volume: float = 0.8,
                  noise_scale: float | None = None, noise_w_scale: float | None = None,
                  threads: int | None = None, warm_up: bool = True) -> None:
@@ -29,7 +35,7 @@ class PiperTTS:
         onnxruntime's first-run allocations and espeak-ng's first phonemization."""
         from piper import PiperVoice, SynthesisConfig
 
-        path = Path(model_path)
+        path = model_file(model_path)
         for needed in (path, Path(f"{path}.json")):
             if not needed.is_file():
                 raise ModelMissingError(needed, "Piper voice")
@@ -42,14 +48,19 @@ class PiperTTS:
         if warm_up:
             self.synthesize(_WARM_UP_TEXT)
 
-    def synthesize(self, text: str) -> np.ndarray:
-        """Mono float32 audio at `sample_rate_hz` for one chunk of text."""
+    def synthesize(self, text: str, *, speed: float | None = None) -> np.ndarray:
+        """Mono float32 audio at `sample_rate_hz` for one chunk of text; `speed` (1.0: the
+        voice's own rate) divides its length scale."""
+        syn = self._syn
+        if speed is not None and speed != 1.0:
+            scale = syn.length_scale if syn.length_scale is not None else self._voice.config.length_scale
+            syn = replace(syn, length_scale=scale / speed)
         with self._lock:
-            parts = [c.audio_float_array for c in self._voice.synthesize(text, syn_config=self._syn)]
+            parts = [c.audio_float_array for c in self._voice.synthesize(text, syn_config=syn)]
         return np.concatenate(parts).astype(np.float32) if parts else np.zeros(0, np.float32)
 
 
-def _cpu_voice(path: Path, threads: int) -> object:
+def _cpu_voice(path: Path, threads: int) -> PiperVoice:
     """`PiperVoice.load` on the CPU, with our thread count (its loader takes no session options)."""
     import json
 

@@ -23,7 +23,7 @@ class SileroVAD:
 
     window_samples = WINDOW_SAMPLES
 
-    def __init__(self, *, model_path: str | Path = "models/vad/silero_vad.onnx", threads: int = 1) -> None:
+    def __init__(self, *, model_path: str | Path = "vad/silero_vad.onnx", threads: int = 1) -> None:
         self._session = cpu_session(model_path, "Silero VAD model", threads=threads)
         self._sr = np.array(INPUT_RATE_HZ, dtype=np.int64)
         self.reset()

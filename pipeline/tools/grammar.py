@@ -99,7 +99,7 @@ def _value_rule(prop: JsonSchema, rule_name: str, rules: list[str]) -> str:
     if "enum" in prop:
         rules.append(f"{rule_name} ::= " + " | ".join(_json_lit(v) for v in prop["enum"]))
         return rule_name
-    kind = prop.get("type")
+    kind: Any = prop.get("type")  # any JSON value; only the names below make a rule
     if kind == "array":
         item = _value_rule(prop.get("items", {"type": "string"}), f"{rule_name}-item", rules)
         most = int(prop.get("maxItems", MAX_ARRAY_ITEMS))

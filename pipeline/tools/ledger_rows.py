@@ -162,3 +162,22 @@ def row_from_db(values: tuple[Any, ...]) -> Row:
         created_at=created_at,
         updated_at=updated_at,
     )
+
+
+def state_counts(path: str) -> dict[str, int]:
+    """Rows per state in the ledger file at `path`, read-only: nothing is created or locked for
+    writing, and a missing file or table counts nothing (a worker's metrics read it per scrape)."""
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        return {}
+    uri = Path(path).resolve().as_uri() + "?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=1.0)
+        try:
+            return {str(state): int(n) for state, n in
+                    db.execute("SELECT state, count(*) FROM ledger GROUP BY state")}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return {}

@@ -76,6 +76,11 @@ class ToolRunner:
         # what the caller said and earlier results: a side effect's arguments must be in it
         self.evidence = evidence
 
+    def _keyed_ledger(self) -> Ledger:
+        """The ledger, for a run with a business key (`run` refuses one without a ledger)."""
+        assert self.ledger is not None
+        return self.ledger
+
     async def _ledger(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await self.clock.run_in_thread(lambda: method(*args, **kwargs))
 
@@ -91,6 +96,7 @@ class ToolRunner:
         if self.ledger is None:
             raise RuntimeError(f"tool {spec.name!r} has side effects but the session has no ledger")
         key = spec.key_for(args)
+        assert key is not None  # ToolSpec refuses a side effect without a business_key
         ledger = self.ledger
         missing = await self._ungrounded(spec, args, key)
         if missing:  # invented: refused back to the model, and the ledger never hears of it
@@ -150,7 +156,7 @@ class ToolRunner:
             value = await self.clock.wait_for(spec(**args), spec.timeout_s)
         except TimeoutError:
             if ledger_key is not None:  # it may or may not have happened: query later, never retry
-                await self._ledger(self.ledger.mark_unknown, ledger_key,
+                await self._ledger(self._keyed_ledger().mark_unknown, ledger_key,
                                    f"timed out after {spec.timeout_s:g} s")
                 return {"status": "unknown", "error": f"no answer within {spec.timeout_s:g} s; "
                         "it may still go through, we are checking"}
@@ -159,18 +165,18 @@ class ToolRunner:
             if change is not None and change.previous is not None:
                 # A refused change is not a failed effect: the earlier request is still in flight
                 # under the same key, and its own run settles the row when it lands.
-                await self._ledger(self.ledger.restore_intent, ledger_key, change.previous,
+                await self._ledger(self._keyed_ledger().restore_intent, ledger_key, change.previous,
                                    refused_digest=change.row.intent_digest)
                 return {"status": "change_refused", "error": str(exc),
                         "still_in_progress": change.previous.arguments}
             if ledger_key is not None:
-                await self._ledger(self.ledger.fail, ledger_key, f"{type(exc).__name__}: {exc}")
+                await self._ledger(self._keyed_ledger().fail, ledger_key, f"{type(exc).__name__}: {exc}")
                 return {"status": "failed", "error": str(exc)}
             return {"error": f"{type(exc).__name__}: {exc}"}
         finally:
             _current.reset(token)
         value = value if isinstance(value, dict) else {"result": value}
         if ledger_key is not None:
-            await self._ledger(self.ledger.commit, ledger_key, value)
+            await self._ledger(self._keyed_ledger().commit, ledger_key, value)
             return {"status": "committed", "result": value}
         return value

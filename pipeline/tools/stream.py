@@ -54,7 +54,9 @@ class ToolCallStream:
             self.name = name.group(1)
         spec = self._lookup(name.group(1)) if name else None
         said: list[str] = []
-        for param in spec.spoken if spec else ():
+        if spec is None:
+            return delta, said
+        for param in spec.spoken:
             if param in self._spoken_done:
                 continue
             if not self._say_param(spec, param):

@@ -30,6 +30,7 @@ from ..call.client import ClientControl
 from ..call.session import Session
 from ..stages.playback import FRAME_MS
 from . import realtime_requests as requests
+from . import realtime_settings
 from .realtime_events import GA, WireEncoder, WireSettings
 from .realtime_json import check_event, is_text, parse_message
 from .realtime_protocol import ClientError, jsonable, parse_session_update, require
@@ -145,11 +146,15 @@ class Connection:
         """The session ended the call (end_call): send what is queued, then close the socket."""
         asyncio.ensure_future(self._hang_up())
 
-    async def _hang_up(self) -> None:
+    async def _hang_up(self, code: int = 1000, reason: str = "the call ended") -> None:
         if not self.closed:  # the goodbye's last events first; a stuck client gets SEND_STALL_S
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._outbox.join(), SEND_STALL_S)
-        await self.ws.close(1000, "the call ended")
+        await self.ws.close(code, reason)
+
+    async def close_after_sending(self, code: int, reason: str) -> None:
+        """The server ends the call (a drain): what is queued goes out first, then the close."""
+        await self._hang_up(code, reason)
 
     async def _send_loop(self) -> None:
         try:
@@ -180,6 +185,8 @@ class Connection:
         """A client that stops reading cannot pin memory: it is dropped with a reason."""
         log.warning("dropping a client that does not read its events: %s", why)
         self.closed = True
+        if self.session is not None:  # on the event log, which metrics and recordings read
+            self.session.emit(ev.StageMark(stage="slow_client_dropped", detail={"why": why}))
         while not self._outbox.empty():
             self._outbox.get_nowait()
         self._outbox_bytes = 0
@@ -305,6 +312,10 @@ class Connection:
 
     def _session_update(self, event: dict[str, Any]) -> None:
         update = parse_session_update(event, self.config)  # all of it first: a bad field changes nothing
+        assert self.session is not None
+        realtime_settings.check_known(event["session"])
+        generation = realtime_settings.generation(event["session"], self.session.stages,
+                                                  voice=self.wire.voice)
         wire = self.wire
         if update.input_format is not None and update.input_format != wire.input_format:
             wire.input_format = update.input_format
@@ -317,7 +328,8 @@ class Connection:
             wire.tools = update.tools  # the client runs these; the session offers them and waits
         if update.include_local is not None:
             self.include_local = update.include_local
-        self.client.update(instructions=update.instructions, tools=update.tools, **update.settings)
+        self.client.update(instructions=update.instructions, tools=update.tools,
+                           generation=generation, **update.settings)
         self._mark_ready()
 
     def _append(self, event: dict[str, Any]) -> None:

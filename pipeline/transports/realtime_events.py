@@ -379,18 +379,21 @@ class WireEncoder:
         text_only = base.get("output_modalities") == ["text"]
         common = {"object": "realtime.session", "id": s.session_id, "instructions": base["instructions"],
                   "tools": tools, "tool_choice": "auto"}
+        tokens = base.get("max_output_tokens") or "inf"  # the settings a session.update applied
+        speed = {"speed": base["speed"]} if base.get("speed") is not None else {}
         if self.dialect == BETA:
+            temperature = {"temperature": base["temperature"]} if base.get("temperature") is not None else {}
             return {**common, "modalities": ["text"] if text_only else ["audio", "text"],
                     "voice": s.voice, "input_audio_format": _beta_format(s.input_format),
                     "output_audio_format": _beta_format(s.output_format),
                     "input_audio_transcription": {"model": s.transcription_model},
-                    "turn_detection": vad, "max_response_output_tokens": "inf"}
+                    "turn_detection": vad, "max_response_output_tokens": tokens, **temperature, **speed}
         return {**common, "type": "realtime", "model": s.model,
                 "output_modalities": ["text"] if text_only else ["audio"],
                 "audio": {"input": {"format": s.input_format.to_dict(), "turn_detection": vad,
                                     "transcription": {"model": s.transcription_model}},
-                          "output": {"format": s.output_format.to_dict(), "voice": s.voice}},
-                "max_output_tokens": "inf"}
+                          "output": {"format": s.output_format.to_dict(), "voice": s.voice, **speed}},
+                "max_output_tokens": tokens}
 
 
 def _beta_format(fmt: AudioFormat) -> str | None:

@@ -22,7 +22,7 @@ def response_create(client: ClientControl, event: dict[str, Any]) -> None:
             item = client.item(entry) if isinstance(entry, str) else entry
             if item is None:
                 raise ClientError("item_not_found", f"response.create: `response.input` refers to "
-                                                    f"item {entry[:60]!r}, which is not in this "
+                                                    f"item {str(entry)[:60]!r}, which is not in this "
                                                     "conversation.")
             items.append(item)
     text_only = request.text_only if request.text_only is not None else client.text_only

@@ -21,8 +21,8 @@ import argparse
 import asyncio
 import copy
 import hmac
+import logging
 import os
-import signal
 import sys
 from collections.abc import Callable
 from http import HTTPStatus
@@ -40,15 +40,20 @@ from ..base import events as ev
 from ..base.clock import RealClock
 from ..base.config import Config
 from ..call.session import Session, Stages
+from . import ops_http
 from .realtime_connection import Connection
 from .realtime_events import BETA, GA
 from .realtime_protocol import AudioFormat, parse_format
 from .runtime import add_config_args, load_config
+from .telephony_server import PhoneRoutes
 from .web import page_response, select_subprotocol, subprotocol_token
+
+log = logging.getLogger(__name__)
 
 PATH = "/v1/realtime"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 TOKEN_ENV = "PIPELINE_SERVE_TOKEN"
+TWILIO_TOKEN_ENV, PUBLIC_URL_ENV = "TWILIO_AUTH_TOKEN", "PIPELINE_PUBLIC_URL"  # docs/telephony.md
 _SOCKET_LIMIT_FACTOR = 8  # the socket takes larger messages so an oversize one gets an error event
 
 
@@ -63,6 +68,8 @@ class RealtimeServer:
         time, like a hosted API (enough for a client's jitter buffer, little to cut on barge-in).
     max_connections: 8 sessions at once (the models are shared: each more one slows them all);
         one more gets HTTP 503.
+    twilio_auth_token, public_url: Twilio streams signed with this account token, over this URL
+        (`telephony_server.py` answers `/telephony/{twilio,telnyx,plivo}`).
     allowed_origins: web pages (`http://host:port`) that may connect besides loopback ones; a
         browser sends `Origin`, and a page from anywhere else gets HTTP 403.
     """
@@ -70,7 +77,8 @@ class RealtimeServer:
     def __init__(self, *, stages: Stages, config: Config, host: str = "127.0.0.1",
                  port: int = 8765, token: str | None = None, max_message_bytes: int = 1 << 20,
                  lead_ms: int = 200, max_connections: int = 8,
-                 allowed_origins: tuple[str, ...] = ()) -> None:
+                 allowed_origins: tuple[str, ...] = (), twilio_auth_token: str | None = None,
+                 public_url: str | None = None) -> None:
         if lead_ms < 0:
             raise ValueError(f"lead_ms must be 0 or more, got {lead_ms}.")
         if host not in LOOPBACK and not token:
@@ -87,7 +95,20 @@ class RealtimeServer:
         self.max_connections = max_connections
         self.allowed_origins = allowed_origins
         self.connections: set[Connection] = set()
+        self.twilio_auth_token, self.public_url = twilio_auth_token, public_url
+        self.phone = PhoneRoutes(self)
         self._server: Server | None = None
+        # production operation (`ops_http`): False once draining (new connections get 503),
+        # extra HTTP paths (health, readiness, metrics), and what follows each call
+        self.accepting = True
+        self.http_routes: dict[str, ops_http.Route] = {}
+        self.call_watchers: list[ops_http.Watch] = []
+        self._ended_by_server: dict[Connection, str] = {}
+        self._call_left = asyncio.Event()
+
+    @property
+    def calls(self) -> int:
+        return len(self.connections) + len(self.phone.lines)
 
     @property
     def url(self) -> str:
@@ -100,7 +121,7 @@ class RealtimeServer:
                                    select_subprotocol=select_subprotocol,
                                    max_size=self.max_message_bytes * _SOCKET_LIMIT_FACTOR,
                                    create_connection=_Socket)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self.port = next(iter(self._server.sockets)).getsockname()[1]
 
     async def serve_forever(self) -> None:
         if self._server is None:
@@ -115,10 +136,51 @@ class RealtimeServer:
             await self._server.wait_closed()
             self._server = None
 
+    @property
+    def active_calls(self) -> int:
+        return len(self.connections)
+
+    async def wait_calls_ended(self, timeout_s: float) -> bool:
+        """Wait until no call is connected, at most `timeout_s`; True if none is."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while self.connections:
+            self._call_left.clear()
+            try:
+                await asyncio.wait_for(self._call_left.wait(), deadline - loop.time())
+            except TimeoutError:
+                return not self.connections
+        return True
+
+    async def end_calls(self, code: int, reason: str, *, why: str) -> None:
+        """Close every call now with this close code and reason; `why` is its end reason."""
+        for connection in list(self.connections):
+            self._ended_by_server[connection] = why
+        await asyncio.gather(*(c.close_after_sending(code, reason)
+                               for c in list(self.connections)), return_exceptions=True)
+
+    def authorized(self, headers: Headers) -> bool:
+        """The request carries this server's token (or the server has none)."""
+        return self.token is None or _bearer_ok(headers, self.token)
+
     def _check_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        route = ops_http.find_route(self.http_routes, urlsplit(request.path).path)
+        if route is not None:  # health, readiness, metrics, recordings (`ops_http`)
+            status, content_type, body = route(request)
+            response = connection.respond(status, "")
+            response.body = body.encode("utf-8") if isinstance(body, str) else body
+            for name in ("Content-Type", "Content-Length"):  # set again would add, not replace
+                del response.headers[name]
+            response.headers["Content-Type"] = content_type
+            response.headers["Content-Length"] = str(len(response.body))
+            return response
         page = page_response(connection, request)  # the browser page at `/`, served without token
         if page is not None:
             return page
+        if self.phone.serves(request.path):
+            if not self.accepting:  # draining: a new phone call is refused like any other
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, ops_http.DRAINING_BODY)
+            return self.phone.check_request(connection, request)
         if urlsplit(request.path).path.rstrip("/") != PATH:
             return connection.respond(HTTPStatus.NOT_FOUND, f"Not found: connect to {self.url}\n")
         if self.token is not None and not _bearer_ok(request.headers, self.token):
@@ -134,7 +196,9 @@ class RealtimeServer:
             shown = _header_bytes(origin[:100]).decode("ascii", "backslashreplace")
             return connection.respond(HTTPStatus.FORBIDDEN, f"Web pages from {shown} may not "
                                       "use this server; start it with that origin allowed.\n")
-        if len(self.connections) >= self.max_connections:
+        if not self.accepting:
+            return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, ops_http.DRAINING_BODY)
+        if self.calls >= self.max_connections:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE,
                                       f"This server is at its limit of {self.max_connections} "
                                       "sessions; try again when one ends.\n")
@@ -148,6 +212,9 @@ class RealtimeServer:
         return host in LOOPBACK
 
     async def _handle(self, ws: ServerConnection) -> None:
+        if ws.request is not None and self.phone.serves(ws.request.path):
+            await self.phone.answer(ws)
+            return
         connection = Connection(ws, config=self.config, lead_ms=self.lead_ms,
                                 max_message_bytes=self.max_message_bytes, dialect=dialect_of(ws))
         clock = RealClock()
@@ -156,6 +223,12 @@ class RealtimeServer:
         session = Session(copy.deepcopy(self.config), self.stages, clock=clock, sink=connection,
                           events=events)
         connection.bind(session)
+        watchers = []
+        for watch in self.call_watchers:
+            try:  # a recorder that cannot make its folder must not refuse the call
+                watchers.append(watch(session, connection.wire.session_id))
+            except Exception:
+                log.exception("a call watcher failed at the start of a call")
         if isinstance(ws, _Socket):
             ws.last_words = lambda: connection.encoded(ev.error_event("message_too_large", (
                 f"A message was larger than the {self.max_message_bytes * _SOCKET_LIMIT_FACTOR} bytes "
@@ -167,7 +240,14 @@ class RealtimeServer:
             await connection.run(session, clock)
         finally:
             self.connections.discard(connection)
+            self._call_left.set()
             await session.close()
+            reason = self._ended_by_server.pop(connection, None)
+            for watcher in watchers:
+                try:
+                    watcher.finish(reason)
+                except Exception:  # a failing watcher must not keep the call's session alive
+                    log.exception("a call watcher failed at the end of a call")
             # free the call's audio and events now, not at the next cyclic garbage collection
             session.release()
             events.clear()
@@ -231,6 +311,7 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
                         f"(better: the {TOKEN_ENV} environment variable or --token-file, which "
                         "other users cannot see in the process list)")
     parser.add_argument("--token-file", help="read the token from this file (first line)")
+    ops_http.add_ops_args(parser)
     add_config_args(parser)
 
 
@@ -252,9 +333,12 @@ def serve_main(args: argparse.Namespace) -> int:
         return 2
     stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))
     server = RealtimeServer(stages=stages, config=config, host=args.host, port=args.port,
-                            token=token)
+                            token=token, twilio_auth_token=os.environ.get(TWILIO_TOKEN_ENV) or None,
+                            public_url=os.environ.get(PUBLIC_URL_ENV) or None)
+    made = ops_http.install(server, args)
     try:
-        asyncio.run(_serve(server))
+        asyncio.run(ops_http.serve_until_stopped(server, args.drain_s, made,
+                                                 args.drain_goodbye))
     except KeyboardInterrupt:
         pass
     except OSError as exc:
@@ -262,22 +346,6 @@ def serve_main(args: argparse.Namespace) -> int:
               "pick another --port or stop the program using it", file=sys.stderr)
         return 2
     return 0
-
-
-async def _serve(server: RealtimeServer) -> None:
-    await server.start()
-    print(f"listening on {server.url}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # close every call cleanly on Ctrl-C or a stop
-        try:
-            loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):
-            pass  # no loop signal handlers here (Windows): Ctrl-C raises KeyboardInterrupt
-    try:
-        await stop.wait()
-    finally:
-        await server.stop()
 
 
 __all__ = ["AudioFormat", "RealtimeServer", "add_serve_args", "parse_format", "serve_main"]

@@ -147,6 +147,10 @@ class ScriptedCaller:
             out[start:end, 1] += x[: end - start]
         write_wav(path, out, rate_hz)
 
+    def agent_seconds_between(self, t0_s: float, t1_s: float) -> float:
+        """Seconds of agent audio handed to the speaker in [t0_s, t1_s) of clock time."""
+        return sum(len(x) / r for at, x, r in self._agent if t0_s - 1e-9 <= at < t1_s - 1e-9)
+
     def agent_audio(self, rate_hz: int) -> tuple[np.ndarray, float]:
         """The agent's output as one array from its first frame, and that frame's start time."""
         if not self._agent:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..base.audio import FRAME_SAMPLES, INPUT_RATE_HZ, PickupBuffer, StreamResampler
 from ..base.clock import Clock
+from ..base.config import CallPolicy
 from ..base.errors import PipelineError
 from ..base.protocols import CallInput
 
@@ -127,7 +128,7 @@ class SoundCardTransport:
 
     def __init__(self, *, input_device: Device = None, output_device: Device = None,
                  block_ms: int = 20, speakers: bool = False, output_rate_hz: int = 22_050,
-                 buffer_ms: int = 80, pickup_cap_ms: float = 5000.0,
+                 buffer_ms: int = 80, pickup_cap_ms: float = CallPolicy.pickup_cap_ms,
                  device_latency: float | str = "low",
                  on_reference: ReferenceCallback | None = None, max_s: float | None = None) -> None:
         if block_ms <= 0 or buffer_ms <= 0:

@@ -17,6 +17,7 @@ from importlib import resources
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
+from websockets.typing import Subprotocol
 
 SUBPROTOCOL = "realtime"
 TOKEN_SUBPROTOCOL_PREFIX = "openai-insecure-api-key."
@@ -70,10 +71,11 @@ def subprotocol_token(headers: Headers) -> str | None:
     return None
 
 
-def select_subprotocol(connection: ServerConnection, subprotocols: Sequence[str]) -> str | None:
+def select_subprotocol(connection: ServerConnection,
+                       subprotocols: Sequence[Subprotocol]) -> Subprotocol | None:
     """Answer `realtime` when offered (a browser fails a handshake that offers one and gets none
     back); a client that offers nothing gets no subprotocol, as before."""
-    return SUBPROTOCOL if SUBPROTOCOL in subprotocols else None
+    return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in subprotocols else None
 
 
 __all__ = ["page_response", "select_subprotocol", "subprotocol_token"]

@@ -30,8 +30,9 @@ const $ = (id) => document.getElementById(id);
 const ui = {
   start: $("start"), stop: $("stop"), status: $("status"), alert: $("alert"), level: $("mic-level"),
   played: $("played-ms"), turnPreset: $("turn-preset"), bargeIn: $("barge-in"), offerTool: $("offer-tool"),
-  instructions: $("instructions"), token: $("token"),
+  instructions: $("instructions"), token: $("token"), recording: $("recording"),
 };
+const RECORDING_TRIES = 40; // 250 ms apart: the server mixes a call's WAV once the call ends
 
 class Call {
   constructor() {
@@ -53,13 +54,16 @@ class Call {
     this.committedTurns = [];
     this.levelDbfs = -120;
     this.ended = false;
+    this.sessionId = null;
+    this.token = "";
   }
 
   async start() {
     await this.audioContext.resume();
     await this.microphone.open();
+    this.token = ui.token.value.trim();
     this.socket = new RealtimeSocket({
-      token: ui.token.value.trim(),
+      token: this.token,
       onOpen: () => this.onOpen(),
       onEvent: (event, arrivedMs) => this.onEvent(event, arrivedMs),
       onClosed: (reason) => this.onClosed(reason),
@@ -76,6 +80,7 @@ class Call {
     this.microphone.close();
     this.player.stop();
     this.audioContext.close();
+    if (this.sessionId) offerRecording(this.sessionId, this.token);
   }
 
   onOpen() {
@@ -144,6 +149,7 @@ class Call {
       this.microphone.setTargetRate(format.rate);
     }
     this.outputRateHz = event.session?.audio?.output?.format?.rate ?? this.outputRateHz;
+    this.sessionId = event.session?.id ?? this.sessionId;
   }
 
   speechStarted(event) {
@@ -309,6 +315,32 @@ function showAlert(message, kind) {
   ui.alert.hidden = false;
 }
 
+/** A finished call's recording, where the server records (`serve --record`): a download link.
+ * 202 while it is being recorded or written, 404 where the server does not record. */
+async function offerRecording(sessionId, token) {
+  const url = `/recordings/${encodeURIComponent(sessionId)}/call.wav`;
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  for (let attempt = 0; attempt < RECORDING_TRIES; attempt++) {
+    let reply;
+    try {
+      reply = await fetch(url, { headers, cache: "no-store" });
+    } catch {
+      return; // the server is gone
+    }
+    if (reply.status === 200) {
+      if (ui.recording.href) URL.revokeObjectURL(ui.recording.href);
+      const wav = await reply.blob();
+      ui.recording.href = URL.createObjectURL(wav);
+      ui.recording.dataset.bytes = wav.size;
+      ui.recording.download = `call-${sessionId}.wav`;
+      ui.recording.hidden = false;
+      return;
+    }
+    if (reply.status !== 202) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 function endCall() {
   call = null;
   ui.start.disabled = false;
@@ -317,6 +349,7 @@ function endCall() {
 
 ui.start.addEventListener("click", async () => {
   ui.alert.hidden = true;
+  ui.recording.hidden = true;
   ui.start.disabled = true;
   ui.stop.disabled = false;
   call = new Call();

@@ -11,12 +11,23 @@ import numpy as np
 from pipeline.base import config as cfg
 from pipeline.base import events as ev
 from pipeline.call.session import Session, Stages
+from pipeline.stt import word_errors
 from pipeline.transports.runtime import run_call
 from pipeline.transports.scripted import Clip, ScriptedCaller
+
+# A reply long enough to talk over 1 s into it, the same words every run: script the LLM with it
+# (`ScriptedLLM(replies=[LONG_REPLY])`) to test what interrupting the agent does.
+LONG_REPLY = ("Thanks for calling the front desk. Checkout is at eleven in the morning, and late "
+              "checkout until one is free for members. Breakfast is served from seven to ten in the "
+              "garden room. Let me know if you need anything else at all.")
+QUESTION = "What time is checkout?"  # what the caller asks before LONG_REPLY
 
 
 @dataclass
 class CallRecord:
+    """One finished call: the session (its conversation, responses), the caller (the agent audio
+    it heard, when) and every event, in order."""
+
     session: Session
     caller: ScriptedCaller
     events: list[ev.Event]
@@ -29,7 +40,7 @@ class CallRecord:
 
     @property
     def transcripts(self) -> list[str]:
-        return [e.transcript for e in self.of("conversation.item.input_audio_transcription.completed")]
+        return [e.transcript for e in self.events if isinstance(e, ev.TranscriptionCompleted)]
 
     @property
     def commits(self) -> list[ev.InputCommitted]:
@@ -48,6 +59,7 @@ class CallRecord:
     def timeline(self) -> str:
         """A readable account of the call, for assertion messages."""
         out = []
+        e: Any  # events of every kind, told apart by their type
         for e in self.events:
             t = f"{e.ts:7.2f}s "
             if e.type == "conversation.item.input_audio_transcription.completed":
@@ -68,16 +80,18 @@ class CallRecord:
 
     def agent_audio_between(self, t0_s: float, t1_s: float) -> float:
         """Seconds of agent audio handed to the speaker in [t0_s, t1_s) of clock time."""
-        return sum(len(x) / r for at, x, r in self.caller._agent if t0_s - 1e-9 <= at < t1_s - 1e-9)
+        return self.caller.agent_seconds_between(t0_s, t1_s)
 
 
 def make_config(**sections: dict[str, Any]) -> cfg.Config:
+    """The default configuration with some sections changed: `make_config(turn={"preset": "fast"})`."""
     return cfg.apply(cfg.Config.default(), sections) if sections else cfg.Config.default()
 
 
 def with_stages(base: Stages, **replace: Any) -> Stages:
     """The loaded real stages with some swapped for fakes."""
-    fields = dict(vad=base.vad, stt=base.stt, completeness=base.completeness, llm=base.llm, tts=base.tts)
+    fields: dict[str, Any] = dict(vad=base.vad, stt=base.stt, completeness=base.completeness,
+                                  llm=base.llm, tts=base.tts)
     fields.update(replace)
     return Stages(**fields)
 
@@ -91,3 +105,9 @@ def call(stages: Stages, clips: list[Clip] | list[np.ndarray], *, config: cfg.Co
     result = asyncio.run(run_call(config or cfg.Config.default(), stages, caller, realtime=realtime,
                                   setup=setup))
     return CallRecord(result.session, caller, result.events.events)
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    """Word error rate: word-level edit distance over the reference length."""
+    edits, words = word_errors(reference, hypothesis)
+    return edits / max(1, words)

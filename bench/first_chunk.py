@@ -1,0 +1,131 @@
+"""The first words voiced first: what the chunker hands Piper first, and what that costs.
+
+The same replies, streamed word by word, through three chunkings: whole sentences, the comma
+fragment alone (the first chunk may end at a comma after six words), and today's default (also a
+reply's opener, "Sure,", and a clause start without punctuation after four words). For each:
+the first chunk's words, Piper's synthesis time for it (median of three) and its audio length.
+The replies are the kind a voice agent says (openers, confirmations with amounts and order ids,
+questions back, explanations); naturalness is held by tests/test_chunker.py's table (no boundary
+inside a number, a name or a fixed pair), not measured here.
+
+    python -m bench.first_chunk [--out bench/results/first-chunk.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from pipeline.base.config import ChunkerPolicy
+from pipeline.chunker import SentenceChunker
+
+from .clips import VOICE
+from .machine import describe_machine, machine_line
+from .micro import _synth_ms
+from .summary import median, pair_ratios
+
+REPLIES = (
+    "Sure, I can help you with that refund today.",
+    "Of course, let me look up your order first.",
+    "Okay, I have started a refund of 64.50 dollars for order A1234.",
+    "Your refund of 20 dollars is on its way and you should see it within five business days.",
+    "I can book a table for two at seven tonight if that works for you.",
+    "I'm sorry, I didn't catch your order number. Could you say it again?",
+    "Thanks for waiting. The refund went through and your confirmation number is 55 21.",
+    "We are open from nine in the morning until six in the evening on weekdays.",
+    "That order was delivered on Tuesday, but I can still start a return for you.",
+    "I will check with the kitchen because the menu changes every week.",
+    "Those are the words of President Kennedy, from his inaugural address in 1961.",
+    "Absolutely. Your appointment is moved to Thursday at three in the afternoon.",
+    "Let me transfer you to our billing team so they can sort out the charge.",
+    "The total comes to one hundred and twenty dollars including delivery.",
+    "Great, I have your card ending in 4 4 1 2 on file for this payment.",
+    "You can pick it up at the front desk when you arrive at the hotel.",
+    "No problem, I'll cancel the reservation and send you an email to confirm it.",
+    "It looks like your package is in transit and it should arrive tomorrow by noon.",
+    "Is there anything else I can help you with today?",
+    "I understand this has been frustrating, and I want to make it right for you.",
+)
+
+CHUNKINGS: dict[str, dict[str, Any]] = {
+    "sentence": {"quick_first_fragment": False},
+    "comma fragment": {"quick_first_fragment": True, "min_fragment_words": 6,
+                       "first_phrase_words": 0, "opener_fragments": False},
+    "default": {"quick_first_fragment": True, "min_fragment_words": ChunkerPolicy.min_fragment_words,
+                "first_phrase_words": ChunkerPolicy.first_phrase_words},
+}
+
+
+def first_chunk(text: str, **options: Any) -> str:
+    """The first chunk the chunker hands TTS when `text` streams in word by word."""
+    chunker = SentenceChunker(**options)
+    for i, word in enumerate(text.split(" ")):
+        if chunks := chunker.push(("" if i == 0 else " ") + word):
+            return chunks[0]
+    rest = chunker.flush()
+    return rest[0] if rest else ""
+
+
+def run() -> dict[str, Any]:
+    from pipeline.stages.tts import PiperTTS
+
+    tts = PiperTTS(model_path=str(VOICE))
+    tts.synthesize("Warming up.")
+    rows = []
+    for reply in REPLIES:
+        row: dict[str, Any] = {"reply": reply}
+        for name, options in CHUNKINGS.items():
+            chunk = first_chunk(reply, **options)
+            ms, seconds = _synth_ms(tts, chunk)
+            row[name] = {"chunk": chunk, "words": len(chunk.split()), "synth_ms": round(ms, 1),
+                         "audio_s": round(seconds, 2)}
+        rows.append(row)
+    summary = {}
+    for name in CHUNKINGS:
+        synth = {i: r[name]["synth_ms"] for i, r in enumerate(rows)}
+        base = {i: r["sentence"]["synth_ms"] for i, r in enumerate(rows)}
+        summary[name] = {
+            "words": median(r[name]["words"] for r in rows),
+            "synth_ms": median(synth.values()),
+            "audio_s": median(r[name]["audio_s"] for r in rows),
+            "under_1s_audio": sum(r[name]["audio_s"] < 1.0 for r in rows),
+            "ratio_to_sentence": median(pair_ratios(synth, base)),
+        }
+    return {"rows": rows, "summary": summary}
+
+
+def report(result: dict[str, Any], machine: str) -> str:
+    lines = ["# First chunk: what Piper voices first", "", f"Machine: {machine}", "",
+             f"{len(result['rows'])} replies, each streamed word by word; Piper "
+             "en_US-joe-medium, median of 3 syntheses per chunk.", "",
+             "| chunking | words (median) | synthesis ms (median) | audio s (median) | "
+             "first audio < 1 s | synthesis / sentence (median ratio) |",
+             "|---|---|---|---|---|---|"]
+    for name, s in result["summary"].items():
+        lines.append(f"| {name} | {s['words']:.0f} | {s['synth_ms']:.0f} | {s['audio_s']:.2f} | "
+                     f"{s['under_1s_audio']} of {len(result['rows'])} | {s['ratio_to_sentence']:.2f} |")
+    lines += ["", "| reply | default first chunk | ms | audio s |", "|---|---|---|---|"]
+    for r in result["rows"]:
+        d = r["default"]
+        lines.append(f"| {r['reply']} | {d['chunk']} | {d['synth_ms']:.0f} | {d['audio_s']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    before = os.getloadavg()
+    result = run()
+    load = " ".join(f"{x:.2f}" for x in before + os.getloadavg())
+    machine = f"{machine_line(describe_machine())}; load average (1, 5, 15 min) before, after: {load}"
+    text = report(result, machine)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,234 @@
+"""End of speech to first audio at the wire: `pipeline serve` as shipped, a client at real time.
+
+The server is started exactly as a user starts it (`python -m pipeline serve`, default config and
+models, its own process); one WebSocket client per call streams a spoken question at real time
+(100 ms appends of 24 kHz pcm16 after 250 ms of silence, then silence, as a phone would) and
+reads what comes back. Per call:
+
+- **end → audio**: the caller's last loud 32 ms window (the clip's end of speech, above -40 dBFS)
+  to the arrival of the first agent audio delta that is not silence (a 10 ms frame above
+  -45 dBFS), on the client's clock: what a caller waits.
+- the server's milestones after the end of speech: the commit and the final transcript when their
+  events arrive, and the `x.stage` marks the server stamps (LLM first token, first chunk, TTS
+  first audio, first audio out), mapped onto the client's clock by the smallest transit seen.
+
+Clips are interleaved round by round, so drift on a shared machine spreads over all of them.
+Medians and p90 over every call; the machine and its load before and after head the report.
+
+    python -m bench.wire [--rounds 3] [--out bench/results/DATE-wire.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import datetime as dt
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs, resample, to_int16
+
+from .clips import jfk, speech
+from .machine import describe_machine, machine_line
+from .summary import median, p90
+
+ROOT = Path(__file__).resolve().parents[1]
+WIRE_RATE_HZ = 24_000
+CHUNK_MS = 100
+LEAD_S = 0.25
+TRAILING_SILENCE_S = 4.0
+CALL_CAP_S = 45.0
+WINDOW = 512
+
+QUESTIONS = (
+    "What time do you close today?",
+    "I'd like a refund for my last order, please.",
+    "Can I book a table for two at seven tonight?",
+    "Tell me about that famous speech.",
+    "My package never arrived. What can I do about it?",
+    "Do you have any rooms left for Friday night?",
+)
+MARKS = ("llm_first_token", "first_chunk", "tts_first_audio", "first_audio_out")
+
+
+def last_sound_s(audio: np.ndarray, floor_dbfs: float = -40.0) -> float:
+    """End of the last 32 ms window above `floor_dbfs`: where the caller stops talking."""
+    loud = [i for i in range(0, len(audio) - WINDOW + 1, WINDOW) if dbfs(audio[i:i + WINDOW]) > floor_dbfs]
+    return (loud[-1] + WINDOW) / INPUT_RATE_HZ if loud else 0.0
+
+
+def sounds(pcm16: bytes, floor_dbfs: float = -45.0) -> bool:
+    """Whether a delta of agent audio holds a 10 ms frame above `floor_dbfs`."""
+    audio = np.frombuffer(pcm16, "<i2").astype(np.float32) / 32768.0
+    frame = WIRE_RATE_HZ // 100
+    return any(dbfs(audio[i:i + frame]) > floor_dbfs for i in range(0, len(audio) - frame + 1, frame))
+
+
+def clips() -> dict[str, np.ndarray]:
+    out = {"jfk.wav": jfk()}
+    for q in QUESTIONS:
+        out[q] = speech(q)
+    return out
+
+
+def _chunks(audio: np.ndarray) -> list[str]:
+    padded = np.concatenate([np.zeros(int(LEAD_S * INPUT_RATE_HZ), np.float32), audio,
+                             np.zeros(int(TRAILING_SILENCE_S * INPUT_RATE_HZ), np.float32)])
+    pcm = to_int16(resample(padded, INPUT_RATE_HZ, WIRE_RATE_HZ)).astype("<i2").tobytes()
+    step = WIRE_RATE_HZ * 2 * CHUNK_MS // 1000
+    return [base64.b64encode(pcm[i:i + step]).decode("ascii") for i in range(0, len(pcm), step)]
+
+
+async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
+    """One call: the clip at real time; what arrived when, in ms after the end of speech."""
+    from websockets.asyncio.client import connect
+
+    chunks = _chunks(audio)
+    async with connect(url, proxy=None, max_size=None) as ws:
+        while json.loads(await ws.recv())["type"] != "session.created":
+            pass
+        await ws.send(json.dumps({"type": "session.update",
+                                  "session": {"type": "realtime", "include_local_events": True}}))
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        end_s = started + LEAD_S + last_sound_s(audio)
+        seen: dict[str, float] = {}
+        marks: list[tuple[str, float, float]] = []  # stage, server perf, arrival
+        offset = [float("inf")]  # client clock - server perf, smallest seen
+        commits: list[float] = []
+
+        async def read() -> None:
+            async for message in ws:
+                now = loop.time()
+                event = json.loads(message)
+                kind = event["type"]
+                if "perf" in event:
+                    offset[0] = min(offset[0], now - event["perf"])
+                if kind == "input_audio_buffer.committed":
+                    commits.append(now)
+                elif kind == "conversation.item.input_audio_transcription.completed":
+                    seen.setdefault("stt_final", now)
+                elif kind == "x.stage" and event.get("stage") in MARKS:
+                    marks.append((event["stage"], event["perf"], now))
+                elif kind == "response.output_audio.delta" and now > end_s and "audio" not in seen:
+                    if sounds(base64.b64decode(event["delta"])):
+                        seen["audio"] = now
+                        return
+
+        reader = asyncio.ensure_future(read())
+        for i, chunk in enumerate(chunks):
+            if reader.done():
+                break
+            await ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
+            await asyncio.sleep(max(0.0, started + (i + 1) * CHUNK_MS / 1000 - loop.time()))
+        try:
+            await asyncio.wait_for(reader, CALL_CAP_S)
+        except TimeoutError:
+            pass
+    row: dict[str, Any] = {"turns_committed": len(commits)}
+    after = [c for c in commits if c > end_s - 1.0]  # the commit of the turn that ends the clip
+    row["commit"] = (after[0] - end_s) * 1000 if after else None
+    row["stt_final"] = (seen["stt_final"] - end_s) * 1000 if "stt_final" in seen else None
+    for stage in MARKS:
+        stamped = [perf + offset[0] for s, perf, _ in marks if s == stage and perf + offset[0] > end_s - 1.0]
+        row[stage] = (stamped[0] - end_s) * 1000 if stamped else None
+    row["end_to_audio"] = (seen["audio"] - end_s) * 1000 if "audio" in seen else None
+    return row
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(port), *extra],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"pipeline serve exited: {proc.stderr.read().decode()[-2000:]}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc, f"ws://127.0.0.1:{port}/v1/realtime"
+        time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("pipeline serve did not listen within 180 s")
+
+
+def run(rounds: int, extra: list[str]) -> dict[str, Any]:
+    audio = clips()
+    proc, url = start_server(extra)
+    try:
+        asyncio.run(one_call(url, audio[QUESTIONS[0]]))  # warm: the first call's one-off costs
+        rows: list[dict[str, Any]] = []
+        for r in range(rounds):
+            for name, clip in audio.items():
+                rows.append({"clip": name, "round": r, **asyncio.run(one_call(url, clip))})
+                print(f"round {r} {name[:40]!r}: {rows[-1]['end_to_audio']}", file=sys.stderr)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return {"rows": rows, "clips": {n: round(len(a) / INPUT_RATE_HZ, 2) for n, a in audio.items()}}
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f}"
+
+
+def report(result: dict[str, Any], header: str, command: str) -> str:
+    rows = result["rows"]
+    stages = ("commit", "stt_final", *MARKS, "end_to_audio")
+    lines = ["# End of speech to first audio at the wire", "", header, "", f"Command: `{command}`", "",
+             "`pipeline serve` as shipped (its own process, default config and models); one "
+             "WebSocket client per call at real time. Milliseconds after the caller's end of "
+             "speech; `end → audio` is the first non-silent agent audio at the client.", "",
+             "| | " + " | ".join(stages) + " |", "|---" * (len(stages) + 1) + "|"]
+    for label, fn in (("median", median), ("p90", p90)):
+        lines.append(f"| {label} | " + " | ".join(_ms(fn(r[s] for r in rows)) for s in stages) + " |")
+    lines += ["", "| clip | seconds | end → audio median | p90 | commit median | turns committed |",
+              "|---|---|---|---|---|---|"]
+    for name, seconds in result["clips"].items():
+        mine = [r for r in rows if r["clip"] == name]
+        lines.append(f"| {name} | {seconds} | {_ms(median(r['end_to_audio'] for r in mine))} | "
+                     f"{_ms(p90(r['end_to_audio'] for r in mine))} | "
+                     f"{_ms(median(r['commit'] for r in mine))} | "
+                     f"{'/'.join(str(r['turns_committed']) for r in mine)} |")
+    missing = sum(r["end_to_audio"] is None for r in rows)
+    lines += ["", f"{len(rows)} calls, {missing} without agent audio after the end of speech."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("serve_args", nargs="*", help="extra `pipeline serve` arguments (after --)")
+    args = parser.parse_args()
+    before = os.getloadavg()
+    result = run(args.rounds, args.serve_args)
+    load = " ".join(f"{x:.2f}" for x in before + os.getloadavg())
+    header = (f"Machine: {machine_line(describe_machine())}; load average (1, 5, 15 min) before, "
+              f"after: {load}")
+    command = "python -m bench.wire " + " ".join(sys.argv[1:])
+    text = report(result, header, command)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+        args.out.with_suffix(".json").write_text(json.dumps(
+            {"date": dt.date.today().isoformat(), "header": header, **result}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""The realtime protocol, fuzzed: random sequences of client events, valid and not, against one
+real server (fakes for the models) in a thread of its own, as `pipeline serve` runs it.
+
+After each sequence the connection answered every event (an `error` with its `event_id`, or its
+effect), or closed with a documented code; and an ordinary turn, a text item and
+response.create, then completes. The strategies and the oracle: `tests/realtime_fuzz.py`.
+
+The quick tier draws a fixed, derandomized budget (the same sequences on every run, so CI is
+repeatable); the slow tier draws more, longer ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bench.serve_calls import ServerThread
+from pipeline.call.session import Stages
+from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.turns import HeuristicCompleteness
+
+from .realtime_fuzz import Outcome, Step, judge, play, sequences
+from .test_realtime_server import EnergyVAD
+
+_tags = itertools.count()
+
+
+def fuzz_stages() -> Stages:
+    # a short reply in a quick voice: a response sounds for a few tens of milliseconds; the
+    # examples below ask for a long one by name
+    llm = ScriptedLLM(replies=["Okay."], rules=[[r"a long story", "Once upon a time. " * 30]])
+    return Stages(vad=EnergyVAD(), stt=ScriptedSTT(transcripts=["Hello there."]),
+                  completeness=HeuristicCompleteness(), llm=llm,
+                  tts=ToneTTS(ms_per_char=10.0))
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerThread]:
+    with ServerThread(fuzz_stages()) as running:
+        yield running
+
+
+def run(server: ServerThread, dialect: str, steps: list[Step]) -> Outcome:
+    outcome = asyncio.run(play(server.url, dialect, steps, f"f{next(_tags)}"))
+    problems = judge(outcome)
+    assert not problems, (problems, [e for e in outcome.events if e["type"] == "error"])
+    assert outcome.turn is not None and outcome.turn["response"]["status"] == "completed", outcome.turn
+    return outcome
+
+
+FUZZ = dict(deadline=None, database=None, derandomize=True,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                   HealthCheck.function_scoped_fixture])
+
+
+@settings(max_examples=60, **FUZZ)
+@given(dialect=st.sampled_from(["ga", "beta"]), steps=sequences(max_size=8))
+def test_any_sequence_is_answered_and_the_call_goes_on(server, dialect, steps):
+    run(server, dialect, steps)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, **FUZZ)
+@given(dialect=st.sampled_from(["ga", "beta"]), steps=sequences(max_size=24))
+def test_longer_sequences_are_answered_and_the_call_goes_on(server, dialect, steps):
+    run(server, dialect, steps)
+
+
+# --- what the fuzzer found, kept as examples -------------------------------------------------
+
+
+def test_a_second_cancel_of_one_response_acts_on_it_in_silence(server):
+    """Found: two response.cancel in a row both succeed, one response ends. The oracle first
+    took that for an event left unanswered; but a response already cancelled and ending is still
+    the active one, and a client may cancel it again: the Agents SDK's interrupt truncates the
+    item (which stops the response here) and then cancels, and must not get an error."""
+    steps = [Step(event={"type": "conversation.item.create", "item": {
+                 "type": "message", "role": "user",
+                 "content": [{"type": "input_text", "text": "Tell a long story"}]}}),
+             Step(event={"type": "response.create"}), Step(pause_s=0.05),
+             Step(event={"type": "response.cancel"}), Step(event={"type": "response.cancel"})]
+    outcome = run(server, "ga", steps)
+    marker = outcome.sent[0].event_id.rsplit("_", 1)[0] + "_marker"
+    errors = [e["error"] for e in outcome.events if e["type"] == "error" and e["error"]["event_id"] != marker]
+    cancelled = [e for e in outcome.events if e["type"] == "response.done"
+                 and e["response"]["status"] == "cancelled"]
+    assert errors == [] and len(cancelled) == 1, (errors, cancelled)
+
+
+def test_playback_ending_while_it_waits_leaves_no_task_behind():
+    """Found: a call that ended while its playback waited for the last frame to sound left two
+    helper tasks pending, destroyed later by the collector ("Task was destroyed but it is
+    pending!"), once per fuzzed connection."""
+    import numpy as np
+
+    from pipeline.base.clock import RealClock, cancel_and_wait
+    from pipeline.stages.playback import Playback
+
+    class Sink:
+        def write_output(self, samples, rate_hz, at_s):
+            pass
+
+    async def scenario() -> set[asyncio.Task]:
+        playback = Playback(RealClock(), Sink(), 16_000, lead_s=0.2)
+        # 100 ms, handed out 200 ms ahead: then playback waits for its last frame to sound
+        playback.enqueue(np.zeros(1600, np.float32), item_id="item_1", response_id="resp_1")
+        task = asyncio.ensure_future(playback.run())
+        await asyncio.sleep(0.05)
+        await cancel_and_wait(task)
+        await asyncio.sleep(0)
+        return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
+
+    assert asyncio.run(scenario()) == set()
