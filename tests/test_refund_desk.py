@@ -87,7 +87,9 @@ def test_a_repeated_request_is_the_same_effect(real_stages, say, tmp_path):
 def test_wrong_card_while_pending_updates_the_one_refund(real_stages, say, tmp_path):
     d = Desk(tmp_path, latency_s=8.0)
     rec = d.run(real_stages, [Clip(say(ASK), 0.3),
-                              Clip(say("Wait, please use a different credit card instead."), None,
+                              # the caller gives the new card: one the model made up is never used
+                              Clip(say("Wait, please use a different credit card instead, the one "
+                                       "ending five six seven eight."), None,
                                    after=after_stage("heard_in_full", 1), delay_s=0.2)])
     assert len(d.provider.effects) == 1 and d.provider.effects[0]["card_last4"] == "5678"
     assert d.ledger.get("refund:4417").arguments["card_last4"] == "5678"

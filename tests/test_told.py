@@ -89,8 +89,9 @@ def test_a_reply_that_names_neither_amount_nor_card_is_not_told(real_stages, say
     d = CardDesk(tmp_path, latency_s=1.0)
     rec = d.run(real_stages, [
         Clip(say(ASK), 0.3),
-        Clip(say("Wait, please put it on a different card."), None, after=after_stage("first_audio_out", 2),
-             delay_s=0.8),
+        # the caller gives the other card: one the model made up would be refused before the ledger
+        Clip(say("Wait, please put it on a different card, the one ending five six seven eight."), None,
+             after=after_stage("first_audio_out", 2), delay_s=0.8),
         Clip(say("Okay. How long will it take to arrive?"), None, after=after_stage("heard_in_full", 3),
              delay_s=0.5),
     ])

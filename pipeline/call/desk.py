@@ -17,7 +17,9 @@ from ..base import events as ev
 from ..base.conversation import Item
 from ..tools.buffer import TurnResultBuffer
 from ..tools.confirms import confirms
-from ..tools.grammar import tool_call_grammar
+from ..tools.dialect import JSON, ToolDialect
+from ..tools.dialect import tools_prompt as _json_tools_prompt
+from ..tools.grounding import Evidence, evidence_from
 from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
 from .callctl import CallControl, end_call_tool
@@ -50,11 +52,13 @@ class ToolDesk:
         self._asker: Any = None  # the task that starts that reply
         self._reminding: set[str] = set()  # keys with a reminder waiting to start
         self._grammar: tuple[tuple[str, ...], str] | None = None
+        self.dialect: ToolDialect = JSON  # how the model writes a call: its LLM's, once bound
         if core.config.call.end_call:
             self.use(ToolRegistry(specs=[end_call_tool()]))
 
     def bind(self, responder: Responder) -> None:
         self.responder = responder
+        self.dialect = getattr(responder.ctx.llm, "tool_dialect", JSON)
 
     @property
     def _responses(self) -> Responder:
@@ -71,7 +75,14 @@ class ToolDesk:
         self.registry = registry
         self.ledger = ledger
         self.runner = ToolRunner(registry, ledger=ledger, queries=queries, control=self.control,
-                                 clock=self.core.clock)
+                                 clock=self.core.clock, evidence=self.evidence)
+
+    def evidence(self) -> Evidence:
+        """What a side effect's arguments must be found in: the caller's words in this call
+        (transcripts, typed text) and the outputs of earlier calls."""
+        items = self.core.conversation.items
+        return evidence_from((i.text for i in items if i.type == "message" and i.role == "user"),
+                             (i.output or "" for i in items if i.type == "function_call_output"))
 
     # --- ToolHooks (what a response needs) -------------------------------------------------------
 
@@ -88,13 +99,13 @@ class ToolDesk:
         """The constrained-decoding grammar for the current tools (None without tools)."""
         if not len(self.registry):
             return None
-        names = tuple(spec.name for spec in self.registry.specs())
+        names = (self.dialect.name, *(spec.name for spec in self.registry.specs()))
         if self._grammar is None or self._grammar[0] != names:
-            self._grammar = (names, tool_call_grammar(self.registry.specs()))
+            self._grammar = (names, self.dialect.grammar(self.registry.specs()))
         return self._grammar[1]
 
     def prompt(self) -> str | None:
-        return tools_prompt(self.registry) if len(self.registry) else None
+        return self.dialect.prompt(self.registry.specs()) if len(self.registry) else None
 
     def say_param(self, spec: ToolSpec, param: str) -> bool:
         return not (spec.name == "end_call" and self.control.farewell_said)  # one farewell a call
@@ -126,6 +137,12 @@ class ToolDesk:
                 raise RuntimeError("no tools are configured for this session; call session.use_tools(...)")
             result = await self.runner.run(call, call_id=call_id, response_id=response.id,
                                            turn_id=response.turn_id)
+            if "ungrounded" in result.extra:
+                self.core.log(f"{call.name} not run: the caller never gave its "
+                              f"{', '.join(result.extra['ungrounded'])} ({json.dumps(call.arguments)})")
+                # refused again in the very reply meant to ask the caller: the model is guessing
+                # in a loop; the refusal enters the history, and the caller's next turn is heard
+                result.extra["no_reply"] = response.purpose != "turn"
         except Exception as exc:  # every call gets an output: the model must never wait forever
             result = ToolResult(call_id, response.id, response.turn_id, call.name, call.arguments,
                                 {"error": f"{type(exc).__name__}: {exc}"})
@@ -185,7 +202,7 @@ class ToolDesk:
             self.core.add_item(Item(
                 type="function_call_output", call_id=r.call_id, name=r.name, output=json.dumps(r.output),
                 note="completed during an interruption" if r.interrupted else None, **given_id))
-            if not r.interrupted and not r.extra.get("from_client"):
+            if not r.interrupted and not r.extra.get("from_client") and not r.extra.get("no_reply"):
                 fresh.append(r)
         if results:
             self.history_version += 1
@@ -292,13 +309,5 @@ class ToolDesk:
 
 
 def tools_prompt(tools: ToolRegistry) -> str:
-    """The instructions' paragraph that lists the tools and how to call one."""
-    lines = ["You can use tools. To use one, reply with only a JSON object: "
-             '{"name": "<tool>", "arguments": {...}}. Fill every spoken argument with a short '
-             "sentence to say to the caller while the tool runs. Tools:"]
-    for spec in tools.specs():
-        params = spec.parameters.get("properties", {})
-        args = ", ".join(f"{k} ({v.get('type', 'string')}{', spoken' if k in spec.spoken else ''})"
-                         f"{': ' + v['description'] if v.get('description') else ''}" for k, v in params.items())
-        lines.append(f"- {spec.name}: {spec.description} Arguments: {args}")
-    return "\n".join(lines)
+    """The instructions' paragraph that lists the tools and how to call one (the JSON dialect)."""
+    return _json_tools_prompt(tools.specs())

@@ -1,7 +1,12 @@
-"""llama-cpp-python: streamed tokens with the model's own chat template, cancellable per token."""
+"""llama-cpp-python: streamed tokens with the model's own chat template, cancellable per token.
+
+The model writes tool calls in its own form (`pipeline.tools.dialect`, chosen from the GGUF's chat
+template): what `stream` yields is always the pipeline's one form of call.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any, cast
@@ -10,11 +15,19 @@ from ..base.cpu import default_threads
 from ..base.errors import ModelMissingError
 from ..base.models import model_file
 from ..base.protocols import Generation
+from ..tools.dialect import ToolDialect, dialect_for_template
 
 if TYPE_CHECKING:
     from llama_cpp.llama_types import CreateChatCompletionStreamResponse
 
-__all__ = ["Generation", "LlamaLLM"]
+__all__ = ["MODELS", "Generation", "LlamaLLM"]
+
+# The embedded models scripts/download_models.sh fetches, by the name `llm.model` takes (paths
+# under the models directory).
+MODELS = {
+    "smollm2-135m": "llm/SmolLM2-135M-Instruct.Q4_1.gguf",
+    "qwen2.5-coder-0.5b": "llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+}
 
 
 class LlamaLLM:
@@ -23,7 +36,8 @@ class LlamaLLM:
     def __init__(
         self,
         *,
-        model_path: str = "llm/SmolLM2-135M-Instruct.Q4_1.gguf",
+        model_path: str = MODELS["smollm2-135m"],
+        model: str | None = None,  # a name from MODELS, in place of model_path
         n_ctx: int = 2048,
         max_tokens: int = 96,  # ~2 spoken sentences; bounds the reply's length and latency
         temperature: float = 0.3,
@@ -34,6 +48,11 @@ class LlamaLLM:
     ) -> None:
         from llama_cpp import Llama
 
+        if model is not None:
+            if model not in MODELS:
+                raise ValueError(f"llm.model {model!r} is not an embedded model; choose one of "
+                                 f"{sorted(MODELS)}, or give llm.model_path")
+            model_path = MODELS[model]
         path = model_file(model_path)
         if not path.is_file():
             raise ModelMissingError(path, "LLM model")
@@ -46,13 +65,25 @@ class LlamaLLM:
                           n_gpu_layers=gpu_layers, seed=seed, verbose=False)
         self.lock = threading.Lock()
         self._formatter: Any = None  # the model's chat template, for scoring a prompt
+        # how this model writes a tool call (the session's tool desk asks for its instructions)
+        self.tool_dialect: ToolDialect = dialect_for_template(
+            self._llm.metadata.get("tokenizer.chat_template"))
 
     def stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
                grammar: str | None = None, max_tokens: int | None = None,
                result: Generation | None = None, temperature: float | None = None) -> Iterator[str]:
         """Yield text pieces; stops within one token once `cancel` is set. Blocking: run in a thread.
-        `temperature`: this request's (a session's own), else the stage's."""
+        `temperature`: this request's (a session's own), else the stage's. A tool call comes out in
+        the pipeline's form whatever the model's (`tool_dialect`)."""
         result = result if result is not None else Generation()
+        raw = self._stream(self.tool_dialect.history(messages), cancel=cancel, grammar=grammar,
+                           max_tokens=max_tokens, result=result, temperature=temperature)
+        with contextlib.closing(raw):
+            yield from self.tool_dialect.read(raw)  # may stop reading at the end of a call
+
+    def _stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
+                grammar: str | None, max_tokens: int | None, result: Generation,
+                temperature: float | None) -> Generator[str, None, None]:
         kwargs: dict[str, Any] = {}
         if grammar:
             from llama_cpp import LlamaGrammar
@@ -93,6 +124,7 @@ class LlamaLLM:
         tokenized the way llama-cpp-python's chat handler does it."""
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
+        messages = self.tool_dialect.history(messages)
         llm = self._llm
         if self._formatter is None:
             vocab = llm._model

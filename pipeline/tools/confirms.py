@@ -136,6 +136,24 @@ def spoken_digit_runs(text: str) -> list[str]:
     return runs
 
 
+def spoken_tokens(text: str) -> list[str]:
+    """The words in order, each spoken number as its digits, one token a number: "order A one two
+    three four" is order, a, 1, 2, 3, 4; "forty four seventeen" is 44, 17; "A1234" is a, 1234."""
+    tokens = _TOKEN.findall(text.lower().replace("-", " "))
+    out: list[str] = []
+    i, in_run = 0, False
+    while i < len(tokens):
+        taken = _read_number(tokens, i, in_run=in_run)
+        if taken is None:
+            out.append(tokens[i])
+            i, in_run = i + 1, False
+        else:
+            _, digits, i = taken
+            out.append(digits)
+            in_run = True
+    return out
+
+
 # --- reading numbers --------------------------------------------------------------------------------
 
 def _number_runs(tokens: list[str], *, digits_context: bool = False

@@ -15,12 +15,15 @@ from .schema import MAX_ARRAY_ITEMS, JsonSchema, ToolSpec
 
 
 def tool_call_grammar(
-    specs: Iterable[ToolSpec], *, max_string_chars: int = 160, allow_text: bool = True
+    specs: Iterable[ToolSpec], *, max_string_chars: int = 160, allow_text: bool = True,
+    wrap: tuple[str, str] | None = None,
 ) -> str:
     """A llama.cpp GBNF grammar: plain text (not starting with '{') or exactly one tool call.
 
     Property order is fixed to the schema's order and every string is bounded, so whatever
-    the model emits under this grammar parses with `parse_tool_call`.
+    the model emits under this grammar parses with `parse_tool_call`. `wrap` (open, close):
+    the call may also stand between these tags (Qwen's `<tool_call>`: Qwen2.5-Coder-0.5B writes
+    the bare object as often), and text may not begin with the open tag's first character.
     """
     spec_list = list(specs)
     if not spec_list and not allow_text:
@@ -39,11 +42,15 @@ def tool_call_grammar(
                 f'ws "," ws "\\"arguments\\"" ws ":" ws args-{i} ws "}}"'
             )
             rules.append(f"args-{i} ::= {_args_rule(spec, i, rules)}")
-        rules.insert(0, "call ::= " + " | ".join(calls))
+        body = " | ".join(calls)
+        if wrap is not None:
+            body = f"{_lit(wrap[0])} ({body}) {_lit(wrap[1])} | {body}"
+        rules.insert(0, "call ::= " + body)
     if allow_text:
         alternatives.append("text")
         # Text starts with neither '{' nor whitespace, so a call cannot hide behind a space.
-        rules.append(f"text ::= [^{{ \\t\\r\\n] [^\\x00]{{0,{_MAX_TEXT_CHARS - 1}}}")
+        tag = _class_char(wrap[0][0]) if wrap else ""
+        rules.append(f"text ::= [^{{{tag} \\t\\r\\n] [^\\x00]{{0,{_MAX_TEXT_CHARS - 1}}}")
     rules += [
         "ws ::= [ ]?",
         f'string ::= "\\"" char{{0,{max_string_chars}}} "\\""',
@@ -102,6 +109,11 @@ def _value_rule(prop: JsonSchema, rule_name: str, rules: list[str]) -> str:
     return {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}[
         kind
     ]
+
+
+def _class_char(ch: str) -> str:
+    """One character as it stands inside a GBNF character class."""
+    return "\\" + ch if ch in "]\\^-" else ch
 
 
 def _json_lit(value: Any) -> str:

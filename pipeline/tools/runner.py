@@ -2,7 +2,8 @@
 
 Every call gets an output the model can read (an error output on exception or timeout), so the
 model never waits forever. A side-effecting tool runs only when the ledger says so, with the
-ledger's idempotency key available to it through `current_call()`. Time-outs run on the session
+ledger's idempotency key available to it through `current_call()`, and only on arguments the
+caller gave (`grounding`), where the session hands the runner its evidence. Time-outs run on the session
 clock (so they fire in simulated time too), and ledger reads and writes (SQLite, fsync on
 commit) run in a thread, off the event loop.
 """
@@ -15,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.clock import Clock, RealClock
+from .grounding import Evidence, refusal, ungrounded
 from .ledger import Intent, Ledger
-from .schema import ToolCall, ToolRegistry
+from .schema import ToolCall, ToolRegistry, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -65,12 +67,14 @@ class ToolRunner:
 
     def __init__(self, registry: ToolRegistry, *, ledger: Ledger | None = None,
                  queries: dict[str, Query] | None = None, control: Any = None,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, evidence: Callable[[], Evidence] | None = None) -> None:
         self.registry = registry
         self.control = control
         self.ledger = ledger
         self.queries = queries or {}  # tool name -> provider lookup by idempotency key
         self.clock: Clock = clock if clock is not None else RealClock()
+        # what the caller said and earlier results: a side effect's arguments must be in it
+        self.evidence = evidence
 
     def _keyed_ledger(self) -> Ledger:
         """The ledger, for a run with a business key (`run` refuses one without a ledger)."""
@@ -93,10 +97,15 @@ class ToolRunner:
             raise RuntimeError(f"tool {spec.name!r} has side effects but the session has no ledger")
         key = spec.key_for(args)
         assert key is not None  # ToolSpec refuses a side effect without a business_key
+        ledger = self.ledger
+        missing = await self._ungrounded(spec, args, key)
+        if missing:  # invented: refused back to the model, and the ledger never hears of it
+            result.output = refusal(spec, missing)
+            result.extra["ungrounded"] = missing
+            return result
         result.business_key = key
         # Spoken words are not part of the effect: "one moment" vs "let me check" is one refund.
         effect = {k: v for k, v in args.items() if k not in spec.spoken}
-        ledger = self.ledger
 
         async def intend() -> Intent:
             return await self._ledger(ledger.intend, business_key=key, tool=spec.name, arguments=effect,
@@ -125,6 +134,20 @@ class ToolRunner:
         if change is not None and result.output.get("status") != "change_refused":
             result.output["updated"] = True
         return result
+
+    async def _ungrounded(self, spec: ToolSpec, args: dict[str, Any], key: str | None) -> list[str]:
+        """The arguments the caller never gave. What the ledger already holds for this key (an
+        earlier call's intent, perhaps before a restart) counts as given: repeating it is no new
+        effect."""
+        if self.evidence is None:
+            return []
+        evidence = self.evidence()
+        missing = ungrounded(spec, args, evidence)
+        if missing and key is not None and self.ledger is not None:
+            row = await self._ledger(self.ledger.get, key)
+            if row is not None:
+                missing = ungrounded(spec, args, Evidence(evidence.said, [*evidence.results, row.arguments]))
+        return missing
 
     async def _invoke(self, spec: Any, args: dict[str, Any], ctx: CallContext, *,
                       ledger_key: str | None = None, change: Intent | None = None) -> dict[str, Any]:

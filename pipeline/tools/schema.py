@@ -37,6 +37,9 @@ class ToolSpec:
     business_key: Callable[[dict[str, Any]], str] | None = field(default=None, compare=False)
     # the model must see this tool's result even when its response was interrupted (end_call)
     keep_on_interrupt: bool = False
+    # arguments the caller must have given before it runs (`grounding`); None: the default rule
+    # (a side effect's ids, amounts, digits, names, dates), (): none
+    grounded: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not _NAME_RE.match(self.name):
@@ -69,6 +72,13 @@ class ToolSpec:
                     f"Spoken parameter {pname!r} of tool {self.name!r} must be required (give it "
                     "no default): small models skip optional parameters, so an optional holding "
                     "line would leave dead air while the tool runs."
+                )
+        for pname in self.grounded or ():
+            if pname not in props or pname in self.spoken:
+                raise ValueError(
+                    f"Tool {self.name!r} lists {pname!r} as grounded but it is "
+                    f"{'spoken' if pname in self.spoken else 'not a parameter'}; name arguments "
+                    "the caller gives (order ids, amounts, card digits)."
                 )
         if self.side_effect and self.business_key is None:
             raise ValueError(
@@ -172,6 +182,7 @@ def tool(
     side_effect: bool = False,
     timeout_s: float = 10.0,
     business_key: Callable[[dict[str, Any]], str] | None = None,
+    grounded: Iterable[str] | None = None,
 ) -> Callable[[Callable[..., Awaitable[Any]]], ToolSpec]: ...
 
 
@@ -185,10 +196,12 @@ def tool(
     side_effect: bool = False,
     timeout_s: float = 10.0,
     business_key: Callable[[dict[str, Any]], str] | None = None,
+    grounded: Iterable[str] | None = None,
 ) -> ToolSpec | Callable[[Callable[..., Awaitable[Any]]], ToolSpec]:
     """Turn an async function into a `ToolSpec`; usable bare (`@tool`) or with options.
 
     With `spoken` left out, a parameter called `holding_line` is spoken if the function has one.
+    `grounded` names the arguments the caller must have said before it runs (`grounding`).
     The returned spec is itself awaitable: `await refund(order_id="A1", holding_line="...")`.
     """
 
@@ -214,6 +227,7 @@ def tool(
             side_effect=side_effect,
             timeout_s=timeout_s,
             business_key=business_key,
+            grounded=None if grounded is None else tuple(grounded),
         )
 
     return build if fn is None else build(fn)

@@ -1,0 +1,263 @@
+"""A side effect runs only on what the caller gave: the grounding guard.
+
+A small model invents: asked nothing, it refunds 100.00 on order "12345". Before a
+side-effecting tool runs, each of its identifying arguments must be found in what the caller
+said in this call (the transcripts of their turns, or text they typed) or in an earlier tool
+result; a call with one that is not is refused back to the model as a tool error that tells it
+to ask the caller, and nothing reaches the ledger.
+
+Found means found as Whisper writes it (`confirms.spoken_tokens`, `confirms.spoken_amounts`):
+- an amount (a number, or a string that is one: "64.50", "$20") among the amounts the words
+  can mean: "64.50", "sixty four fifty", "64 dollars and 50 cents", "one hundred and twenty";
+- an id, card digits or any value with a digit, letters and digits alike, as consecutive
+  tokens of the words: "A1234" in "A one two three four", "A-1234" or "a 1 2 34"; "4417" in
+  "forty four seventeen";
+- a date (YYYY-MM-DD) by its month's name and its day ("December fifth", "the 5th of
+  December"); a time (HH:MM) by its hour and minutes ("seven thirty", "19:30", "7 o'clock");
+- other text (a name) as the same words in the same order.
+
+Which arguments identify: those a tool names (`ToolSpec.grounded`); by default every argument
+of a side-effecting tool that is not spoken, not a boolean and not an enum, and is a number, has a
+digit in it, or is named like an id, amount, card, account, name, date or time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from .confirms import spoken_amounts, spoken_tokens
+from .schema import ToolSpec
+
+_IDENTIFYING = re.compile(r"(^|_)(id|ids|order|orders|amount|total|card|last4|digits|account|iban|"
+                          r"name|names|date|day|time|phone|email|number|reference|ref|booking|"
+                          r"reservation|room|sku|code)($|_)", re.I)
+_AMOUNT = re.compile(r"^\$?\s*(\d[\d,]*(?:\.\d+)?)$")
+_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
+_TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::\d{2})?$")
+_MONTHS = ("january february march april may june july august september october november "
+           "december").split()
+_ORDINALS = {"first": "one", "second": "two", "third": "three", "fourth": "four", "fifth": "five",
+             "sixth": "six", "seventh": "seven", "eighth": "eight", "ninth": "nine", "tenth": "ten",
+             "eleventh": "eleven", "twelfth": "twelve", "thirteenth": "thirteen",
+             "fourteenth": "fourteen", "fifteenth": "fifteen", "sixteenth": "sixteen",
+             "seventeenth": "seventeen", "eighteenth": "eighteen", "nineteenth": "nineteen",
+             "twentieth": "twenty", "thirtieth": "thirty"}
+_ORDINAL_WORD = re.compile(r"\b(" + "|".join(_ORDINALS) + r")\b")
+_ORDINAL_DIGITS = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
+_A_SCALE = re.compile(r"\ba (hundred|thousand)\b", re.I)  # "a hundred dollars": one hundred
+_OCLOCK = re.compile(r"\bo'?\s?clock\b", re.I)  # "seven o'clock": not "seven oh"
+_MAX_SPAN = 12  # tokens one value may be spoken in ("A one two three four five six")
+
+
+@dataclass
+class Evidence:
+    """What an argument may be grounded in: the caller's words and earlier tool results."""
+
+    said: list[str] = field(default_factory=list)  # each turn's transcript or typed text
+    results: list[Any] = field(default_factory=list)  # tool outputs (JSON values), prior intents
+
+    def __post_init__(self) -> None:
+        self.said = [_OCLOCK.sub(" oclock", _A_SCALE.sub(r"one \1", t)) for t in self.said]
+        self._tokens: list[list[str]] | None = None
+        self._amounts: set[Decimal] | None = None
+
+    def tokens(self) -> list[list[str]]:
+        """Token lists: one per turn, one per scalar of a result (a value never spans two)."""
+        if self._tokens is None:
+            self._tokens = [spoken_tokens(text) for text in self.said]
+            self._tokens += [spoken_tokens(str(v)) for v in _scalars(self.results)]
+        return self._tokens
+
+    def amounts(self) -> set[Decimal]:
+        if self._amounts is None:
+            found: set[Decimal] = set()
+            for text in self.said:
+                found |= spoken_amounts(text)
+                found |= _hundred_and(spoken_tokens(text))
+            for value in _scalars(self.results):
+                if (amount := _as_amount(value)) is not None:
+                    found.add(amount)
+                elif isinstance(value, str):
+                    found |= spoken_amounts(value)
+            self._amounts = found
+        return self._amounts
+
+    def date_words(self) -> list[list[str]]:
+        """The caller's words with ordinals read as numbers ("fifth", "5th": 5)."""
+        out = []
+        for text in [*self.said, *map(str, _scalars(self.results))]:
+            folded = _ORDINAL_DIGITS.sub(r"\1", _ORDINAL_WORD.sub(lambda m: _ORDINALS[m.group(1)],
+                                                                   text.lower()))
+            out.append(spoken_tokens(folded))
+        return out
+
+
+def identifying(spec: ToolSpec) -> tuple[str, ...]:
+    """The arguments of this tool that must be grounded (none for a tool without side effects)."""
+    if spec.grounded is not None:
+        return spec.grounded
+    if not spec.side_effect:
+        return ()
+    out = []
+    for name, prop in spec.parameters.get("properties", {}).items():
+        if name in spec.spoken or "enum" in prop or prop.get("type") == "boolean":
+            continue
+        kind = prop.get("items", {}).get("type") if prop.get("type") == "array" else prop.get("type")
+        if kind in ("number", "integer") or _IDENTIFYING.search(name):
+            out.append(name)
+        elif kind == "string":
+            out.append(name)  # checked only where its value has a digit (`_needs_grounding`)
+    return tuple(out)
+
+
+def ungrounded(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> list[str]:
+    """The identifying arguments (by name) whose values the evidence does not hold."""
+    missing = []
+    explicit = spec.grounded is not None
+    for name in identifying(spec):
+        if name not in arguments:
+            continue
+        values = arguments[name] if isinstance(arguments[name], list) else [arguments[name]]
+        named = explicit or bool(_IDENTIFYING.search(name))
+        for value in values:
+            if _needs_grounding(value, named=named) and not grounded(value, evidence):
+                missing.append(name)
+                break
+    return missing
+
+
+def grounded(value: Any, evidence: Evidence) -> bool:
+    """Is this one value in the caller's words (as spoken) or an earlier result?"""
+    if isinstance(value, bool) or value is None:
+        return True
+    amount = _as_amount(value)
+    if amount is not None and amount in evidence.amounts():
+        return True
+    text = str(value).strip()
+    if (date := _DATE.match(text)) is not None:
+        return _date_said(int(date.group(2)), int(date.group(3)), evidence)
+    if (time := _TIME.match(text)) is not None:
+        return _time_said(int(time.group(1)), int(time.group(2)), evidence)
+    return _in_tokens(spoken_tokens(text), evidence.tokens())
+
+
+def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:
+    """The tool error the model reads instead of a result: nothing was done; ask the caller."""
+    names = " and ".join(missing)
+    return {"status": "not_run", "error": "arguments not given by the caller",
+            "message": f"{spec.name} was not run: the caller has not said the {names}. Ask the "
+                       f"caller for the {names}; never guess them."}
+
+
+def is_refusal(output: Any) -> bool:
+    return isinstance(output, dict) and output.get("status") == "not_run"
+
+
+def evidence_from(user_texts: Iterable[str], outputs: Iterable[str]) -> Evidence:
+    """Evidence from the caller's texts and the JSON outputs of earlier calls; error outputs
+    (a refusal names the arguments it refused) ground nothing."""
+    results: list[Any] = []
+    for raw in outputs:
+        try:
+            value = json.loads(raw)
+        except (TypeError, ValueError):
+            value = raw
+        if isinstance(value, dict) and ("error" in value or is_refusal(value)):
+            continue
+        results.append(value)
+    return Evidence(said=[t for t in user_texts if t], results=results)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+def _needs_grounding(value: Any, *, named: bool) -> bool:
+    """Numbers always; a string when it has a digit or its parameter names an identity."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, int | float):
+        return True
+    text = str(value).strip()
+    return bool(text) and (named or any(ch.isdigit() for ch in text))
+
+
+def _as_amount(value: Any) -> Decimal | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return Decimal(str(value))
+    if isinstance(value, str) and (m := _AMOUNT.match(value.strip())):
+        try:
+            return Decimal(m.group(1).replace(",", ""))
+        except InvalidOperation:
+            return None
+    return None
+
+
+def _in_tokens(wanted: list[str], haystacks: list[list[str]]) -> bool:
+    """Is the value, squashed to letters and digits, some run of consecutive tokens?"""
+    target = _squash("".join(wanted))
+    if not target:
+        return True
+    for tokens in haystacks:
+        squashed = [_squash(t) for t in tokens]
+        for i in range(len(squashed)):
+            joined = ""
+            for j in range(i, min(len(squashed), i + _MAX_SPAN)):
+                joined += squashed[j]
+                if joined == target:
+                    return True
+                if not target.startswith(joined):
+                    break
+    return False
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _hundred_and(tokens: list[str]) -> set[Decimal]:
+    """ "one hundred and twenty": Whisper's words read as 100, and, 20; the amount is 120."""
+    out = set()
+    for a, mid, b in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        if mid == "and" and a.isdigit() and b.isdigit() and int(a) % 100 == 0 and int(b) < 100:
+            out.add(Decimal(int(a) + int(b)))
+    return out
+
+
+def _date_said(month: int, day: int, evidence: Evidence) -> bool:
+    if not 1 <= month <= 12:
+        return False
+    name = _MONTHS[month - 1]
+    for tokens in evidence.date_words():
+        if (name in tokens or name[:3] in tokens) and str(day) in tokens:
+            return True
+    return _in_tokens([f"{month}", f"{day}"], evidence.tokens())
+
+
+def _time_said(hour: int, minute: int, evidence: Evidence) -> bool:
+    hours = {str(hour), str(hour % 12 or 12)}
+    for tokens in evidence.tokens():
+        for a, b in zip(tokens, [*tokens[1:], ""], strict=False):
+            said_minutes = (b in (f"{minute:02d}", str(minute))) if minute else \
+                b in ("oclock", "am", "pm", "")
+            if a in hours and said_minutes:
+                return True
+            if a.replace(".", "") in {f"{h}{minute:02d}" for h in hours}:  # "19:30" read as 1930
+                return True
+    return False
+
+
+def _scalars(value: Any) -> Iterable[Any]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _scalars(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _scalars(item)
+    elif value is not None and not isinstance(value, bool):
+        yield value

@@ -1,0 +1,230 @@
+"""The grounding guard: a side effect runs only on arguments the caller gave in this call (or an
+earlier result held); an invented one is refused back to the model and never reaches the ledger."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from pipeline.base.clock import SimClock
+from pipeline.tools import Ledger, ToolCall, ToolRegistry, tool
+from pipeline.tools.grounding import Evidence, evidence_from, grounded, identifying, ungrounded
+from pipeline.tools.runner import ToolRunner
+
+EFFECTS: list[dict] = []
+
+
+@tool(spoken=("holding_line",), side_effect=True, business_key=lambda a: f"refund:{a['order_id']}")
+async def refund(holding_line: str, order_id: str, amount: float, card_last4: str, reason: str,
+                 notify: bool = True) -> dict:
+    """Refund an order.
+
+    Args:
+        holding_line: What to say while it runs.
+        order_id: The order number.
+        amount: Dollars.
+        card_last4: Last four digits of the card.
+        reason: Why, in the caller's words.
+        notify: Email a receipt.
+    """
+    EFFECTS.append({"order_id": order_id, "amount": amount})
+    return {"refunded": amount}
+
+
+@tool(spoken=("holding_line",))
+async def look_up_order(holding_line: str, order_id: str) -> dict:
+    """Look up an order.
+
+    Args:
+        holding_line: What to say while looking.
+        order_id: The order number.
+    """
+    return {"order_id": order_id}
+
+
+@tool(side_effect=True, business_key=lambda a: f"table:{a['name']}:{a['date']}")
+async def book_table(name: str, date: str, time: str, party: int) -> dict:
+    """Book a table.
+
+    Args:
+        name: The caller's name.
+        date: YYYY-MM-DD.
+        time: HH:MM.
+        party: How many people.
+    """
+    return {"booked": True}
+
+
+# What Whisper writes, and the argument it must ground (True) or must not (False).
+FOLDING = [
+    ("I'd like a refund of sixty four fifty.", 64.5, True),
+    ("I'd like a refund of sixty-four fifty.", "64.50", True),
+    ("That was $64.50.", 64.5, True),
+    ("Sixty four dollars and fifty cents, please.", 64.5, True),
+    ("Twenty dollars back.", 20, True),
+    ("Twenty dollars back.", "20.00", True),
+    ("One hundred and twenty dollars.", 120, True),
+    ("It was a hundred dollars.", 100, True),
+    ("I'd like a refund of sixty four fifty.", 65.4, False),
+    ("I'd like a refund of sixty four fifty.", 100.0, False),
+    ("Order A one two three four.", "A1234", True),
+    ("Order A-1234.", "A1234", True),
+    ("Order a1234.", "A1234", True),
+    ("Order A1234.", "A-1234", True),
+    ("Order A one two three four.", "A1243", False),
+    ("Order A one two three four.", "B1234", False),
+    ("Order forty four seventeen.", "4417", True),
+    ("Order four four one seven.", "4417", True),
+    ("Order 4417.", "4417", True),
+    ("Order 4417.", "441", False),
+    ("Order 4417.", "12345", False),
+    ("Card ending nine oh seven five.", "9075", True),
+    ("Card ending ninety seventy-five.", "9075", True),
+    ("The card ends in 1234.", "1234", True),
+    ("The card ends in 1234.", "5678", False),
+    ("Order fifty five twenty one.", "5521", True),
+    ("This is Jane Smith.", "Jane Smith", True),
+    ("This is Jane Smith.", "John Smith", False),
+    ("For December fifth, please.", "2026-12-05", True),
+    ("On the 5th of December.", "2026-12-05", True),
+    ("For December fifth, please.", "2026-12-06", False),
+    ("At seven thirty.", "19:30", True),
+    ("At 7:30 pm.", "19:30", True),
+    ("At seven o'clock.", "19:00", True),
+    ("At seven thirty.", "20:30", False),
+    ("A table for four.", 4, True),
+    ("A table for four.", 5, False),
+]
+
+
+@pytest.mark.parametrize(("said", "value", "expected"), FOLDING)
+def test_whispers_spellings_of_numbers_are_folded(said: str, value, expected: bool) -> None:
+    assert grounded(value, Evidence(said=[said])) is expected
+
+
+def test_which_arguments_identify() -> None:
+    # not the spoken line, not a boolean; the free-text reason only where it has a digit
+    assert identifying(refund) == ("order_id", "amount", "card_last4", "reason")
+    assert identifying(look_up_order) == ()  # reads nothing into the world
+    assert identifying(book_table) == ("name", "date", "time", "party")
+    args = {"holding_line": "One moment.", "order_id": "4417", "amount": 64.5, "card_last4": "1234",
+            "reason": "it arrived cracked", "notify": True}
+    said = Evidence(said=["Refund order 4417, sixty four fifty, card ending one two three four."])
+    assert ungrounded(refund, args, said) == []
+    assert ungrounded(refund, {**args, "reason": "damaged in box 7"}, said) == ["reason"]
+
+
+def test_a_tool_may_name_what_must_be_grounded() -> None:
+    @tool(side_effect=True, business_key=lambda a: a["order_id"], grounded=("order_id",))
+    async def cancel(order_id: str, amount: float) -> dict:
+        """Cancel an order.
+
+        Args:
+            order_id: The order.
+            amount: Dollars.
+        """
+        return {}
+
+    assert identifying(cancel) == ("order_id",)
+    assert ungrounded(cancel, {"order_id": "77", "amount": 3.0}, Evidence(said=["order 77"])) == []
+    with pytest.raises(ValueError, match="grounded"):
+        tool(side_effect=True, business_key=lambda a: "k", grounded=("nope",))(cancel.fn)
+
+
+def test_earlier_results_ground_but_refusals_and_errors_do_not() -> None:
+    outputs = [json.dumps({"order_id": "5120", "total": 23.99}),
+               json.dumps({"status": "not_run", "message": "the caller has not said the order_id 9999"}),
+               json.dumps({"error": "ValueError: order 8888 is not valid"})]
+    evidence = evidence_from(["What's in my last order?"], outputs)
+    assert grounded("5120", evidence) and grounded(23.99, evidence)
+    assert not grounded("9999", evidence) and not grounded("8888", evidence)
+
+
+CALLER = "And so my fellow Americans, ask not what your country can do for you."
+
+
+def _run(tmp_path, said: list[str], arguments: dict, *, outputs: list[str] = ()):
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    runner = ToolRunner(ToolRegistry(specs=[refund, look_up_order]), ledger=ledger, clock=SimClock(),
+                        evidence=lambda: evidence_from(said, outputs))
+    result = asyncio.run(runner.run(ToolCall(name=refund.name, arguments=arguments), call_id="c1",
+                                    response_id="r1", turn_id="t1"))
+    return result, ledger
+
+
+INVENTED = {"holding_line": "Let me process that refund.", "order_id": "12345", "amount": 100.0,
+            "card_last4": "1234", "reason": "requested"}
+
+
+def test_an_invented_order_id_is_refused_and_nothing_reaches_the_ledger(tmp_path) -> None:
+    EFFECTS.clear()
+    result, ledger = _run(tmp_path, [CALLER], INVENTED)
+    assert result.output["status"] == "not_run"
+    assert "order_id and amount and card_last4" in result.output["message"]
+    assert "Ask the caller" in result.output["message"]
+    assert result.business_key is None  # the desk does not count it as an effect of this call
+    assert EFFECTS == []
+    assert ledger.get("refund:12345") is None and ledger.untold() == []
+
+
+def test_the_same_call_runs_once_the_caller_has_said_it(tmp_path) -> None:
+    EFFECTS.clear()
+    said = [CALLER, "Order one two three four five, a hundred dollars, card ending one two three four."]
+    result, ledger = _run(tmp_path, said, INVENTED)
+    assert result.output["status"] == "committed", result.output
+    assert EFFECTS == [{"order_id": "12345", "amount": 100.0}]
+    assert ledger.get("refund:12345").state == "committed"
+
+
+def test_one_invented_argument_is_enough_to_refuse(tmp_path) -> None:
+    EFFECTS.clear()
+    said = ["Refund order 12345 to the card ending 1234, please."]  # no amount given
+    result, ledger = _run(tmp_path, said, INVENTED)
+    assert result.output["status"] == "not_run" and result.extra["ungrounded"] == ["amount"]
+    assert EFFECTS == [] and ledger.get("refund:12345") is None
+
+
+def test_what_the_ledger_holds_for_the_key_counts_as_given(tmp_path) -> None:
+    """A repeat of an effect recorded earlier (before a restart, say) is not an invention."""
+    EFFECTS.clear()
+    with Ledger(tmp_path / "ledger.sqlite3") as ledger:
+        effect = {k: v for k, v in INVENTED.items() if k != "holding_line"}
+        ledger.intend(business_key="refund:12345", tool="refund", arguments=effect, target="", call_id="old")
+    result, _ = _run(tmp_path, ["Did my refund for order one two three four five go through?"], INVENTED)
+    assert result.output["status"] != "not_run", result.output
+
+
+def test_a_runner_without_evidence_runs_as_before(tmp_path) -> None:
+    EFFECTS.clear()
+    runner = ToolRunner(ToolRegistry(specs=[refund]), ledger=Ledger(tmp_path / "l.sqlite3"), clock=SimClock())
+    result = asyncio.run(runner.run(ToolCall(name="refund", arguments=INVENTED), call_id="c1",
+                                    response_id="r1", turn_id=None))
+    assert result.output["status"] == "committed"
+
+
+def test_a_model_that_keeps_guessing_is_not_asked_again_and_again(tmp_path) -> None:
+    """A whole call (fake stages): the model answers every turn and every result with the same
+    invented refund. The first refusal is answered, the refusal in that answer is not: two
+    responses, two refusals, nothing in the ledger, and the call goes on."""
+    from pipeline.call.session import Stages
+    from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+    from pipeline.testing.calls import call
+    from pipeline.transports.scripted import Clip
+    from pipeline.turns import HeuristicCompleteness
+
+    from .test_listeners import LoudVAD, caller_tone
+
+    EFFECTS.clear()
+    guess = {"name": "refund", "arguments": INVENTED}
+    llm = ScriptedLLM(rules=[[".", guess]])
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["I want a refund, please."]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)],
+               setup=lambda s: s.use_tools(ToolRegistry(specs=[refund]), ledger=ledger))
+    outputs = [json.loads(i.output) for i in rec.session.conversation.items if i.type == "function_call_output"]
+    assert [o["status"] for o in outputs] == ["not_run", "not_run"], rec.timeline()
+    assert [r.purpose for r in rec.session.responder.responses] == ["turn", "tool_result"]
+    assert EFFECTS == [] and ledger.untold() == [] and ledger.get("refund:12345") is None
