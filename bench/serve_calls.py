@@ -47,6 +47,23 @@ def last_sound_s(audio: np.ndarray, floor_dbfs: float = -40.0) -> float:
     return (loud[-1] + WINDOW) / INPUT_RATE_HZ if loud else 0.0
 
 
+async def send_at_real_time(ws: Any, chunks: list[str], reader: asyncio.Future[Any], started: float,
+                            *, cap_s: float = CALL_CAP_S) -> bool:
+    """Append `chunks` (CHUNK_MS each) at real time from `started` (the loop's clock), as a
+    microphone sends, until `reader` is done; then wait for it, at most `cap_s`. False on time-out."""
+    loop = asyncio.get_running_loop()
+    for i, chunk in enumerate(chunks):
+        if reader.done():
+            break
+        await ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
+        await asyncio.sleep(max(0.0, started + (i + 1) * CHUNK_MS / 1000 - loop.time()))
+    try:
+        await asyncio.wait_for(reader, cap_s)
+    except TimeoutError:
+        return False
+    return True
+
+
 async def _one_call(url: str, chunks: list[str], speech_end_s: float) -> float | None:
     from websockets.asyncio.client import connect
 
@@ -64,14 +81,7 @@ async def _one_call(url: str, chunks: list[str], speech_end_s: float) -> float |
                     return
 
         reader = asyncio.ensure_future(read())
-        for i, chunk in enumerate(chunks):  # at real time, as a microphone sends
-            if reader.done():
-                break
-            await ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
-            await asyncio.sleep(max(0.0, started + (i + 1) * CHUNK_MS / 1000 - loop.time()))
-        try:
-            await asyncio.wait_for(reader, CALL_CAP_S)
-        except TimeoutError:
+        if not await send_at_real_time(ws, chunks, reader, started):
             return None
         return (first_audio[0] - started - speech_end_s) * 1000 if first_audio else None
 

@@ -35,19 +35,19 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.base.audio import INPUT_RATE_HZ, dbfs, resample, to_int16
+from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.testing.server import chunks_b64, pcm16_24k
 
 from .clips import jfk, speech
 from .machine import describe_machine, machine_line
+from .serve_calls import CHUNK_MS, last_sound_s, send_at_real_time
 from .summary import median, p90
 
 ROOT = Path(__file__).resolve().parents[1]
 WIRE_RATE_HZ = 24_000
-CHUNK_MS = 100
 LEAD_S = 0.25
 TRAILING_SILENCE_S = 4.0
 CALL_CAP_S = 45.0
-WINDOW = 512
 
 QUESTIONS = (
     "What time do you close today?",
@@ -58,12 +58,6 @@ QUESTIONS = (
     "Do you have any rooms left for Friday night?",
 )
 MARKS = ("llm_first_token", "first_chunk", "tts_first_audio", "first_audio_out")
-
-
-def last_sound_s(audio: np.ndarray, floor_dbfs: float = -40.0) -> float:
-    """End of the last 32 ms window above `floor_dbfs`: where the caller stops talking."""
-    loud = [i for i in range(0, len(audio) - WINDOW + 1, WINDOW) if dbfs(audio[i:i + WINDOW]) > floor_dbfs]
-    return (loud[-1] + WINDOW) / INPUT_RATE_HZ if loud else 0.0
 
 
 def sounds(pcm16: bytes, floor_dbfs: float = -45.0) -> bool:
@@ -81,11 +75,8 @@ def clips() -> dict[str, np.ndarray]:
 
 
 def _chunks(audio: np.ndarray) -> list[str]:
-    padded = np.concatenate([np.zeros(int(LEAD_S * INPUT_RATE_HZ), np.float32), audio,
-                             np.zeros(int(TRAILING_SILENCE_S * INPUT_RATE_HZ), np.float32)])
-    pcm = to_int16(resample(padded, INPUT_RATE_HZ, WIRE_RATE_HZ)).astype("<i2").tobytes()
-    step = WIRE_RATE_HZ * 2 * CHUNK_MS // 1000
-    return [base64.b64encode(pcm[i:i + step]).decode("ascii") for i in range(0, len(pcm), step)]
+    pcm = pcm16_24k(audio, lead_s=LEAD_S, trailing_silence_s=TRAILING_SILENCE_S)
+    return list(chunks_b64(pcm, chunk_ms=CHUNK_MS))
 
 
 async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
@@ -125,15 +116,7 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
                         return
 
         reader = asyncio.ensure_future(read())
-        for i, chunk in enumerate(chunks):
-            if reader.done():
-                break
-            await ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
-            await asyncio.sleep(max(0.0, started + (i + 1) * CHUNK_MS / 1000 - loop.time()))
-        try:
-            await asyncio.wait_for(reader, CALL_CAP_S)
-        except TimeoutError:
-            pass
+        await send_at_real_time(ws, chunks, reader, started, cap_s=CALL_CAP_S)
     row: dict[str, Any] = {"turns_committed": len(commits)}
     after = [c for c in commits if c > end_s - 1.0]  # the commit of the turn that ends the clip
     row["commit"] = (after[0] - end_s) * 1000 if after else None
