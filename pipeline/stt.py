@@ -356,6 +356,11 @@ class StreamingTranscriber:
     def final_ready(self) -> bool:
         return self._final_task is not None and self._final_task.done() and not self._final_task.cancelled()
 
+    @property
+    def final_running(self) -> bool:
+        """A final pass over the whole turn is under way (started at speech-stop)."""
+        return self._final_task is not None and not self._final_task.done()
+
     def peek_final(self) -> str | None:
         if self.final_ready:
             assert self._final_task is not None

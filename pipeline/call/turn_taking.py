@@ -264,9 +264,13 @@ class TurnTaking:
         if turn is None:
             return
         text = turn.stt.peek_final()
-        if text is None:
+        if text is None and not turn.stt.final_running:
             text = turn.stt.latest_text
-        reason = self.detector.end_of_turn(now_ms, turn.texts_checked.get(text))
+        # while the final pass runs, the last partial may lack the last words ("Oh, my fellow."
+        # for "Oh my fellow America!": it looks finished, and split jfk.wav in the browser): the
+        # early end waits for the words the caller said; max_silence_ms still ends the turn
+        complete = turn.texts_checked.get(text) if text is not None else None
+        reason = self.detector.end_of_turn(now_ms, complete)
         if reason is not None:
             self._commit(reason)
 
