@@ -162,6 +162,10 @@ class BargeIn:
 
     def _on_words(self, turn: Turn, text: str, final: bool) -> None:
         hearing = self._state
+        if isinstance(hearing, _Paused) and final and turn is not self.turns.turn:
+            self._to(_LISTENING)  # the turn ended while a candidate was judged: nothing to wait for
+            self.playback.resume()
+            return
         if not isinstance(hearing, _Hearing) or turn is not hearing.turn:
             return
         verdict = self._judge.judge(text)

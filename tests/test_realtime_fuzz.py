@@ -64,7 +64,13 @@ def test_any_sequence_is_answered_and_the_call_goes_on(server, dialect, steps):
     run(server, dialect, steps)
 
 
+# Not in CI yet (`make test-fuzz`): on a clean clone one of its 400 sequences left the next
+# ordinary reply paused and silent (talk over a reply, then input_audio_buffer.clear and text
+# only: no audio window came to decide the barge-in). Clearing the input now ends that wait
+# (`TurnTaking.clear_now`); the test below plays the sequence's shape but did not stall even
+# before the change, and a run beside other tests still found a reply that never ended.
 @pytest.mark.slow
+@pytest.mark.fuzz_long
 @settings(max_examples=400, **FUZZ)
 @given(dialect=st.sampled_from(["ga", "beta"]), steps=sequences(max_size=24))
 def test_longer_sequences_are_answered_and_the_call_goes_on(server, dialect, steps):
@@ -131,6 +137,22 @@ def test_a_reply_whose_item_the_client_deleted_still_ends(server):
     assert added, [e["type"] for e in outcome.events]
     steps += [Step(event={"type": "conversation.item.delete", "item_id": added[0]["item"]["id"]}),
               Step(event={"type": "response.cancel"}), Step(pause_s=0.3)]
+    outcome = run(server, "ga", steps)
+    assert not [e for e in outcome.events if e["type"] == "error"
+                and e["error"]["code"] == "server_error"]
+
+
+def test_a_reply_paused_for_talk_the_client_then_cleared_goes_on(server):
+    """The shape of what the long fuzz found: talk over a reply paused it while its words were
+    heard; the client then cleared the input buffer and sent text only, so no audio window came
+    to decide, and later replies stayed silent. (This sequence alone did not stall before the
+    change either: the timing it needs is not pinned down.)"""
+    story = {"type": "message", "role": "user",
+             "content": [{"type": "input_text", "text": "Tell a long story"}]}
+    steps = [Step(event={"type": "conversation.item.create", "item": story}),
+             Step(event={"type": "response.create"}), Step(pause_s=0.3),
+             Step(event={"type": "input_audio_buffer.append", "audio": _loud_audio(1.0)}),
+             Step(pause_s=0.5), Step(event={"type": "input_audio_buffer.clear"})]
     outcome = run(server, "ga", steps)
     assert not [e for e in outcome.events if e["type"] == "error"
                 and e["error"]["code"] == "server_error"]

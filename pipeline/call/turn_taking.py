@@ -383,7 +383,11 @@ class TurnTaking:
 
     def clear_now(self) -> None:
         """Drop the open turn's audio and any speculation on it (input_audio_buffer.clear)."""
-        if self.turn is not None:
-            self._drop_preemptive(self.turn)
+        turn = self.turn
+        if turn is not None:
+            self._drop_preemptive(turn)
             self._close()
+            # the talk is dropped, never a turn: a barge-in still hearing it hears no words and
+            # the agent goes on (a text-only client sends no more audio to decide it by)
+            self._tell_words(turn, "", final=True)
         self.core.emit(ev.InputCleared())
