@@ -299,18 +299,22 @@ def apply(config: Config, data: dict[str, Any]) -> Config:
     return config
 
 
+def read_toml(path: str | Path, what: str) -> dict[str, Any]:
+    """A TOML file's table; a missing or malformed file is a ConfigError naming `what` it is."""
+    path = Path(path)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{what} {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+
+
 def load(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
     """Defaults, then the TOML file, then `section.key=value` overrides."""
     config = Config.default()
     if path is not None:
-        path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"configuration file {path} does not exist") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-        config = apply(config, data)
+        config = apply(config, read_toml(path, "configuration file"))
     for item in overrides or []:
         key, sep, value = item.partition("=")
         section, dot, name = key.strip().partition(".")

@@ -25,12 +25,12 @@ The same thing two ways: a TOML file (read with the standard library) or these d
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from pipeline.base.config import read_toml
 from pipeline.base.errors import ConfigError
 
 # What a line may wait for ("after"): the next such event once the previous line has started.
@@ -245,13 +245,7 @@ def parse(data: dict[str, Any], *, path: Path | None = None) -> Scenario:
 def load(path: str | Path) -> Scenario:
     """Read a `*.scenario.toml` file."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"scenario file {path} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    return parse(data, path=path)
+    return parse(read_toml(path, "scenario file"), path=path)
 
 
 def find(paths: list[str | Path]) -> list[Path]:
