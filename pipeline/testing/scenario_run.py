@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.base import config as cfg
-from pipeline.base.audio import INPUT_RATE_HZ, mulaw_decode, mulaw_encode, read_wav, resample
+from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample
 from pipeline.base.errors import ConfigError
 from pipeline.base.models import models_dir
 from pipeline.call.session import Session, Stages
@@ -43,9 +43,7 @@ from .scenario_expect import judge, timeline
 from .scenario_persona import PersonaCaller
 from .scenario_result import ScenarioResult
 from .scenario_voice import EnergyVAD, LineVoice
-from .sounds import CALLER_VOICE, noise
-
-PHONE_RATE_HZ = 8000  # G.711's
+from .sounds import CALLER_VOICE, noise, phone_band
 
 
 def _import(ref: Any, folder: Path) -> Any:
@@ -140,8 +138,7 @@ def _colour(audio: np.ndarray, line: Any) -> np.ndarray:
         except ValueError as exc:
             raise ConfigError(f"line {line.describe()}: {exc}") from None
     if line.phone and len(audio):
-        narrow = mulaw_decode(mulaw_encode(resample(audio, INPUT_RATE_HZ, PHONE_RATE_HZ)))
-        audio = resample(narrow, PHONE_RATE_HZ, INPUT_RATE_HZ)[: len(audio)]
+        audio = phone_band(audio)
     return audio.astype(np.float32)
 
 

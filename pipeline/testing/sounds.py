@@ -6,7 +6,16 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.base.audio import INPUT_RATE_HZ, dbfs, read_wav, resample
+from pipeline.base.audio import (
+    INPUT_RATE_HZ,
+    PHONE_TAPS,
+    StreamResampler,
+    dbfs,
+    mulaw_decode,
+    mulaw_encode,
+    read_wav,
+    resample,
+)
 from pipeline.base.models import model_file
 
 JFK_WAV = "audio/jfk.wav"  # under the models directory
@@ -16,6 +25,7 @@ JFK_TEXT = ("And so my fellow Americans, ask not what your country can do for yo
 # text is the same audio on every run. A little slower than the voice's own pace.
 CALLER_VOICE = {"noise_scale": 0.0, "noise_w_scale": 0.0, "length_scale": 1.05}
 NOISE_KINDS = ("white", "pink", "tones", "cough")
+PHONE_RATE_HZ = 8000  # G.711's
 NOISE_DBFS = -20.0  # loud enough to pass barge-in's -40 dBFS energy test by 20 dB
 
 
@@ -49,6 +59,19 @@ def noise(kind: str, seconds: float, *, seed: int = 3, level_dbfs: float = NOISE
     else:
         x = rng.standard_normal(n) * np.exp(-t / 0.03)
     return at_level(np.asarray(x, np.float32), level_dbfs)
+
+
+def phone_band(x: np.ndarray, rate_hz: int = INPUT_RATE_HZ) -> np.ndarray:
+    """`x` as a caller on the phone sounds to the agent: down to 8 kHz, G.711 mu-law and back, up
+    with the filters the telephony transport uses (`pipeline/transports/telephony.py`); the same
+    length and rate as `x`."""
+    if not len(x):
+        return np.asarray(x, np.float32)
+    narrow = StreamResampler(rate_hz, PHONE_RATE_HZ, taps=PHONE_TAPS).process(np.asarray(x, np.float32))
+    coded = mulaw_decode(mulaw_encode(narrow))
+    wide = StreamResampler(PHONE_RATE_HZ, rate_hz, taps=PHONE_TAPS, filter_up=True)
+    out = wide.process(coded)
+    return np.pad(out, (0, max(0, len(x) - len(out))))[: len(x)].astype(np.float32)
 
 
 def jfk() -> np.ndarray:
