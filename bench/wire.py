@@ -15,7 +15,14 @@ reads what comes back. Per call:
 Clips are interleaved round by round, so drift on a shared machine spreads over all of them.
 Medians and p90 over every call; the machine and its load before and after head the report.
 
+A lever is measured A/B in one run: each `--variant 'NAME=ARGS'` starts its own server (its
+`pipeline serve` arguments after the shared ones) and the variants take turns call by call, their
+order alternating round by round, so a loaded machine's drift falls on all of them alike. Per
+variant the report adds commit → first audio out (what a reply ready at commit should make a
+hand-over) and the speculation's outcomes (adopted, or dropped and made again after the commit).
+
     python -m bench.wire [--rounds 3] [--out bench/results/DATE-wire.md]
+    python -m bench.wire --variant 'full=' --variant 'sized=--set stt.window=sized'
 """
 
 from __future__ import annotations
@@ -26,10 +33,12 @@ import base64
 import datetime as dt
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +67,7 @@ QUESTIONS = (
     "Do you have any rooms left for Friday night?",
 )
 MARKS = ("llm_first_token", "first_chunk", "tts_first_audio", "first_audio_out")
+AS_SHIPPED = "as shipped"
 
 
 def sounds(pcm16: bytes, floor_dbfs: float = -45.0) -> bool:
@@ -96,6 +106,7 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
         marks: list[tuple[str, float, float]] = []  # stage, server perf, arrival
         offset = [float("inf")]  # client clock - server perf, smallest seen
         commits: list[float] = []
+        speculations: list[dict[str, Any]] = []  # the server's `speculation` marks' details
 
         async def read() -> None:
             async for message in ws:
@@ -110,6 +121,8 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
                     seen.setdefault("stt_final", now)
                 elif kind == "x.stage" and event.get("stage") in MARKS:
                     marks.append((event["stage"], event["perf"], now))
+                elif kind == "x.stage" and event.get("stage") == "speculation":
+                    speculations.append(event.get("detail", {}))
                 elif kind == "response.output_audio.delta" and now > end_s and "audio" not in seen:
                     if sounds(base64.b64decode(event["delta"])):
                         seen["audio"] = now
@@ -125,6 +138,12 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
         stamped = [perf + offset[0] for s, perf, _ in marks if s == stage and perf + offset[0] > end_s - 1.0]
         row[stage] = (stamped[0] - end_s) * 1000 if stamped else None
     row["end_to_audio"] = (seen["audio"] - end_s) * 1000 if "audio" in seen else None
+    row["commit_to_audio_out"] = (row["first_audio_out"] - row["commit"]
+                                  if row["first_audio_out"] is not None and row["commit"] is not None
+                                  else None)
+    # the speculation on the turn that ends the clip: its last mark (an earlier turn's come first)
+    last = speculations[-1] if speculations else {}
+    row["speculation"] = (f"{last.get('outcome')} ({last.get('source')})" if last else "none")
     return row
 
 
@@ -150,20 +169,31 @@ def start_server(extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("pipeline serve did not listen within 180 s")
 
 
-def run(rounds: int, extra: list[str]) -> dict[str, Any]:
+def run(rounds: int, extra: list[str], variants: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """Every clip `rounds` times on each variant's server (one server when `variants` is None),
+    the variants alternating call by call."""
     audio = clips()
-    proc, url = start_server(extra)
+    variants = variants or {AS_SHIPPED: []}
+    servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
-        asyncio.run(one_call(url, audio[QUESTIONS[0]]))  # warm: the first call's one-off costs
+        for name, args in variants.items():
+            servers[name] = start_server([*extra, *args])
+            asyncio.run(one_call(servers[name][1], audio[QUESTIONS[0]]))  # warm: one-off costs
         rows: list[dict[str, Any]] = []
+        order = list(variants)
         for r in range(rounds):
             for name, clip in audio.items():
-                rows.append({"clip": name, "round": r, **asyncio.run(one_call(url, clip))})
-                print(f"round {r} {name[:40]!r}: {rows[-1]['end_to_audio']}", file=sys.stderr)
+                for variant in order:
+                    row = asyncio.run(one_call(servers[variant][1], clip))
+                    rows.append({"clip": name, "round": r, "variant": variant, **row})
+                    print(f"round {r} {variant} {name[:40]!r}: {row['end_to_audio']}", file=sys.stderr)
+                order.reverse()  # neither variant always goes first
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-    return {"rows": rows, "clips": {n: round(len(a) / INPUT_RATE_HZ, 2) for n, a in audio.items()}}
+        for proc, _url in servers.values():
+            proc.terminate()
+            proc.wait(timeout=30)
+    return {"rows": rows, "variants": variants,
+            "clips": {n: round(len(a) / INPUT_RATE_HZ, 2) for n, a in audio.items()}}
 
 
 def _ms(x: float | None) -> str:
@@ -171,36 +201,71 @@ def _ms(x: float | None) -> str:
 
 
 def report(result: dict[str, Any], header: str, command: str) -> str:
-    rows = result["rows"]
-    stages = ("commit", "stt_final", *MARKS, "end_to_audio")
+    variants: dict[str, list[str]] = result.get("variants") or {AS_SHIPPED: []}
     lines = ["# End of speech to first audio at the wire", "", header, "", f"Command: `{command}`", "",
              "`pipeline serve` as shipped (its own process, default config and models); one "
              "WebSocket client per call at real time. Milliseconds after the caller's end of "
-             "speech; `end → audio` is the first non-silent agent audio at the client.", "",
-             "| | " + " | ".join(stages) + " |", "|---" * (len(stages) + 1) + "|"]
+             "speech; `end → audio` is the first non-silent agent audio at the client; "
+             "`commit → out` is the server's first audio out after its commit."]
+    for variant, args in variants.items():
+        rows = [r for r in result["rows"] if r.get("variant", AS_SHIPPED) == variant]
+        if len(variants) > 1:
+            lines += ["", f"## {variant}" + (f": `{' '.join(args)}`" if args else ": as shipped")]
+        lines += ["", _stage_table(rows), "", _clip_table(rows, result["clips"]), "",
+                  _speculation_line(rows)]
+        missing = sum(r["end_to_audio"] is None for r in rows)
+        lines += ["", f"{len(rows)} calls, {missing} without agent audio after the end of speech."]
+    return "\n".join(lines) + "\n"
+
+
+def _stage_table(rows: list[dict[str, Any]]) -> str:
+    stages = ("commit", "stt_final", *MARKS, "end_to_audio", "commit_to_audio_out")
+    heads = [s.replace("end_to_audio", "end → audio").replace("commit_to_audio_out", "commit → out")
+             for s in stages]
+    lines = ["| | " + " | ".join(heads) + " |", "|---" * (len(stages) + 1) + "|"]
     for label, fn in (("median", median), ("p90", p90)):
-        lines.append(f"| {label} | " + " | ".join(_ms(fn(r[s] for r in rows)) for s in stages) + " |")
-    lines += ["", "| clip | seconds | end → audio median | p90 | commit median | turns committed |",
-              "|---|---|---|---|---|---|"]
-    for name, seconds in result["clips"].items():
+        lines.append(f"| {label} | " + " | ".join(_ms(fn(r.get(s) for r in rows)) for s in stages) + " |")
+    return "\n".join(lines)
+
+
+def _clip_table(rows: list[dict[str, Any]], seconds: dict[str, float]) -> str:
+    lines = ["| clip | seconds | end → audio median | p90 | commit median | turns committed |",
+             "|---|---|---|---|---|---|"]
+    for name, length in seconds.items():
         mine = [r for r in rows if r["clip"] == name]
-        lines.append(f"| {name} | {seconds} | {_ms(median(r['end_to_audio'] for r in mine))} | "
+        lines.append(f"| {name} | {length} | {_ms(median(r['end_to_audio'] for r in mine))} | "
                      f"{_ms(p90(r['end_to_audio'] for r in mine))} | "
                      f"{_ms(median(r['commit'] for r in mine))} | "
                      f"{'/'.join(str(r['turns_committed']) for r in mine)} |")
-    missing = sum(r["end_to_audio"] is None for r in rows)
-    lines += ["", f"{len(rows)} calls, {missing} without agent audio after the end of speech."]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
+
+
+def _speculation_line(rows: list[dict[str, Any]]) -> str:
+    """How each call's last speculation ended: adopted at the commit, or dropped and the reply
+    made again after it (from a partial the final did not confirm, or no speculation at all)."""
+    outcomes = Counter(r.get("speculation", "none") for r in rows)
+    adopted = sum(n for o, n in outcomes.items() if o.startswith("adopted"))
+    parts = ", ".join(f"{o} {n}" for o, n in outcomes.most_common())
+    return f"Speculation adopted on {adopted} of {len(rows)} calls ({parts})."
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
+                        help="a server with these extra `pipeline serve` arguments, A/B against "
+                             "the other variants call by call (repeat it; 'NAME=' is as shipped)")
     parser.add_argument("serve_args", nargs="*", help="extra `pipeline serve` arguments (after --)")
     args = parser.parse_args()
+    variants = {}
+    for spec in args.variant:
+        name, sep, rest = spec.partition("=")
+        if not sep or not name:
+            parser.error(f"--variant {spec!r}: write NAME=ARGS (ARGS may be empty: as shipped)")
+        variants[name] = shlex.split(rest)
     before = os.getloadavg()
-    result = run(args.rounds, args.serve_args)
+    result = run(args.rounds, args.serve_args, variants or None)
     load = " ".join(f"{x:.2f}" for x in before + os.getloadavg())
     header = (f"Machine: {machine_line(describe_machine())}; load average (1, 5, 15 min) before, "
               f"after: {load}")
