@@ -23,7 +23,7 @@ from .base.cpu import default_threads
 from .base.errors import ConfigError, ModelMissingError
 from .base.models import model_file
 from .base.protocols import STT as STTBackend
-from .base.protocols import PrefixSTT, ScoredSTT
+from .base.protocols import PrefixSTT, QuickSTT, ScoredSTT
 from .stages.stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass
 
 
@@ -47,7 +47,9 @@ class WhisperSTT:
         # encoder window: "full" pads every pass to Whisper's 30 s; "sized" encodes the audio plus
         # window_margin_ms (at least window_floor_ms), decodes a few tokens a second of it, and
         # redoes on the full window a pass that looks wrong (pipeline/stages/stt_window.py);
-        # "sized-final" sizes only the final pass, the one a reply waits for. Over 132 clips of the
+        # "sized-final" sizes only the final pass, the one a reply waits for; "sized-partials"
+        # only the partial passes (cheap partials to speculate on, the final as accurate as ever,
+        # bench/results/2026-12-01-wire-ab.md). Over 132 clips of the
         # end-of-turn set, tiny.en's finals sized (+2 s, floor 1 s) made 198 word errors against
         # 201 on the full window, the median pass ~100 ms against ~440 ms
         # (bench/results/2026-12-01-stt-window.md). Still full by default: sized finals often drop
@@ -57,6 +59,15 @@ class WhisperSTT:
         window: str = "full",
         window_margin_ms: int = 2000,
         window_floor_ms: int = 1000,
+        # a partial pass every this much new audio; None: 250 ms when partials are sized (a pass
+        # over 3 s costs ~100 ms, so one stays in flight at most), 500 ms on the full window
+        # (~450 ms a pass on 2 cores)
+        partial_interval_ms: int | None = None,
+        # at speech-stop, before the final pass: one pass over the turn on a sized window
+        # (~0.1 s, not redone when doubtful), for a speculation to start from while the final
+        # pass runs; the reply is adopted only if the final says the same words
+        # (response.speculate_from = "partial"; bench/results/2026-12-01-wire-ab.md)
+        quick_pass: bool = True,
     ) -> None:
         from faster_whisper import WhisperModel
 
@@ -75,8 +86,17 @@ class WhisperSTT:
         self._model = WhisperModel(str(path), device=device, compute_type=compute_type,
                                    cpu_threads=self.threads)
         self._lock = threading.Lock()  # one inference at a time on this model
-        self.window = Window(window_margin_ms, window_floor_ms) if window != "full" else None
-        self.window_partials = window == "sized"  # "sized-final": partials on the full window
+        if partial_interval_ms is not None and partial_interval_ms < 100:
+            raise ConfigError(f"stt.partial_interval_ms = {partial_interval_ms} is too short; "
+                              "use 100 ms or more (a pass takes ~100 ms even on a sized window)")
+        self.quick_pass = quick_pass
+        self._quick_window = Window(window_margin_ms, window_floor_ms)
+        self.window = self._quick_window if window != "full" else None
+        # "sized-final": partials on the full window; "sized-partials": only partials sized
+        self.window_partials = window in ("sized", "sized-partials")
+        self.window_final = window in ("sized", "sized-final")
+        self.partial_interval_ms = (partial_interval_ms if partial_interval_ms is not None
+                                    else 250 if self.window_partials else 500)
         self._sized_decoder: SizedDecoder | None = None  # made at the first sized pass
         self.last_pass: WindowPass | None = None  # the last sized pass, kept or redone
         self.window_stats: Counter[str] = Counter()  # passes kept sized, on the full window, redone why
@@ -95,12 +115,28 @@ class WhisperSTT:
         audio = np.asarray(audio, dtype=np.float32)
         with self._lock:
             self.last_pass = None
-            if self.window is not None and (final or self.window_partials):
+            if self.window is not None and (self.window_final if final else self.window_partials):
                 done = self._decode_sized(audio, prefix, self.window)
                 if done is not None:
                     return done
             self.window_stats["full"] += 1
             return self._decode_full(audio, prefix)
+
+    def transcribe_quick(self, audio: np.ndarray) -> str | None:
+        """One pass on a window sized to `audio`, or None: off, the audio fills the full window
+        anyway, or the pass looks wrong (no redo: the final pass follows at once)."""
+        if not self.quick_pass:
+            return None
+        audio = np.asarray(audio, dtype=np.float32)
+        with self._lock:
+            features = self._sized.features(audio)
+            frames = self._quick_window.frames(features.shape[-1])
+            if frames >= FULL_FRAMES:
+                return None
+            done = self._sized.decode(features, frames, prefix=None,
+                                      max_new_tokens=self._quick_window.max_new_tokens(features.shape[-1]))
+            self.window_stats[f"quick {done.doubt or 'sized'}"] += 1
+            return done.text if done.doubt is None else None
 
     @property
     def _sized(self) -> SizedDecoder:
@@ -141,7 +177,7 @@ class WhisperSTT:
         return text, min((s.avg_logprob for s in segments), default=0.0)
 
 
-WINDOWS = ("full", "sized", "sized-final")
+WINDOWS = ("full", "sized", "sized-final", "sized-partials")
 
 _WORD_NORM = re.compile(r"[^\w']+")
 
@@ -228,23 +264,30 @@ class _TurnAudio:
 class StreamingTranscriber:
     """One turn's audio in, partials and a final out; runs passes off the event loop."""
 
-    def __init__(self, backend: STTBackend, clock: Clock, *, partial_interval_ms: int = 500,
+    def __init__(self, backend: STTBackend, clock: Clock, *, partial_interval_ms: int | None = None,
                  min_partial_ms: int = 300) -> None:
-        """A tiny.en pass over a few seconds takes ~0.3 s on 2 cores (bench/), so a pass every
-        500 ms keeps at most one in flight; under 300 ms of audio Whisper mostly hallucinates."""
+        """A full-window tiny.en pass over a few seconds takes ~0.45 s on 2 cores (bench/), so a
+        pass every 500 ms keeps at most one in flight; a sized one ~0.1 s, so every 250 ms (the
+        backend's `partial_interval_ms` says which, 500 ms when it says nothing). Under 300 ms
+        of audio Whisper mostly hallucinates."""
         self.backend = backend
         self.clock = clock
+        if partial_interval_ms is None:
+            partial_interval_ms = getattr(backend, "partial_interval_ms", 500)
         self.partial_interval_samples = partial_interval_ms * INPUT_RATE_HZ // 1000
         self.min_partial_samples = min_partial_ms * INPUT_RATE_HZ // 1000
+        # a cheap pass over the whole turn at speech-stop, for a speculation (QuickSTT)
+        self.quick = isinstance(backend, QuickSTT) and backend.quick_pass
         self.on_partial: Callable[[Partial], None] | None = None
         self._partial_task: asyncio.Task[None] | None = None
         self._final_task: asyncio.Task[str] | None = None
+        self._closing_task: asyncio.Task[str | None] | None = None
         self._generation = 0
         self.reset()
 
     def reset(self) -> None:
         """Forget the turn (cancelling passes in flight) and start a new one."""
-        for task in (self._partial_task, self._final_task):
+        for task in (self._partial_task, self._final_task, self._closing_task):
             if task is not None and not task.done():
                 task.cancel()
         self._generation += 1
@@ -254,6 +297,7 @@ class StreamingTranscriber:
         self._last_partial_at = 0
         self._partial_task = None
         self._final_task = None
+        self._closing_task = None
         self.latest_text = ""
         self.logprobs: dict[str, float] = {}  # text -> how sure the pass that wrote it was
         self.stats = PartialStats()
@@ -317,6 +361,27 @@ class StreamingTranscriber:
             self.stats.compute_s += spent
         return text
 
+    def start_closing_partial(self) -> asyncio.Task[str | None]:
+        """At VAD speech-stop, just before `start_final`: the backend's quick pass over the whole
+        turn, all its words (the last partial began up to a cadence before the speech ended),
+        ready ~0.1 s after speech-stop: a speculation's start while the final pass, the one the
+        reply must agree with, still runs. Its text is None where the quick pass declined."""
+        if self._closing_task is not None and not self._closing_task.done():
+            self._closing_task.cancel()
+        backend, audio = self.backend, self.audio.array().copy()
+        assert isinstance(backend, QuickSTT)
+        self._closing_task = asyncio.ensure_future(
+            self.clock.run_in_thread(lambda: backend.transcribe_quick(audio)))
+        return self._closing_task
+
+    async def settled_closing(self, task: asyncio.Task[str | None]) -> str | None:
+        """The text of a closing partial pass, or None when the caller resumed (or it failed)."""
+        try:
+            text = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            return None
+        return text if task is self._closing_task else None
+
     def start_final(self) -> asyncio.Task[str]:
         """At VAD speech-stop: transcribe everything heard so far in the background."""
         if self._final_task is not None and not self._final_task.done():
@@ -346,6 +411,9 @@ class StreamingTranscriber:
 
     def discard_final(self) -> None:
         """The caller resumed: the pending final no longer covers the turn."""
+        if self._closing_task is not None and not self._closing_task.done():
+            self._closing_task.cancel()
+        self._closing_task = None
         if self._final_task is not None:
             self.stats.finals_discarded += 1
             if not self._final_task.done():
@@ -378,4 +446,4 @@ class StreamingTranscriber:
         return text
 
     async def aclose(self) -> None:
-        await cancel_and_wait(self._partial_task, self._final_task)
+        await cancel_and_wait(self._partial_task, self._final_task, self._closing_task)

@@ -33,8 +33,11 @@ def test_a_partial_the_final_confirms_is_adopted(real_stages, say):
     assert rec.stages("first_audio_out")[0].ts - rec.commits[0].ts <= 0.021  # audio made before commit
 
 
-def test_a_partial_the_final_contradicts_is_dropped_and_the_final_speculated_on(real_stages, say):
-    # the last partial pass ends before "tonight": its text lacks the last word
+def test_a_partial_the_final_contradicts_is_dropped_and_the_final_speculated_on(real_stages, say,
+                                                                                 monkeypatch):
+    # without the quick pass at speech-stop the speculation answers the last partial, whose pass
+    # ended before "tonight": its text lacks the last word
+    monkeypatch.setattr(real_stages.stt, "quick_pass", False)
     text = "I would like to book a table for two people tonight."
     rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Booked."])), [say(text), silence(1500)],
                config=PARTIAL)
@@ -81,3 +84,18 @@ def test_the_final_pass_starts_from_the_confirmed_words_and_keeps_its_word_error
         assert same_words(" ".join(transcript.split()[:len(last)]), " ".join(last))  # kept as forced
     else:
         assert spy.prefixes == []
+
+
+
+def test_the_quick_pass_at_speech_stop_holds_the_last_word_and_is_adopted(real_stages, say):
+    """The pass over the whole turn on a sized window at speech-stop (~0.1 s) hears "tonight",
+    which the last partial lacked (above); the full-window final agrees, so the reply made from
+    it is adopted, ready before the commit."""
+    text = "I would like to book a table for two people tonight."
+    rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Booked."])), [say(text), silence(1500)],
+               config=PARTIAL)
+    assert _speculations(rec) == [("partial", "adopted")], rec.timeline()
+    assert "tonight" in rec.stages("speculation")[0].detail["transcript"].lower()
+    assert real_stages.stt.window_stats["quick sized"] >= 1
+    assert rec.agent_lines == ["Booked."]
+    assert rec.stages("first_audio_out")[0].ts - rec.commits[0].ts <= 0.021  # made before commit

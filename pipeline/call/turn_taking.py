@@ -206,9 +206,12 @@ class TurnTaking:
             self.core.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
         if self.core.config.response.mode == "sequential":
             return  # the baseline starts its final pass only once the turn is committed
-        final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         if self.core.config.response.speculate_from == "partial":
-            self._start_preemptive(turn, turn.stt.latest_text, source="partial")
+            if turn.stt.quick:  # a sized pass over all the turn first: ~0.1 s, every word
+                self.core.spawn(self._after_closing_partial(turn, turn.stt.start_closing_partial()))
+            else:  # a full-window pass costs what the final does: the last partial as it is
+                self._start_preemptive(turn, turn.stt.latest_text, source="partial")
+        final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self.core.spawn(self._after_final(turn, final))
 
     def interrupted(self, turn: Turn, from_ms: float | None) -> None:
@@ -240,6 +243,14 @@ class TurnTaking:
         if self.turn is turn and not self.detector.in_speech:
             self._start_preemptive(turn, text, source="final")
             self._check_end_of_turn(self.now_ms())
+
+    async def _after_closing_partial(self, turn: Turn, closing: asyncio.Task[str | None]) -> None:
+        """Speculate from the pass over the whole turn made at speech-stop, unless the caller
+        resumed or the final pass came first (the speculation then starts from the final)."""
+        text = await turn.stt.settled_closing(closing)
+        if (text is not None and self.turn is turn and not self.detector.in_speech
+                and turn.stt.peek_final() is None):
+            self._start_preemptive(turn, text, source="partial")
 
     def _on_partial(self, turn: Turn, partial: Partial) -> None:
         self.core.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta,
