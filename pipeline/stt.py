@@ -9,7 +9,6 @@ pass started at VAD speech-stop so the transcript is ready when the turn is comm
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from .base.errors import ConfigError, ModelMissingError
 from .base.models import model_file
 from .base.protocols import STT as STTBackend
 from .base.protocols import PrefixSTT, QuickSTT, ScoredSTT
+from .stages.stt_text import agreed_prefix, same_words, word_errors, words_within
 from .stages.stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass
 
 
@@ -45,17 +45,10 @@ class WhisperSTT:
         # costs the same either way (bench/README.md)
         prefix_final: bool = False,
         # encoder window: "full" pads every pass to Whisper's 30 s; "sized" encodes the audio plus
-        # window_margin_ms (at least window_floor_ms), decodes a few tokens a second of it, and
-        # redoes on the full window a pass that looks wrong (pipeline/stages/stt_window.py);
-        # "sized-final" sizes only the final pass, the one a reply waits for; "sized-partials"
-        # only the partial passes (cheap partials to speculate on, the final as accurate as ever,
-        # bench/results/2026-12-01-wire-ab.md). Over 132 clips of the
-        # end-of-turn set, tiny.en's finals sized (+2 s, floor 1 s) made 198 word errors against
-        # 201 on the full window, the median pass ~100 ms against ~440 ms
-        # (bench/results/2026-12-01-stt-window.md). Still full by default: sized finals often drop
-        # the closing punctuation the completeness heuristic reads, and wrote "order 50 120"
-        # where the full window wrote "order? 5120." (tests/test_refund_desk.py's late result),
-        # which word error rate does not see; an end-of-turn measurement must come first.
+        # window_margin_ms (at least window_floor_ms) and redoes on the full window a pass that
+        # looks wrong (pipeline/stages/stt_window.py); "sized-final" / "sized-partials" size only
+        # those passes. Full by default: sized finals, no worse by word error rate, drop closing
+        # punctuation and wrote "order 50 120" for "order? 5120." (bench/README.md)
         window: str = "full",
         window_margin_ms: int = 2000,
         window_floor_ms: int = 1000,
@@ -66,7 +59,7 @@ class WhisperSTT:
         # at speech-stop, before the final pass: one pass over the turn on a sized window
         # (~0.1 s, not redone when doubtful), for a speculation to start from while the final
         # pass runs; the reply is adopted only if the final says the same words
-        # (response.speculate_from = "partial"; bench/results/2026-12-01-wire-ab.md)
+        # (response.speculate_from = "quick"; bench/results/2026-12-01-wire-ab.md)
         quick_pass: bool = True,
     ) -> None:
         from faster_whisper import WhisperModel
@@ -178,52 +171,8 @@ class WhisperSTT:
 
 
 WINDOWS = ("full", "sized", "sized-final", "sized-partials")
-
-_WORD_NORM = re.compile(r"[^\w']+")
-
-
-def _norm(word: str) -> str:
-    return _WORD_NORM.sub("", word.lower())
-
-
-def same_words(a: str, b: str) -> bool:
-    """Two transcripts say the same words (case and punctuation aside): a partial hypothesis
-    lacks the final pass's closing punctuation more often than it differs in a word."""
-    return [_norm(w) for w in a.split()] == [_norm(w) for w in b.split()]
-
-
-def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
-    """(word edits, reference words): the edit distance behind a word error rate, with case and
-    punctuation aside (digits are words)."""
-    norm = lambda s: re.sub(r"[^a-z0-9' ]+", " ", s.lower()).split()  # noqa: E731
-    r, h = norm(reference), norm(hypothesis)
-    d = list(range(len(h) + 1))
-    for i, rw in enumerate(r, 1):
-        prev, d[0] = d[0], i
-        for j, hw in enumerate(h, 1):
-            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (rw != hw))
-    return d[len(h)], len(r)
-
-
-def words_within(text: str, within: str, *, min_words: int = 2) -> bool:
-    """`text`'s words (at least `min_words` of them) appear, in order and together, in
-    `within`: a transcript of talk under the agent that is the agent's own words is its echo."""
-    needle = [_norm(w) for w in text.split() if _norm(w)]
-    hay = [_norm(w) for w in within.split() if _norm(w)]
-    if len(needle) < min_words:
-        return False
-    return any(hay[i:i + len(needle)] == needle for i in range(len(hay) - len(needle) + 1))
-
-
-def agreed_prefix(a: list[str], b: list[str]) -> int:
-    """Number of leading words two hypotheses share (ignoring case and punctuation)."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if _norm(x) != _norm(y):
-            break
-        n += 1
-    return n
-
+__all__ = ["WINDOWS", "Partial", "StreamingTranscriber", "WhisperSTT", "agreed_prefix", "same_words",
+           "word_errors", "words_within"]
 
 @dataclass
 class PartialStats:
@@ -281,13 +230,13 @@ class StreamingTranscriber:
         self.on_partial: Callable[[Partial], None] | None = None
         self._partial_task: asyncio.Task[None] | None = None
         self._final_task: asyncio.Task[str] | None = None
-        self._closing_task: asyncio.Task[str | None] | None = None
+        self._quick_task: asyncio.Task[str | None] | None = None
         self._generation = 0
         self.reset()
 
     def reset(self) -> None:
         """Forget the turn (cancelling passes in flight) and start a new one."""
-        for task in (self._partial_task, self._final_task, self._closing_task):
+        for task in (self._partial_task, self._final_task, self._quick_task):
             if task is not None and not task.done():
                 task.cancel()
         self._generation += 1
@@ -297,7 +246,7 @@ class StreamingTranscriber:
         self._last_partial_at = 0
         self._partial_task = None
         self._final_task = None
-        self._closing_task = None
+        self._quick_task = None
         self.latest_text = ""
         self.logprobs: dict[str, float] = {}  # text -> how sure the pass that wrote it was
         self.stats = PartialStats()
@@ -361,26 +310,27 @@ class StreamingTranscriber:
             self.stats.compute_s += spent
         return text
 
-    def start_closing_partial(self) -> asyncio.Task[str | None]:
+    def start_quick_pass(self) -> asyncio.Task[str | None]:
         """At VAD speech-stop, just before `start_final`: the backend's quick pass over the whole
         turn, all its words (the last partial began up to a cadence before the speech ended),
         ready ~0.1 s after speech-stop: a speculation's start while the final pass, the one the
         reply must agree with, still runs. Its text is None where the quick pass declined."""
-        if self._closing_task is not None and not self._closing_task.done():
-            self._closing_task.cancel()
+        if self._quick_task is not None and not self._quick_task.done():
+            self._quick_task.cancel()
         backend, audio = self.backend, self.audio.array().copy()
         assert isinstance(backend, QuickSTT)
-        self._closing_task = asyncio.ensure_future(
+        self._quick_task = asyncio.ensure_future(
             self.clock.run_in_thread(lambda: backend.transcribe_quick(audio)))
-        return self._closing_task
+        return self._quick_task
 
-    async def settled_closing(self, task: asyncio.Task[str | None]) -> str | None:
-        """The text of a closing partial pass, or None when the caller resumed (or it failed)."""
+    async def settled_quick(self, task: asyncio.Task[str | None]) -> str | None:
+        """The quick pass's text, or None: it declined, the caller resumed, or it failed (the
+        final pass, which a failure would fail too, says so; a speculation only waits)."""
         try:
             text = await asyncio.shield(task)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, Exception):
             return None
-        return text if task is self._closing_task else None
+        return text if task is self._quick_task else None
 
     def start_final(self) -> asyncio.Task[str]:
         """At VAD speech-stop: transcribe everything heard so far in the background."""
@@ -411,9 +361,9 @@ class StreamingTranscriber:
 
     def discard_final(self) -> None:
         """The caller resumed: the pending final no longer covers the turn."""
-        if self._closing_task is not None and not self._closing_task.done():
-            self._closing_task.cancel()
-        self._closing_task = None
+        if self._quick_task is not None and not self._quick_task.done():
+            self._quick_task.cancel()
+        self._quick_task = None
         if self._final_task is not None:
             self.stats.finals_discarded += 1
             if not self._final_task.done():
@@ -446,4 +396,4 @@ class StreamingTranscriber:
         return text
 
     async def aclose(self) -> None:
-        await cancel_and_wait(self._partial_task, self._final_task, self._closing_task)
+        await cancel_and_wait(self._partial_task, self._final_task, self._quick_task)
