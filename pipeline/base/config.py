@@ -107,9 +107,9 @@ class ResponsePolicy:
     # What a speculation starts from; adopted if the final says the same words, else dropped and
     # begun again from the final. "quick": the STT's quick pass over the whole turn at
     # speech-stop (whisper on a window sized to the turn, ~0.1 s; `QuickSTT`), or the final
-    # where the STT has none: 5 of 14 wire calls adopted a reply begun before the final against
-    # 1 of 14 waiting for it, end of speech to audio median 0.86 of it in the same loaded run
-    # (bench/results/2026-12-01-wire-ab.md). "partial": the last partial as it stood, which
+    # where the STT has none: 5 and 9 of 14 wire calls adopted a reply begun before the final
+    # against 1 of 14 waiting for it, end of speech to audio median 0.86 and 0.76 of it in two
+    # loaded runs (bench/results/2026-12-01-wire-ab*.md). "partial": the last partial as it stood, which
     # lacks the last words ("...for two people" for "...tonight"): 3 of 21 adopted
     # (bench/results/2026-12-01-wire-ab-last-partial.md). "final": wait for the final pass.
     speculate_from: Literal["quick", "partial", "final"] = "quick"
