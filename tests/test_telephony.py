@@ -219,9 +219,9 @@ def twilio_signed(url: str) -> str:
     return base64.b64encode(hmac.new(TWILIO_TOKEN.encode(), url.encode(), hashlib.sha1).digest()).decode()
 
 
-def _line(server: Any, carrier: Carrier) -> Any:
+def _line(server: Any, c: carrier.Carrier) -> Any:
     return next((line for line in list(server.server.phone.lines)
-                 if line.start.stream_id == carrier.stream_id), None)
+                 if line.start.stream_id == c.stream_id), None)
 
 
 def _llm(server: Any) -> PacedLLM:
