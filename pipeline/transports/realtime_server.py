@@ -352,6 +352,9 @@ def serve_main(args: argparse.Namespace) -> int:
         print(f"error: cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); "
               "pick another --port or stop the program using it", file=sys.stderr)
         return 2
+    finally:
+        if desk is not None and desk.ledger is not None:
+            desk.ledger.close()
     return 0
 
 
