@@ -15,7 +15,15 @@ reads what comes back. Per call:
 Clips are interleaved round by round, so drift on a shared machine spreads over all of them.
 Medians and p90 over every call; the machine and its load before and after head the report.
 
-    python -m bench.wire [--rounds 3] [--out bench/results/DATE-wire.md]
+`--via twilio` (or `telnyx`, `plivo`; `realtime,twilio` for both, call by call on one server)
+calls the same server the way a carrier does: `pipeline.testing.carrier`, written from the
+carrier's documentation, opens `/telephony/twilio` and streams the clip as 20 ms frames of 8 kHz
+mu-law at real time (250 ms of silence first, silence after). **end → audio** is then the
+clip's end of speech (the send time of the utterance's first frame plus the clip's last loud
+window) to the arrival of the first agent media frame holding 10 ms above -45 dBFS. The carrier's
+protocol carries no events, so a phone call has no server milestones.
+
+    python -m bench.wire [--rounds 3] [--via realtime,twilio] [--out bench/results/DATE-wire.md]
 """
 
 from __future__ import annotations
@@ -35,7 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.base.audio import INPUT_RATE_HZ, alaw_decode, dbfs, mulaw_decode
+from pipeline.testing.carrier import Carrier
 from pipeline.testing.server import chunks_b64, pcm16_24k
 
 from .clips import jfk, speech
@@ -58,6 +67,7 @@ QUESTIONS = (
     "Do you have any rooms left for Friday night?",
 )
 MARKS = ("llm_first_token", "first_chunk", "tts_first_audio", "first_audio_out")
+VIAS = ("realtime", "twilio", "telnyx", "plivo")
 
 
 def sounds(pcm16: bytes, floor_dbfs: float = -45.0) -> bool:
@@ -128,6 +138,36 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
     return row
 
 
+def phone_sounds(frame: bytes, *, alaw: bool = False, floor_dbfs: float = -45.0) -> bool:
+    """Whether a 20 ms frame of 8 kHz G.711 holds a 10 ms half above `floor_dbfs`."""
+    audio = (alaw_decode if alaw else mulaw_decode)(frame)
+    return any(dbfs(audio[i:i + 80]) > floor_dbfs for i in range(0, len(audio) - 79, 80))
+
+
+async def phone_call(port: int, audio: np.ndarray, kind: str = "twilio") -> dict[str, Any]:
+    """One call as a carrier places it: the clip down the line at real time; ms from its end
+    of speech to the first agent frame that sounds."""
+    row: dict[str, Any] = {"turns_committed": None, "commit": None, "stt_final": None,
+                           **dict.fromkeys(MARKS), "end_to_audio": None}
+    async with Carrier(kind, port) as c:
+        await asyncio.sleep(LEAD_S)
+        await c.speak(audio)
+        assert c.said_from is not None
+        end_s = c.said_from + last_sound_s(audio)
+
+        def answered() -> float | None:
+            return next((t for t, frame in c.arrivals if t > end_s and phone_sounds(frame)), None)
+
+        try:
+            await c.until(lambda: answered() is not None or c.closed_at is not None, CALL_CAP_S,
+                          "agent audio")
+        except AssertionError:
+            return row
+        heard = answered()
+        row["end_to_audio"] = (heard - end_s) * 1000 if heard is not None else None
+    return row
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -150,16 +190,26 @@ def start_server(extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("pipeline serve did not listen within 180 s")
 
 
-def run(rounds: int, extra: list[str]) -> dict[str, Any]:
+def _call(via: str, url: str, clip: np.ndarray) -> dict[str, Any]:
+    if via == "realtime":
+        return asyncio.run(one_call(url, clip))
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    return asyncio.run(phone_call(port, clip, via))
+
+
+def run(rounds: int, extra: list[str], vias: tuple[str, ...] = ("realtime",)) -> dict[str, Any]:
     audio = clips()
     proc, url = start_server(extra)
     try:
-        asyncio.run(one_call(url, audio[QUESTIONS[0]]))  # warm: the first call's one-off costs
+        for via in vias:  # warm: the first call's one-off costs, each path's
+            _call(via, url, audio[QUESTIONS[0]])
         rows: list[dict[str, Any]] = []
         for r in range(rounds):
             for name, clip in audio.items():
-                rows.append({"clip": name, "round": r, **asyncio.run(one_call(url, clip))})
-                print(f"round {r} {name[:40]!r}: {rows[-1]['end_to_audio']}", file=sys.stderr)
+                for via in vias:
+                    rows.append({"clip": name, "round": r, "via": via, **_call(via, url, clip)})
+                    print(f"round {r} {via} {name[:40]!r}: {rows[-1]['end_to_audio']}",
+                          file=sys.stderr)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -171,36 +221,53 @@ def _ms(x: float | None) -> str:
 
 
 def report(result: dict[str, Any], header: str, command: str) -> str:
-    rows = result["rows"]
+    every = result["rows"]
+    vias = list(dict.fromkeys(r.get("via", "realtime") for r in every))
     stages = ("commit", "stt_final", *MARKS, "end_to_audio")
     lines = ["# End of speech to first audio at the wire", "", header, "", f"Command: `{command}`", "",
              "`pipeline serve` as shipped (its own process, default config and models); one "
              "WebSocket client per call at real time. Milliseconds after the caller's end of "
-             "speech; `end → audio` is the first non-silent agent audio at the client.", "",
-             "| | " + " | ".join(stages) + " |", "|---" * (len(stages) + 1) + "|"]
-    for label, fn in (("median", median), ("p90", p90)):
-        lines.append(f"| {label} | " + " | ".join(_ms(fn(r[s] for r in rows)) for s in stages) + " |")
-    lines += ["", "| clip | seconds | end → audio median | p90 | commit median | turns committed |",
-              "|---|---|---|---|---|---|"]
-    for name, seconds in result["clips"].items():
-        mine = [r for r in rows if r["clip"] == name]
-        lines.append(f"| {name} | {seconds} | {_ms(median(r['end_to_audio'] for r in mine))} | "
-                     f"{_ms(p90(r['end_to_audio'] for r in mine))} | "
-                     f"{_ms(median(r['commit'] for r in mine))} | "
-                     f"{'/'.join(str(r['turns_committed']) for r in mine)} |")
-    missing = sum(r["end_to_audio"] is None for r in rows)
-    lines += ["", f"{len(rows)} calls, {missing} without agent audio after the end of speech."]
-    return "\n".join(lines) + "\n"
+             "speech; `end → audio` is the first non-silent agent audio at the client."]
+    if vias != ["realtime"]:
+        lines += ["", "A phone call (`via` a carrier) is the clip as 20 ms frames of 8 kHz mu-law "
+                  "from a client in that carrier's dialect (`pipeline.testing.carrier`), its "
+                  "`end → audio` the first agent media frame that sounds; the carrier's protocol "
+                  "carries no events, so it has no milestones (`-`). Calls alternate path by "
+                  "path, clip by clip, on the one server."]
+    for via in vias:
+        rows = [r for r in every if r.get("via", "realtime") == via]
+        lines += ["", f"## via {via}" if len(vias) > 1 else "", "",
+                  "| | " + " | ".join(stages) + " |", "|---" * (len(stages) + 1) + "|"]
+        for label, fn in (("median", median), ("p90", p90)):
+            lines.append(f"| {label} | " + " | ".join(_ms(fn(r[s] for r in rows)) for s in stages) + " |")
+        lines += ["", "| clip | seconds | end → audio median | p90 | commit median | turns committed |",
+                  "|---|---|---|---|---|---|"]
+        for name, seconds in result["clips"].items():
+            mine = [r for r in rows if r["clip"] == name]
+            lines.append(f"| {name} | {seconds} | {_ms(median(r['end_to_audio'] for r in mine))} | "
+                         f"{_ms(p90(r['end_to_audio'] for r in mine))} | "
+                         f"{_ms(median(r['commit'] for r in mine))} | "
+                         f"{'/'.join(str(r['turns_committed'] if r['turns_committed'] is not None else '-') for r in mine)} |")
+        missing = sum(r["end_to_audio"] is None for r in rows)
+        lines += ["", f"{len(rows)} calls, {missing} without agent audio after the end of speech."]
+    return "\n".join(line for i, line in enumerate(lines)
+                     if line or i + 1 == len(lines) or lines[i + 1]) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--via", default="realtime", help="how calls reach the server: "
+                        f"{', '.join(VIAS)}, or several, comma-separated (default realtime)")
     parser.add_argument("serve_args", nargs="*", help="extra `pipeline serve` arguments (after --)")
     args = parser.parse_args()
+    vias = tuple(v.strip() for v in args.via.split(",") if v.strip())
+    unknown = [v for v in vias if v not in VIAS]
+    if unknown or not vias:
+        parser.error(f"--via {args.via}: choose from {', '.join(VIAS)} (comma-separated)")
     before = os.getloadavg()
-    result = run(args.rounds, args.serve_args)
+    result = run(args.rounds, args.serve_args, vias)
     load = " ".join(f"{x:.2f}" for x in before + os.getloadavg())
     header = (f"Machine: {machine_line(describe_machine())}; load average (1, 5, 15 min) before, "
               f"after: {load}")
