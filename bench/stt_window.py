@@ -11,8 +11,13 @@ how many sized passes were redone, and why. Then the partial passes of a few of 
 500 ms of audio, as the streaming transcriber runs them): how many were redone, how many say the
 same words as the full window's pass, and their median and mean time.
 
+With `--phone`, every clip is also passed through the phone band a caller crosses (8 kHz G.711
+mu-law and back, the telephony transport's filters: `pipeline.testing.sounds.phone_band`) and
+each window gets a second row, "phone band", beside its wideband one (the same clips, the same
+words to find).
+
     python -m bench.stt_window [--clips N] [--model tiny.en --model base]
-        [--margins 200,1000,2000] [--floors 1000,3000,10000] [--offset K]
+        [--margins 200,1000,2000] [--floors 1000,3000,10000] [--offset K] [--phone]
         [--out bench/results/DATE-stt-window.md [--append]]
 """
 
@@ -32,6 +37,7 @@ from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.stages.stt_window import FRAMES_PER_S, Window
 from pipeline.stt import WhisperSTT, same_words
 from pipeline.stt import word_errors as wer
+from pipeline.testing.sounds import phone_band
 
 from .eot_set import build
 from .machine import describe_machine, machine_line
@@ -105,6 +111,31 @@ def measure_partials(stt: WhisperSTT, clips: list, windows: dict[str, Window | N
                     out[name][key] += got[name][key]
                 out[name]["redone"] += got[name]["redone"]
     return out
+
+
+PHONE = ", phone band"
+
+
+class _Phoned:
+    """A clip as a caller on the phone says it: its audio through the phone band, the rest as is."""
+
+    def __init__(self, clip) -> None:
+        self.clip, self.audio = clip, phone_band(clip.audio)
+
+    def __getattr__(self, name: str):
+        return getattr(self.clip, name)
+
+
+def with_phone(clips: list, results: dict, windows: dict[str, Window | None], stt: WhisperSTT,
+               **kwargs) -> tuple[dict, dict[str, Window | None]]:
+    """`results` and `windows` with a phone-band row after each window's wideband one."""
+    phoned = measure(stt, [_Phoned(c) for c in clips], windows, **kwargs)
+    rows: dict[str, Window | None] = {}
+    for name, window in windows.items():
+        rows[name] = window
+        rows[name + PHONE] = window
+        results[name + PHONE] = phoned[name]
+    return results, rows
 
 
 class _Cut:
@@ -190,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partial-clips", type=int, default=12, help="the partial passes of "
                         "about N of the sampled clips, every 500 ms of audio (default 12; 0: none)")
     parser.add_argument("--no-finals", action="store_true", help="the partial passes only")
+    parser.add_argument("--phone", action="store_true", help="each final pass also on the clip "
+                        "through the phone band (8 kHz mu-law round trip), in the row beside it")
     parser.add_argument("--out", type=Path, default=None, help="markdown results file")
     parser.add_argument("--append", action="store_true", help="add to --out instead of replacing it")
     args = parser.parse_args(argv)
@@ -210,8 +243,11 @@ def main(argv: list[str] | None = None) -> int:
         sections += [f"## whisper {model} ({stt.threads} threads)", ""]
         if not args.no_finals:
             results = measure(stt, clips, windows)
+            rows = windows
+            if args.phone:
+                results, rows = with_phone(clips, results, windows, stt, warm=False)
             sections += [f"Final passes ({time.perf_counter() - started:.0f} s):", "",
-                         *table(clips, results, windows), "",
+                         *table(clips, results, rows), "",
                          f"Highest tokens per second of audio in a kept sized pass: "
                          f"{results['_max_tokens_per_s']:.1f} (the bound allows "
                          f"{bound.tokens_per_s:g} a second plus {bound.tokens_extra}).", "",
@@ -221,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
                 diff = differing(clips, results, "full (30 s)", args.compare)
                 sections += [f"Transcripts that differ between the full window and {args.compare}: "
                              f"{len(diff)}", "", *diff, ""]
+            if args.phone:
+                diff = differing(clips, results, "full (30 s)", "full (30 s)" + PHONE)
+                sections += [f"Transcripts the full window's pass gives differently in the phone "
+                             f"band: {len(diff)}", "", *diff, ""]
         if args.partial_clips:
             some = clips[::max(1, len(clips) // args.partial_clips)]
             started = time.perf_counter()
@@ -239,7 +279,10 @@ def main(argv: list[str] | None = None) -> int:
              "each up to VAD speech-stop (speech end + 160 ms), one final pass per window, int8, "
              "greedy. A pass's time is one measurement (features, encode, decode, and the "
              "full-window redo when the sized pass was doubted); WER is word edits over reference "
-             "words, case and punctuation aside.", "", *sections]
+             "words, case and punctuation aside." + (
+                 " A \"phone band\" row is the same clips through `phone_band` (16 kHz down to "
+                 "8 kHz, G.711 mu-law, up again through the telephony transport's filters)."
+                 if args.phone else ""), "", *sections]
     report = "\n".join(lines) + "\n"
     print(report)
     if args.out:

@@ -314,9 +314,10 @@ def read_toml(path: str | Path, what: str) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
 
 
-def load(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
-    """Defaults, then the TOML file, then `section.key=value` overrides."""
-    config = Config.default()
+def load(path: str | Path | None = None, overrides: list[str] | None = None, *,
+         base: Config | None = None) -> Config:
+    """Defaults (or `base`), then the TOML file, then `section.key=value` overrides."""
+    config = base if base is not None else Config.default()
     if path is not None:
         config = apply(config, read_toml(path, "configuration file"))
     for item in overrides or []:
