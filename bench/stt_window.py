@@ -64,7 +64,7 @@ def measure(stt: WhisperSTT, clips: list, windows: dict[str, Window | None], *,
             warm: bool = True) -> dict:
     """Every clip through every window: texts, seconds, and the reasons sized passes were redone.
     A sized window of the same frame count as one already run gives the same pass: it is reused."""
-    out: dict = {name: {"texts": [], "seconds": [], "redone": Counter()} for name in windows}
+    out: dict = {name: {"texts": [], "seconds": [], "redone": Counter(), "doubts": []} for name in windows}
     rates: list[float] = []
     if warm:
         stt.transcribe(clips[0].audio[:INPUT_RATE_HZ], final=True)  # load and warm the kernels
@@ -89,6 +89,7 @@ def measure(stt: WhisperSTT, clips: list, windows: dict[str, Window | None], *,
             text, spent, doubt = done[key]
             out[name]["texts"].append(text)
             out[name]["seconds"].append(spent)
+            out[name]["doubts"].append(doubt)
             if doubt is not None:
                 out[name]["redone"][doubt] += 1
     out["_max_tokens_per_s"] = max(rates, default=0.0)
@@ -100,7 +101,7 @@ def measure_partials(stt: WhisperSTT, clips: list, windows: dict[str, Window | N
     """The partial passes the streaming transcriber runs (every `interval_ms` of a clip's audio
     up to speech-stop, from `min_ms`), on every window: their audio ends inside the speech."""
     step, first = interval_ms * INPUT_RATE_HZ // 1000, min_ms * INPUT_RATE_HZ // 1000
-    out: dict = {name: {"texts": [], "seconds": [], "redone": Counter()} for name in windows}
+    out: dict = {name: {"texts": [], "seconds": [], "redone": Counter(), "doubts": []} for name in windows}
     for clip in clips:
         speech = clip.audio[:int((clip.speech_end_s + 0.16) * INPUT_RATE_HZ)]
         for end in range(max(step, first), len(speech) + 1, step):
@@ -182,6 +183,23 @@ def table(clips: list, results: dict, windows: dict[str, Window | None]) -> list
     return lines
 
 
+def quick_agreement(results: dict, windows: dict[str, Window | None]) -> list[str]:
+    """Per sized window: on how many clips its pass, not redone, says the full window's words
+    (case and punctuation aside): the share of turns whose speculation from the quick pass at
+    speech-stop (`WhisperSTT.transcribe_quick`, no redo) the full-window final would adopt."""
+    full = results["full (30 s)"]["texts"]
+    lines = ["| sized window | quick pass kept | same words as the full window | adopted share |",
+             "|---|---|---|---|"]
+    for name, window in windows.items():
+        if window is None:
+            continue
+        r = results[name]
+        kept = [d is None for d in r["doubts"]]
+        same = sum(k and same_words(a, b) for k, a, b in zip(kept, full, r["texts"], strict=True))
+        lines.append(f"| {name} | {sum(kept)} of {len(kept)} | {same} | {same / max(1, len(kept)):.2f} |")
+    return lines
+
+
 def differing(clips: list, results: dict, a: str, b: str) -> list[str]:
     return [f"- `{c.name}` said \"{c.text}\": {a} \"{x}\", {b} \"{y}\""
             for c, x, y in zip(clips, results[a]["texts"], results[b]["texts"], strict=True) if x != y]
@@ -232,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
                          *table(clips, results, rows), "",
                          f"Highest tokens per second of audio in a kept sized pass: "
                          f"{results['_max_tokens_per_s']:.1f} (the bound allows "
-                         f"{bound.tokens_per_s:g} a second plus {bound.tokens_extra}).", ""]
+                         f"{bound.tokens_per_s:g} a second plus {bound.tokens_extra}).", "",
+                         "The quick pass at speech-stop (no redo) against the full-window final:",
+                         "", *quick_agreement(results, windows), ""]
             if args.compare in results:
                 diff = differing(clips, results, "full (30 s)", args.compare)
                 sections += [f"Transcripts that differ between the full window and {args.compare}: "
