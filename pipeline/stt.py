@@ -23,8 +23,8 @@ from .base.cpu import default_threads
 from .base.errors import ConfigError, ModelMissingError
 from .base.models import model_file
 from .base.protocols import STT as STTBackend
-from .base.protocols import PrefixSTT, ScoredSTT
-from .stages.stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass
+from .base.protocols import ConfidentSTT, PrefixSTT, ScoredSTT, SpeechConfidence
+from .stages.stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass, compression_ratio
 
 
 class WhisperSTT:
@@ -85,13 +85,18 @@ class WhisperSTT:
         return self._decode(audio, prefix=None, final=final)[0]
 
     def transcribe_scored(self, audio: np.ndarray, *, final: bool) -> tuple[str, float]:
+        text, confidence = self._decode(audio, prefix=None, final=final)
+        return text, confidence.avg_logprob
+
+    def transcribe_confident(self, audio: np.ndarray, *, final: bool) -> tuple[str, SpeechConfidence]:
         return self._decode(audio, prefix=None, final=final)
 
     def transcribe_after(self, audio: np.ndarray, prefix: str) -> str:
         return self._decode(audio, prefix=prefix or None, final=True)[0]
 
-    def _decode(self, audio: np.ndarray, *, prefix: str | None, final: bool) -> tuple[str, float]:
-        """The text, and the lowest segment's mean token log-probability (0.0 for no segment)."""
+    def _decode(self, audio: np.ndarray, *, prefix: str | None, final: bool) -> tuple[str, SpeechConfidence]:
+        """The text, and how sure the pass is of it (the worst segment's figures; no segment:
+        the defaults, sure of nothing said)."""
         audio = np.asarray(audio, dtype=np.float32)
         with self._lock:
             self.last_pass = None
@@ -112,7 +117,7 @@ class WhisperSTT:
         return self._sized_decoder
 
     def _decode_sized(self, audio: np.ndarray, prefix: str | None,
-                      window: Window) -> tuple[str, float] | None:
+                      window: Window) -> tuple[str, SpeechConfidence] | None:
         """A pass on a window sized to `audio`, or None when the full window should do it: the
         audio fills it anyway, or the sized pass looks wrong (`WindowPass.doubt`)."""
         features = self._sized.features(audio)
@@ -123,9 +128,10 @@ class WhisperSTT:
             features, frames, prefix=prefix, max_new_tokens=window.max_new_tokens(features.shape[-1]))
         doubt = done.doubt
         self.window_stats[doubt or "sized"] += 1
-        return (done.text, done.avg_logprob) if doubt is None else None
+        confidence = SpeechConfidence(done.avg_logprob, done.no_speech_prob, compression_ratio(done.text))
+        return (done.text, confidence) if doubt is None else None
 
-    def _decode_full(self, audio: np.ndarray, prefix: str | None) -> tuple[str, float]:
+    def _decode_full(self, audio: np.ndarray, prefix: str | None) -> tuple[str, SpeechConfidence]:
         segments, _ = self._model.transcribe(
             audio,
             language=self.language,
@@ -138,10 +144,16 @@ class WhisperSTT:
         )
         segments = list(segments)
         text = " ".join(s.text.strip() for s in segments).strip()
-        return text, min((s.avg_logprob for s in segments), default=0.0)
+        return text, SpeechConfidence(
+            avg_logprob=min((s.avg_logprob for s in segments), default=0.0),
+            no_speech_prob=max((s.no_speech_prob for s in segments), default=0.0),
+            compression_ratio=max((s.compression_ratio for s in segments), default=0.0))
 
 
 WINDOWS = ("full", "sized", "sized-final")
+# silence kept after the VAD's speech end in a final pass: the speech-stop confirmation's 160 ms
+# and a little more, so a soft last consonant the VAD scored low is still heard
+SPEECH_PAD_MS = 250
 
 _WORD_NORM = re.compile(r"[^\w']+")
 
@@ -256,6 +268,8 @@ class StreamingTranscriber:
         self._final_task = None
         self.latest_text = ""
         self.logprobs: dict[str, float] = {}  # text -> how sure the pass that wrote it was
+        self.confidences: dict[str, SpeechConfidence] = {}  # the same, in full, where known
+        self.speech_end_samples: int | None = None  # where the VAD heard the speech end
         self.stats = PartialStats()
 
     def append(self, samples: np.ndarray) -> None:
@@ -303,6 +317,11 @@ class StreamingTranscriber:
         backend = self.backend
         if prefix and isinstance(backend, PrefixSTT) and backend.prefix_final:
             text = await self.clock.run_in_thread(lambda: backend.transcribe_after(audio, prefix))
+        elif isinstance(backend, ConfidentSTT):
+            text, confidence = await self.clock.run_in_thread(
+                lambda: backend.transcribe_confident(audio, final=final))
+            self.logprobs[text.strip()] = confidence.avg_logprob
+            self.confidences[text.strip()] = confidence
         elif isinstance(backend, ScoredSTT):
             text, logprob = await self.clock.run_in_thread(
                 lambda: backend.transcribe_scored(audio, final=final))
@@ -317,12 +336,22 @@ class StreamingTranscriber:
             self.stats.compute_s += spent
         return text
 
+    def mark_speech_end(self, samples: int | None) -> None:
+        """The VAD heard the speech end this many samples into the turn's audio (None: the
+        caller speaks again). A final pass then reads no further than that and `SPEECH_PAD_MS`:
+        Whisper writes words out of silence ("and momentum." for a "mm hmm" followed by a
+        second of it), and a pass started at commit would otherwise read all the pause."""
+        self.speech_end_samples = samples
+
     def start_final(self) -> asyncio.Task[str]:
         """At VAD speech-stop: transcribe everything heard so far in the background."""
         if self._final_task is not None and not self._final_task.done():
             self._final_task.cancel()
+        audio = self.audio.array()
+        if self.speech_end_samples is not None:
+            audio = audio[:self.speech_end_samples + SPEECH_PAD_MS * INPUT_RATE_HZ // 1000]
         # LocalAgreement never revises a stable word, so the final may start from them
-        self._final_task = asyncio.ensure_future(self._timed(self.audio.array().copy(), final=True,
+        self._final_task = asyncio.ensure_future(self._timed(audio.copy(), final=True,
                                                              prefix=" ".join(self.stable_words)))
         return self._final_task
 

@@ -78,6 +78,25 @@ class ScoredSTT(Protocol):
         """(text, mean token log-probability) of one blocking pass."""
 
 
+@dataclass(frozen=True)
+class SpeechConfidence:
+    """How sure a pass is that its words were spoken, over its segments (the worst of each):
+    Whisper's segment no-speech probability, mean token log-probability and the text's gzip
+    compression ratio (past 2.4 Whisper treats a decode as a repetition loop)."""
+
+    avg_logprob: float = 0.0
+    no_speech_prob: float = 0.0
+    compression_ratio: float = 0.0
+
+
+@runtime_checkable
+class ConfidentSTT(Protocol):
+    """An STT that reports a pass's `SpeechConfidence` with its text."""
+
+    def transcribe_confident(self, audio: np.ndarray, *, final: bool) -> tuple[str, SpeechConfidence]:
+        """(text, confidence) of one blocking pass."""
+
+
 # --- pipeline.turns --------------------------------------------------------------------------
 
 

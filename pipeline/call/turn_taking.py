@@ -21,6 +21,7 @@ from ..base.audio import INPUT_RATE_HZ
 from ..base.config import TurnPolicy
 from ..base.conversation import Item
 from ..base.protocols import STT, Completeness
+from ..stages.backchannel import unspoken
 from ..stages.playback import Playback
 from ..stages.vad import WINDOW_MS
 from ..stt import Partial, StreamingTranscriber, same_words, words_within
@@ -51,6 +52,8 @@ class Turn:
     commit_announced: bool = False  # input_audio_buffer.committed sent
     joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
     loud: bool = False  # the barge-in gate saw it loud and voiced (not the agent's echo residue)
+    voiced_ms: float = 0.0  # speech the VAD heard in the turn's finished segments (no padding)
+    onset_ms: float | None = None  # the open segment's onset, while the caller speaks
     texts_checked: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -67,6 +70,15 @@ class Turn:
     def under_agent(self) -> bool:
         """Talk under the agent that did not interrupt it: no turn (a backchannel, echo)."""
         return self.standing is TurnStanding.UNDER_AGENT
+
+    def voiced_ms_at(self, now_ms: float) -> float:
+        """Speech the VAD has heard in the turn up to `now_ms`, the open segment included."""
+        return self.voiced_ms + (max(0.0, now_ms - self.onset_ms) if self.onset_ms is not None else 0.0)
+
+    def unspoken(self, text: str, now_ms: float, min_logprob: float = -1.0) -> str | None:
+        """Why `text` may not be what the caller said (`backchannel.unspoken`), or None."""
+        return unspoken(text, self.stt.confidences.get(text.strip()), self.voiced_ms_at(now_ms),
+                        min_logprob=min_logprob)
 
     def barges_in(self) -> None:
         """The barge-in gate made it an interruption."""
@@ -183,6 +195,8 @@ class TurnTaking:
             turn.stt.discard_final()
             self._drop_preemptive(turn)
         turn.segment_start_ms = start_ms
+        turn.onset_ms = onset_ms
+        turn.stt.mark_speech_end(None)
         self.responder.drop_unheard_reply()
         if not turn.over_agent:
             self.announce(turn)
@@ -199,6 +213,10 @@ class TurnTaking:
         if turn is None:
             return
         turn.speech_end_ms = end_ms
+        if turn.onset_ms is not None:
+            turn.voiced_ms += max(0.0, end_ms - turn.onset_ms)
+            turn.onset_ms = None
+        self._mark_speech_end(turn)
         if turn.over_agent and not self.playback.speaking:
             turn.outlasts_agent()  # the caller outlasted the agent: a real turn after all
             self.announce(turn)
@@ -211,6 +229,12 @@ class TurnTaking:
             self._start_preemptive(turn, turn.stt.latest_text, source="partial")
         self.core.spawn(self._after_final(turn, final))
 
+    def _mark_speech_end(self, turn: Turn) -> None:
+        """Final passes read the turn's audio up to the VAD's speech end (and a pad), not the
+        silence after it."""
+        if turn.speech_end_ms is not None and turn.onset_ms is None:
+            turn.stt.mark_speech_end(int((turn.speech_end_ms - turn.audio_start_ms) * INPUT_RATE_HZ / 1000))
+
     def interrupted(self, turn: Turn, from_ms: float | None) -> None:
         """The caller really interrupted: `turn` is the interruption, starting at `from_ms`; what
         an open turn picked up before that was under the agent's voice (echo residue, breath),
@@ -221,6 +245,7 @@ class TurnTaking:
             turn.stt.reset()
             turn.stt.append(self.history_since(from_ms))
             turn.audio_start_ms = turn.segment_start_ms = from_ms
+            self._mark_speech_end(turn)
         turn.barges_in()
         self.announce(turn)
 
@@ -254,6 +279,10 @@ class TurnTaking:
     async def _score(self, turn: Turn, text: str) -> None:
         """Completeness of a transcript, computed once per distinct text, off the loop."""
         if text in turn.texts_checked:
+            return
+        doubt = turn.unspoken(text, self.now_ms())
+        if doubt is not None:  # words Whisper may have made up are no finished sentence
+            turn.texts_checked[text] = 0.0
             return
         audio = turn.stt.audio_tail(_EOT_AUDIO_S)
         turn.texts_checked[text] = await self.core.clock.run_in_thread(
@@ -294,6 +323,10 @@ class TurnTaking:
 
     async def _finish_turn(self, turn: Turn) -> None:
         text = (await turn.stt.final()).strip()
+        doubt = turn.unspoken(text, self.now_ms())
+        if doubt is not None:  # a sound Whisper wrote words for ("in a minute." for a "mm")
+            self.core.log(f"the turn's transcript {text!r} is not taken as said: {doubt}")
+            text = ""
         self._tell_words(turn, text, final=True)  # a barge-in still listening decides now
         if turn.barged_in and not turn.commit_announced:
             self._announce_commit(turn)
