@@ -20,7 +20,7 @@ from ..base import events as ev
 from ..base.audio import INPUT_RATE_HZ
 from ..base.config import TurnPolicy
 from ..base.conversation import Item
-from ..base.protocols import STT, Completeness
+from ..base.protocols import STT, Completeness, ContextCompleteness
 from ..stages.backchannel import unspoken
 from ..stages.playback import Playback
 from ..stages.vad import WINDOW_MS
@@ -32,7 +32,8 @@ from .responder import Responder
 from .response import Response
 from .states import TURN_MOVES, ResponseStatus, TurnStanding
 
-_EOT_AUDIO_S = 8.0  # an audio end-of-turn model reads at most the last 8 s (Smart Turn's window)
+_EOT_AUDIO_S, _EOT_CONTEXT_TURNS = 8.0, 4  # an audio end-of-turn model reads the last 8 s (Smart
+# Turn's window); a text one, the conversation's last 4 messages
 
 
 @dataclass
@@ -52,8 +53,8 @@ class Turn:
     commit_announced: bool = False  # input_audio_buffer.committed sent
     joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
     loud: bool = False  # the barge-in gate saw it loud and voiced (not the agent's echo residue)
-    voiced_ms: float = 0.0  # speech the VAD heard in the turn's finished segments (no padding)
-    onset_ms: float | None = None  # the open segment's onset, while the caller speaks
+    voiced_ms: float = 0.0  # speech the VAD heard in finished segments; the open one's onset:
+    onset_ms: float | None = None
     texts_checked: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -71,14 +72,9 @@ class Turn:
         """Talk under the agent that did not interrupt it: no turn (a backchannel, echo)."""
         return self.standing is TurnStanding.UNDER_AGENT
 
-    def voiced_ms_at(self, now_ms: float) -> float:
-        """Speech the VAD has heard in the turn up to `now_ms`, the open segment included."""
-        return self.voiced_ms + (max(0.0, now_ms - self.onset_ms) if self.onset_ms is not None else 0.0)
-
-    def unspoken(self, text: str, now_ms: float, min_logprob: float = -1.0) -> str | None:
-        """Why `text` may not be what the caller said (`backchannel.unspoken`), or None."""
-        return unspoken(text, self.stt.confidences.get(text.strip()), self.voiced_ms_at(now_ms),
-                        min_logprob=min_logprob)
+    def unspoken(self, text: str, now_ms: float, min_logprob: float = -1.0) -> str | None:  # why not said
+        voiced = self.voiced_ms + (max(0.0, now_ms - self.onset_ms) if self.onset_ms is not None else 0)
+        return unspoken(text, self.stt.confidences.get(text.strip()), voiced, min_logprob=min_logprob)
 
     def barges_in(self) -> None:
         """The barge-in gate made it an interruption."""
@@ -213,9 +209,8 @@ class TurnTaking:
         if turn is None:
             return
         turn.speech_end_ms = end_ms
-        if turn.onset_ms is not None:
-            turn.voiced_ms += max(0.0, end_ms - turn.onset_ms)
-            turn.onset_ms = None
+        turn.voiced_ms += max(0.0, end_ms - (turn.onset_ms if turn.onset_ms is not None else end_ms))
+        turn.onset_ms = None
         self._mark_speech_end(turn)
         if turn.over_agent and not self.playback.speaking:
             turn.outlasts_agent()  # the caller outlasted the agent: a real turn after all
@@ -229,9 +224,7 @@ class TurnTaking:
             self._start_preemptive(turn, turn.stt.latest_text, source="partial")
         self.core.spawn(self._after_final(turn, final))
 
-    def _mark_speech_end(self, turn: Turn) -> None:
-        """Final passes read the turn's audio up to the VAD's speech end (and a pad), not the
-        silence after it."""
+    def _mark_speech_end(self, turn: Turn) -> None:  # a final pass reads no silence after it
         if turn.speech_end_ms is not None and turn.onset_ms is None:
             turn.stt.mark_speech_end(int((turn.speech_end_ms - turn.audio_start_ms) * INPUT_RATE_HZ / 1000))
 
@@ -280,13 +273,15 @@ class TurnTaking:
         """Completeness of a transcript, computed once per distinct text, off the loop."""
         if text in turn.texts_checked:
             return
-        doubt = turn.unspoken(text, self.now_ms())
-        if doubt is not None:  # words Whisper may have made up are no finished sentence
+        if turn.unspoken(text, self.now_ms()) is not None:  # made-up words are no finished sentence
             turn.texts_checked[text] = 0.0
             return
-        audio = turn.stt.audio_tail(_EOT_AUDIO_S)
+        audio, signal = turn.stt.audio_tail(_EOT_AUDIO_S), self.completeness
+        said = [(i.role, i.text) for i in self.core.conversation.items  # the turns before this one
+                if i.type == "message" and i.id != turn.item_id][-_EOT_CONTEXT_TURNS:]
         turn.texts_checked[text] = await self.core.clock.run_in_thread(
-            self.completeness.probability, text, audio)
+            *((signal.probability_in, text, audio, said) if isinstance(signal, ContextCompleteness)
+              else (signal.probability, text, audio)))
 
     def _check_end_of_turn(self, now_ms: float) -> None:
         turn = self.turn
@@ -323,8 +318,7 @@ class TurnTaking:
 
     async def _finish_turn(self, turn: Turn) -> None:
         text = (await turn.stt.final()).strip()
-        doubt = turn.unspoken(text, self.now_ms())
-        if doubt is not None:  # a sound Whisper wrote words for ("in a minute." for a "mm")
+        if (doubt := turn.unspoken(text, self.now_ms())) is not None:  # "in a minute." for a "mm"
             self.core.log(f"the turn's transcript {text!r} is not taken as said: {doubt}")
             text = ""
         self._tell_words(turn, text, final=True)  # a barge-in still listening decides now
