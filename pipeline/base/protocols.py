@@ -9,7 +9,7 @@ in one named place instead of a scattered `hasattr`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -105,6 +105,16 @@ class Completeness(Protocol):
         """How likely the caller has finished (0..1), from the latest transcript and, for
         signals that listen, the turn's 16 kHz audio so far (None when only text is known).
         Blocking: run in a thread."""
+
+
+@runtime_checkable
+class ContextCompleteness(Protocol):
+    """A signal that reads the conversation before the open turn (a text end-of-turn model:
+    "for two" ends a reply to "How many people?" and leaves "a table for two" open)."""
+
+    def probability_in(self, text: str, audio: np.ndarray | None,
+                       context: Sequence[tuple[str, str]]) -> float:
+        """`probability`, after the last turns as (role, text) pairs, oldest first."""
 
 
 # --- pipeline.llm ----------------------------------------------------------------------------
