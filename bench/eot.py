@@ -35,7 +35,7 @@ from .machine import describe_machine, machine_line
 from .summary import describe
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SIGNALS = ("heuristic", "llm", "smart-turn", "combined")
+SIGNALS = ("heuristic", "llm", "smart-turn", "combined", "text-eot", "combined-text-eot")
 TAIL_S = 0.6  # silence appended after each clip, so VAD can confirm the stop in every case
 
 
@@ -57,6 +57,12 @@ def load_signals(names: list[str]) -> dict[str, Any]:
             out[name] = smart_turn.SmartTurnCompleteness()
         elif name == "combined":
             out[name] = smart_turn.CombinedCompleteness()
+        elif name == "text-eot":
+            from pipeline.stages.text_eot import TextEndOfTurn
+
+            out[name] = TextEndOfTurn()
+        elif name == "combined-text-eot":
+            out[name] = smart_turn.CombinedCompleteness(text="text-eot")
         else:
             raise SystemExit(f"unknown signal {name!r}; known: {', '.join(SIGNALS)}")
     return out

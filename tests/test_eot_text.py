@@ -51,3 +51,40 @@ def test_the_question_before_makes_a_short_answer_finished(qwen):
     assert qwen.end_logprob("for two", asked) > qwen.end_logprob("for two") + 1.0
     # and the probability reads the same context
     assert qwen.probability_in("for two", None, asked) > qwen.probability("for two")
+
+
+class _Recording:
+    """The heuristic, writing down the context each call was given."""
+
+    def __init__(self) -> None:
+        from pipeline.turns import HeuristicCompleteness
+
+        self.inner = HeuristicCompleteness()
+        self.contexts: list[tuple[str, list[tuple[str, str]]]] = []
+
+    def probability(self, text, audio=None):
+        raise AssertionError("a context signal is asked with its context")
+
+    def probability_in(self, text, audio, context):
+        self.contexts.append((text, list(context)))
+        return self.inner.probability(text)
+
+
+@pytest.mark.models
+def test_turn_taking_gives_a_context_signal_the_turns_before_the_open_one(real_stages, say):
+    from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+    from pipeline.testing import call, with_stages
+    from pipeline.transports.scripted import Clip
+
+    signal = _Recording()
+    stages = with_stages(real_stages, completeness=signal, tts=ToneTTS(),
+                         stt=ScriptedSTT(transcripts=["Book a table.", "For two."]),
+                         llm=ScriptedLLM(replies=["How many people?", "Done."]))
+    audio = say("Book a table.")
+    replied = lambda e: e.type == "response.done"  # noqa: E731
+    rec = call(stages, [Clip(audio, 0.3), Clip(audio, None, after=replied, delay_s=0.5)])
+    assert rec.transcripts == ["Book a table.", "For two."], rec.timeline()
+    first = [c for t, c in signal.contexts if t == "Book a table."]
+    second = [c for t, c in signal.contexts if t == "For two."]
+    assert first and first[0] == [], signal.contexts  # nothing before the first turn
+    assert second and second[-1] == [("user", "Book a table."), ("assistant", "How many people?")]
