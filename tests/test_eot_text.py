@@ -21,7 +21,16 @@ def test_an_unknown_model_says_which_ones_there_are():
 
 @pytest.fixture(scope="module")
 def qwen():
-    return TextEndOfTurn(model="qwen2.5-coder-0.5b")
+    """The model alone, without the heuristic's veto."""
+    return TextEndOfTurn(model="qwen2.5-coder-0.5b", with_heuristic=False)
+
+
+@pytest.mark.models
+def test_with_the_heuristic_a_dangling_word_keeps_the_turn_open(qwen):
+    vetoed = TextEndOfTurn(model="qwen2.5-coder-0.5b", with_heuristic=True)
+    assert vetoed.score == "stop" and (vetoed.centre, vetoed.scale) == (qwen.centre, qwen.scale)
+    assert vetoed.probability("I'd like to pay with") <= 0.05  # the heuristic's dangling "with"
+    assert vetoed.probability("Thanks, bye.") == pytest.approx(min(qwen.probability("Thanks, bye."), 0.9))
 
 
 @pytest.mark.models

@@ -73,9 +73,10 @@ class CombinedCompleteness:
     the transcript loses: a number being read out, an "um" Whisper drops. Averaging the two,
     their product, or letting either one end the turn all did worse.
 
-    `text`: "heuristic" (the default), or "text-eot", the text end-of-turn model on an embedded
-    LLM (`text_eot.TextEndOfTurn`, `model` names it), averaged with the heuristic
-    (bench/eot_rescore.py judges the combinations).
+    `text`: "heuristic" (the default), or "text-eot": the text end-of-turn model on an embedded
+    LLM with the heuristic's veto (`text_eot.TextEndOfTurn`; `model` names the LLM). The audio
+    veto did not help it: 48 errors in 100 with it, 39 without, for Qwen on all clips
+    (bench/results/2026-12-01-eot-text.md).
     """
 
     def __init__(self, *, model_path: str | Path = "turn/smart-turn-v3.2-cpu.onnx",
@@ -100,9 +101,8 @@ class CombinedCompleteness:
 
     def probability_in(self, text: str, audio: np.ndarray | None,
                        context: Sequence[tuple[str, str]]) -> float:
-        p_text = self.text.probability(text)
-        if self.text_model is not None:
-            p_text = (p_text + self.text_model.probability_in(text, None, context)) / 2
+        p_text = (self.text.probability(text) if self.text_model is None
+                  else self.text_model.probability_in(text, None, context))
         if audio is None:
             return p_text  # nothing to hear: the text alone, as the heuristic would say
         p_audio = self.audio.probability(text, audio)

@@ -12,7 +12,9 @@ centred where finished and unfinished turns of the end-of-turn set separate best
 
 The model runs on its own llama.cpp context, so the reply's prompt cache is untouched. The
 instructions and context stay evaluated between calls: a call evaluates only the tokens that
-changed (the transcript, mostly), a few tens of milliseconds for Qwen2.5-0.5B on 2 cores.
+changed (the transcript, mostly). Measured only on a loaded 2-core machine (load average 10-17):
+Qwen2.5-Coder-0.5B 5.9 s a call (median), SmolLM2-135M 0.5 s; a quiet machine is still to be
+measured, and a score that comes after `max_silence_ms` decides nothing.
 """
 
 from __future__ import annotations
@@ -28,18 +30,20 @@ import numpy as np
 from ..base.cpu import default_threads
 from ..base.errors import ModelMissingError
 from ..base.models import model_file
+from ..turns import HeuristicCompleteness
 from .llm import MODELS
 
 __all__ = ["CALIBRATION", "TextEndOfTurn", "normalise"]
 
-# Per model (MODELS name or GGUF file name): (centre, scale) of the logistic over the end-of-turn
+# Per model (MODELS name): the score it reads, and (centre, scale) of the logistic over that
 # log-probability, p = 1 / (1 + exp(-(logprob - centre) / scale)). The centre is the threshold
-# with the fewest errors (unfinished cut off + finished left waiting) on the end-of-turn set's
-# transcripts, python -m bench.eot_rescore (bench/results/2026-12-01-eot-text.md); the scale is
-# the spread between the two classes' medians over 4, so a clear case lands near 0 or 1.
-CALIBRATION: dict[str, tuple[float, float]] = {
-    "qwen2.5-coder-0.5b": (-2.0, 1.0),
-    "smollm2-135m": (-13.0, 1.5),
+# with the fewest errors (unfinished cut off + finished left waiting) on the Piper clips of the
+# end-of-turn set; the scale is the gap between the finished and unfinished medians over 4 (python
+# -m bench.eot_rescore, bench/results/2026-12-01-eot-text.md). Qwen reads best as "stop" (39
+# errors in 100 on all clips, 51 held out, against "end"'s 62 and 68), SmolLM2 as "end" (43, 55).
+CALIBRATION: dict[str, tuple[str, float, float]] = {
+    "qwen2.5-coder-0.5b": ("stop", -4.17, 1.09),
+    "smollm2-135m": ("end", -13.97, 1.49),
 }
 _SYSTEM = "You are a helpful assistant answering a phone call."
 _UNPUNCT = re.compile(r"[^\w\s']+")
@@ -60,8 +64,8 @@ class TextEndOfTurn:
 
     def __init__(self, *, model: str | None = "qwen2.5-coder-0.5b", model_path: str | None = None,
                  threads: int | None = None, context_turns: int = 2, n_ctx: int = 1024,
-                 score: str = "stop", calibration: tuple[float, float] | None = None,
-                 llm: Any = None) -> None:
+                 score: str | None = None, calibration: tuple[float, float] | None = None,
+                 with_heuristic: bool = True, llm: Any = None) -> None:
         """`llm` (the session's LLM stage) is accepted and not used: this model keeps its own
         context so that scoring a turn never evicts the reply's prompt cache."""
         from llama_cpp import Llama
@@ -83,17 +87,17 @@ class TextEndOfTurn:
                              "such as qwen2.5-coder-0.5b or smollm2-135m")
         self._end = self._single_token("<|im_end|>")
         self._marks = [self._single_token(m) for m in (".", "?", "!")]
-        if score not in ("end", "stop"):
-            raise ValueError(f"turns.score = {score!r}: use \"end\" or \"stop\"")
-        self.score = score
-        key = model if model_path == MODELS.get(model or "") else path.name
-        if calibration is None:
-            calibration = CALIBRATION.get(key or "") or next(
-                (c for name, c in CALIBRATION.items() if MODELS.get(name, "").endswith(path.name)), None)
-        if calibration is None:
+        known = next((c for name, c in CALIBRATION.items() if model_file(MODELS[name]) == path), None)
+        if calibration is None and known is None:
             raise ValueError(f"no end-of-turn calibration for {path.name}: give turns.calibration "
                              "= [centre, scale] (python -m bench.eot_rescore finds the centre)")
-        self.centre, self.scale = calibration
+        self.score = score or (known[0] if known else "stop")
+        if self.score not in ("end", "stop"):
+            raise ValueError(f"turns.score = {score!r}: use \"end\" or \"stop\"")
+        self.centre, self.scale = calibration if calibration is not None else (known[1], known[2])  # type: ignore[index]
+        # on its own the model cuts off more pauses than it must; with the heuristic's veto
+        # (both say finished) it made the fewest errors held out (bench/results/2026-12-01-eot-text.md)
+        self.heuristic = HeuristicCompleteness() if with_heuristic else None
         self.context_turns = context_turns
         self._lock = threading.Lock()
 
@@ -149,4 +153,5 @@ class TextEndOfTurn:
         if not normalise(text):
             return 0.0
         z = (self.end_logprob(text, context) - self.centre) / self.scale
-        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+        p = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+        return p if self.heuristic is None else min(p, self.heuristic.probability(text))
