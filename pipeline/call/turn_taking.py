@@ -32,8 +32,7 @@ from .responder import Responder
 from .response import Response
 from .states import TURN_MOVES, ResponseStatus, TurnStanding
 
-_EOT_AUDIO_S, _EOT_CONTEXT_TURNS = 8.0, 4  # an audio end-of-turn model reads the last 8 s (Smart
-# Turn's window); a text one, the conversation's last 4 messages
+_EOT_AUDIO_S, _EOT_CONTEXT_TURNS = 8.0, 4  # what a turn signal reads: Smart Turn's 8 s; 4 messages
 
 
 @dataclass
@@ -73,7 +72,8 @@ class Turn:
         return self.standing is TurnStanding.UNDER_AGENT
 
     def unspoken(self, text: str, now_ms: float, min_logprob: float = -1.0) -> str | None:  # why not said
-        voiced = self.voiced_ms + (max(0.0, now_ms - self.onset_ms) if self.onset_ms is not None else 0)
+        voiced = (self.voiced_ms + (max(0.0, now_ms - self.onset_ms) if self.onset_ms is not None else 0)
+                  if self.voiced_ms or self.onset_ms is not None else None)  # None: no VAD (manual turns)
         return unspoken(text, self.stt.confidences.get(text.strip()), voiced, min_logprob=min_logprob)
 
     def barges_in(self) -> None:
@@ -176,7 +176,7 @@ class TurnTaking:
         stt = StreamingTranscriber(self.stt, self.core.clock)
         standing = TurnStanding.UNDER_AGENT if over_agent else TurnStanding.CALLER
         turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, standing=standing,
-                    joined_from_ms=joined)
+                    joined_from_ms=joined, voiced_ms=held.voiced_ms if joined is not None and held else 0.0)
         stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
         self._open(turn)
