@@ -2,7 +2,8 @@
 
 The cases are those of tests/test_bargein.py. The tests assert; this reports, per case: how many
 times the gate fired where it should not have, the detection delay (fire - speech onset), how
-long agent audio kept sounding after the fire, and the real compute of the cancel path.
+long agent audio kept sounding after the fire, how long after the caller's onset the agent's
+audio stopped (paused on the candidate or cancelled), and the real compute of the cancel path.
 
     python -m bench.bargein            # prints the table
 """
@@ -94,7 +95,18 @@ def read_case(case: Case, events: list[ev.Event], caller: BenchCaller,
                            "first_reply": (next(iter(done.values())).response["status"]
                                            if done else None),
                            "detect_ms": None, "audio_after_fire_ms": None, "stop_ms": None,
-                           "cancel_compute_ms": None}
+                           "cancel_compute_ms": None, "onset_silent_ms": None}
+    if onset is not None:
+        # the caller's onset -> the agent's audio stops (paused or cancelled): the end of the
+        # frames handed out back to back from the onset on
+        end = onset
+        for at, d in sorted(caller.frames):
+            if at + d <= end:
+                continue
+            if at > end + 1e-3:
+                break
+            end = at + d
+        row["onset_silent_ms"] = round((end - onset) * 1000, 1)
     if real:
         fire = real[0]
         row["detect_ms"] = round((fire.ts - onset) * 1000, 1) if onset is not None else None
@@ -126,6 +138,7 @@ def combine(name: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
             "first_reply": "/".join(sorted({str(r["first_reply"]) for r in runs})),
             "detect_ms": med("detect_ms"), "audio_after_fire_ms": max(heard, default=None),
             "stop_ms": max(stops, default=None), "cancel_compute_ms": med("cancel_compute_ms"),
+            "onset_silent_ms": med("onset_silent_ms"),
             "wall_s": round(sum(r["wall_s"] for r in runs), 1), "each_run": runs}
 
 
@@ -165,6 +178,7 @@ COLUMNS = (("case", "case"), ("runs", "runs"), ("fires", "fires (all runs)"),
            ("first_reply", "first reply"), ("detect_ms", "detection delay (ms, median)"),
            ("audio_after_fire_ms", "audio after fire (ms, worst)"),
            ("stop_ms", "fire → playback stopped (ms, worst)"),
+           ("onset_silent_ms", "onset → agent audio stops (ms, median)"),
            ("cancel_compute_ms", "cancel path compute (ms, median)"), ("wall_s", "run (s)"))
 
 

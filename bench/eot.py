@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +36,7 @@ from .machine import describe_machine, machine_line
 from .summary import describe
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SIGNALS = ("heuristic", "llm", "smart-turn", "combined")
+SIGNALS = ("heuristic", "llm", "smart-turn", "combined", "text-eot", "combined-text-eot")
 TAIL_S = 0.6  # silence appended after each clip, so VAD can confirm the stop in every case
 
 
@@ -57,6 +58,12 @@ def load_signals(names: list[str]) -> dict[str, Any]:
             out[name] = smart_turn.SmartTurnCompleteness()
         elif name == "combined":
             out[name] = smart_turn.CombinedCompleteness()
+        elif name == "text-eot":
+            from pipeline.stages.text_eot import TextEndOfTurn
+
+            out[name] = TextEndOfTurn()
+        elif name == "combined-text-eot":
+            out[name] = smart_turn.CombinedCompleteness(text="text-eot")
         else:
             raise SystemExit(f"unknown signal {name!r}; known: {', '.join(SIGNALS)}")
     return out
@@ -139,7 +146,10 @@ def render(results: dict[str, Any]) -> str:
     n_fin = s[names[0]]["all"]["finished"]
     n_unf = s[names[0]]["all"]["unfinished"]
     out = [f"# End of turn: {results['machine']['date'][:10]}", "",
-           f"Machine: {machine_line(results['machine'])}.", "",
+           f"Machine: {machine_line(results['machine'])}"
+           + (f"; load average (1, 5, 15 min) {[round(x, 1) for x in results['load_average']['start']]} "
+              f"at the start, {[round(x, 1) for x in results['load_average']['end']]} at the end"
+              if "load_average" in results else "") + ".", "",
            f"Command: `{results['command']}` ({results['wall_s']:.0f} s in all).", "",
            f"{n_fin + n_unf} clips ({n_fin} finished turns, {n_unf} pauses mid-turn) from "
            "bench/eot_set.py: Piper joe at three speeds, three espeak-ng voices, jfk.wav cut at "
@@ -175,9 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--signals", default=",".join(SIGNALS), help="comma-separated")
     parser.add_argument("--limit", type=int, default=0, help="only every k-th clip, k = n/limit")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
+    parser.add_argument("--phone", action="store_true", help="every clip as a caller on the phone "
+                        "sounds (8 kHz G.711 mu-law and back: pipeline.testing.sounds.phone_band); "
+                        "the condition is suffixed +phone and the results file -eot-phone")
     args = parser.parse_args(argv)
     names = [n for n in args.signals.split(",") if n]
     t_start = perf_s()
+    load_start = os.getloadavg()
 
     from pipeline.stages.vad import SileroVAD
     from pipeline.stt import WhisperSTT
@@ -185,6 +199,13 @@ def main(argv: list[str] | None = None) -> int:
     clips = build()
     if args.limit and args.limit < len(clips):
         clips = clips[::-(-len(clips) // args.limit)]
+    if args.phone:
+        from dataclasses import replace
+
+        from pipeline.testing.sounds import phone_band
+
+        clips = [replace(c, audio=phone_band(c.audio), condition=c.condition + "+phone",
+                         name=c.name + "+phone") for c in clips]
     policy = TurnPolicy()
     vad, stt, signals = SileroVAD(), WhisperSTT(), load_signals(names)
     rows: list[dict[str, Any]] = []
@@ -195,12 +216,13 @@ def main(argv: list[str] | None = None) -> int:
             progress(f"{i}/{len(clips)} clips")
     summary = summarise(rows, names)
     best = min(names, key=lambda n: (summary[n]["all"]["errors"], summary[n]["compute_ms"]["median"]))
-    results = {"machine": describe_machine(), "command": "python -m bench.eot " + " ".join(
+    results = {"machine": describe_machine(), "load_average": {"start": load_start, "end": os.getloadavg()},
+               "command": "python -m bench.eot " + " ".join(
         argv if argv is not None else sys.argv[1:]), "signals": names, "policy": vars(policy),
         "summary": summary, "best": best, "no_speech": [r["name"] for r in rows if r.get("no_speech")],
         "clips": rows, "wall_s": round(perf_s() - t_start, 1)}
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"{results['machine']['date'][:10]}-eot"
+    stem = f"{results['machine']['date'][:10]}-eot" + ("-phone" if args.phone else "")
     (args.out / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     text = render(results)
     (args.out / f"{stem}.md").write_text(text + "\n", encoding="utf-8")

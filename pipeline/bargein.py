@@ -170,8 +170,11 @@ class BargeIn:
             return
         verdict = self._judge.judge(text)
         now_ms = hearing.fire_ms + (self.core.clock.now() - hearing.fired_s) * 1000
-        if verdict == "words" and not turn.stt.sure_of(text, self.policy.min_word_logprob):
-            verdict = "unsure"  # words Whisper doubts decide nothing; talk that goes on still does
+        if verdict == "words" and (not turn.stt.sure_of(text, self.policy.min_word_logprob)
+                                   or turn.unspoken(text, now_ms, self.policy.min_word_logprob)):
+            # words Whisper doubts, or more words than the speech heard could hold, decide
+            # nothing; talk that goes on still does
+            verdict = "unsure"
             if not final:
                 return
         if verdict == "words":

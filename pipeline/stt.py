@@ -1,16 +1,15 @@
 """Streaming STT on faster-whisper: stable partials while the caller speaks, then one final.
 
-`WhisperSTT` is the model (one blocking pass over 16 kHz audio). `StreamingTranscriber` turns any
-such backend into a stream: partial passes at a budget-aware cadence with LocalAgreement-2
-(a word is stable once two consecutive passes agree on it, and is never revised), and a final
-pass started at VAD speech-stop so the transcript is ready when the turn is committed.
+`WhisperSTT` (`pipeline/stages/whisper.py`) is the model: one blocking pass over 16 kHz audio.
+`StreamingTranscriber` turns any such backend into a stream: partial passes at a budget-aware
+cadence with LocalAgreement-2 (a word is stable once two consecutive passes agree on it, and is
+never revised), and a final pass started at VAD speech-stop so the transcript is ready when the
+turn is committed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -18,161 +17,17 @@ import numpy as np
 
 from .base.audio import INPUT_RATE_HZ
 from .base.clock import Clock, cancel_and_wait, perf_s
-from .base.cpu import default_threads
-from .base.errors import ConfigError, ModelMissingError
-from .base.models import model_file
 from .base.protocols import STT as STTBackend
-from .base.protocols import PrefixSTT, QuickSTT, ScoredSTT
+from .base.protocols import ConfidentSTT, PrefixSTT, QuickSTT, ScoredSTT, SpeechConfidence
 from .stages.stt_text import agreed_prefix, same_words, word_errors, words_within
-from .stages.stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass
+from .stages.whisper import WINDOWS, WhisperSTT
 
-
-class WhisperSTT:
-    """faster-whisper (CTranslate2). Options are chosen for latency, each for a stated reason."""
-
-    def __init__(
-        self,
-        *,
-        model_path: str = "stt/whisper-tiny.en",
-        device: str = "cpu",
-        compute_type: str = "auto",  # int8 on CPU, float16 on CUDA: fastest with no WER loss
-        language: str = "en",  # fixed: skips language detection (a full extra encoder pass)
-        beam_size: int = 1,  # greedy: ~2x faster than beam 5; jfk.wav WER is equal on tiny.en
-        threads: int | None = None,  # CTranslate2 intra-op threads; None: pipeline.base.cpu's split
-        # final pass: force the words LocalAgreement confirmed as the decoder's prefix and decode
-        # only the tail. Off: a partial's misheard word is then kept for good ("asked not" in
-        # jfk.wav's final with AVX2 kernels, plus a hallucinated trailing "I"), and the encoder
-        # costs the same either way (bench/README.md)
-        prefix_final: bool = False,
-        # encoder window: "full" pads every pass to Whisper's 30 s; "sized" encodes the audio plus
-        # window_margin_ms (at least window_floor_ms) and redoes on the full window a pass that
-        # looks wrong (pipeline/stages/stt_window.py); "sized-final" / "sized-partials" size only
-        # those passes. Full by default: sized finals, no worse by word error rate, drop closing
-        # punctuation and wrote "order 50 120" for "order? 5120." (bench/README.md)
-        window: str = "full",
-        window_margin_ms: int = 2000,
-        window_floor_ms: int = 1000,
-        # a partial pass every this much new audio; None: 250 ms when partials are sized (a pass
-        # over 3 s costs ~100 ms, so one stays in flight at most), 500 ms on the full window
-        # (~450 ms a pass on 2 cores)
-        partial_interval_ms: int | None = None,
-        # at speech-stop, before the final pass: one pass over the turn on a sized window
-        # (~0.1 s, not redone when doubtful), for a speculation to start from while the final
-        # pass runs; the reply is adopted only if the final says the same words
-        # (response.speculate_from = "quick"; bench/results/2026-12-01-wire-ab.md)
-        quick_pass: bool = True,
-    ) -> None:
-        from faster_whisper import WhisperModel
-
-        if window not in WINDOWS:
-            raise ConfigError(f"stt.window = {window!r} is not allowed; use one of: {', '.join(WINDOWS)}")
-        path = model_file(model_path)
-        if not (path / "model.bin").is_file():
-            raise ModelMissingError(path / "model.bin", "Whisper model")
-        if compute_type == "auto":
-            compute_type = "float16" if device == "cuda" else "int8"
-        self.model_path = str(path)
-        self.language = language if not path.name.endswith(".en") or language == "en" else "en"
-        self.beam_size = beam_size
-        self.prefix_final = prefix_final
-        self.threads = threads if threads is not None else default_threads("stt")
-        self._model = WhisperModel(str(path), device=device, compute_type=compute_type,
-                                   cpu_threads=self.threads)
-        self._lock = threading.Lock()  # one inference at a time on this model
-        if partial_interval_ms is not None and partial_interval_ms < 100:
-            raise ConfigError(f"stt.partial_interval_ms = {partial_interval_ms} is too short; "
-                              "use 100 ms or more (a pass takes ~100 ms even on a sized window)")
-        self.quick_pass = quick_pass
-        self._quick_window = Window(window_margin_ms, window_floor_ms)
-        self.window = self._quick_window if window != "full" else None
-        # "sized-final": partials on the full window; "sized-partials": only partials sized
-        self.window_partials = window in ("sized", "sized-partials")
-        self.window_final = window in ("sized", "sized-final")
-        self.partial_interval_ms = (partial_interval_ms if partial_interval_ms is not None
-                                    else 250 if self.window_partials else 500)
-        self._sized_decoder: SizedDecoder | None = None  # made at the first sized pass
-        self.last_pass: WindowPass | None = None  # the last sized pass, kept or redone
-        self.window_stats: Counter[str] = Counter()  # passes kept sized, on the full window, redone why
-
-    def transcribe(self, audio: np.ndarray, *, final: bool) -> str:
-        return self._decode(audio, prefix=None, final=final)[0]
-
-    def transcribe_scored(self, audio: np.ndarray, *, final: bool) -> tuple[str, float]:
-        return self._decode(audio, prefix=None, final=final)
-
-    def transcribe_after(self, audio: np.ndarray, prefix: str) -> str:
-        return self._decode(audio, prefix=prefix or None, final=True)[0]
-
-    def _decode(self, audio: np.ndarray, *, prefix: str | None, final: bool) -> tuple[str, float]:
-        """The text, and the lowest segment's mean token log-probability (0.0 for no segment)."""
-        audio = np.asarray(audio, dtype=np.float32)
-        with self._lock:
-            self.last_pass = None
-            if self.window is not None and (self.window_final if final else self.window_partials):
-                done = self._decode_sized(audio, prefix, self.window)
-                if done is not None:
-                    return done
-            self.window_stats["full"] += 1
-            return self._decode_full(audio, prefix)
-
-    def transcribe_quick(self, audio: np.ndarray) -> str | None:
-        """One pass on a window sized to `audio`, or None: off, the audio fills the full window
-        anyway, or the pass looks wrong (no redo: the final pass follows at once)."""
-        if not self.quick_pass:
-            return None
-        audio = np.asarray(audio, dtype=np.float32)
-        with self._lock:
-            features = self._sized.features(audio)
-            frames = self._quick_window.frames(features.shape[-1])
-            if frames >= FULL_FRAMES:
-                return None
-            done = self._sized.decode(features, frames, prefix=None,
-                                      max_new_tokens=self._quick_window.max_new_tokens(features.shape[-1]))
-            self.window_stats[f"quick {done.doubt or 'sized'}"] += 1
-            return done.text if done.doubt is None else None
-
-    @property
-    def _sized(self) -> SizedDecoder:
-        """The sized-window decoder (its tokenizer and suppression list), only once it is used:
-        the default full window never needs it."""
-        if self._sized_decoder is None:
-            self._sized_decoder = SizedDecoder(self._model, language=self.language,
-                                               beam_size=self.beam_size)
-        return self._sized_decoder
-
-    def _decode_sized(self, audio: np.ndarray, prefix: str | None,
-                      window: Window) -> tuple[str, float] | None:
-        """A pass on a window sized to `audio`, or None when the full window should do it: the
-        audio fills it anyway, or the sized pass looks wrong (`WindowPass.doubt`)."""
-        features = self._sized.features(audio)
-        frames = window.frames(features.shape[-1])
-        if frames >= FULL_FRAMES:
-            return None
-        self.last_pass = done = self._sized.decode(
-            features, frames, prefix=prefix, max_new_tokens=window.max_new_tokens(features.shape[-1]))
-        doubt = done.doubt
-        self.window_stats[doubt or "sized"] += 1
-        return (done.text, done.avg_logprob) if doubt is None else None
-
-    def _decode_full(self, audio: np.ndarray, prefix: str | None) -> tuple[str, float]:
-        segments, _ = self._model.transcribe(
-            audio,
-            language=self.language,
-            beam_size=self.beam_size,
-            without_timestamps=True,  # we never use them; saves decoder steps
-            condition_on_previous_text=False,  # one short utterance: nothing to condition on
-            temperature=0.0,  # no fallback re-decodes: bounded latency
-            vad_filter=False,  # our own VAD already cut the turn
-            prefix=prefix,  # the output still begins with it
-        )
-        segments = list(segments)
-        text = " ".join(s.text.strip() for s in segments).strip()
-        return text, min((s.avg_logprob for s in segments), default=0.0)
-
-
-WINDOWS = ("full", "sized", "sized-final", "sized-partials")
+# silence kept after the VAD's speech end in a final pass: the speech-stop confirmation's 160 ms
+# and a little more, so a soft last consonant the VAD scored low is still heard
+SPEECH_PAD_MS = 250
 __all__ = ["WINDOWS", "Partial", "StreamingTranscriber", "WhisperSTT", "agreed_prefix", "same_words",
            "word_errors", "words_within"]
+
 
 @dataclass
 class PartialStats:
@@ -249,6 +104,8 @@ class StreamingTranscriber:
         self._quick_task = None
         self.latest_text = ""
         self.logprobs: dict[str, float] = {}  # text -> how sure the pass that wrote it was
+        self.confidences: dict[str, SpeechConfidence] = {}  # the same, in full, where known
+        self.speech_end_samples: int | None = None  # where the VAD heard the speech end
         self.stats = PartialStats()
 
     def append(self, samples: np.ndarray) -> None:
@@ -296,6 +153,11 @@ class StreamingTranscriber:
         backend = self.backend
         if prefix and isinstance(backend, PrefixSTT) and backend.prefix_final:
             text = await self.clock.run_in_thread(lambda: backend.transcribe_after(audio, prefix))
+        elif isinstance(backend, ConfidentSTT):
+            text, confidence = await self.clock.run_in_thread(
+                lambda: backend.transcribe_confident(audio, final=final))
+            self.logprobs[text.strip()] = confidence.avg_logprob
+            self.confidences[text.strip()] = confidence
         elif isinstance(backend, ScoredSTT):
             text, logprob = await self.clock.run_in_thread(
                 lambda: backend.transcribe_scored(audio, final=final))
@@ -332,12 +194,22 @@ class StreamingTranscriber:
             return None
         return text if task is self._quick_task else None
 
+    def mark_speech_end(self, samples: int | None) -> None:
+        """The VAD heard the speech end this many samples into the turn's audio (None: the
+        caller speaks again). A final pass then reads no further than that and `SPEECH_PAD_MS`:
+        Whisper writes words out of silence ("and momentum." for a "mm hmm" followed by a
+        second of it), and a pass started at commit would otherwise read all the pause."""
+        self.speech_end_samples = samples
+
     def start_final(self) -> asyncio.Task[str]:
         """At VAD speech-stop: transcribe everything heard so far in the background."""
         if self._final_task is not None and not self._final_task.done():
             self._final_task.cancel()
+        audio = self.audio.array()
+        if self.speech_end_samples is not None:
+            audio = audio[:self.speech_end_samples + SPEECH_PAD_MS * INPUT_RATE_HZ // 1000]
         # LocalAgreement never revises a stable word, so the final may start from them
-        self._final_task = asyncio.ensure_future(self._timed(self.audio.array().copy(), final=True,
+        self._final_task = asyncio.ensure_future(self._timed(audio.copy(), final=True,
                                                              prefix=" ".join(self.stable_words)))
         return self._final_task
 

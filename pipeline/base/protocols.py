@@ -9,7 +9,7 @@ in one named place instead of a scattered `hasattr`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -90,6 +90,25 @@ class ScoredSTT(Protocol):
         """(text, mean token log-probability) of one blocking pass."""
 
 
+@dataclass(frozen=True)
+class SpeechConfidence:
+    """How sure a pass is that its words were spoken, over its segments (the worst of each):
+    Whisper's segment no-speech probability, mean token log-probability and the text's gzip
+    compression ratio (past 2.4 Whisper treats a decode as a repetition loop)."""
+
+    avg_logprob: float = 0.0
+    no_speech_prob: float = 0.0
+    compression_ratio: float = 0.0
+
+
+@runtime_checkable
+class ConfidentSTT(Protocol):
+    """An STT that reports a pass's `SpeechConfidence` with its text."""
+
+    def transcribe_confident(self, audio: np.ndarray, *, final: bool) -> tuple[str, SpeechConfidence]:
+        """(text, confidence) of one blocking pass."""
+
+
 # --- pipeline.turns --------------------------------------------------------------------------
 
 
@@ -98,6 +117,16 @@ class Completeness(Protocol):
         """How likely the caller has finished (0..1), from the latest transcript and, for
         signals that listen, the turn's 16 kHz audio so far (None when only text is known).
         Blocking: run in a thread."""
+
+
+@runtime_checkable
+class ContextCompleteness(Protocol):
+    """A signal that reads the conversation before the open turn (a text end-of-turn model:
+    "for two" ends a reply to "How many people?" and leaves "a table for two" open)."""
+
+    def probability_in(self, text: str, audio: np.ndarray | None,
+                       context: Sequence[tuple[str, str]]) -> float:
+        """`probability`, after the last turns as (role, text) pairs, oldest first."""
 
 
 # --- pipeline.llm ----------------------------------------------------------------------------

@@ -20,7 +20,8 @@ from ..base import events as ev
 from ..base.audio import INPUT_RATE_HZ
 from ..base.config import TurnPolicy
 from ..base.conversation import Item
-from ..base.protocols import STT, Completeness
+from ..base.protocols import STT, Completeness, ContextCompleteness
+from ..stages.backchannel import unspoken
 from ..stages.playback import Playback
 from ..stages.vad import WINDOW_MS
 from ..stt import Partial, StreamingTranscriber, same_words, words_within
@@ -31,7 +32,7 @@ from .responder import Responder
 from .response import Response
 from .states import TURN_MOVES, ResponseStatus, TurnStanding
 
-_EOT_AUDIO_S = 8.0  # an audio end-of-turn model reads at most the last 8 s (Smart Turn's window)
+_EOT_AUDIO_S, _EOT_CONTEXT_TURNS = 8.0, 4  # what a turn signal reads: Smart Turn's 8 s; 4 messages
 
 
 @dataclass
@@ -51,6 +52,8 @@ class Turn:
     commit_announced: bool = False  # input_audio_buffer.committed sent
     joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
     loud: bool = False  # the barge-in gate saw it loud and voiced (not the agent's echo residue)
+    voiced_ms: float = 0.0  # speech the VAD heard in finished segments; the open one's onset:
+    onset_ms: float | None = None
     texts_checked: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -67,6 +70,11 @@ class Turn:
     def under_agent(self) -> bool:
         """Talk under the agent that did not interrupt it: no turn (a backchannel, echo)."""
         return self.standing is TurnStanding.UNDER_AGENT
+
+    def unspoken(self, text: str, now_ms: float, min_logprob: float = -1.0) -> str | None:  # why not said
+        voiced = (self.voiced_ms + (max(0.0, now_ms - self.onset_ms) if self.onset_ms is not None else 0)
+                  if self.voiced_ms or self.onset_ms is not None else None)  # None: no VAD (manual turns)
+        return unspoken(text, self.stt.confidences.get(text.strip()), voiced, min_logprob=min_logprob)
 
     def barges_in(self) -> None:
         """The barge-in gate made it an interruption."""
@@ -168,7 +176,7 @@ class TurnTaking:
         stt = StreamingTranscriber(self.stt, self.core.clock)
         standing = TurnStanding.UNDER_AGENT if over_agent else TurnStanding.CALLER
         turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, standing=standing,
-                    joined_from_ms=joined)
+                    joined_from_ms=joined, voiced_ms=held.voiced_ms if joined is not None and held else 0.0)
         stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
         self._open(turn)
@@ -183,6 +191,8 @@ class TurnTaking:
             turn.stt.discard_final()
             self._drop_preemptive(turn)
         turn.segment_start_ms = start_ms
+        turn.onset_ms = onset_ms
+        turn.stt.mark_speech_end(None)
         self.responder.drop_unheard_reply()
         if not turn.over_agent:
             self.announce(turn)
@@ -199,6 +209,9 @@ class TurnTaking:
         if turn is None:
             return
         turn.speech_end_ms = end_ms
+        turn.voiced_ms += max(0.0, end_ms - (turn.onset_ms if turn.onset_ms is not None else end_ms))
+        turn.onset_ms = None
+        self._mark_speech_end(turn)
         if turn.over_agent and not self.playback.speaking:
             turn.outlasts_agent()  # the caller outlasted the agent: a real turn after all
             self.announce(turn)
@@ -214,6 +227,10 @@ class TurnTaking:
         final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self.core.spawn(self._after_final(turn, final))
 
+    def _mark_speech_end(self, turn: Turn) -> None:  # a final pass reads no silence after it
+        if turn.speech_end_ms is not None and turn.onset_ms is None:
+            turn.stt.mark_speech_end(int((turn.speech_end_ms - turn.audio_start_ms) * INPUT_RATE_HZ / 1000))
+
     def interrupted(self, turn: Turn, from_ms: float | None) -> None:
         """The caller really interrupted: `turn` is the interruption, starting at `from_ms`; what
         an open turn picked up before that was under the agent's voice (echo residue, breath),
@@ -224,6 +241,7 @@ class TurnTaking:
             turn.stt.reset()
             turn.stt.append(self.history_since(from_ms))
             turn.audio_start_ms = turn.segment_start_ms = from_ms
+            self._mark_speech_end(turn)
         turn.barges_in()
         self.announce(turn)
 
@@ -266,9 +284,15 @@ class TurnTaking:
         """Completeness of a transcript, computed once per distinct text, off the loop."""
         if text in turn.texts_checked:
             return
-        audio = turn.stt.audio_tail(_EOT_AUDIO_S)
+        if turn.unspoken(text, self.now_ms()) is not None:  # made-up words are no finished sentence
+            turn.texts_checked[text] = 0.0
+            return
+        audio, signal = turn.stt.audio_tail(_EOT_AUDIO_S), self.completeness
+        said = [(i.role, i.text) for i in self.core.conversation.items  # the turns before this one
+                if i.type == "message" and i.id != turn.item_id][-_EOT_CONTEXT_TURNS:]
         turn.texts_checked[text] = await self.core.clock.run_in_thread(
-            self.completeness.probability, text, audio)
+            *((signal.probability_in, text, audio, said) if isinstance(signal, ContextCompleteness)
+              else (signal.probability, text, audio)))
 
     def _check_end_of_turn(self, now_ms: float) -> None:
         turn = self.turn
@@ -305,6 +329,9 @@ class TurnTaking:
 
     async def _finish_turn(self, turn: Turn) -> None:
         text = (await turn.stt.final()).strip()
+        if (doubt := turn.unspoken(text, self.now_ms())) is not None:  # "in a minute." for a "mm"
+            self.core.log(f"the turn's transcript {text!r} is not taken as said: {doubt}")
+            text = ""
         self._tell_words(turn, text, final=True)  # a barge-in still listening decides now
         if turn.barged_in and not turn.commit_announced:
             self._announce_commit(turn)

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
+from ..base.protocols import SpeechConfidence
+
 _WORD = re.compile(r"[a-z0-9']+(?:-[a-z0-9']+)*")
 _REPEAT = re.compile(r"(.)\1+")
 
@@ -50,3 +52,54 @@ class Backchannels:
                     reachable[end] = True
                     break
         return reachable[-1]
+
+
+# --- were these words spoken? --------------------------------------------------------------------
+
+# A short sound is where Whisper writes words nobody said. whisper tiny.en (int8, full window) on
+# the sounds of tests/test_bargein_speech.py, each with 300 ms before and 0-1000 ms of silence
+# after: Piper's "Stop.", "Wait.", "No." and "Wait, is the pool open?" came out with a segment
+# no-speech probability of 0.06-0.22 and a mean token log-probability of -0.16 to -0.50;
+# pipeline.testing.mm_hmm() (200 ms) came out as "in a minute." at 0.35-0.41 and -0.53 to -0.63.
+NO_SPEECH_MAX = 0.3  # more likely than this that no one spoke, and ...
+NO_SPEECH_LOGPROB = -0.5  # ... less sure than this of the words: not speech
+COMPRESSION_MAX = 2.4  # Whisper's own bound for a decode stuck repeating itself
+# Syllables a second of voiced audio can hold: fast conversational English is 6-7 a second, so
+# 8, and one more for a word cut at the span's edge. "in a minute" (4) in 200 ms is not speech.
+SYLLABLES_PER_S = 8.0
+_VOWELS = re.compile(r"[aeiouy]+")
+
+
+def syllables(text: str) -> int:
+    """A rough syllable count (vowel groups, a silent final "e" aside; digits one a character)."""
+    n = 0
+    for word in re.findall(r"[a-z']+|\d", text.lower()):
+        if word.isdigit():
+            n += 1
+            continue
+        groups = len(_VOWELS.findall(word))
+        if groups > 1 and word.endswith("e") and not word.endswith(("le", "ee", "ye")):
+            groups -= 1
+        n += max(1, groups)
+    return n
+
+
+def unspoken(text: str, confidence: SpeechConfidence | None, voiced_ms: float | None, *,
+             min_logprob: float = -1.0) -> str | None:
+    """Why `text` may not be words the caller said, or None when nothing says so.
+
+    `confidence`: the pass's own figures (None when the STT gives none); `voiced_ms`: how much of
+    the audio the VAD heard as speech (None when unknown)."""
+    if not _words(text):
+        return None
+    if voiced_ms is not None and syllables(text) > 1 + SYLLABLES_PER_S * voiced_ms / 1000:
+        return "too many words for the speech heard"
+    if confidence is None:
+        return None
+    if confidence.compression_ratio > COMPRESSION_MAX:
+        return "repeats itself"
+    if confidence.avg_logprob < min_logprob:
+        return "unsure of the words"
+    if confidence.no_speech_prob > NO_SPEECH_MAX and confidence.avg_logprob < NO_SPEECH_LOGPROB:
+        return "probably no speech"
+    return None

@@ -8,13 +8,18 @@ probability that the speaker has finished.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..base.audio import INPUT_RATE_HZ
 from ..base.onnx import cpu_session
 from ..turns import HeuristicCompleteness
+
+if TYPE_CHECKING:
+    from .text_eot import TextEndOfTurn
 
 WINDOW_S = 8  # the model was trained on the last 8 s of a turn (its input is 800 frames of 10 ms)
 _N_MELS = 80  # the ONNX input is (batch, 80, 800): Whisper-tiny's mel bins
@@ -60,26 +65,44 @@ class SmartTurnCompleteness:
 
 
 class CombinedCompleteness:
-    """The text heuristic, unless the audio model is sure the caller is mid-turn.
+    """A text signal, unless the audio model is sure the caller is mid-turn.
 
     Chosen by measurement on the end-of-turn set (bench/eot.py): Smart Turn alone separates
     finished from unfinished synthetic voices poorly, but below 0.1 it is right more often than
     the base rate (37 of 61 such clips were mid-turn, against 46% of the set), and it hears what
     the transcript loses: a number being read out, an "um" Whisper drops. Averaging the two,
     their product, or letting either one end the turn all did worse.
+
+    `text`: "heuristic" (the default), or "text-eot": the text end-of-turn model on an embedded
+    LLM with the heuristic's veto (`text_eot.TextEndOfTurn`; `model` names the LLM). The audio
+    veto did not help it: 48 errors in 100 with it, 39 without, for Qwen on all clips
+    (bench/results/2026-12-01-eot-text.md).
     """
 
     def __init__(self, *, model_path: str | Path = "turn/smart-turn-v3.2-cpu.onnx",
-                 threads: int = 1, audio_veto: float = 0.1) -> None:
+                 threads: int = 1, audio_veto: float = 0.1, text: str = "heuristic",
+                 model: str = "qwen2.5-coder-0.5b", llm: Any = None) -> None:
         """`audio_veto`: below this audio probability the turn stays open whatever the text
         says (0.1 and 0.05 tied for the fewest errors on the Piper clips of bench/eot.py's set;
         0.1 was a point better on the espeak-ng ones)."""
+        if text not in ("heuristic", "text-eot"):
+            raise ValueError(f"turns.text = {text!r}: use \"heuristic\" or \"text-eot\"")
         self.text = HeuristicCompleteness()
+        self.text_model: TextEndOfTurn | None = None
+        if text == "text-eot":
+            from .text_eot import TextEndOfTurn
+
+            self.text_model = TextEndOfTurn(model=model)
         self.audio = SmartTurnCompleteness(model_path=model_path, threads=threads)
         self.audio_veto = audio_veto
 
     def probability(self, text: str, audio: np.ndarray | None = None) -> float:
-        p_text = self.text.probability(text)
+        return self.probability_in(text, audio, ())
+
+    def probability_in(self, text: str, audio: np.ndarray | None,
+                       context: Sequence[tuple[str, str]]) -> float:
+        p_text = (self.text.probability(text) if self.text_model is None
+                  else self.text_model.probability_in(text, None, context))
         if audio is None:
             return p_text  # nothing to hear: the text alone, as the heuristic would say
         p_audio = self.audio.probability(text, audio)
