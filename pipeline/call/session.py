@@ -50,6 +50,7 @@ from .desk import ToolDesk
 from .input_path import InputPath, WindowPhase
 from .responder import Responder
 from .response import Response
+from .response_modes import DEFAULT_MODES, ResponseModes
 from .turn_taking import TurnTaking
 
 
@@ -75,6 +76,9 @@ class Stages:
 
 
 class Session:
+    # the parts a subclass may replace
+    response_modes: ResponseModes = DEFAULT_MODES
+
     def __init__(self, config: Config, stages: Stages, *, clock: Clock, sink: AudioSink,
                  events: ev.EventLog | None = None) -> None:
         # a session changes its own settings (session.update): never those of its caller
@@ -95,7 +99,7 @@ class Session:
         self.tools = ToolDesk(core, self.control)
         self.responder = Responder(core, llm=stages.llm, tts=stages.tts, playback=self.playback,
                                    tools=self.tools, caller_speaking=lambda: self.turns.caller_speaking,
-                                   line_open=lambda: not self.control.closed)
+                                   line_open=lambda: not self.control.closed, modes=self.response_modes)
         self.tools.bind(self.responder)
         self.turns = TurnTaking(core, stt=stages.stt, completeness=stages.completeness,
                                 playback=self.playback, responder=self.responder, control=self.control,
