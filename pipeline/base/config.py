@@ -101,10 +101,6 @@ class ChunkerPolicy:
 
 @dataclass(frozen=True)
 class ResponsePolicy:
-    # "sequential" is the naive baseline the benchmark compares against: the final transcription
-    # pass starts at commit (partials still run, for the completeness signal), the whole reply is
-    # generated, then synthesized in one piece.
-    mode: Literal["streaming", "sequential"] = "streaming"
     instructions: str = DEFAULT_INSTRUCTIONS
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
     # What a speculation starts from. "partial": the last partial hypothesis, at speech-stop,
@@ -211,11 +207,26 @@ def _coerce(key: str, value: Any, annotation: Any) -> Any:
     return value
 
 
+# Keys a section no longer has: the value that still means what the pipeline does (accepted,
+# so a file written by an older `config` still loads), and what to do about any other.
+_RETIRED = {
+    ("response", "mode"): ("streaming", "response.mode = {value!r} is no longer a setting: replies "
+                           "always stream. The sequential baseline the benchmark compares "
+                           "against moved to the benchmark (bench/sequential.py, run by python -m "
+                           "bench.ttfa); remove response.mode from the configuration"),
+}
+
+
 def _apply_policy(section: str, cls: type, current: Any, values: dict[str, Any]) -> Any:
     hints = typing.get_type_hints(cls)
     allowed = [f.name for f in fields(cls)]
     updates = {}
     for key, value in values.items():
+        if (section, key) in _RETIRED:
+            still_true, why = _RETIRED[section, key]
+            if value != still_true:
+                raise ConfigError(why.format(value=value))
+            continue
         if key not in allowed:
             raise ConfigError(f"unknown key {section}.{key}; allowed: {', '.join(allowed)}")
         updates[key] = _coerce(f"{section}.{key}", value, hints[key])

@@ -76,7 +76,8 @@ class Stages:
 
 
 class Session:
-    # the parts a subclass may replace
+    # the parts a subclass may replace (bench/sequential.py: the benchmark's sequential baseline)
+    turn_taking: type[TurnTaking] = TurnTaking
     response_modes: ResponseModes = DEFAULT_MODES
 
     def __init__(self, config: Config, stages: Stages, *, clock: Clock, sink: AudioSink,
@@ -101,9 +102,10 @@ class Session:
                                    tools=self.tools, caller_speaking=lambda: self.turns.caller_speaking,
                                    line_open=lambda: not self.control.closed, modes=self.response_modes)
         self.tools.bind(self.responder)
-        self.turns = TurnTaking(core, stt=stages.stt, completeness=stages.completeness,
-                                playback=self.playback, responder=self.responder, control=self.control,
-                                history_since=self.input.history_since, now_ms=lambda: self.input.now_ms)
+        self.turns = self.turn_taking(core, stt=stages.stt, completeness=stages.completeness,
+                                      playback=self.playback, responder=self.responder,
+                                      control=self.control, history_since=self.input.history_since,
+                                      now_ms=lambda: self.input.now_ms)
         self.bargein = BargeIn(core, playback=self.playback, turns=self.turns, responder=self.responder)
         self.input.on_frame.append(self.turns.on_frame)
         self.input.on_window.add(self.bargein.on_window, WindowPhase.GATE)

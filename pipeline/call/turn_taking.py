@@ -204,9 +204,13 @@ class TurnTaking:
             self.announce(turn)
         if turn.announced:
             self.core.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
-        if self.core.config.response.mode == "sequential":
-            return  # the baseline starts its final pass only once the turn is committed
-        final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
+        self._begin_final(turn)
+
+    def _begin_final(self, turn: Turn) -> None:
+        """At speech-stop, not at commit: the final pass is ready when the turn ends, and a
+        speculation may start from it (or from the last partial). Without this the final pass
+        starts at commit (`_finish_turn`): the benchmark's sequential baseline does that."""
+        final = turn.stt.start_final()
         if self.core.config.response.speculate_from == "partial":
             self._start_preemptive(turn, turn.stt.latest_text, source="partial")
         self.core.spawn(self._after_final(turn, final))
@@ -329,7 +333,7 @@ class TurnTaking:
         """Speculate at speech-stop: generate (held) while the turn may still be committed.
         `source` says which transcript `text` is ("partial" or "final"), for the adoption rate."""
         response = self.core.config.response
-        if (not response.preemptive or response.mode == "sequential" or not self.responder.auto_respond
+        if (not response.preemptive or not self.responder.auto_respond
                 or not text.strip() or self.responder.active is not None
                 or turn.preemptive is not None or turn.over_agent):
             return
