@@ -208,8 +208,9 @@ class TurnTaking:
 
     def _begin_final(self, turn: Turn) -> None:
         """At speech-stop, not at commit: the final pass is ready when the turn ends, and a
-        speculation may start from it (or from the last partial). Without this the final pass
-        starts at commit (`_finish_turn`): the benchmark's sequential baseline does that."""
+        speculation may start from it (or from the last partial). A subclass that skips this
+        leaves the final pass to the commit (`_finish_turn` starts it), as the benchmark's
+        sequential baseline does (bench/sequential.py)."""
         final = turn.stt.start_final()
         if self.core.config.response.speculate_from == "partial":
             self._start_preemptive(turn, turn.stt.latest_text, source="partial")
