@@ -104,3 +104,39 @@ def test_a_written_reply_sends_text_and_no_audio():
     assert not record.of("response.output_audio.delta") and record.agent_audio_between(0.0, 60.0) == 0.0
     text = "".join(e.delta for e in record.of("response.output_text.delta"))
     assert text == REPLY == record.session.responses[0].item.text
+
+
+def test_a_speculation_starts_its_tool_call_only_once_adopted():
+    from pipeline.stages.fakes import ScriptedLLM
+    from pipeline.tools import ToolRegistry, tool
+
+    started: list[bool] = []  # for each start: had the turn been committed?
+    committed = []
+
+    @tool()
+    async def checkout_time(holding_line: str) -> dict:
+        """The hotel's checkout time.
+
+        Args:
+            holding_line: What to say while it is looked up.
+        """
+        started.append(bool(committed))
+        return {"checkout": "eleven"}
+
+    def setup(session: Session) -> None:
+        session.use_tools(ToolRegistry(specs=[checkout_time]))
+        session.listeners.add(lambda e: committed.append(e) if isinstance(e, ev.InputCommitted) else None,
+                              ev.EventPhase.OBSERVER)
+
+    stages = fake_stages()
+    stages.llm = ScriptedLLM(rules=[["result of checkout_time", "Checkout is at eleven."],
+                                    ["checkout", {"name": "checkout_time",
+                                                  "arguments": {"holding_line": "One moment."}}]])
+    record = call(stages, [Clip(caller_tone(), 0.3)], config=make_config(response={"preemptive": True}),
+                  setup=setup, tail_s=4.0)
+    (spec,) = record.stages("speculation")
+    assert spec.detail["outcome"] == "adopted", record.timeline()
+    assert started == [True], record.timeline()  # once, and after the commit
+    conversation = record.session.conversation.items
+    assert [i.type for i in conversation][1:3] == ["message", "function_call"]  # entered at adoption
+    assert "Checkout is at eleven." in record.agent_lines, record.timeline()
