@@ -11,8 +11,13 @@ how many sized passes were redone, and why. Then the partial passes of a few of 
 500 ms of audio, as the streaming transcriber runs them): how many were redone, how many say the
 same words as the full window's pass, and their median and mean time.
 
+With `--phone`, every clip is also passed through the phone band a caller crosses (8 kHz G.711
+mu-law and back, the telephony transport's filters: `pipeline.testing.sounds.phone_band`) and
+each window gets a second row, "phone band", beside its wideband one (the same clips, the same
+words to find).
+
     python -m bench.stt_window [--clips N] [--model tiny.en --model base]
-        [--margins 200,1000,2000] [--floors 1000,3000,10000] [--offset K]
+        [--margins 200,1000,2000] [--floors 1000,3000,10000] [--offset K] [--phone]
         [--out bench/results/DATE-stt-window.md [--append]]
 """
 
@@ -32,6 +37,7 @@ from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.stages.stt_window import FRAMES_PER_S, Window
 from pipeline.stt import WhisperSTT, same_words
 from pipeline.stt import word_errors as wer
+from pipeline.testing.sounds import phone_band
 
 from .eot_set import build
 from .machine import describe_machine, machine_line
@@ -58,7 +64,7 @@ def measure(stt: WhisperSTT, clips: list, windows: dict[str, Window | None], *,
             warm: bool = True) -> dict:
     """Every clip through every window: texts, seconds, and the reasons sized passes were redone.
     A sized window of the same frame count as one already run gives the same pass: it is reused."""
-    out: dict = {name: {"texts": [], "seconds": [], "redone": Counter()} for name in windows}
+    out: dict = {name: {"texts": [], "seconds": [], "redone": Counter(), "doubts": []} for name in windows}
     rates: list[float] = []
     if warm:
         stt.transcribe(clips[0].audio[:INPUT_RATE_HZ], final=True)  # load and warm the kernels
@@ -83,6 +89,7 @@ def measure(stt: WhisperSTT, clips: list, windows: dict[str, Window | None], *,
             text, spent, doubt = done[key]
             out[name]["texts"].append(text)
             out[name]["seconds"].append(spent)
+            out[name]["doubts"].append(doubt)
             if doubt is not None:
                 out[name]["redone"][doubt] += 1
     out["_max_tokens_per_s"] = max(rates, default=0.0)
@@ -94,7 +101,7 @@ def measure_partials(stt: WhisperSTT, clips: list, windows: dict[str, Window | N
     """The partial passes the streaming transcriber runs (every `interval_ms` of a clip's audio
     up to speech-stop, from `min_ms`), on every window: their audio ends inside the speech."""
     step, first = interval_ms * INPUT_RATE_HZ // 1000, min_ms * INPUT_RATE_HZ // 1000
-    out: dict = {name: {"texts": [], "seconds": [], "redone": Counter()} for name in windows}
+    out: dict = {name: {"texts": [], "seconds": [], "redone": Counter(), "doubts": []} for name in windows}
     for clip in clips:
         speech = clip.audio[:int((clip.speech_end_s + 0.16) * INPUT_RATE_HZ)]
         for end in range(max(step, first), len(speech) + 1, step):
@@ -104,6 +111,31 @@ def measure_partials(stt: WhisperSTT, clips: list, windows: dict[str, Window | N
                     out[name][key] += got[name][key]
                 out[name]["redone"] += got[name]["redone"]
     return out
+
+
+PHONE = ", phone band"
+
+
+class _Phoned:
+    """A clip as a caller on the phone says it: its audio through the phone band, the rest as is."""
+
+    def __init__(self, clip) -> None:
+        self.clip, self.audio = clip, phone_band(clip.audio)
+
+    def __getattr__(self, name: str):
+        return getattr(self.clip, name)
+
+
+def with_phone(clips: list, results: dict, windows: dict[str, Window | None], stt: WhisperSTT,
+               **kwargs) -> tuple[dict, dict[str, Window | None]]:
+    """`results` and `windows` with a phone-band row after each window's wideband one."""
+    phoned = measure(stt, [_Phoned(c) for c in clips], windows, **kwargs)
+    rows: dict[str, Window | None] = {}
+    for name, window in windows.items():
+        rows[name] = window
+        rows[name + PHONE] = window
+        results[name + PHONE] = phoned[name]
+    return results, rows
 
 
 class _Cut:
@@ -151,6 +183,23 @@ def table(clips: list, results: dict, windows: dict[str, Window | None]) -> list
     return lines
 
 
+def quick_agreement(results: dict, windows: dict[str, Window | None]) -> list[str]:
+    """Per sized window: on how many clips its pass, not redone, says the full window's words
+    (case and punctuation aside): the share of turns whose speculation from the quick pass at
+    speech-stop (`WhisperSTT.transcribe_quick`, no redo) the full-window final would adopt."""
+    full = results["full (30 s)"]["texts"]
+    lines = ["| sized window | quick pass kept | same words as the full window | adopted share |",
+             "|---|---|---|---|"]
+    for name, window in windows.items():
+        if window is None:
+            continue
+        r = results[name]
+        kept = [d is None for d in r["doubts"]]
+        same = sum(k and same_words(a, b) for k, a, b in zip(kept, full, r["texts"], strict=True))
+        lines.append(f"| {name} | {sum(kept)} of {len(kept)} | {same} | {same / max(1, len(kept)):.2f} |")
+    return lines
+
+
 def differing(clips: list, results: dict, a: str, b: str) -> list[str]:
     return [f"- `{c.name}` said \"{c.text}\": {a} \"{x}\", {b} \"{y}\""
             for c, x, y in zip(clips, results[a]["texts"], results[b]["texts"], strict=True) if x != y]
@@ -172,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partial-clips", type=int, default=12, help="the partial passes of "
                         "about N of the sampled clips, every 500 ms of audio (default 12; 0: none)")
     parser.add_argument("--no-finals", action="store_true", help="the partial passes only")
+    parser.add_argument("--phone", action="store_true", help="each final pass also on the clip "
+                        "through the phone band (8 kHz mu-law round trip), in the row beside it")
     parser.add_argument("--out", type=Path, default=None, help="markdown results file")
     parser.add_argument("--append", action="store_true", help="add to --out instead of replacing it")
     args = parser.parse_args(argv)
@@ -192,15 +243,24 @@ def main(argv: list[str] | None = None) -> int:
         sections += [f"## whisper {model} ({stt.threads} threads)", ""]
         if not args.no_finals:
             results = measure(stt, clips, windows)
+            rows = windows
+            if args.phone:
+                results, rows = with_phone(clips, results, windows, stt, warm=False)
             sections += [f"Final passes ({time.perf_counter() - started:.0f} s):", "",
-                         *table(clips, results, windows), "",
+                         *table(clips, results, rows), "",
                          f"Highest tokens per second of audio in a kept sized pass: "
                          f"{results['_max_tokens_per_s']:.1f} (the bound allows "
-                         f"{bound.tokens_per_s:g} a second plus {bound.tokens_extra}).", ""]
+                         f"{bound.tokens_per_s:g} a second plus {bound.tokens_extra}).", "",
+                         "The quick pass at speech-stop (no redo) against the full-window final:",
+                         "", *quick_agreement(results, windows), ""]
             if args.compare in results:
                 diff = differing(clips, results, "full (30 s)", args.compare)
                 sections += [f"Transcripts that differ between the full window and {args.compare}: "
                              f"{len(diff)}", "", *diff, ""]
+            if args.phone:
+                diff = differing(clips, results, "full (30 s)", "full (30 s)" + PHONE)
+                sections += [f"Transcripts the full window's pass gives differently in the phone "
+                             f"band: {len(diff)}", "", *diff, ""]
         if args.partial_clips:
             some = clips[::max(1, len(clips) // args.partial_clips)]
             started = time.perf_counter()
@@ -219,7 +279,10 @@ def main(argv: list[str] | None = None) -> int:
              "each up to VAD speech-stop (speech end + 160 ms), one final pass per window, int8, "
              "greedy. A pass's time is one measurement (features, encode, decode, and the "
              "full-window redo when the sized pass was doubted); WER is word edits over reference "
-             "words, case and punctuation aside.", "", *sections]
+             "words, case and punctuation aside." + (
+                 " A \"phone band\" row is the same clips through `phone_band` (16 kHz down to "
+                 "8 kHz, G.711 mu-law, up again through the telephony transport's filters)."
+                 if args.phone else ""), "", *sections]
     report = "\n".join(lines) + "\n"
     print(report)
     if args.out:

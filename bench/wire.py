@@ -15,7 +15,22 @@ reads what comes back. Per call:
 Clips are interleaved round by round, so drift on a shared machine spreads over all of them.
 Medians and p90 over every call; the machine and its load before and after head the report.
 
-    python -m bench.wire [--rounds 3] [--out bench/results/DATE-wire.md]
+`--via twilio` (or `telnyx`, `plivo`; `realtime,twilio` for both, call by call on one server)
+calls the same server the way a carrier does: `pipeline.testing.carrier`, written from the
+carrier's documentation, opens `/telephony/twilio` and streams the clip as 20 ms frames of 8 kHz
+mu-law at real time (250 ms of silence first, silence after). **end → audio** is then the
+clip's end of speech (the send time of the utterance's first frame plus the clip's last loud
+window) to the arrival of the first agent media frame holding 10 ms above -45 dBFS. The carrier's
+protocol carries no events, so a phone call has no server milestones.
+
+A lever is measured A/B in one run: each `--variant 'NAME=ARGS'` starts its own server (its
+`pipeline serve` arguments after the shared ones) and the variants take turns call by call, their
+order alternating round by round, so a loaded machine's drift falls on all of them alike. Per
+variant the report adds commit → first audio out (what a reply ready at commit should make a
+hand-over) and the speculation's outcomes (adopted, or dropped and made again after the commit).
+
+    python -m bench.wire [--rounds 3] [--via realtime,twilio] [--out bench/results/DATE-wire.md]
+    python -m bench.wire --variant 'full=' --variant 'sized=--set stt.window=sized'
 """
 
 from __future__ import annotations
@@ -26,16 +41,19 @@ import base64
 import datetime as dt
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.base.audio import INPUT_RATE_HZ, alaw_decode, dbfs, mulaw_decode
+from pipeline.testing.carrier import Carrier
 from pipeline.testing.server import chunks_b64, pcm16_24k
 
 from .clips import jfk, speech
@@ -58,6 +76,8 @@ QUESTIONS = (
     "Do you have any rooms left for Friday night?",
 )
 MARKS = ("llm_first_token", "first_chunk", "tts_first_audio", "first_audio_out")
+VIAS = ("realtime", "twilio", "telnyx", "plivo")
+AS_SHIPPED = "as shipped"
 
 
 def sounds(pcm16: bytes, floor_dbfs: float = -45.0) -> bool:
@@ -96,6 +116,7 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
         marks: list[tuple[str, float, float]] = []  # stage, server perf, arrival
         offset = [float("inf")]  # client clock - server perf, smallest seen
         commits: list[float] = []
+        speculations: list[dict[str, Any]] = []  # the server's `speculation` marks' details
 
         async def read() -> None:
             async for message in ws:
@@ -110,6 +131,8 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
                     seen.setdefault("stt_final", now)
                 elif kind == "x.stage" and event.get("stage") in MARKS:
                     marks.append((event["stage"], event["perf"], now))
+                elif kind == "x.stage" and event.get("stage") == "speculation":
+                    speculations.append(event.get("detail", {}))
                 elif kind == "response.output_audio.delta" and now > end_s and "audio" not in seen:
                     if sounds(base64.b64decode(event["delta"])):
                         seen["audio"] = now
@@ -125,6 +148,42 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
         stamped = [perf + offset[0] for s, perf, _ in marks if s == stage and perf + offset[0] > end_s - 1.0]
         row[stage] = (stamped[0] - end_s) * 1000 if stamped else None
     row["end_to_audio"] = (seen["audio"] - end_s) * 1000 if "audio" in seen else None
+    row["commit_to_audio_out"] = (row["first_audio_out"] - row["commit"]
+                                  if row["first_audio_out"] is not None and row["commit"] is not None
+                                  else None)
+    # the speculation on the turn that ends the clip: its last mark (an earlier turn's come first)
+    last = speculations[-1] if speculations else {}
+    row["speculation"] = (f"{last.get('outcome')} ({last.get('source')})" if last else "none")
+    return row
+
+
+def phone_sounds(frame: bytes, *, alaw: bool = False, floor_dbfs: float = -45.0) -> bool:
+    """Whether a 20 ms frame of 8 kHz G.711 holds a 10 ms half above `floor_dbfs`."""
+    audio = (alaw_decode if alaw else mulaw_decode)(frame)
+    return any(dbfs(audio[i:i + 80]) > floor_dbfs for i in range(0, len(audio) - 79, 80))
+
+
+async def phone_call(port: int, audio: np.ndarray, kind: str = "twilio") -> dict[str, Any]:
+    """One call as a carrier places it: the clip down the line at real time; ms from its end
+    of speech to the first agent frame that sounds."""
+    row: dict[str, Any] = {"turns_committed": None, "commit": None, "stt_final": None,
+                           **dict.fromkeys(MARKS), "end_to_audio": None}
+    async with Carrier(kind, port) as c:
+        await asyncio.sleep(LEAD_S)
+        await c.speak(audio)
+        assert c.said_from is not None
+        end_s = c.said_from + last_sound_s(audio)
+
+        def answered() -> float | None:
+            return next((t for t, frame in c.arrivals if t > end_s and phone_sounds(frame)), None)
+
+        try:
+            await c.until(lambda: answered() is not None or c.closed_at is not None, CALL_CAP_S,
+                          "agent audio")
+        except AssertionError:
+            return row
+        heard = answered()
+        row["end_to_audio"] = (heard - end_s) * 1000 if heard is not None else None
     return row
 
 
@@ -150,20 +209,42 @@ def start_server(extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("pipeline serve did not listen within 180 s")
 
 
-def run(rounds: int, extra: list[str]) -> dict[str, Any]:
+def _call(via: str, url: str, clip: np.ndarray) -> dict[str, Any]:
+    if via == "realtime":
+        return asyncio.run(one_call(url, clip))
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    return asyncio.run(phone_call(port, clip, via))
+
+
+def run(rounds: int, extra: list[str], vias: tuple[str, ...] = ("realtime",),
+        variants: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """Every clip `rounds` times on each variant's server (one server when `variants` is None),
+    by each path, the variants alternating call by call."""
     audio = clips()
-    proc, url = start_server(extra)
+    variants = variants or {AS_SHIPPED: []}
+    servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
-        asyncio.run(one_call(url, audio[QUESTIONS[0]]))  # warm: the first call's one-off costs
+        for variant, args in variants.items():
+            servers[variant] = start_server([*extra, *args])
+            for via in vias:  # warm: the first call's one-off costs, each path's
+                _call(via, servers[variant][1], audio[QUESTIONS[0]])
         rows: list[dict[str, Any]] = []
+        order = list(variants)
         for r in range(rounds):
             for name, clip in audio.items():
-                rows.append({"clip": name, "round": r, **asyncio.run(one_call(url, clip))})
-                print(f"round {r} {name[:40]!r}: {rows[-1]['end_to_audio']}", file=sys.stderr)
+                for variant in order:
+                    for via in vias:
+                        row = _call(via, servers[variant][1], clip)
+                        rows.append({"clip": name, "round": r, "variant": variant, "via": via, **row})
+                        print(f"round {r} {variant} {via} {name[:40]!r}: {row['end_to_audio']}",
+                              file=sys.stderr)
+                order.reverse()  # neither variant always goes first
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-    return {"rows": rows, "clips": {n: round(len(a) / INPUT_RATE_HZ, 2) for n, a in audio.items()}}
+        for proc, _url in servers.values():
+            proc.terminate()
+            proc.wait(timeout=30)
+    return {"rows": rows, "variants": variants,
+            "clips": {n: round(len(a) / INPUT_RATE_HZ, 2) for n, a in audio.items()}}
 
 
 def _ms(x: float | None) -> str:
@@ -171,36 +252,91 @@ def _ms(x: float | None) -> str:
 
 
 def report(result: dict[str, Any], header: str, command: str) -> str:
-    rows = result["rows"]
-    stages = ("commit", "stt_final", *MARKS, "end_to_audio")
+    every = result["rows"]
+    variants: dict[str, list[str]] = result.get("variants") or {AS_SHIPPED: []}
+    vias = list(dict.fromkeys(r.get("via", "realtime") for r in every))
     lines = ["# End of speech to first audio at the wire", "", header, "", f"Command: `{command}`", "",
              "`pipeline serve` as shipped (its own process, default config and models); one "
              "WebSocket client per call at real time. Milliseconds after the caller's end of "
-             "speech; `end → audio` is the first non-silent agent audio at the client.", "",
-             "| | " + " | ".join(stages) + " |", "|---" * (len(stages) + 1) + "|"]
-    for label, fn in (("median", median), ("p90", p90)):
-        lines.append(f"| {label} | " + " | ".join(_ms(fn(r[s] for r in rows)) for s in stages) + " |")
-    lines += ["", "| clip | seconds | end → audio median | p90 | commit median | turns committed |",
-              "|---|---|---|---|---|---|"]
-    for name, seconds in result["clips"].items():
-        mine = [r for r in rows if r["clip"] == name]
-        lines.append(f"| {name} | {seconds} | {_ms(median(r['end_to_audio'] for r in mine))} | "
-                     f"{_ms(p90(r['end_to_audio'] for r in mine))} | "
-                     f"{_ms(median(r['commit'] for r in mine))} | "
-                     f"{'/'.join(str(r['turns_committed']) for r in mine)} |")
-    missing = sum(r["end_to_audio"] is None for r in rows)
-    lines += ["", f"{len(rows)} calls, {missing} without agent audio after the end of speech."]
+             "speech; `end → audio` is the first non-silent agent audio at the client; "
+             "`commit → out` is the server's first audio out after its commit."]
+    if vias != ["realtime"]:
+        lines += ["", "A phone call (`via` a carrier) is the clip as 20 ms frames of 8 kHz mu-law "
+                  "from a client in that carrier's dialect (`pipeline.testing.carrier`), its "
+                  "`end → audio` the first agent media frame that sounds; the carrier's protocol "
+                  "carries no events, so it has no milestones (`-`). Calls alternate path by "
+                  "path, clip by clip, on the one server."]
+    for variant, args in variants.items():
+        if len(variants) > 1:
+            lines += ["", f"## {variant}" + (f": `{' '.join(args)}`" if args else ": as shipped")]
+        for via in vias:
+            rows = [r for r in every if r.get("variant", AS_SHIPPED) == variant
+                    and r.get("via", "realtime") == via]
+            if len(vias) > 1:
+                lines += ["", f"{'###' if len(variants) > 1 else '##'} via {via}"]
+            lines += ["", _stage_table(rows), "", _clip_table(rows, result["clips"])]
+            if via == "realtime":
+                lines += ["", _speculation_line(rows)]
+            missing = sum(r["end_to_audio"] is None for r in rows)
+            lines += ["", f"{len(rows)} calls, {missing} without agent audio after the end of speech."]
     return "\n".join(lines) + "\n"
+
+
+def _stage_table(rows: list[dict[str, Any]]) -> str:
+    stages = ("commit", "stt_final", *MARKS, "end_to_audio", "commit_to_audio_out")
+    heads = [s.replace("end_to_audio", "end → audio").replace("commit_to_audio_out", "commit → out")
+             for s in stages]
+    lines = ["| | " + " | ".join(heads) + " |", "|---" * (len(stages) + 1) + "|"]
+    for label, fn in (("median", median), ("p90", p90)):
+        lines.append(f"| {label} | " + " | ".join(_ms(fn(r.get(s) for r in rows)) for s in stages) + " |")
+    return "\n".join(lines)
+
+
+def _clip_table(rows: list[dict[str, Any]], seconds: dict[str, float]) -> str:
+    lines = ["| clip | seconds | end → audio median | p90 | commit median | turns committed |",
+             "|---|---|---|---|---|---|"]
+    for name, length in seconds.items():
+        mine = [r for r in rows if r["clip"] == name]
+        turns = "/".join(str(r["turns_committed"]) if r["turns_committed"] is not None else "-"
+                         for r in mine)
+        lines.append(f"| {name} | {length} | {_ms(median(r['end_to_audio'] for r in mine))} | "
+                     f"{_ms(p90(r['end_to_audio'] for r in mine))} | "
+                     f"{_ms(median(r['commit'] for r in mine))} | {turns} |")
+    return "\n".join(lines)
+
+
+def _speculation_line(rows: list[dict[str, Any]]) -> str:
+    """How each call's last speculation ended: adopted at the commit, or dropped and the reply
+    made again after it (from a partial the final did not confirm, or no speculation at all)."""
+    outcomes = Counter(r.get("speculation", "none") for r in rows)
+    adopted = sum(n for o, n in outcomes.items() if o.startswith("adopted"))
+    parts = ", ".join(f"{o} {n}" for o, n in outcomes.most_common())
+    return f"Speculation adopted on {adopted} of {len(rows)} calls ({parts})."
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--via", default="realtime", help="how calls reach the server: "
+                        f"{', '.join(VIAS)}, or several, comma-separated (default realtime)")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
+                        help="a server with these extra `pipeline serve` arguments, A/B against "
+                             "the other variants call by call (repeat it; 'NAME=' is as shipped)")
     parser.add_argument("serve_args", nargs="*", help="extra `pipeline serve` arguments (after --)")
     args = parser.parse_args()
+    vias = tuple(v.strip() for v in args.via.split(",") if v.strip())
+    unknown = [v for v in vias if v not in VIAS]
+    if unknown or not vias:
+        parser.error(f"--via {args.via}: choose from {', '.join(VIAS)} (comma-separated)")
+    variants = {}
+    for spec in args.variant:
+        name, sep, rest = spec.partition("=")
+        if not sep or not name:
+            parser.error(f"--variant {spec!r}: write NAME=ARGS (ARGS may be empty: as shipped)")
+        variants[name] = shlex.split(rest)
     before = os.getloadavg()
-    result = run(args.rounds, args.serve_args)
+    result = run(args.rounds, args.serve_args, vias, variants or None)
     load = " ".join(f"{x:.2f}" for x in before + os.getloadavg())
     header = (f"Machine: {machine_line(describe_machine())}; load average (1, 5, 15 min) before, "
               f"after: {load}")

@@ -7,6 +7,7 @@ the goodbye cancels the close; the pre-hangup audit is asked once per call, howe
 times the call is closed; and a question after an "okay" said over the agent is answered.
 
     python examples/front_desk.py         # every scenario, printed as a transcript
+    python -m pipeline serve --desk examples/front_desk.py   # the desk for phone callers
 """
 
 from __future__ import annotations
@@ -37,6 +38,14 @@ def build_tools(clock: Clock, *, lookup_latency_s: float = 0.8) -> ToolRegistry:
         return BOOKINGS.get(last_name.strip().lower(), {"error": f"no booking under {last_name}"})
 
     return ToolRegistry(specs=[look_up_booking])
+
+
+CONFIG = {"call": {"end_call": True}}  # `pipeline serve --desk`: the agent may hang up
+
+
+def desk(clock: Clock) -> ToolRegistry:
+    """Each phone call's tools on `pipeline serve --desk examples/front_desk.py`."""
+    return build_tools(clock)
 
 
 def scripted_llm(goodbye: str = GOODBYE) -> ScriptedLLM:

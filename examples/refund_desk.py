@@ -5,6 +5,7 @@ per order however often it is asked for, a ledger that survives a crash, and a c
 told the outcome even when they talked over the first confirmation.
 
     python examples/refund_desk.py            # a scripted call, printed as a transcript
+    python -m pipeline serve --desk examples/refund_desk.py   # the desk for phone callers
 
 `mismatches(ledger, heard, provider)` is the reconciliation the tests assert with: it finds
 duplicate effects, effects the caller was never told, and a last-heard card the ledger lacks.
@@ -98,6 +99,21 @@ def build_tools(provider: PaymentProvider, *, lookup_latency_s: float = 0.5) -> 
         return {"order_id": order_id, "status": ORDERS.get(order_id, "not found")}
 
     return ToolRegistry(specs=[refund, look_up_order])
+
+
+INSTRUCTIONS = (
+    "You are the refund desk of a kitchen shop, on the phone. Answer in one or two short, plain "
+    "sentences. To refund an order you need its number and the last four digits of the card; "
+    "ask for what the caller has not said, then call the refund tool. Say what the tool returned.")
+CONFIG = {"response": {"instructions": INSTRUCTIONS}}  # `pipeline serve --desk`: under --set
+
+
+def desk(session: Any, ledger: Ledger) -> None:
+    """Each phone call's tools on `pipeline serve --desk examples/refund_desk.py`: the refund and
+    the order lookup, through the server's ledger. The provider is this example's stand-in (a
+    real desk would call its card processor here)."""
+    provider = PaymentProvider(session.clock)
+    session.use_tools(build_tools(provider), ledger=ledger, queries={"refund": provider.lookup})
 
 
 def refund_call(order: str, card: str, line: str = "Let me process that refund for you.") -> dict[str, Any]:

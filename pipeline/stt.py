@@ -9,7 +9,6 @@ pass started at VAD speech-stop so the transcript is ready when the turn is comm
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -23,7 +22,8 @@ from .base.cpu import default_threads
 from .base.errors import ConfigError, ModelMissingError
 from .base.models import model_file
 from .base.protocols import STT as STTBackend
-from .base.protocols import PrefixSTT, ScoredSTT
+from .base.protocols import PrefixSTT, QuickSTT, ScoredSTT
+from .stages.stt_text import agreed_prefix, same_words, word_errors, words_within
 from .stages.stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass
 
 
@@ -45,18 +45,22 @@ class WhisperSTT:
         # costs the same either way (bench/README.md)
         prefix_final: bool = False,
         # encoder window: "full" pads every pass to Whisper's 30 s; "sized" encodes the audio plus
-        # window_margin_ms (at least window_floor_ms), decodes a few tokens a second of it, and
-        # redoes on the full window a pass that looks wrong (pipeline/stages/stt_window.py);
-        # "sized-final" sizes only the final pass, the one a reply waits for. Over 132 clips of the
-        # end-of-turn set, tiny.en's finals sized (+2 s, floor 1 s) made 198 word errors against
-        # 201 on the full window, the median pass ~100 ms against ~440 ms
-        # (bench/results/2026-12-01-stt-window.md). Still full by default: sized finals often drop
-        # the closing punctuation the completeness heuristic reads, and wrote "order 50 120"
-        # where the full window wrote "order? 5120." (tests/test_refund_desk.py's late result),
-        # which word error rate does not see; an end-of-turn measurement must come first.
+        # window_margin_ms (at least window_floor_ms) and redoes on the full window a pass that
+        # looks wrong (pipeline/stages/stt_window.py); "sized-final" / "sized-partials" size only
+        # those passes. Full by default: sized finals, no worse by word error rate, drop closing
+        # punctuation and wrote "order 50 120" for "order? 5120." (bench/README.md)
         window: str = "full",
         window_margin_ms: int = 2000,
         window_floor_ms: int = 1000,
+        # a partial pass every this much new audio; None: 250 ms when partials are sized (a pass
+        # over 3 s costs ~100 ms, so one stays in flight at most), 500 ms on the full window
+        # (~450 ms a pass on 2 cores)
+        partial_interval_ms: int | None = None,
+        # at speech-stop, before the final pass: one pass over the turn on a sized window
+        # (~0.1 s, not redone when doubtful), for a speculation to start from while the final
+        # pass runs; the reply is adopted only if the final says the same words
+        # (response.speculate_from = "quick"; bench/results/2026-12-01-wire-ab.md)
+        quick_pass: bool = True,
     ) -> None:
         from faster_whisper import WhisperModel
 
@@ -75,8 +79,17 @@ class WhisperSTT:
         self._model = WhisperModel(str(path), device=device, compute_type=compute_type,
                                    cpu_threads=self.threads)
         self._lock = threading.Lock()  # one inference at a time on this model
-        self.window = Window(window_margin_ms, window_floor_ms) if window != "full" else None
-        self.window_partials = window == "sized"  # "sized-final": partials on the full window
+        if partial_interval_ms is not None and partial_interval_ms < 100:
+            raise ConfigError(f"stt.partial_interval_ms = {partial_interval_ms} is too short; "
+                              "use 100 ms or more (a pass takes ~100 ms even on a sized window)")
+        self.quick_pass = quick_pass
+        self._quick_window = Window(window_margin_ms, window_floor_ms)
+        self.window = self._quick_window if window != "full" else None
+        # "sized-final": partials on the full window; "sized-partials": only partials sized
+        self.window_partials = window in ("sized", "sized-partials")
+        self.window_final = window in ("sized", "sized-final")
+        self.partial_interval_ms = (partial_interval_ms if partial_interval_ms is not None
+                                    else 250 if self.window_partials else 500)
         self._sized_decoder: SizedDecoder | None = None  # made at the first sized pass
         self.last_pass: WindowPass | None = None  # the last sized pass, kept or redone
         self.window_stats: Counter[str] = Counter()  # passes kept sized, on the full window, redone why
@@ -95,12 +108,28 @@ class WhisperSTT:
         audio = np.asarray(audio, dtype=np.float32)
         with self._lock:
             self.last_pass = None
-            if self.window is not None and (final or self.window_partials):
+            if self.window is not None and (self.window_final if final else self.window_partials):
                 done = self._decode_sized(audio, prefix, self.window)
                 if done is not None:
                     return done
             self.window_stats["full"] += 1
             return self._decode_full(audio, prefix)
+
+    def transcribe_quick(self, audio: np.ndarray) -> str | None:
+        """One pass on a window sized to `audio`, or None: off, the audio fills the full window
+        anyway, or the pass looks wrong (no redo: the final pass follows at once)."""
+        if not self.quick_pass:
+            return None
+        audio = np.asarray(audio, dtype=np.float32)
+        with self._lock:
+            features = self._sized.features(audio)
+            frames = self._quick_window.frames(features.shape[-1])
+            if frames >= FULL_FRAMES:
+                return None
+            done = self._sized.decode(features, frames, prefix=None,
+                                      max_new_tokens=self._quick_window.max_new_tokens(features.shape[-1]))
+            self.window_stats[f"quick {done.doubt or 'sized'}"] += 1
+            return done.text if done.doubt is None else None
 
     @property
     def _sized(self) -> SizedDecoder:
@@ -141,53 +170,9 @@ class WhisperSTT:
         return text, min((s.avg_logprob for s in segments), default=0.0)
 
 
-WINDOWS = ("full", "sized", "sized-final")
-
-_WORD_NORM = re.compile(r"[^\w']+")
-
-
-def _norm(word: str) -> str:
-    return _WORD_NORM.sub("", word.lower())
-
-
-def same_words(a: str, b: str) -> bool:
-    """Two transcripts say the same words (case and punctuation aside): a partial hypothesis
-    lacks the final pass's closing punctuation more often than it differs in a word."""
-    return [_norm(w) for w in a.split()] == [_norm(w) for w in b.split()]
-
-
-def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
-    """(word edits, reference words): the edit distance behind a word error rate, with case and
-    punctuation aside (digits are words)."""
-    norm = lambda s: re.sub(r"[^a-z0-9' ]+", " ", s.lower()).split()  # noqa: E731
-    r, h = norm(reference), norm(hypothesis)
-    d = list(range(len(h) + 1))
-    for i, rw in enumerate(r, 1):
-        prev, d[0] = d[0], i
-        for j, hw in enumerate(h, 1):
-            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (rw != hw))
-    return d[len(h)], len(r)
-
-
-def words_within(text: str, within: str, *, min_words: int = 2) -> bool:
-    """`text`'s words (at least `min_words` of them) appear, in order and together, in
-    `within`: a transcript of talk under the agent that is the agent's own words is its echo."""
-    needle = [_norm(w) for w in text.split() if _norm(w)]
-    hay = [_norm(w) for w in within.split() if _norm(w)]
-    if len(needle) < min_words:
-        return False
-    return any(hay[i:i + len(needle)] == needle for i in range(len(hay) - len(needle) + 1))
-
-
-def agreed_prefix(a: list[str], b: list[str]) -> int:
-    """Number of leading words two hypotheses share (ignoring case and punctuation)."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if _norm(x) != _norm(y):
-            break
-        n += 1
-    return n
-
+WINDOWS = ("full", "sized", "sized-final", "sized-partials")
+__all__ = ["WINDOWS", "Partial", "StreamingTranscriber", "WhisperSTT", "agreed_prefix", "same_words",
+           "word_errors", "words_within"]
 
 @dataclass
 class PartialStats:
@@ -228,23 +213,30 @@ class _TurnAudio:
 class StreamingTranscriber:
     """One turn's audio in, partials and a final out; runs passes off the event loop."""
 
-    def __init__(self, backend: STTBackend, clock: Clock, *, partial_interval_ms: int = 500,
+    def __init__(self, backend: STTBackend, clock: Clock, *, partial_interval_ms: int | None = None,
                  min_partial_ms: int = 300) -> None:
-        """A tiny.en pass over a few seconds takes ~0.3 s on 2 cores (bench/), so a pass every
-        500 ms keeps at most one in flight; under 300 ms of audio Whisper mostly hallucinates."""
+        """A full-window tiny.en pass over a few seconds takes ~0.45 s on 2 cores (bench/), so a
+        pass every 500 ms keeps at most one in flight; a sized one ~0.1 s, so every 250 ms (the
+        backend's `partial_interval_ms` says which, 500 ms when it says nothing). Under 300 ms
+        of audio Whisper mostly hallucinates."""
         self.backend = backend
         self.clock = clock
+        if partial_interval_ms is None:
+            partial_interval_ms = getattr(backend, "partial_interval_ms", 500)
         self.partial_interval_samples = partial_interval_ms * INPUT_RATE_HZ // 1000
         self.min_partial_samples = min_partial_ms * INPUT_RATE_HZ // 1000
+        # a cheap pass over the whole turn at speech-stop, for a speculation (QuickSTT)
+        self.quick = isinstance(backend, QuickSTT) and backend.quick_pass
         self.on_partial: Callable[[Partial], None] | None = None
         self._partial_task: asyncio.Task[None] | None = None
         self._final_task: asyncio.Task[str] | None = None
+        self._quick_task: asyncio.Task[str | None] | None = None
         self._generation = 0
         self.reset()
 
     def reset(self) -> None:
         """Forget the turn (cancelling passes in flight) and start a new one."""
-        for task in (self._partial_task, self._final_task):
+        for task in (self._partial_task, self._final_task, self._quick_task):
             if task is not None and not task.done():
                 task.cancel()
         self._generation += 1
@@ -254,6 +246,7 @@ class StreamingTranscriber:
         self._last_partial_at = 0
         self._partial_task = None
         self._final_task = None
+        self._quick_task = None
         self.latest_text = ""
         self.logprobs: dict[str, float] = {}  # text -> how sure the pass that wrote it was
         self.stats = PartialStats()
@@ -317,6 +310,28 @@ class StreamingTranscriber:
             self.stats.compute_s += spent
         return text
 
+    def start_quick_pass(self) -> asyncio.Task[str | None]:
+        """At VAD speech-stop, just before `start_final`: the backend's quick pass over the whole
+        turn, all its words (the last partial began up to a cadence before the speech ended),
+        ready ~0.1 s after speech-stop: a speculation's start while the final pass, the one the
+        reply must agree with, still runs. Its text is None where the quick pass declined."""
+        if self._quick_task is not None and not self._quick_task.done():
+            self._quick_task.cancel()
+        backend, audio = self.backend, self.audio.array().copy()
+        assert isinstance(backend, QuickSTT)
+        self._quick_task = asyncio.ensure_future(
+            self.clock.run_in_thread(lambda: backend.transcribe_quick(audio)))
+        return self._quick_task
+
+    async def settled_quick(self, task: asyncio.Task[str | None]) -> str | None:
+        """The quick pass's text, or None: it declined, the caller resumed, or it failed (the
+        final pass, which a failure would fail too, says so; a speculation only waits)."""
+        try:
+            text = await asyncio.shield(task)
+        except (asyncio.CancelledError, Exception):
+            return None
+        return text if task is self._quick_task else None
+
     def start_final(self) -> asyncio.Task[str]:
         """At VAD speech-stop: transcribe everything heard so far in the background."""
         if self._final_task is not None and not self._final_task.done():
@@ -346,6 +361,9 @@ class StreamingTranscriber:
 
     def discard_final(self) -> None:
         """The caller resumed: the pending final no longer covers the turn."""
+        if self._quick_task is not None and not self._quick_task.done():
+            self._quick_task.cancel()
+        self._quick_task = None
         if self._final_task is not None:
             self.stats.finals_discarded += 1
             if not self._final_task.done():
@@ -378,4 +396,4 @@ class StreamingTranscriber:
         return text
 
     async def aclose(self) -> None:
-        await cancel_and_wait(self._partial_task, self._final_task)
+        await cancel_and_wait(self._partial_task, self._final_task, self._quick_task)

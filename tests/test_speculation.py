@@ -1,5 +1,5 @@
-"""Speculation from the last partial at speech-stop: adopted when the final agrees, else dropped
-and begun again from the final. Real speech (Piper), real Whisper, simulated clock."""
+"""Speculation at speech-stop (from the quick pass, or the last partial): adopted when the final
+agrees, else dropped and begun again from the final. Real speech (Piper), real Whisper, simulated clock."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pipeline.stages.fakes import ScriptedLLM
 from pipeline.stt import same_words
 from pipeline.testing import JFK_TEXT, call, make_config, silence, wer, with_stages
 
-PARTIAL = make_config(response={"speculate_from": "partial"})  # the lever, on
+PARTIAL = make_config(response={"speculate_from": "partial"})  # the last partial as it stood
+QUICK = make_config(response={"speculate_from": "quick"})  # the default: the quick pass
 pytestmark = pytest.mark.models
 
 
@@ -81,3 +82,17 @@ def test_the_final_pass_starts_from_the_confirmed_words_and_keeps_its_word_error
         assert same_words(" ".join(transcript.split()[:len(last)]), " ".join(last))  # kept as forced
     else:
         assert spy.prefixes == []
+
+
+def test_the_quick_pass_at_speech_stop_holds_the_last_word_and_is_adopted(real_stages, say):
+    """The pass over the whole turn on a sized window at speech-stop (~0.1 s) hears "tonight",
+    which the last partial lacked (above); the full-window final agrees, so the reply made from
+    it is adopted, ready before the commit."""
+    text = "I would like to book a table for two people tonight."
+    rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Booked."])), [say(text), silence(1500)],
+               config=QUICK)
+    assert _speculations(rec) == [("quick", "adopted")], rec.timeline()
+    assert "tonight" in rec.stages("speculation")[0].detail["transcript"].lower()
+    assert real_stages.stt.window_stats["quick sized"] >= 1
+    assert rec.agent_lines == ["Booked."]
+    assert rec.stages("first_audio_out")[0].ts - rec.commits[0].ts <= 0.021  # made before commit

@@ -75,6 +75,13 @@ def test_the_config_sets_the_window_and_refuses_an_unknown_one() -> None:
         WhisperSTT(window="wide")
 
 
+def test_a_partial_cadence_under_a_pass_is_refused() -> None:
+    from pipeline.stt import WhisperSTT
+
+    with pytest.raises(ConfigError, match="100 ms or more"):
+        WhisperSTT(partial_interval_ms=50)
+
+
 # --- the real model ---------------------------------------------------------------------------
 
 
@@ -161,3 +168,19 @@ def test_the_decode_bound_holds(sized, jfk_16k, monkeypatch) -> None:
     unbounded = stt._sized.decode(features, 400, prefix=None, max_new_tokens=224)
     if unbounded.tokens > bound:
         assert bounded.tokens == bound, (bounded, unbounded)
+
+
+@pytest.mark.models
+def test_sized_partials_size_only_the_partial_passes(jfk_16k) -> None:
+    """"sized-partials": cheap partials (every 250 ms) to speculate on, the final pass on the
+    full window as before."""
+    from pipeline.stt import WhisperSTT
+
+    stt = WhisperSTT(window="sized-partials")
+    assert stt.partial_interval_ms == 250 and WhisperSTT().partial_interval_ms == 500
+    audio = jfk_16k[:int(3.6 * INPUT_RATE_HZ)]
+    stt.transcribe(audio, final=False)
+    assert stt.last_pass is not None and stt.last_pass.frames < FULL_FRAMES
+    redone = stt.window_stats["full"]  # 1 if this CPU's kernels made the sized pass doubtful
+    stt.transcribe(audio, final=True)
+    assert stt.last_pass is None and stt.window_stats["full"] == redone + 1

@@ -1,8 +1,8 @@
 """Telephony media streams: G.711 against known vectors, the phone-band filters, and a carrier
 per dialect (Twilio, Telnyx, Plivo) against `pipeline serve` on one server for the module.
 
-Each carrier below is written from its public documentation, not from the server's code: it
-sends `connected` / `start`, streams the caller as 20 ms frames of 8 kHz μ-law at real-time
+Each carrier (`pipeline.testing.carrier`) is written from its public documentation, not from the
+server's code: it sends `connected` / `start`, streams the caller as 20 ms frames of 8 kHz μ-law at real-time
 pace, queues the agent's audio and plays it one frame per 20 ms (its own delay, like a real
 carrier), echoes each mark (Plivo: checkpoint) when playout reaches it, and on a clear drops what
 it queued (Twilio and Telnyx echo the queued marks then, as their docs say). The caller speaks
@@ -15,19 +15,16 @@ import asyncio
 import base64
 import hashlib
 import hmac
-import itertools
-import json
 import threading
 import time
 import warnings
-from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import InvalidStatus
 
 from pipeline.base.audio import (
     PHONE_TAPS,
@@ -41,6 +38,7 @@ from pipeline.base.audio import (
 from pipeline.base.config import Config, apply
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ToneTTS
+from pipeline.testing import carrier
 from pipeline.testing.server import ServerThread
 from pipeline.turns import HeuristicCompleteness
 
@@ -210,227 +208,20 @@ def server() -> Iterator[Any]:
 
 # --- a carrier per dialect, from its documentation ----------------------------------------------
 
-DELAY_FRAMES = 10  # the carrier plays what it got 200 ms later: heard lags sent
 
 
-class Carrier:
-    """One call as the carrier runs it: the caller's audio out, the agent's audio played."""
-
-    def __init__(self, kind: str, port: int, *, token: str | None = TOKEN,
-                 signature: str | None = None, echo_marks: bool = True, alaw: bool = False) -> None:
-        self.kind = kind
-        self.echo_marks = echo_marks
-        self.alaw = alaw  # Telnyx PCMA
-        self.decode, self.encode = (alaw_decode, alaw_encode) if alaw else (mulaw_decode, mulaw_encode)
-        self.silence = bytes([0xD5 if alaw else 0xFF]) * 160
-        self.agent: list[bytes] = []  # every frame played
-        self.url = f"ws://127.0.0.1:{port}/telephony/{kind}"
-        self.token = token
-        self.signature = signature
-        self.stream_id = f"{kind}-stream-{next(_ids)}"
-        self.seq = itertools.count(1)
-        self.caller: deque[bytes] = deque()  # mu-law frames still to say
-        self.queue: deque[tuple[str, Any]] = deque()  # ("frame", bytes) / ("mark", name)
-        self.received: list[dict[str, Any]] = []
-        self.played_frames = 0
-        self.loud_frames = 0
-        self.echoed: list[tuple[str, int]] = []  # (mark, frames played when echoed)
-        self.clears: list[int] = []  # frames played at each clear
-        self.closed_at: float | None = None
-        self.close_code: int | None = None
-        self.frames_queued_at_close = 0
-
-    # the carrier's events, in its words
-    def _start(self) -> dict[str, Any]:
-        params = {"token": self.token} if self.token else {}
-        if self.kind == "twilio":
-            return {"event": "start", "sequenceNumber": "1", "streamSid": self.stream_id,
-                    "start": {"accountSid": "AC0", "streamSid": self.stream_id, "callSid": "CA1",
-                              "tracks": ["inbound"], "customParameters": params,
-                              "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000,
-                                              "channels": 1}}}
-        if self.kind == "telnyx":
-            return {"event": "start", "sequence_number": "1", "stream_id": self.stream_id,
-                    "start": {"user_id": "u1", "call_control_id": "v3:call", "from": "+1",
-                              "to": "+2", "custom_parameters": params,
-                              "media_format": {"encoding": "PCMA" if self.alaw else "PCMU",
-                                               "sample_rate": 8000,
-                                               "channels": 1}}}
-        return {"event": "start", "sequenceNumber": 1,
-                "start": {"callId": "call-1", "streamId": self.stream_id, "accountId": "MA0",
-                          "tracks": ["inbound"],
-                          "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000}},
-                "extra_headers": f"token={self.token}" if self.token else ""}
-
-    def _media(self, chunk: int, payload: bytes) -> dict[str, Any]:
-        media = {"track": "inbound", "chunk": str(chunk), "timestamp": str(chunk * 20),
-                 "payload": base64.b64encode(payload).decode()}
-        if self.kind == "twilio":
-            return {"event": "media", "sequenceNumber": str(next(self.seq)),
-                    "streamSid": self.stream_id, "media": media}
-        if self.kind == "telnyx":
-            return {"event": "media", "sequence_number": str(next(self.seq)),
-                    "stream_id": self.stream_id, "media": media}
-        return {"event": "media", "sequenceNumber": next(self.seq), "streamId": self.stream_id,
-                "media": {**media, "chunk": chunk}}
-
-    def _mark_echo(self, name: str) -> dict[str, Any]:
-        if self.kind == "twilio":
-            return {"event": "mark", "sequenceNumber": str(next(self.seq)),
-                    "streamSid": self.stream_id, "mark": {"name": name}}
-        if self.kind == "telnyx":
-            return {"event": "mark", "sequence_number": str(next(self.seq)),
-                    "stream_id": self.stream_id, "mark": {"name": name}}
-        return {"event": "playedStream", "sequenceNumber": next(self.seq),
-                "streamId": self.stream_id, "name": name}
-
-    def _dtmf(self, digit: str) -> dict[str, Any]:
-        if self.kind == "twilio":
-            return {"event": "dtmf", "streamSid": self.stream_id,
-                    "sequenceNumber": str(next(self.seq)),
-                    "dtmf": {"track": "inbound_track", "digit": digit}}
-        if self.kind == "telnyx":
-            return {"event": "dtmf", "stream_id": self.stream_id,
-                    "sequence_number": str(next(self.seq)), "dtmf": {"digit": digit}}
-        return {"event": "dtmf", "streamId": self.stream_id, "sequenceNumber": next(self.seq),
-                "dtmf": {"digit": digit, "track": "inbound"}}
-
-    # the call
-    async def __aenter__(self) -> Carrier:
-        headers = {"X-Twilio-Signature": self.signature} if self.signature else None
-        self.ws = await connect(self.url, additional_headers=headers)
-        if self.kind != "plivo":  # Plivo opens with start
-            await self.ws.send(json.dumps({"event": "connected", "protocol": "Call",
-                                           "version": "1.0.0"}))
-        await self.ws.send(json.dumps(self._start()))
-        self.tasks = [asyncio.ensure_future(t) for t in (self._read(), self._talk(), self._play())]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        for task in self.tasks:
-            task.cancel()
-        await self.ws.close()
-
-    async def _read(self) -> None:
-        try:
-            async for message in self.ws:
-                event = json.loads(message)
-                self.received.append(event)
-                kind = event["event"]
-                if kind in ("media", "playAudio"):
-                    assert event["media"].get("contentType", "audio/x-mulaw") == "audio/x-mulaw"
-                    payload = base64.b64decode(event["media"]["payload"])
-                    assert len(payload) == 160, "20 ms frames of 8 kHz mu-law"
-                    self.queue.append(("frame", payload))
-                elif kind in ("mark", "checkpoint"):
-                    name = event["mark"]["name"] if kind == "mark" else event["name"]
-                    self.queue.append(("mark", name))
-                elif kind in ("clear", "clearAudio"):
-                    self.clears.append(self.played_frames)
-                    marks = [v for k, v in self.queue if k == "mark"]
-                    self.queue.clear()
-                    if self.kind == "plivo":
-                        await self.ws.send(json.dumps({"event": "clearedAudio",
-                                                       "streamId": self.stream_id}))
-                    else:  # Twilio and Telnyx send back the marks a clear dropped
-                        for name in marks:
-                            await self.ws.send(json.dumps(self._mark_echo(name)))
-        except ConnectionClosed:
-            pass
-        self.closed_at = time.monotonic()
-        self.close_code = self.ws.close_code
-        self.frames_queued_at_close = sum(1 for k, _ in self.queue if k == "frame")
-
-    async def _every_20ms(self) -> Iterator[int]:  # type: ignore[misc]
-        start = time.monotonic()
-        for n in itertools.count():
-            await asyncio.sleep(max(0.0, start + n * 0.02 - time.monotonic()))
-            yield n
-
-    async def _talk(self) -> None:
-        async for n in self._every_20ms():  # real-time pace, silence when the caller is quiet
-            frame = self.caller.popleft() if self.caller else self.silence
-            try:
-                await self.ws.send(json.dumps(self._media(n, frame)))
-            except ConnectionClosed:
-                return
-
-    async def _play(self) -> None:
-        wait = 0  # a carrier's own delay: playout starts DELAY_FRAMES ticks after audio arrives
-        async for _ in self._every_20ms():  # the carrier's playout, one frame a tick
-            if not any(k == "frame" for k, _ in self.queue):
-                wait = 0
-            elif wait < DELAY_FRAMES:
-                wait += 1
-                continue
-            played = False
-            while self.queue and (not played or self.queue[0][0] == "mark"):
-                kind, value = self.queue.popleft()
-                if kind == "mark":
-                    self.echoed.append((value, self.played_frames))
-                    if not self.echo_marks:
-                        continue
-                    try:
-                        await self.ws.send(json.dumps(self._mark_echo(value)))
-                    except ConnectionClosed:
-                        return
-                else:
-                    played = True
-                    self.played_frames += 1
-                    self.loud_frames += dbfs(self.decode(value)) > -30
-                    self.agent.append(value)
-
-    async def say(self, freq_hz: int, seconds: float = 0.8) -> None:
-        t = np.arange(int(8000 * seconds)) / 8000
-        audio = self.encode((0.3 * np.sin(2 * np.pi * freq_hz * t)).astype(np.float32))
-        self.caller.extend(audio[i:i + 160] for i in range(0, len(audio), 160))
-        while self.caller:
-            await asyncio.sleep(0.02)
-
-    async def press(self, keys: str) -> None:
-        for key in keys:
-            await self.ws.send(json.dumps(self._dtmf(key)))
-            await asyncio.sleep(0.1)
-
-    async def stop(self) -> None:
-        if self.kind == "plivo":  # Plivo has no stop event: the call's end closes the socket
-            await self.ws.close()
-        else:
-            stop = {"event": "stop", "streamSid": self.stream_id,
-                    "stop": {"accountSid": "AC0", "callSid": "CA1"}} if self.kind == "twilio" else {
-                    "event": "stop", "stream_id": self.stream_id,
-                    "stop": {"user_id": "u1", "call_control_id": "v3:call"}}
-            await self.ws.send(json.dumps(stop))
-
-    async def until(self, check: Any, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            assert time.monotonic() < deadline, f"{self.kind}: {what} within {timeout} s"
-            await asyncio.sleep(0.02)
-
-    def idle(self) -> bool:
-        """Nothing of the agent's queued to play."""
-        return not any(k == "frame" for k, _ in self.queue)
-
-    def heard_ms(self, item_id: str) -> int:
-        """What the echoed marks say the caller heard of an item (its frames are contiguous)."""
-        before = [f for name, f in self.echoed if not name.startswith(item_id + ":")]
-        mine = [(i, f) for i, (name, f) in enumerate(self.echoed) if name.startswith(item_id + ":")]
-        first = mine[0][0]
-        start = max((f for name, f in self.echoed[:first]), default=0) if before else 0
-        return (mine[-1][1] - start) * 20
-
-
-_ids = itertools.count(1)
+def Carrier(kind: str, port: int, *, token: str | None = TOKEN, **kwargs: Any) -> carrier.Carrier:  # noqa: N802
+    """The carrier's end (`pipeline.testing.carrier`), with the server's token by default."""
+    return carrier.Carrier(kind, port, token=token, **kwargs)
 
 
 def twilio_signed(url: str) -> str:
     return base64.b64encode(hmac.new(TWILIO_TOKEN.encode(), url.encode(), hashlib.sha1).digest()).decode()
 
 
-def _line(server: Any, carrier: Carrier) -> Any:
+def _line(server: Any, c: carrier.Carrier) -> Any:
     return next((line for line in list(server.server.phone.lines)
-                 if line.start.stream_id == carrier.stream_id), None)
+                 if line.start.stream_id == c.stream_id), None)
 
 
 def _llm(server: Any) -> PacedLLM:

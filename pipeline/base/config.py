@@ -103,11 +103,15 @@ class ChunkerPolicy:
 class ResponsePolicy:
     instructions: str = DEFAULT_INSTRUCTIONS
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
-    # What a speculation starts from. "partial": the last partial hypothesis, at speech-stop,
-    # one final-pass compute sooner (345 ms median on 2 cores, bench/results/2026-11-30-vm.md);
-    # adopted if the final says the same words, else dropped and begun again from the final.
-    # "final": wait for the final pass. The lever benchmark (bench/levers.py) measures both.
-    speculate_from: Literal["partial", "final"] = "final"  # "partial": bench.levers measures it
+    # What a speculation starts from; adopted if the final says the same words, else dropped and
+    # begun again from the final. "quick": the STT's quick pass over the whole turn at
+    # speech-stop (whisper on a window sized to the turn, ~0.1 s; `QuickSTT`), or the final
+    # where the STT has none: 5 and 9 of 14 wire calls adopted a reply begun before the final
+    # against 1 of 14 waiting for it, end of speech to audio median 0.86 and 0.76 of it in two
+    # loaded runs (bench/results/2026-12-01-wire-ab*.md). "partial": the last partial as it stood, which
+    # lacks the last words ("...for two people" for "...tonight"): 3 of 21 adopted
+    # (bench/results/2026-12-01-wire-ab-last-partial.md). "final": wait for the final pass.
+    speculate_from: Literal["quick", "partial", "final"] = "quick"
     output_delta_ms: int = 100  # audio delta size cap
     # A session's own generation settings (a realtime client's session.update); None: the
     # stage's. The stage must take them per call (`protocols.takes_keyword`): the llama-cpp and
@@ -327,9 +331,10 @@ def read_toml(path: str | Path, what: str) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
 
 
-def load(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
-    """Defaults, then the TOML file, then `section.key=value` overrides."""
-    config = Config.default()
+def load(path: str | Path | None = None, overrides: list[str] | None = None, *,
+         base: Config | None = None) -> Config:
+    """Defaults (or `base`), then the TOML file, then `section.key=value` overrides."""
+    config = base if base is not None else Config.default()
     if path is not None:
         config = apply(config, read_toml(path, "configuration file"))
     for item in overrides or []:

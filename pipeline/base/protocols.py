@@ -70,6 +70,18 @@ class PrefixSTT(Protocol):
 
 
 @runtime_checkable
+class QuickSTT(Protocol):
+    """An STT with a cheap pass over a whole turn (Whisper on a window sized to the audio), for a
+    speculation to start from at speech-stop while the final pass runs (`quick_pass` False: it
+    declines)."""
+
+    quick_pass: bool
+
+    def transcribe_quick(self, audio: np.ndarray) -> str | None:
+        """The transcript of `audio`, or None where this pass looks wrong (the final decides)."""
+
+
+@runtime_checkable
 class ScoredSTT(Protocol):
     """An STT that says how sure it is of a pass: the decoder's mean log-probability per token
     (Whisper's `avg_logprob`; below -1.0 Whisper itself treats a decode as failed)."""

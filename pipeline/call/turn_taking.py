@@ -46,7 +46,7 @@ class Turn:
     announced: bool = False  # speech_started sent; talk over the agent waits for the gate
     segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
     preemptive: Response | None = None
-    speculated_from: str | None = None  # "partial" | "final": the text the speculation answers
+    speculated_from: str | None = None  # "quick" | "partial" | "final": the text it answers
     commit_reason: str | None = None
     commit_announced: bool = False  # input_audio_buffer.committed sent
     joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
@@ -208,12 +208,15 @@ class TurnTaking:
 
     def _begin_final(self, turn: Turn) -> None:
         """At speech-stop, not at commit: the final pass is ready when the turn ends, and a
-        speculation may start from it (or from the last partial). A subclass that skips this
-        leaves the final pass to the commit (`_finish_turn` starts it), as the benchmark's
-        sequential baseline does (bench/sequential.py)."""
-        final = turn.stt.start_final()
-        if self.core.config.response.speculate_from == "partial":
+        speculation may start from it (or from a quick pass, or the last partial). A subclass
+        that skips this leaves the final pass to the commit (`_finish_turn` starts it), as the
+        benchmark's sequential baseline does (bench/sequential.py)."""
+        source = self.core.config.response.speculate_from
+        if source == "quick" and turn.stt.quick:  # a sized pass over all the turn: ~0.1 s
+            self.core.spawn(self._after_quick_pass(turn, turn.stt.start_quick_pass()))
+        elif source == "partial":  # (no quick pass: "quick" waits for the final)
             self._start_preemptive(turn, turn.stt.latest_text, source="partial")
+        final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self.core.spawn(self._after_final(turn, final))
 
     def interrupted(self, turn: Turn, from_ms: float | None) -> None:
@@ -245,6 +248,14 @@ class TurnTaking:
         if self.turn is turn and not self.detector.in_speech:
             self._start_preemptive(turn, text, source="final")
             self._check_end_of_turn(self.now_ms())
+
+    async def _after_quick_pass(self, turn: Turn, quick: asyncio.Task[str | None]) -> None:
+        """Speculate from the quick pass over the whole turn made at speech-stop, unless it
+        declined, the caller resumed or the final pass came first (then from the final)."""
+        text = await turn.stt.settled_quick(quick)
+        if (text is not None and self.turn is turn and not self.detector.in_speech
+                and turn.stt.peek_final() is None):
+            self._start_preemptive(turn, text, source="quick")
 
     def _on_partial(self, turn: Turn, partial: Partial) -> None:
         self.core.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta,
@@ -332,7 +343,8 @@ class TurnTaking:
 
     def _start_preemptive(self, turn: Turn, text: str, *, source: str) -> None:
         """Speculate at speech-stop: generate (held) while the turn may still be committed.
-        `source` says which transcript `text` is ("partial" or "final"), for the adoption rate."""
+        `source` says which transcript `text` is ("quick", "partial" or "final"), for the
+        adoption rate."""
         response = self.core.config.response
         if (not response.preemptive or not self.responder.auto_respond
                 or not text.strip() or self.responder.active is not None

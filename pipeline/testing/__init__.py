@@ -26,6 +26,8 @@ record then says whether it barged in (`record.stages("barge_in")`) and what was
 A realtime client (the OpenAI SDK, Pipecat, LiveKit Agents, a browser) talks to a real server
 running in a thread: `with ServerThread(stages) as server:` and connect to `server.url`;
 `pcm16_24k` and `chunks_b64` turn 16 kHz audio into what such a client sends.
+A phone call reaches the same server through `pipeline.testing.carrier.Carrier`, a carrier's end
+of a Twilio, Telnyx or Plivo media stream (8 kHz G.711 at real time, marks echoed as it plays).
 
 `pipeline.testing.voices` says a text in other voices (Piper at three speeds, espeak-ng) and
 finds where a phrase said alone ends inside a sentence, to cut a pause into the middle of it.

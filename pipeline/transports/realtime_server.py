@@ -44,7 +44,7 @@ from . import ops_http
 from .realtime_connection import Connection
 from .realtime_events import BETA, GA
 from .realtime_protocol import AudioFormat, parse_format
-from .runtime import add_config_args, load_config
+from .runtime import Desk, add_config_args, add_desk_arg, load_config, load_desk
 from .telephony_server import PhoneRoutes
 from .web import page_response, select_subprotocol, subprotocol_token
 
@@ -72,13 +72,15 @@ class RealtimeServer:
         (`telephony_server.py` answers `/telephony/{twilio,telnyx,plivo}`).
     allowed_origins: web pages (`http://host:port`) that may connect besides loopback ones; a
         browser sends `Origin`, and a page from anywhere else gets HTTP 403.
+    desk: the tools (and ledger) every phone call is offered (`runtime.Desk`); a realtime client
+        brings its own with `session.update`.
     """
 
     def __init__(self, *, stages: Stages, config: Config, host: str = "127.0.0.1",
                  port: int = 8765, token: str | None = None, max_message_bytes: int = 1 << 20,
                  lead_ms: int = 200, max_connections: int = 8,
                  allowed_origins: tuple[str, ...] = (), twilio_auth_token: str | None = None,
-                 public_url: str | None = None) -> None:
+                 public_url: str | None = None, desk: Desk | None = None) -> None:
         if lead_ms < 0:
             raise ValueError(f"lead_ms must be 0 or more, got {lead_ms}.")
         if host not in LOOPBACK and not token:
@@ -96,6 +98,7 @@ class RealtimeServer:
         self.allowed_origins = allowed_origins
         self.connections: set[Connection] = set()
         self.twilio_auth_token, self.public_url = twilio_auth_token, public_url
+        self.desk = desk
         self.phone = PhoneRoutes(self)
         self._server: Server | None = None
         # production operation (`ops_http`): False once draining (new connections get 503),
@@ -312,12 +315,16 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
                         "other users cannot see in the process list)")
     parser.add_argument("--token-file", help="read the token from this file (first line)")
     ops_http.add_ops_args(parser)
+    add_desk_arg(parser)
     add_config_args(parser)
 
 
 def serve_main(args: argparse.Namespace) -> int:
     """`python -m pipeline serve`: load the models once, then serve until interrupted."""
-    config = load_config(args)
+    desk = load_desk(args.desk) if args.desk else None
+    config = load_config(args, base=desk.base_config() if desk is not None else None)
+    if desk is not None:
+        desk.open_ledger(config.call.db_path)
     token = args.token or os.environ.get(TOKEN_ENV) or None
     if args.token_file:
         try:
@@ -334,7 +341,7 @@ def serve_main(args: argparse.Namespace) -> int:
     stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))
     server = RealtimeServer(stages=stages, config=config, host=args.host, port=args.port,
                             token=token, twilio_auth_token=os.environ.get(TWILIO_TOKEN_ENV) or None,
-                            public_url=os.environ.get(PUBLIC_URL_ENV) or None)
+                            public_url=os.environ.get(PUBLIC_URL_ENV) or None, desk=desk)
     made = ops_http.install(server, args)
     try:
         asyncio.run(ops_http.serve_until_stopped(server, args.drain_s, made,
@@ -345,6 +352,9 @@ def serve_main(args: argparse.Namespace) -> int:
         print(f"error: cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); "
               "pick another --port or stop the program using it", file=sys.stderr)
         return 2
+    finally:
+        if desk is not None and desk.ledger is not None:
+            desk.ledger.close()
     return 0
 
 

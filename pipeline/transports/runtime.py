@@ -2,13 +2,18 @@
 
 The command line, the WebSocket server, the sound card and the benchmark all build their
 configuration with `add_config_args` / `load_config` and run calls with `run_call`; printing a
-conversation as it happens is `conversation_printer`. Nothing here imports a transport or the CLI.
+conversation as it happens is `conversation_printer`; the tools a server offers its phone calls
+are a `Desk` (`load_desk`, `pipeline serve --desk`). Nothing here imports a transport or the CLI.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
+import importlib.util
+import inspect
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,8 +21,10 @@ from typing import Any
 from ..base import config as cfg
 from ..base import events as ev
 from ..base.clock import RealClock, SimClock
+from ..base.errors import ConfigError
 from ..base.protocols import Transport
 from ..call.session import Session, Stages
+from ..tools import Ledger, ToolRegistry
 
 
 def add_config_args(p: argparse.ArgumentParser) -> None:
@@ -31,15 +38,16 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", choices=["cpu", "cuda"], help="run STT, LLM and TTS on this device")
 
 
-def load_config(args: argparse.Namespace) -> cfg.Config:
-    """The configuration those arguments describe: defaults, file, stage names, preset, --set."""
+def load_config(args: argparse.Namespace, *, base: cfg.Config | None = None) -> cfg.Config:
+    """The configuration those arguments describe: defaults (or `base`: a desk's), file, stage
+    names, preset, --set."""
     overrides = list(args.set)
     for kind in cfg.STAGES:
         if getattr(args, kind, None):
             overrides.insert(0, f"{kind}.name={getattr(args, kind)}")
     if getattr(args, "preset", None):  # before --set, so an explicit threshold wins
         overrides.insert(0, f"turn.preset={args.preset}")
-    config = cfg.load(args.config, overrides)
+    config = cfg.load(args.config, overrides, base=base)
     if getattr(args, "device", None) == "cuda":
         config = cfg.apply(config, _cuda_overrides(config))
     return config
@@ -89,6 +97,89 @@ async def run_call(config: cfg.Config, stages: Stages, transport: Transport, *, 
             driver.cancel()
         log.close()
     return CallResult(session, log)
+
+
+DESK_FUNCTION, DESK_CONFIG = "desk", "CONFIG"
+
+
+class Desk:
+    """What a server offers every phone call, which has no client to send `session.update`: the
+    tools (with their server-side code, holding lines included) and a ledger for their side
+    effects, shared by every call the server answers (one effect per business key across calls
+    and restarts).
+
+    `setup` is called for each call's session before it starts, with the parameters it names of
+    `session`, `clock` (the session's) and `ledger`; it either calls `session.use_tools(...)`
+    itself (to pass `queries`, say) or returns a `ToolRegistry`, which is offered with the ledger.
+    `config` is the desk's own settings (sections as in a configuration file: its instructions,
+    `call.end_call`), under the command line's: `--config` and `--set` still win.
+    """
+
+    def __init__(self, setup: Callable[..., Any], *, config: dict[str, Any] | None = None,
+                 ledger: Any = None, name: str = "desk") -> None:
+        self.setup, self.config, self.ledger, self.name = setup, dict(config or {}), ledger, name
+
+    def base_config(self) -> cfg.Config:
+        """Defaults with the desk's settings over them (a bad section is a ConfigError)."""
+        try:
+            return cfg.apply(cfg.Config.default(), self.config)
+        except ConfigError as exc:
+            raise ConfigError(f"{self.name}'s {DESK_CONFIG}: {exc}") from None
+
+    def open_ledger(self, path: str | Path) -> Ledger:
+        """The ledger at `path` (`call.db_path`); effects left in flight by a crash become
+        `unknown`, to be asked of the provider when they come up again."""
+        self.ledger = Ledger(path)
+        self.ledger.recover()
+        return self.ledger
+
+    def attach(self, session: Session) -> None:
+        known = {"session": session, "clock": session.clock, "ledger": self.ledger}
+        params = inspect.signature(self.setup).parameters
+        registry = self.setup(**{k: v for k, v in known.items() if k in params})
+        if isinstance(registry, ToolRegistry):
+            session.use_tools(registry, ledger=self.ledger)
+        elif registry is not None:
+            raise ConfigError(f"{self.name} returned {type(registry).__name__}; return a "
+                              "ToolRegistry, or None after calling session.use_tools")
+
+
+def load_desk(ref: str) -> Desk:
+    """`FILE.py`, `FILE.py:FUNCTION` or `module:FUNCTION` (FUNCTION defaults to `desk`), and the
+    module's `CONFIG` if it has one."""
+    where, sep, attr = ref.rpartition(":")
+    if not sep or not where or not attr.isidentifier():  # no function named
+        where, attr = ref, DESK_FUNCTION
+    path = Path(where)
+    if where.endswith(".py"):
+        if not path.is_file():
+            raise ConfigError(f"--desk {ref}: {path} does not exist")
+        name = f"pipeline_desk_{path.stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(where)
+        except ImportError as exc:
+            raise ConfigError(f"--desk {ref}: cannot import {where} ({exc}); give a file "
+                              "(desk.py) or an importable module (package.desk)") from None
+    setup = getattr(module, attr, None)
+    if not callable(setup):
+        raise ConfigError(f"--desk {ref}: {where} has no function {attr}(); define one that "
+                          "takes `session` (and `ledger`) and offers the tools")
+    config = getattr(module, DESK_CONFIG, None) or {}
+    if not isinstance(config, dict):
+        raise ConfigError(f"--desk {ref}: {DESK_CONFIG} must be a dict of configuration sections")
+    return Desk(setup, config=config, name=f"{where}:{attr}")
+
+
+def add_desk_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--desk", metavar="FILE.py[:FUNCTION]",
+                   help="offer every phone call this desk's tools (FUNCTION, default `desk`, is "
+                   "called per call with `session` and `ledger`; docs/telephony.md)")
 
 
 def conversation_printer(printer: Callable[[str], None]) -> Callable[[ev.Event], None]:

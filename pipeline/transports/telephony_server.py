@@ -22,6 +22,7 @@ from ..base.clock import RealClock
 from ..base.config import Config
 from ..call.session import Session, Stages
 from . import telephony_auth as auth
+from .runtime import Desk
 from .telephony import LEAD_MS, PhoneLine
 from .telephony_dialects import DIALECTS, Dialect, Start, Stop, StreamError
 
@@ -37,6 +38,7 @@ class PhoneHost(Protocol):
     max_connections: int
     twilio_auth_token: str | None
     public_url: str | None
+    desk: Desk | None  # the tools every phone call is offered: a call has no client to send them
 
     @property
     def calls(self) -> int:
@@ -132,6 +134,8 @@ class PhoneRoutes:
         line.bind(session)
         self.lines.add(line)
         try:
+            if self.host.desk is not None:
+                self.host.desk.attach(session)
             session.start()
             session.log(f"{dialect.name} call {start.call_id} (stream {start.stream_id})")
             session.mark_ready()

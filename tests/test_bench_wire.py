@@ -1,0 +1,41 @@
+"""`bench.wire --via twilio`: a phone call as the benchmark places it, against a server with
+fake stages (energy VAD, scripted STT and LLM, tone voice), and the report of both paths."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+
+from bench import wire
+from pipeline.base.audio import INPUT_RATE_HZ, mulaw_encode
+from pipeline.base.config import Config
+from pipeline.call.session import Stages
+from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.testing.scenario_voice import EnergyVAD
+from pipeline.testing.server import ServerThread
+from pipeline.turns import HeuristicCompleteness
+
+
+def _question() -> np.ndarray:
+    t = np.arange(int(1.2 * INPUT_RATE_HZ)) / INPUT_RATE_HZ
+    return (0.3 * np.sin(2 * np.pi * 400 * t)).astype(np.float32)
+
+
+def test_a_phone_call_times_the_first_agent_frame_that_sounds_after_the_end_of_speech() -> None:
+    stages = Stages(vad=EnergyVAD(), stt=ScriptedSTT(transcripts=["What time is checkout?"]),
+                    completeness=HeuristicCompleteness(),
+                    llm=ScriptedLLM(replies=["Checkout is at eleven."]), tts=ToneTTS())
+    with ServerThread(stages, config=Config.default()) as server:
+        row = asyncio.run(wire.phone_call(server.port, _question(), "twilio"))
+    assert row["end_to_audio"] is not None and row["end_to_audio"] > 0  # answered after the end
+    assert row["commit"] is None and row["llm_first_token"] is None  # no events on a phone line
+    text = wire.report({"rows": [{"clip": "q", "round": 0, "via": "twilio", **row}],
+                        "clips": {"q": 1.2}}, "Machine: test", "python -m bench.wire --via twilio")
+    assert "## via" not in text and "no milestones" in text and "| q | 1.2 |" in text
+
+
+def test_phone_sounds_reads_g711_frames() -> None:
+    quiet = mulaw_encode(np.zeros(160, np.float32))
+    loud = mulaw_encode(0.1 * np.sin(2 * np.pi * 300 * np.arange(160) / 8000))
+    assert not wire.phone_sounds(quiet) and wire.phone_sounds(loud)
