@@ -207,8 +207,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {write(summarise(saved['rows']), saved['rows'], saved['skipped'], saved['machine'], day=day, short_words=saved.get('short_words', True))}")
         return 0
     config = load_config(args)
-    config.bargein.hear_words = True  # what this measures; the gate-alone column is read from it
-    config.bargein.hear_short_words = config.bargein.hear_short_words or args.short_words
+    # hear_words: what this measures (the gate-alone column is read from it)
+    config.bargein = dataclasses.replace(
+        config.bargein, hear_words=True,
+        hear_short_words=config.bargein.hear_short_words or args.short_words)
     # two Piper speeds and two espeak-ng voices: 48 backchannels and 48 interruptions before the
     # length filter, within an hour of compute on 2 cores; --all-voices adds the other two
     voices = ["joe-1.0"] if args.quick else ["joe-1.0", "joe-slow", "espeak-us", "espeak-us-f"]

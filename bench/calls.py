@@ -11,8 +11,11 @@ import numpy as np
 
 from pipeline.base import config as cfg
 from pipeline.base import events as ev
+from pipeline.call.session import Session
 from pipeline.transports.runtime import run_call
 from pipeline.transports.scripted import Clip, ScriptedCaller
+
+from . import sequential
 
 # The tests' habit (tests/test_bargein.py): the caller starts 0.3 s into the call, so VAD and the
 # prefix padding see silence before the first word.
@@ -21,15 +24,23 @@ LEAD_IN_S = 0.3
 # reply comes, e.g. nothing was heard); 0.5 s is well past the 160 ms speech-stop confirmation.
 TAIL_S = 0.5
 
+# Each mode's response settings, and the session it runs in: the sequential baseline is a
+# session of its own (bench/sequential.py), the others are the pipeline's.
 MODE_SETTINGS: dict[str, dict[str, Any]] = {
-    "sequential": {"mode": "sequential", "preemptive": False},
-    "streaming": {"mode": "streaming", "preemptive": False},
-    "streaming+preemptive": {"mode": "streaming", "preemptive": True},
+    "sequential": sequential.SETTINGS,
+    "streaming": {"preemptive": False},
+    "streaming+preemptive": {"preemptive": True},
 }
+MODE_SESSIONS: dict[str, type[Session]] = {"sequential": sequential.SequentialSession}
 
 
 def mode_config(base: cfg.Config, mode: str) -> cfg.Config:
     return cfg.apply(base, {"response": MODE_SETTINGS[mode]})
+
+
+def session_for(mode: str) -> type[Session]:
+    """The session class a mode (or a variant named like one) runs in."""
+    return MODE_SESSIONS.get(mode, Session)
 
 
 class BenchCaller(ScriptedCaller):
@@ -100,13 +111,15 @@ def settle(stages: Any) -> None:
 
 def one_call(config: cfg.Config, stages: Any, clips: list[Clip], *, realtime: bool,
              hang_up_after: tuple[str, float] | None = None, max_s: float = 60.0,
+             session_class: type[Session] = Session,
              **caller_kwargs: Any) -> tuple[list[ev.Event], BenchCaller, Any]:
     """Run a call to its end; returns its event log, the caller (agent frame times) and the
-    session (for what the log does not carry, e.g. a reply's full text)."""
+    session (for what the log does not carry, e.g. a reply's full text). `session_class`:
+    `session_for(mode)` (the sequential baseline's own session)."""
     caller = BenchCaller([dataclasses.replace(c) for c in clips], tail_s=TAIL_S, max_s=max_s,
                          hang_up_after=hang_up_after, **caller_kwargs)
     if hasattr(stages.vad, "reset"):
         stages.vad.reset()
-    result = asyncio.run(run_call(config, stages, caller, realtime=realtime))
+    result = asyncio.run(run_call(config, stages, caller, realtime=realtime, session_class=session_class))
     settle(stages)
     return result.events.events, caller, result.session

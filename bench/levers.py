@@ -37,7 +37,8 @@ from pipeline.base.clock import perf_s
 from pipeline.transports.runtime import add_config_args, load_config
 from pipeline.transports.scripted import Clip
 
-from .calls import LEAD_IN_S, one_call, prime_llm
+from . import sequential
+from .calls import LEAD_IN_S, one_call, prime_llm, session_for
 from .clips import caller_clips
 from .machine import describe_machine, describe_stages, host_name, machine_line, stages_line
 from .readout import TurnReadout, read_turns
@@ -49,17 +50,15 @@ WARM_UP_LOADS = 3  # loads per side for the Piper warm-up (median); each is ~1 s
 
 # name -> (response settings, completeness "llm" or None for the configured one, stage switches)
 ON = {"keep_prompt_cache": True, "prefix_final": False}
+# (the variant named "sequential" runs in the baseline's own session: bench/sequential.py)
 VARIANTS: dict[str, tuple[dict[str, Any], str | None, dict[str, bool]]] = {
-    "sequential": ({"mode": "sequential", "preemptive": False}, None, ON),
-    "all levers": ({"mode": "streaming", "preemptive": True, "speculate_from": "partial"}, None, ON),
-    "speculate from final": ({"mode": "streaming", "preemptive": True, "speculate_from": "final"},
-                             None, ON),
-    "final from the confirmed words": ({"mode": "streaming", "preemptive": True}, None,
-                                       ON | {"prefix_final": True}),
-    "no preemption": ({"mode": "streaming", "preemptive": False}, None, ON),
-    "llm signal, cache kept": ({"mode": "streaming", "preemptive": True}, "llm", ON),
-    "llm signal, cache reset": ({"mode": "streaming", "preemptive": True}, "llm",
-                                ON | {"keep_prompt_cache": False}),
+    "sequential": (sequential.SETTINGS, None, ON),
+    "all levers": ({"preemptive": True, "speculate_from": "partial"}, None, ON),
+    "speculate from final": ({"preemptive": True, "speculate_from": "final"}, None, ON),
+    "final from the confirmed words": ({"preemptive": True}, None, ON | {"prefix_final": True}),
+    "no preemption": ({"preemptive": False}, None, ON),
+    "llm signal, cache kept": ({"preemptive": True}, "llm", ON),
+    "llm signal, cache reset": ({"preemptive": True}, "llm", ON | {"keep_prompt_cache": False}),
 }
 SPLIT_VARIANTS = ("sequential", "all levers")
 
@@ -96,8 +95,9 @@ def run_variants(stages: Any, base: cfg.Config, clips: list[Any], names: tuple[s
             events, _, _ = one_call(cfg.apply(base, {"response": response}), run_stages,
                                     [Clip(clip.audio, LEAD_IN_S)], realtime=True,
                                     hang_up_after=("first_audio_out", 0.0),
-                                    max_s=LEAD_IN_S + clip.seconds + CALL_CAP_S)
-            turns = read_turns(events, sequential=response["mode"] == "sequential")
+                                    max_s=LEAD_IN_S + clip.seconds + CALL_CAP_S,
+                                    session_class=session_for(name))
+            turns = read_turns(events, sequential=name == "sequential")
             turn = next((t for t in turns if t.end_to_audio_ms is not None), None)
             if turn is not None:
                 turn.clip, turn.mode = clip.name, name

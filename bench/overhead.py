@@ -4,10 +4,19 @@ The models are swapped for the fakes (scripted STT and LLM, a tone for TTS), whi
 microseconds; VAD stays real because turns are found in real audio. The calls run on the real
 clock, so commit -> first audio out is the event loop, the task hand-offs, the model threads'
 start-up, the queues and the playback; the fakes' own compute is measured and subtracted.
+
+    python -m bench.overhead               # the row alone: 5 clips, 3 runs; JSON on stdout
+    python -m bench.overhead --runs 10     # more turns for a steadier median
+
+`bench.ttfa` runs it too (its "Pipeline overhead" section). Run from two checkouts in turn, it
+compares them on the same machine and load: bench/results/2026-12-01-overhead-loaded.md.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,7 +31,8 @@ from pipeline.transports.scripted import Clip
 from pipeline.turns import HeuristicCompleteness
 
 from .calls import LEAD_IN_S, mode_config, one_call
-from .clips import CallerClip
+from .clips import CallerClip, caller_clips
+from .machine import describe_machine, machine_line
 from .readout import read_turns
 from .summary import describe
 
@@ -103,3 +113,28 @@ def measure_overhead(vad: Any, clips: list[CallerClip], base: cfg.Config, *,
     return {"turns": turns,
             "overhead_ms": describe(t["overhead_ms"] for t in turns),
             "hops_ms": {f"{a}->{b}": describe(t[f"{a}->{b}"] for t in turns) for a, b in HOPS}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.overhead", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clips", type=int, default=5, help="caller clips per run (default 5)")
+    parser.add_argument("--runs", type=int, default=3, help="runs over the clips (default 3)")
+    args = parser.parse_args(argv)
+    clips = caller_clips(args.clips)
+    base = cfg.Config.default()
+    vad = cfg.build_stage("vad", base.vad)
+    load_before = os.getloadavg()
+    turns = []
+    for _ in range(args.runs):
+        turns += measure_overhead(vad, clips, base)["turns"]
+    print(json.dumps({"machine": machine_line(describe_machine()),
+                      "load_average": {"before": load_before, "after": os.getloadavg()},
+                      "overhead_ms": describe(t["overhead_ms"] for t in turns),
+                      "commit_to_audio_ms": describe(t["commit_to_audio_ms"] for t in turns),
+                      "turns": turns}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -30,7 +30,15 @@ from pipeline.base.clock import perf_s
 from pipeline.transports.runtime import add_config_args, load_config
 from pipeline.transports.scripted import Clip
 
-from .calls import LEAD_IN_S, MODE_SETTINGS, mode_config, one_call, prime_llm
+from .calls import (
+    LEAD_IN_S,
+    MODE_SESSIONS,
+    MODE_SETTINGS,
+    mode_config,
+    one_call,
+    prime_llm,
+    session_for,
+)
 from .clips import CallerClip, caller_clips
 from .machine import describe_machine, describe_stages, host_name
 from .readout import TurnReadout, read_turns
@@ -126,7 +134,8 @@ def run_turns(stages: Any, base: cfg.Config, clips: list[CallerClip], progress: 
             events, _, session = one_call(mode_config(base, mode), stages,
                                           [Clip(clip.audio, LEAD_IN_S)], realtime=True,
                                           hang_up_after=("first_audio_out", 0.0),
-                                          max_s=LEAD_IN_S + clip.seconds + CALL_CAP_S)
+                                          max_s=LEAD_IN_S + clip.seconds + CALL_CAP_S,
+                                          session_class=session_for(mode))
             turns = read_turns(events, sequential=mode == "sequential")
             turn = next((t for t in turns if t.end_to_audio_ms is not None), None)
             if turn is None:
@@ -205,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join(["python -m bench.ttfa",
                              shlex.join(sys.argv[1:] if argv is None else argv)]).strip(),
         "settings": {"turns": args.n_turns, "quick": args.quick, "modes": list(MODES),
-                     "mode_settings": MODE_SETTINGS, "lead_in_s": LEAD_IN_S,
+                     "mode_settings": MODE_SETTINGS,
+                     "mode_sessions": {m: f"{c.__module__}.{c.__qualname__}" for m, c in MODE_SESSIONS.items()},
+                     "lead_in_s": LEAD_IN_S,
                      "call_cap_s": CALL_CAP_S, "skipped": sorted(skip)},
         "config": dataclasses.asdict(base),
         "stages": describe_stages(base, stages),  # device, model sizes, threads actually used

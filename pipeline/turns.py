@@ -129,6 +129,7 @@ class TurnDetector:
         self.policy = policy
         self.start_windows = max(1, math.ceil(policy.min_speech_ms / WINDOW_MS))
         self.stop_windows = max(1, math.ceil(policy.speech_stop_ms / WINDOW_MS))
+        self._silence_below = policy.vad_threshold - policy.vad_hysteresis
 
     def on_window(self, prob: float, window_end_ms: float) -> VadSignal | None:
         window_start_ms = window_end_ms - WINDOW_MS
@@ -144,9 +145,9 @@ class TurnDetector:
                 return VadSignal("speech_started", self._onset_ms)
         else:
             self._above = 0
-            # Silero's hysteresis: in speech, silence starts only below (threshold - 0.15); once
-            # it has started, windows in between count on, as time passes in Silero's own loop
-            if not self.in_speech or prob < self.policy.vad_threshold - 0.15 or self._below:
+            # Silero's hysteresis: in speech, silence starts only below (threshold - hysteresis);
+            # once it has started, windows in between count on, as time passes in Silero's own loop
+            if not self.in_speech or prob < self._silence_below or self._below:
                 self._below += 1
             if self.in_speech and self._below >= self.stop_windows:
                 self.in_speech = False

@@ -96,3 +96,17 @@ def test_empty_or_silent_caller_is_a_call_with_no_turns(tmp_path, samples):
     proc = _cli("call", "--caller", str(caller), "--llm", "scripted")
     assert proc.returncode == 0, proc.stderr
     assert "Caller:" not in proc.stdout and "Agent:" not in proc.stdout
+
+
+def test_a_config_file_asking_for_the_sequential_mode_is_told_it_moved_to_the_benchmark(tmp_path):
+    old = tmp_path / "old.toml"
+    old.write_text('[response]\nmode = "sequential"\n')
+    proc = _cli("config", "--config", str(old))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    for words in ("response.mode = 'sequential'", "bench/sequential.py", "remove response.mode"):
+        assert words in proc.stderr, proc.stderr
+    streaming = tmp_path / "streaming.toml"  # what `config` wrote before: still loads
+    streaming.write_text('[response]\nmode = "streaming"\npreemptive = false\n')
+    proc = _cli("config", "--config", str(streaming))
+    assert proc.returncode == 0, proc.stderr
+    assert "preemptive = false" in proc.stdout and "mode =" not in proc.stdout

@@ -3,12 +3,21 @@ session's config on every window), and each default is written in one place."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import numpy as np
+import pytest
 
 from pipeline.base.clock import SimClock
-from pipeline.base.config import CallPolicy, Config
+from pipeline.base.config import (
+    BargeInPolicy,
+    CallPolicy,
+    ChunkerPolicy,
+    Config,
+    ResponsePolicy,
+    TurnPolicy,
+)
 from pipeline.call.session import Session, Stages
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
 from pipeline.transports.scripted import ScriptedCaller
@@ -40,6 +49,28 @@ def test_session_update_pushes_the_policies_to_their_owners():
     assert turns.detector.policy is turns.policy
     session.client.update(instructions="Be brief.")  # no barge-in or turn keys: nothing to push
     assert bargein.policy is session.core.config.bargein and not bargein.policy.enabled
+
+
+@pytest.mark.parametrize("policy", [TurnPolicy(), BargeInPolicy(), ChunkerPolicy(), ResponsePolicy(),
+                                    CallPolicy()], ids=lambda p: type(p).__name__)
+def test_policies_are_frozen_values(policy):
+    name = dataclasses.fields(policy)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(policy, name, getattr(policy, name))
+
+
+def test_an_update_replaces_the_policy_and_leaves_the_one_an_owner_held_unchanged():
+    session = _session()
+    old_turn, old_bargein = session.turns.policy, session.bargein.policy
+    old_response = session.core.config.response
+    session.client.update(interrupt_response=False, turn={"vad_threshold": 0.7},
+                          instructions="Be brief.", generation={"temperature": 0.2})
+    assert session.turns.policy is not old_turn and session.turns.policy.vad_threshold == 0.7
+    assert old_turn.vad_threshold == TurnPolicy().vad_threshold  # the value it held is unchanged
+    assert session.bargein.policy is not old_bargein and old_bargein.enabled
+    assert session.core.config.response.instructions == "Be brief."
+    assert old_response == ResponsePolicy()  # replaced, not changed in place
+    assert Config.default().turn == TurnPolicy()  # the caller's config is not the session's
 
 
 def test_the_turn_defaults_are_the_default_preset():

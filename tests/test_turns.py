@@ -49,6 +49,32 @@ def test_presets_and_both_thresholds_measured_from_speech_stop(preset, lo, hi):
     assert d.end_of_turn(end + hi, complete_prob=None) == "max_silence"
 
 
+def _stops_after(policy: TurnPolicy, prob: float) -> int | None:
+    """Windows of `prob` after ten speech windows until speech stops (None: within 20, never)."""
+    d = TurnDetector(policy)
+    _feed(d, "#" * 10)
+    for n in range(1, 21):
+        if d.on_window(prob, (10 + n) * WINDOW_MS) is not None:
+            return n
+    return None
+
+
+def test_in_speech_silence_starts_only_below_the_threshold_minus_the_hysteresis():
+    policy = TurnPolicy()  # threshold 0.5, hysteresis 0.15: silence below 0.35
+    assert policy.vad_hysteresis == 0.15
+    assert _stops_after(policy, 0.4) is None  # under the threshold, above its hysteresis: speech
+    assert _stops_after(policy, 0.3) == 5  # below both: five windows stop it
+    narrow = make_config(turn={"vad_hysteresis": 0.05}).turn  # the band is the policy's
+    assert _stops_after(narrow, 0.4) == 5
+
+
+def test_a_negative_hysteresis_is_refused_with_what_to_use():
+    from pipeline.base.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="turn.vad_hysteresis .* must be 0 or more"):
+        make_config(turn={"vad_hysteresis": -0.1})
+
+
 def test_any_speech_resets_the_silence_clock():
     d = TurnDetector(TurnPolicy())
     _, t = _feed(d, "#" * 10 + "." * 10)

@@ -36,7 +36,7 @@ class StageConfig:
 TURN_PRESETS = {"fast": (300, 1000), "default": (600, 1500), "deliberate": (900, 2500)}
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnPolicy:
     preset: Literal["fast", "default", "deliberate", "custom"] = "default"
     # the "default" preset's pair, written once (TURN_PRESETS)
@@ -44,6 +44,9 @@ class TurnPolicy:
     max_silence_ms: int = TURN_PRESETS["default"][1]  # ends the turn regardless
     prefix_padding_ms: int = 300  # audio kept before speech onset so no onset is clipped
     vad_threshold: float = 0.5  # Silero's own recommended speech threshold
+    # in speech, silence starts only below vad_threshold - vad_hysteresis: silero-vad's own
+    # VADIterator and get_speech_timestamps (utils_vad.py) end speech below threshold - 0.15
+    vad_hysteresis: float = 0.15
     speech_stop_ms: int = 160  # five 32 ms VAD windows below threshold = speech stopped
     min_speech_ms: int = 96  # three windows above threshold = speech started (rejects clicks)
     complete_threshold: float = 0.5  # "looks complete" probability that allows min_silence_ms
@@ -52,7 +55,7 @@ class TurnPolicy:
     max_turn_ms: int = 60_000
 
 
-@dataclass
+@dataclass(frozen=True)
 class BargeInPolicy:
     enabled: bool = True
     energy_threshold_dbfs: float = -40.0  # a 32 ms window at least this loud (RMS) may be speech
@@ -88,7 +91,7 @@ class BargeInPolicy:
     min_word_logprob: float = -1.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class ChunkerPolicy:
     quick_first_fragment: bool = True
     min_fragment_words: int = 6
@@ -96,12 +99,8 @@ class ChunkerPolicy:
     first_phrase_words: int = 4
 
 
-@dataclass
+@dataclass(frozen=True)
 class ResponsePolicy:
-    # "sequential" is the naive baseline the benchmark compares against: the final transcription
-    # pass starts at commit (partials still run, for the completeness signal), the whole reply is
-    # generated, then synthesized in one piece.
-    mode: Literal["streaming", "sequential"] = "streaming"
     instructions: str = DEFAULT_INSTRUCTIONS
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
     # What a speculation starts from; adopted if the final says the same words, else dropped and
@@ -122,7 +121,7 @@ class ResponsePolicy:
     speed: float | None = None  # 1.0: the voice's own rate
 
 
-@dataclass
+@dataclass(frozen=True)
 class CallPolicy:
     # caller audio held while the session gets ready (the one default: the sound card's too)
     pickup_cap_ms: int = 5000
@@ -212,11 +211,26 @@ def _coerce(key: str, value: Any, annotation: Any) -> Any:
     return value
 
 
+# Keys a section no longer has: the value that still means what the pipeline does (accepted,
+# so a file written by an older `config` still loads), and what to do about any other.
+_RETIRED = {
+    ("response", "mode"): ("streaming", "response.mode = {value!r} is no longer a setting: replies "
+                           "always stream. The sequential baseline the benchmark compares "
+                           "against moved to the benchmark (bench/sequential.py, run by python -m "
+                           "bench.ttfa); remove response.mode from the configuration"),
+}
+
+
 def _apply_policy(section: str, cls: type, current: Any, values: dict[str, Any]) -> Any:
     hints = typing.get_type_hints(cls)
     allowed = [f.name for f in fields(cls)]
     updates = {}
     for key, value in values.items():
+        if (section, key) in _RETIRED:
+            still_true, why = _RETIRED[section, key]
+            if value != still_true:
+                raise ConfigError(why.format(value=value))
+            continue
         if key not in allowed:
             raise ConfigError(f"unknown key {section}.{key}; allowed: {', '.join(allowed)}")
         updates[key] = _coerce(f"{section}.{key}", value, hints[key])
@@ -233,6 +247,9 @@ def _resolve_turn_preset(policy: TurnPolicy, updates: dict[str, Any]) -> TurnPol
                          max_silence_ms=updates.get("max_silence_ms", hi))
     elif {"min_silence_ms", "max_silence_ms"} & updates.keys():
         policy = replace(policy, preset="custom")
+    if policy.vad_hysteresis < 0.0:
+        raise ConfigError(f"turn.vad_hysteresis ({policy.vad_hysteresis}) must be 0 or more: in "
+                          "speech, silence starts below turn.vad_threshold minus it")
     if policy.min_silence_ms > policy.max_silence_ms:
         raise ConfigError(
             f"turn.min_silence_ms ({policy.min_silence_ms}) must not exceed "

@@ -16,7 +16,8 @@ from ..base.protocols import LLM, TTS, CountingLLM
 from ..stages.playback import FramePhase, Playback
 from .context import ContextOverflowError, fit_conversation
 from .core import SessionCore
-from .response import Response, ResponseContext, ResponseOptions, ToolHooks
+from .response import ModeChoice, Response, ResponseContext, ResponseOptions, ToolHooks
+from .response_modes import DEFAULT_MODES
 from .states import ResponseStatus
 
 _TEMPLATE_TOKENS = 8  # chat-template tokens around one message (ChatML adds 5)
@@ -25,7 +26,8 @@ _DROP_STEP = 8  # drop turns eight at a time: the prompt's start, and the model'
 
 class Responder:
     def __init__(self, core: SessionCore, *, llm: LLM, tts: TTS, playback: Playback, tools: ToolHooks,
-                 caller_speaking: Callable[[], bool], line_open: Callable[[], bool]) -> None:
+                 caller_speaking: Callable[[], bool], line_open: Callable[[], bool],
+                 modes: ModeChoice = DEFAULT_MODES) -> None:
         self.core = core
         self.playback = playback
         self.tools = tools
@@ -33,7 +35,7 @@ class Responder:
         self.line_open = line_open
         self.ctx = ResponseContext(llm=llm, tts=tts, clock=core.clock, config=core.config, emit=core.emit,
                                    log=core.log, playback=playback, conversation=core.conversation,
-                                   tools=tools)
+                                   tools=tools, modes=modes)
         self._counting = llm if isinstance(llm, CountingLLM) else None  # asked once: µs a check (response.py)
         self.auto_respond = True  # False: a committed turn becomes an item; the client asks for replies
         self.text_only = False  # the session's output modalities are ["text"]: no voice by default

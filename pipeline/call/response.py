@@ -3,10 +3,13 @@
 A response sees only its `ResponseContext` (the models, the clock, the event stream, the
 speaker and the tool hooks), never the session.
 
-Two inner coroutines run together (tokens into chunks, chunks into audio) and a `finally` stops the
-LLM thread, cancels synthesis and waits for every task, so cancellation is designed in. A response
-may start *held* (preemptive generation): its events and audio are kept back until it is adopted
-at turn commit, or dropped silently.
+It runs in four steps: generate (the LLM thread streams tokens), chunk (tokens into speakable
+chunks, or a tool call), speak (chunks into audio) and finish (its status, its item, response.done).
+Generate-and-chunk and speak run together, and a `finally` stops the LLM thread, cancels synthesis
+and waits for every task, so cancellation is designed in. How it goes out is three strategies
+chosen once when it is made (`ResponseModes`, in `response_modes.py`): its delivery (live, or
+*held*: a speculation whose events and audio are kept back until the turn commit adopts it), its
+output (spoken, or text only) and its place (in the conversation, or out of band).
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -85,6 +88,7 @@ class ResponseContext:
     playback: Playback
     conversation: Conversation
     tools: ToolHooks
+    modes: ModeChoice  # how each response goes out (response_modes.ResponseModes)
 
     def __post_init__(self) -> None:
         # a capability check on a runtime protocol costs microseconds (6 µs for isinstance(ToneTTS(),
@@ -92,25 +96,72 @@ class ResponseContext:
         self.async_tts: AsyncTTS | None = self.tts if isinstance(self.tts, AsyncTTS) else None
 
 
-@dataclass
-class Response:
-    ctx: ResponseContext
-    turn_id: str | None
-    messages: list[dict[str, Any]]
-    held: bool = False
-    transcript: str | None = None  # the user text a held (preemptive) response answers
-    purpose: str = "turn"  # "turn" | "tool_result" | "reminder" | "client"
-    about_keys: tuple[str, ...] = ()  # ledger keys whose outcome this response is meant to state
-    options: ResponseOptions = field(default_factory=ResponseOptions)
-    id: str = field(default_factory=lambda: ev.new_id("resp"))
-    item: Item = field(default_factory=lambda: Item(type="message", role="assistant", status="in_progress"))
-    reason: str | None = None
-    error: str | None = None
-    status = GuardedState(RESPONSE_MOVES, ResponseStatus.IN_PROGRESS)  # not a field: moved only
-    failure: str | None = None  # known before it starts (the context cannot fit): it fails at once
+class Delivery(Protocol):
+    """Where a response's events and audio go: out at once, or held until it is adopted."""
 
-    def __post_init__(self) -> None:
-        config = self.ctx.config
+    held: bool
+    reaches_caller: bool  # what it plays can sound (a held response's never has)
+
+    def emit(self, event: ev.Event) -> None: ...
+    def play(self, samples: np.ndarray) -> None: ...
+    def defer(self, start: Callable[[], None]) -> bool: ...  # True: a tool call starts later
+    async def released(self) -> None: ...  # what was held has gone out (a live one: at once)
+    def stop_audio(self) -> None: ...
+    # adopted: it goes live and what was held goes out, in order (a live one raises RuntimeError)
+    def release(self, response: Response) -> None: ...
+
+
+class Output(Protocol):
+    """What the reply text becomes: speech, or written text."""
+
+    modalities: tuple[str, ...]
+
+    def on_text(self, response: Response, piece: str) -> list[str]: ...  # chunks to put now
+    def rest(self, response: Response) -> list[str]: ...  # chunks still to put after the last token
+    async def put(self, response: Response, chunks: asyncio.Queue[str | None], chunk: str) -> None: ...
+    # the wait until the caller has heard it all (None: nothing is heard)
+    def heard(self, response: Response) -> Coroutine[Any, Any, None] | None: ...
+    def finish_item(self, response: Response) -> None: ...  # its text, status, what was heard
+
+
+class Placement(Protocol):
+    """Whether the response's items enter the conversation."""
+
+    conversation: str  # the wire's "auto" | "none"
+
+    def enter(self, response: Response) -> None: ...  # an adopted speculation's items join it
+    def call_made(self, response: Response, call: ToolCall) -> None: ...  # start it, now or when adopted
+
+
+class Modes(NamedTuple):
+    delivery: Delivery
+    output: Output
+    placement: Placement
+
+
+ModeChoice = Callable[["Response", bool], Modes]  # (the response, held) -> its strategies
+
+
+class Response:
+    status = GuardedState(RESPONSE_MOVES, ResponseStatus.IN_PROGRESS)  # not a field: moved only
+
+    def __init__(self, ctx: ResponseContext, turn_id: str | None, messages: list[dict[str, Any]], *,
+                 held: bool = False, transcript: str | None = None, purpose: str = "turn",
+                 about_keys: tuple[str, ...] = (), options: ResponseOptions | None = None,
+                 failure: str | None = None) -> None:
+        config = ctx.config
+        self.ctx = ctx
+        self.turn_id = turn_id
+        self.messages = messages
+        self.transcript = transcript  # the user text a held (preemptive) response answers
+        self.purpose = purpose  # "turn" | "tool_result" | "reminder" | "client"
+        self.about_keys = about_keys  # ledger keys whose outcome this response is meant to state
+        self.options = options or ResponseOptions()
+        self.failure = failure  # known before it starts (the context cannot fit): it fails at once
+        self.id = ev.new_id("resp")
+        self.item = Item(type="message", role="assistant", status="in_progress")
+        self.reason: str | None = None
+        self.error: str | None = None
         self.cancel_llm = threading.Event()
         self.chunker = SentenceChunker(quick_first_fragment=config.chunker.quick_first_fragment,
                                        min_fragment_words=config.chunker.min_fragment_words,
@@ -118,39 +169,30 @@ class Response:
         self.spoken: list[SpokenChunk] = []
         self.generated = 0
         self.generation = Generation()
-        self._held_events: list[ev.Event] = []
-        self._held_audio: list[np.ndarray] = []
         self._tasks: list[asyncio.Future[Any]] = []
         self.done = asyncio.Event()
-        self._adopted = asyncio.Event()
         self.text_so_far = ""
-        self.history_version = self.ctx.tools.history_version
+        self.history_version = ctx.tools.history_version
         self.call_item: Item | None = None  # the function call this response made, if any
         self._call_opened: Item | None = None  # announced at its first argument delta
-        self._deferred_calls: list[tuple[str, ToolCall]] = []  # held responses start no tool
         self.heard_in_full = False
         self.call_id, self._call_item_id = ev.new_id("call"), ev.new_id("item")
-        self._call = ToolCallStream(self.ctx.tools.spec, say_param=self.ctx.tools.say_param)
+        self._call = ToolCallStream(ctx.tools.spec, say_param=ctx.tools.say_param)
         self._first_chunk_marked = False
         self._spoken_failure: SpokenError | None = None  # apologised for; fails once heard
-        self.item.audio = not self.options.text_only
+        self.delivery, self.output, self.placement = ctx.modes(self, held)
+        self.item.audio = "audio" in self.output.modalities
 
-    # --- emission (held until adopted) ---------------------------------------------------------
+    @property
+    def held(self) -> bool:
+        """A speculation not yet adopted: nothing of it has gone out."""
+        return self.delivery.held
 
     def _emit(self, event: ev.Event) -> None:
-        if self.held:
-            self._held_events.append(event)
-        else:
-            self.ctx.emit(event)
+        self.delivery.emit(event)
 
     def _mark(self, stage: str, **detail: Any) -> None:
         self._emit(ev.StageMark(stage=stage, response_id=self.id, turn_id=self.turn_id, detail=detail))
-
-    def _play(self, samples: np.ndarray) -> None:
-        if self.held:
-            self._held_audio.append(samples)
-        else:
-            self.ctx.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
 
     @property
     def may_still_tell(self) -> bool:
@@ -161,24 +203,9 @@ class Response:
 
     def adopt(self) -> None:
         """Turn commit confirmed the speculation: release what was held, in order."""
-        ctx = self.ctx
-        self.held = False
-        if not self.options.out_of_band:
-            ctx.conversation.add(self.item)
-            if self.call_item is not None:
-                ctx.conversation.add(self.call_item)
-        for samples in self._held_audio:
-            ctx.playback.enqueue(samples, item_id=self.item.id, response_id=self.id)
-        for event in self._held_events:
-            ctx.emit(event)  # re-stamped with the clock as it is released
-        self._held_events.clear()
-        self._held_audio.clear()
-        for call_id, call in self._deferred_calls:  # only now may a side effect happen
-            ctx.tools.start(self, call_id, call)
-        self._deferred_calls.clear()
-        self._adopted.set()
+        self.delivery.release(self)
 
-    # --- lifecycle -----------------------------------------------------------------------------
+    # --- the steps -----------------------------------------------------------------------------
 
     async def run(self) -> None:
         try:
@@ -189,11 +216,11 @@ class Response:
             if self.failure is not None:
                 raise PipelineError(self.failure)
             chunks: asyncio.Queue[str | None] = asyncio.Queue()
-            self._tasks = [asyncio.ensure_future(self._tokens_to_chunks(chunks)),
-                           asyncio.ensure_future(self._chunks_to_audio(chunks))]
+            self._tasks = [asyncio.ensure_future(self._chunk(chunks)),
+                           asyncio.ensure_future(self._speak(chunks))]
             await asyncio.gather(*self._tasks)
-            if self.status is ResponseStatus.IN_PROGRESS and not self.options.text_only:
-                self._tasks.append(asyncio.ensure_future(self._play_out()))
+            if self.status is ResponseStatus.IN_PROGRESS and (heard := self.output.heard(self)) is not None:
+                self._tasks.append(asyncio.ensure_future(heard))
                 await self._tasks[-1]
             if self.status is ResponseStatus.IN_PROGRESS and self._spoken_failure is not None:
                 raise self._spoken_failure  # the apology was heard; the response still failed
@@ -212,10 +239,10 @@ class Response:
             await cancel_and_wait(*self._tasks)
             self._finish()
 
-    async def _tokens_to_chunks(self, chunks: asyncio.Queue[str | None]) -> None:
+    def _generate(self, tokens: asyncio.Queue[str | None]) -> asyncio.Future[None]:
+        """Step 1: the LLM streams the reply from its thread into `tokens` (None ends it)."""
         ctx = self.ctx
         loop = asyncio.get_running_loop()
-        tokens: asyncio.Queue[str | None] = asyncio.Queue()
         grammar = ctx.tools.grammar()
         policy = ctx.config.response  # a session's own temperature and length, where it set them
         own = {"temperature": policy.temperature} if policy.temperature is not None else {}
@@ -230,9 +257,14 @@ class Response:
 
         producer = asyncio.ensure_future(ctx.clock.run_in_thread(produce))
         self._tasks.append(producer)
+        return producer
+
+    async def _chunk(self, chunks: asyncio.Queue[str | None]) -> None:
+        """Step 2: tokens into chunks to speak (the output decides when), or a tool call."""
+        tokens: asyncio.Queue[str | None] = asyncio.Queue()
+        producer = self._generate(tokens)
         first = True
-        streaming = ctx.config.response.mode == "streaming"
-        call_mode: bool | None = None if len(ctx.tools) else False  # decided by the first visible char
+        call_mode: bool | None = None if len(self.ctx.tools) else False  # decided by the first visible char
         while (piece := await tokens.get()) is not None:
             if first:
                 self._mark("llm_first_token")
@@ -243,10 +275,8 @@ class Response:
             if call_mode:
                 for chunk in self._call_progress():
                     await self._put_chunk(chunks, chunk)
-            elif call_mode is False and self.options.text_only:
-                self._write_text(self.text_so_far.lstrip()[len(self.item.text):])
-            elif call_mode is False and streaming:
-                for chunk in self.chunker.push(piece):
+            elif call_mode is False:
+                for chunk in self.output.on_text(self, piece):
                     await self._put_chunk(chunks, chunk)
         try:
             await producer  # re-raises a failure of the model thread
@@ -261,14 +291,7 @@ class Response:
             for chunk in self._call_progress():
                 await self._put_chunk(chunks, chunk)
             self._finish_call()
-        if self.options.text_only and not call_mode:
-            remaining = []
-        elif not streaming and not call_mode:  # the baseline: the whole reply in one piece
-            rest = " ".join(self.chunker.push(self.text_so_far) + self.chunker.flush())
-            remaining = [rest] if rest else []
-        else:
-            remaining = self.chunker.flush()
-        for chunk in remaining:
+        for chunk in self.chunker.flush() if call_mode else self.output.rest(self):
             await self._put_chunk(chunks, chunk)
         await chunks.put(None)
 
@@ -303,15 +326,9 @@ class Response:
         self._emit(ev.FunctionCallArgumentsDone(response_id=self.id, item_id=self.call_item.id,
                                                 call_id=self.call_id, name=call.name, arguments=arguments))
         self._emit(ev.OutputItemDone(response_id=self.id, item=self.call_item.to_dict(), output_index=1))
-        if self.options.out_of_band:
-            self.ctx.tools.start(self, self.call_id, call)
-        elif self.held:
-            self._deferred_calls.append((self.call_id, call))
-        else:
-            self.ctx.conversation.add(self.call_item)
-            self.ctx.tools.start(self, self.call_id, call)  # before the holding line ends
+        self.placement.call_made(self, call)
 
-    def _write_text(self, delta: str) -> None:
+    def write_text(self, delta: str) -> None:
         """Text-only: the reply text goes out as it is written (the item keeps all of it)."""
         if delta:
             self.item.text += delta
@@ -321,12 +338,10 @@ class Response:
         if not self._first_chunk_marked:
             self._first_chunk_marked = True
             self._mark("first_chunk", text=chunk)
-        if self.options.text_only:  # a spoken argument (holding line) is written instead
-            self._write_text((" " if self.item.text else "") + chunk)
-            return
-        await chunks.put(chunk)
+        await self.output.put(self, chunks, chunk)
 
-    async def _chunks_to_audio(self, chunks: asyncio.Queue[str | None]) -> None:
+    async def _speak(self, chunks: asyncio.Queue[str | None]) -> None:
+        """Step 3: each chunk synthesized as it comes, in deltas of at most output_delta_ms."""
         ctx = self.ctx
         tts = ctx.tts
         delta_samples = tts.sample_rate_hz * ctx.config.response.output_delta_ms // 1000
@@ -353,29 +368,17 @@ class Response:
                 self._emit(ev.OutputAudioDelta(response_id=self.id, item_id=self.item.id, delta=piece,
                                                sample_rate_hz=tts.sample_rate_hz,
                                                audio_ms=(self.generated + i) * 1000 / tts.sample_rate_hz))
-                self._play(piece)
+                self.delivery.play(piece)
                 if i == 0 and not self.generated:  # let playback sound the first frame before
                     await asyncio.sleep(0)  # the rest of the chunk's deltas are announced
             self.generated += len(audio)
-
-    async def _play_out(self) -> None:
-        """A response lasts until the caller has heard it: a barge-in during playout cancels it.
-
-        We own the speaker, so unlike a hosted API (done when generated, truncated later by the
-        client) "done" here means heard, and a talk-over always ends in `cancelled`. Audio that
-        was dropped from the speaker ends the wait too.
-        """
-        if self.held:
-            await self._adopted.wait()
-        await self.ctx.playback.wait_heard(self.item.id, self.generated)
 
     def cancel(self, reason: str) -> None:
         """Stop in all four places: playback, synthesis, generation, stream state."""
         if self.status is not ResponseStatus.IN_PROGRESS:
             return
         self.status, self.reason = ResponseStatus.CANCELLED, reason
-        if not self.held:
-            self.ctx.playback.clear()  # 1. stop playback: queued audio is dropped at once
+        self.delivery.stop_audio()  # 1. stop playback: queued audio is dropped at once
         self.cancel_llm.set()  # 3. the model thread stops within one token
         for task in self._tasks:  # 2. synthesis (and the token pump) stop at their next await
             task.cancel()
@@ -394,18 +397,13 @@ class Response:
 
     def _described(self) -> dict[str, Any]:
         """The response's own settings, for response.created and response.done."""
-        return {"modalities": ["text"] if self.options.text_only else ["audio"],
-                "conversation": "none" if self.options.out_of_band else "auto",
+        return {"modalities": list(self.output.modalities), "conversation": self.placement.conversation,
                 "metadata": self.options.metadata}
 
     def _finish(self) -> None:
-        if not self.options.text_only:
-            self.item.text = " ".join(c.text for c in self.spoken)
+        """Step 4: the item as it ends (what was heard of it), then response.done."""
+        self.output.finish_item(self)
         status = self.status.value  # the wire's plain string
-        if status == "cancelled" and not self.held and not self.options.text_only:
-            self.truncate_to_played()
-        else:
-            self.item.status = "completed" if status == "completed" else "incomplete"
         details: dict[str, Any] | None = None
         if status != "completed":
             details = {"type": status, "reason": self.reason}

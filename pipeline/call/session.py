@@ -50,6 +50,7 @@ from .desk import ToolDesk
 from .input_path import InputPath, WindowPhase
 from .responder import Responder
 from .response import Response
+from .response_modes import DEFAULT_MODES, ResponseModes
 from .turn_taking import TurnTaking
 
 
@@ -75,6 +76,10 @@ class Stages:
 
 
 class Session:
+    # the parts a subclass may replace (bench/sequential.py: the benchmark's sequential baseline)
+    turn_taking: type[TurnTaking] = TurnTaking
+    response_modes: ResponseModes = DEFAULT_MODES
+
     def __init__(self, config: Config, stages: Stages, *, clock: Clock, sink: AudioSink,
                  events: ev.EventLog | None = None) -> None:
         # a session changes its own settings (session.update): never those of its caller
@@ -95,11 +100,12 @@ class Session:
         self.tools = ToolDesk(core, self.control)
         self.responder = Responder(core, llm=stages.llm, tts=stages.tts, playback=self.playback,
                                    tools=self.tools, caller_speaking=lambda: self.turns.caller_speaking,
-                                   line_open=lambda: not self.control.closed)
+                                   line_open=lambda: not self.control.closed, modes=self.response_modes)
         self.tools.bind(self.responder)
-        self.turns = TurnTaking(core, stt=stages.stt, completeness=stages.completeness,
-                                playback=self.playback, responder=self.responder, control=self.control,
-                                history_since=self.input.history_since, now_ms=lambda: self.input.now_ms)
+        self.turns = self.turn_taking(core, stt=stages.stt, completeness=stages.completeness,
+                                      playback=self.playback, responder=self.responder,
+                                      control=self.control, history_since=self.input.history_since,
+                                      now_ms=lambda: self.input.now_ms)
         self.bargein = BargeIn(core, playback=self.playback, turns=self.turns, responder=self.responder)
         self.input.on_frame.append(self.turns.on_frame)
         self.input.on_window.add(self.bargein.on_window, WindowPhase.GATE)

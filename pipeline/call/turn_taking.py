@@ -217,8 +217,13 @@ class TurnTaking:
             self.announce(turn)
         if turn.announced:
             self.core.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
-        if self.core.config.response.mode == "sequential":
-            return  # the baseline starts its final pass only once the turn is committed
+        self._begin_final(turn)
+
+    def _begin_final(self, turn: Turn) -> None:
+        """At speech-stop, not at commit: the final pass is ready when the turn ends, and a
+        speculation may start from it (or from a quick pass, or the last partial). A subclass
+        that skips this leaves the final pass to the commit (`_finish_turn` starts it), as the
+        benchmark's sequential baseline does (bench/sequential.py)."""
         source = self.core.config.response.speculate_from
         if source == "quick" and turn.stt.quick:  # a sized pass over all the turn: ~0.1 s
             self.core.spawn(self._after_quick_pass(turn, turn.stt.start_quick_pass()))
@@ -368,7 +373,7 @@ class TurnTaking:
         `source` says which transcript `text` is ("quick", "partial" or "final"), for the
         adoption rate."""
         response = self.core.config.response
-        if (not response.preemptive or response.mode == "sequential" or not self.responder.auto_respond
+        if (not response.preemptive or not self.responder.auto_respond
                 or not text.strip() or self.responder.active is not None
                 or turn.preemptive is not None or turn.over_agent):
             return

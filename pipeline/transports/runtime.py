@@ -73,14 +73,16 @@ class CallResult:
 
 async def run_call(config: cfg.Config, stages: Stages, transport: Transport, *, realtime: bool = False,
                    events_path: Path | None = None, printer: Callable[[str], None] | None = None,
-                   setup: Callable[[Session], None] | None = None) -> CallResult:
+                   setup: Callable[[Session], None] | None = None,
+                   session_class: type[Session] = Session) -> CallResult:
     """Run one call to the end on the simulated (default) or real clock.
 
-    `setup(session)` runs before the call starts (tools, a custom call control).
+    `setup(session)` runs before the call starts (tools, a custom call control);
+    `session_class` may be a subclass that replaces a part (bench/sequential.py's baseline).
     """
     clock = RealClock() if realtime else SimClock()
     log = ev.EventLog(events_path)
-    session = Session(config, stages, clock=clock, sink=transport, events=log)
+    session = session_class(config, stages, clock=clock, sink=transport, events=log)
     if printer is not None:
         session.listeners.add(conversation_printer(printer), ev.EventPhase.OBSERVER)
     if setup is not None:
