@@ -3,9 +3,9 @@
 Per window it reads the voice probability: speech start opens a turn (with prefix padding from
 the input history) and its streaming transcription; speech stop starts the final pass at once,
 so the transcript is ready when the turn ends; the dual-threshold detector (`turns.py`) ends the
-turn, with the "looks complete" signal scored off the loop once per distinct transcript. When the
-final transcript is ready before the commit, a held reply is started (speculation) and adopted at
-commit if the transcript is the same. Without server VAD the client commits turns itself.
+turn, with the "looks complete" signal scored off the loop once per distinct transcript. When
+a quick pass or the final is ready before the commit, a held reply is started and adopted at commit
+if the transcript is the same (`speculation.py`). Without server VAD the client commits turns itself.
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from ..base.protocols import STT, Completeness, ContextCompleteness
 from ..stages.backchannel import unspoken
 from ..stages.playback import Playback
 from ..stages.vad import WINDOW_MS
-from ..stt import Partial, StreamingTranscriber, same_words, words_within
+from ..stt import Partial, StreamingTranscriber, words_within
 from ..turns import TurnDetector
 from .callctl import CallControl
 from .core import SessionCore
 from .responder import Responder
 from .response import Response
-from .states import TURN_MOVES, ResponseStatus, TurnStanding
+from .speculation import Speculation
+from .states import TURN_MOVES, TurnStanding
 
 _EOT_AUDIO_S, _EOT_CONTEXT_TURNS = 8.0, 4  # what a turn signal reads: Smart Turn's 8 s; 4 messages
 
@@ -104,8 +105,15 @@ class TurnTaking:
         self._talk_under_agent: Turn | None = None  # the last turn dropped as a backchannel
         # told of the open turn's words as they are recognised: (turn, text, final)
         self.word_listeners: list[Callable[[Turn, str, bool], None]] = []
-        self.preemptive_used = 0
-        self.preemptive_discarded = 0
+        self.speculation = Speculation(core, responder)
+
+    @property
+    def preemptive_used(self) -> int:
+        return self.speculation.used
+
+    @property
+    def preemptive_discarded(self) -> int:
+        return self.speculation.discarded
 
     def update_options(self, policy: TurnPolicy) -> None:
         """New turn settings (a session.update), at once; an open turn keeps its speech state."""
@@ -189,7 +197,7 @@ class TurnTaking:
             turn = self._new_turn(start_ms, over_agent=self.playback.speaking and self.core.config.bargein.enabled)
         else:  # the caller resumed: the pending final and any speculation are stale
             turn.stt.discard_final()
-            self._drop_preemptive(turn)
+            self.speculation.drop(turn)
         turn.segment_start_ms = start_ms
         turn.onset_ms = onset_ms
         turn.stt.mark_speech_end(None)
@@ -228,7 +236,7 @@ class TurnTaking:
         if source == "quick" and turn.stt.quick:  # a sized pass over all the turn: ~0.1 s
             self.core.spawn(self._after_quick_pass(turn, turn.stt.start_quick_pass()))
         elif source == "partial":  # (no quick pass: "quick" waits for the final)
-            self._start_preemptive(turn, turn.stt.latest_text, source="partial")
+            self.speculation.start(turn, turn.stt.latest_text, source="partial")
         final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self.core.spawn(self._after_final(turn, final))
 
@@ -258,13 +266,9 @@ class TurnTaking:
             return
         self._tell_words(turn, text, final=True)
         await self._score(turn, text)
-        spec = turn.preemptive
-        if spec is not None and spec.transcript is not None and not same_words(spec.transcript, text):
-            self._drop_preemptive(turn)  # begun from a partial the final did not confirm
-            while self.responder.active is spec:  # one response at a time: let it stop first
-                await self.core.floor.wait()
+        await self.speculation.confirm(turn, text)  # begun from words the final did not say?
         if self.turn is turn and not self.detector.in_speech:
-            self._start_preemptive(turn, text, source="final")
+            self.speculation.start(turn, text, source="final")
             self._check_end_of_turn(self.now_ms())
 
     async def _after_quick_pass(self, turn: Turn, quick: asyncio.Task[str | None]) -> None:
@@ -273,7 +277,7 @@ class TurnTaking:
         text = await turn.stt.settled_quick(quick)
         if (text is not None and self.turn is turn and not self.detector.in_speech
                 and turn.stt.peek_final() is None):
-            self._start_preemptive(turn, text, source="quick")
+            self.speculation.start(turn, text, source="quick")
 
     def _on_partial(self, turn: Turn, partial: Partial) -> None:
         self.core.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta,
@@ -342,7 +346,7 @@ class TurnTaking:
             self._announce_commit(turn)
         stats = turn.stt.stats
         if turn.under_agent:
-            self._drop_preemptive(turn)
+            self.speculation.drop(turn)
             # the caller's own voice, kept a moment: more speech may make it a turn. Not words
             # the agent itself just said: that is its echo past the guard ("Thanks for calling."),
             # which joined to the interruption split jfk.wav in two on AVX2 kernels
@@ -357,58 +361,14 @@ class TurnTaking:
             "partials_skipped": stats.skipped, "partial_cadence_hz": round(stats.cadence_hz, 2),
             "finals_discarded": stats.finals_discarded}))
         if not text:
-            self._drop_preemptive(turn)
+            self.speculation.drop(turn)
             self.core.log("turn had no words; nothing to answer")
             return
         farewell = self.control.on_caller_turn(text)  # "okay, bye!" after our goodbye: no reply
         self.core.add_item(Item(type="message", role="user", text=text, id=turn.item_id))
         if farewell or not self.responder.auto_respond:  # or the client asks for replies itself
             return
-        await self._respond(turn, text)
-
-    # --- speculation -------------------------------------------------------------------------------
-
-    def _start_preemptive(self, turn: Turn, text: str, *, source: str) -> None:
-        """Speculate at speech-stop: generate (held) while the turn may still be committed.
-        `source` says which transcript `text` is ("quick", "partial" or "final"), for the
-        adoption rate."""
-        response = self.core.config.response
-        if (not response.preemptive or not self.responder.auto_respond
-                or not text.strip() or self.responder.active is not None
-                or turn.preemptive is not None or turn.over_agent):
-            return
-        turn.preemptive = self.responder.new(turn.item_id, held=True, transcript=text)
-        turn.speculated_from = source
-        self.responder.begin(turn.preemptive)
-
-    def _drop_preemptive(self, turn: Turn) -> None:
-        if turn.preemptive is not None:
-            self._speculation_ended(turn, turn.preemptive, "dropped")
-            turn.preemptive.cancel("discarded")
-            turn.preemptive = None
-            self.preemptive_discarded += 1
-
-    def _speculation_ended(self, turn: Turn, spec: Response, outcome: str) -> None:
-        """One mark per speculation: the benchmark's adoption rate, per source, reads these."""
-        self.core.emit(ev.StageMark(stage="speculation", response_id=spec.id, turn_id=turn.item_id,
-                                    detail={"source": turn.speculated_from, "outcome": outcome,
-                                            "transcript": spec.transcript}))
-
-    async def _respond(self, turn: Turn, text: str) -> None:
-        spec, turn.preemptive = turn.preemptive, None
-        if (spec is not None and spec.transcript is not None and same_words(spec.transcript, text)
-                and spec.status is ResponseStatus.IN_PROGRESS):
-            self.preemptive_used += 1
-            self._speculation_ended(turn, spec, "adopted")
-            spec.adopt()
-            await spec.done.wait()
-            return
-        if spec is not None:
-            self._speculation_ended(turn, spec, "dropped")
-            spec.cancel("discarded")
-            self.preemptive_discarded += 1
-            await spec.done.wait()
-        await self.responder.create_response(turn_id=turn.item_id)
+        await self.speculation.respond(turn, text)
 
     # --- turns the client commits (no server VAD) ------------------------------------------------
 
@@ -429,7 +389,7 @@ class TurnTaking:
         """Drop the open turn's audio and any speculation on it (input_audio_buffer.clear)."""
         turn = self.turn
         if turn is not None:
-            self._drop_preemptive(turn)
+            self.speculation.drop(turn)
             self._close()
             # the talk is dropped, never a turn: a barge-in still hearing it hears no words and
             # the agent goes on (a text-only client sends no more audio to decide it by)

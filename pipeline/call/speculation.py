@@ -1,0 +1,89 @@
+"""Speculation (preemptive generation): a held reply begun at speech-stop, adopted at commit.
+
+The reply starts from the quick pass over the whole turn, the last partial, or the final pass
+(`response.speculate_from`), is held (nothing reaches the caller), and at commit is adopted when
+the final transcript says the same words, or dropped and started again from the final. One
+`x.stage speculation` mark per speculation says which source it came from and how it ended:
+the benchmark's adoption rate reads them.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..base import events as ev
+from ..stt import same_words
+from .core import SessionCore
+from .responder import Responder
+from .response import Response
+from .states import ResponseStatus
+
+
+class Speculated(Protocol):
+    """What speculation reads and keeps on a turn (`turn_taking.Turn`)."""
+
+    item_id: str
+    preemptive: Response | None
+    speculated_from: str | None
+
+    @property
+    def over_agent(self) -> bool: ...
+
+
+class Speculation:
+    def __init__(self, core: SessionCore, responder: Responder) -> None:
+        self.core = core
+        self.responder = responder
+        self.used = 0  # adopted at commit
+        self.discarded = 0  # dropped: the final said other words, or the caller went on
+
+    def start(self, turn: Speculated, text: str, *, source: str) -> None:
+        """Generate (held) while the turn may still be committed. `source` says which
+        transcript `text` is ("quick", "partial" or "final"), for the adoption rate."""
+        response = self.core.config.response
+        if (not response.preemptive or not self.responder.auto_respond
+                or not text.strip() or self.responder.active is not None
+                or turn.preemptive is not None or turn.over_agent):
+            return
+        turn.preemptive = self.responder.new(turn.item_id, held=True, transcript=text)
+        turn.speculated_from = source
+        self.responder.begin(turn.preemptive)
+
+    def drop(self, turn: Speculated) -> None:
+        if turn.preemptive is not None:
+            self._ended(turn, turn.preemptive, "dropped")
+            turn.preemptive.cancel("discarded")
+            turn.preemptive = None
+            self.discarded += 1
+
+    async def confirm(self, turn: Speculated, final: str) -> None:
+        """The final pass is in before the commit: a speculation begun from other words (a
+        partial, the quick pass) is dropped, and has stopped when this returns."""
+        spec = turn.preemptive
+        if spec is not None and spec.transcript is not None and not same_words(spec.transcript, final):
+            self.drop(turn)
+            while self.responder.active is spec:  # one response at a time: let it stop first
+                await self.core.floor.wait()
+
+    async def respond(self, turn: Speculated, text: str) -> None:
+        """The turn is committed with `text`: adopt the held reply if it answers these words,
+        else drop it and reply afresh."""
+        spec, turn.preemptive = turn.preemptive, None
+        if (spec is not None and spec.transcript is not None and same_words(spec.transcript, text)
+                and spec.status is ResponseStatus.IN_PROGRESS):
+            self.used += 1
+            self._ended(turn, spec, "adopted")
+            spec.adopt()
+            await spec.done.wait()
+            return
+        if spec is not None:
+            self._ended(turn, spec, "dropped")
+            spec.cancel("discarded")
+            self.discarded += 1
+            await spec.done.wait()
+        await self.responder.create_response(turn_id=turn.item_id)
+
+    def _ended(self, turn: Speculated, spec: Response, outcome: str) -> None:
+        self.core.emit(ev.StageMark(stage="speculation", response_id=spec.id, turn_id=turn.item_id,
+                                    detail={"source": turn.speculated_from, "outcome": outcome,
+                                            "transcript": spec.transcript}))
