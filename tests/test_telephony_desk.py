@@ -70,7 +70,7 @@ def test_a_phone_caller_asks_for_a_refund_from_the_served_desk(tmp_path: Path,
         async def call() -> tuple[Any, Carrier]:
             async with Carrier("twilio", server.port) as c:
                 await asyncio.sleep(0.3)
-                await c.say(300, 1.5)
+                await c.say(300, 3.5)  # as long as a caller takes to say ASK (22 syllables)
                 line = next(iter(server.server.phone.lines))
                 session = line.session
                 await c.until(lambda: len([r for r in session.responses if r.heard_in_full]) >= 2,
