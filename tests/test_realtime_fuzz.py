@@ -182,3 +182,20 @@ def test_playback_ending_while_it_waits_leaves_no_task_behind():
         return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
 
     assert asyncio.run(scenario()) == set()
+
+
+@pytest.mark.parametrize("blip_s", [0.04, 0.1])
+def test_a_reply_paused_on_a_blip_no_more_audio_decides_goes_on(server, blip_s):
+    """The shape of the reply that never ended under the long fuzz on a loaded machine (loud
+    audio landing while a reply sounds depends on timing): a loud blip over a reply (one 32 ms
+    window, too short to open a turn; or 100 ms, a turn) paused playback until later windows
+    judged it, and a client that sent no more audio left the reply paused and unfinished for
+    good (its response.done never came, every later response.create was refused as one in
+    progress). Both failed before input that stops counted as silence (BargeIn._when_input_stops)."""
+    story = {"type": "message", "role": "user",
+             "content": [{"type": "input_text", "text": "Tell a long story"}]}
+    steps = [Step(event={"type": "conversation.item.create", "item": story}),
+             Step(event={"type": "response.create"}), Step(pause_s=0.3),
+             Step(event={"type": "input_audio_buffer.append", "audio": _loud_audio(blip_s)}),
+             Step(pause_s=0.3)]
+    run(server, "ga", steps)
