@@ -16,7 +16,7 @@ bounded to 2 before the models load, `malloc_trim(0)` when its last call leaves,
 onnxruntime session without a memory arena (pipeline/base/memory.py, pipeline/stages/tts.py);
 `--allocator glibc` leaves glibc's arenas unbounded, to compare.
 
-    python -m bench.soak --minutes 8 [--allocator glibc] [--llm real] [--out bench/results]
+    python -m bench.soak --minutes 8 [--allocator glibc] [--llm real] [--tracemalloc] [--out bench/results]
 
 Python's own objects are counted after each batch, and the sessions and connections still
 alive: a leak in our code grows them; allocator high-water marks do not.
@@ -35,6 +35,7 @@ import os
 import random
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +75,16 @@ def os_threads() -> int:
 
 
 def live_calls() -> int:
-    """Sessions and connections still alive (after a batch has left: 0 unless one leaked)."""
+    """Sessions and connections still alive (after a batch has left: 0 unless one leaked or
+    waits in a reference cycle for the collector)."""
     return sum(1 for o in gc.get_objects() if isinstance(o, (Session, Connection)))
+
+
+def python_growth(before: Any, after: Any, top: int = 12) -> list[dict[str, Any]]:
+    """tracemalloc: where Python's own allocations grew between two snapshots, largest first."""
+    stats = after.compare_to(before, "lineno")
+    return [{"where": str(s.traceback[0]), "kib": round(s.size_diff / 1024, 1), "blocks": s.count_diff}
+            for s in sorted(stats, key=lambda s: -s.size_diff)[:top]]
 
 
 def clip_chunks() -> list[str]:
@@ -179,7 +188,8 @@ class Sampler:
         self._thread.join()
 
 
-def soak(minutes: float, *, allocator: str, real_llm: bool, seed: int = 28) -> dict[str, Any]:
+def soak(minutes: float, *, allocator: str, real_llm: bool, trace: bool = False,
+         seed: int = 28) -> dict[str, Any]:
     bounded = bound_arenas() if allocator == "serve" else False  # as serve_main does
     config = Config.default()
     stages = Stages.load(config)
@@ -193,6 +203,9 @@ def soak(minutes: float, *, allocator: str, real_llm: bool, seed: int = 28) -> d
         sampler.sample("loaded")
         asyncio.run(_batch(worker.url, ["text"], chunks))  # first-use costs out of the way
         sampler.sample("warm")
+        if trace:
+            tracemalloc.start()
+        snapshots: dict[str, Any] = {}
         deadline = time.monotonic() + minutes * 60
         i = 0
         while time.monotonic() < deadline:
@@ -207,6 +220,8 @@ def soak(minutes: float, *, allocator: str, real_llm: bool, seed: int = 28) -> d
                 getattr(stages.llm, log, []).clear()  # would grow with the soak, not the server
             sampler.sessions += n
             row = sampler.sample("after_batch")
+            if trace and "first_20" not in snapshots and sampler.sessions >= 20:
+                snapshots["first_20"] = tracemalloc.take_snapshot()
             for r in results:
                 outcomes[r] = outcomes.get(r, 0) + 1
             batches.append({"n": n, "kinds": kinds, "results": results, "seconds": round(time.monotonic() - t0, 1),
@@ -220,7 +235,10 @@ def soak(minutes: float, *, allocator: str, real_llm: bool, seed: int = 28) -> d
             "malloc_arena_max": os.environ.get("MALLOC_ARENA_MAX"), "sessions": sampler.sessions,
             "batches": batches, "outcomes": outcomes, "samples": sampler.samples,
             "after_first_20": first20, "after_all": last,
-            "growth_vs_first_20": (last["rss_mib"] / first20["rss_mib"] - 1) if first20 and last else None}
+            "growth_vs_first_20": (last["rss_mib"] / first20["rss_mib"] - 1) if first20 and last else None,
+            "python_growth": python_growth(snapshots["first_20"], tracemalloc.take_snapshot())
+            if "first_20" in snapshots else None,
+            "python_traced_mib": round(tracemalloc.get_traced_memory()[0] / 2**20, 1) if trace else None}
 
 
 def report(result: dict[str, Any], machine: dict[str, Any], load: tuple[float, float]) -> str:
@@ -249,6 +267,11 @@ def report(result: dict[str, Any], machine: dict[str, Any], load: tuple[float, f
     for s in after[::step] + ([after[-1]] if after and after[-1] is not after[::step][-1] else []):
         lines.append(f"| {s['sessions']} | {s['t_s']:.0f} | {s['rss_mib']:.0f} | {s['threads']} | "
                      f"{s['os_threads']} | {s.get('py_objects', '')} | {s.get('live_calls', '')} |")
+    if result.get("python_growth") is not None:
+        lines += ["", f"## Python's own allocations (tracemalloc): {result['python_traced_mib']} MiB "
+                  "traced at the end; grown since the first 20 sessions, by line", "",
+                  "| where | KiB | blocks |", "|---|---:|---:|"]
+        lines += [f"| `{g['where']}` | {g['kib']:+.1f} | {g['blocks']:+d} |" for g in result["python_growth"]]
     return "\n".join(lines) + "\n"
 
 
@@ -258,11 +281,14 @@ def main() -> None:
     parser.add_argument("--allocator", choices=("serve", "glibc"), default="serve",
                         help="serve: glibc arenas bounded as `pipeline serve` does; glibc: unbounded")
     parser.add_argument("--llm", choices=("scripted", "real"), default="scripted")
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="where Python's own allocations grew after the first 20 sessions "
+                             "(slows the worker: a diagnosis, not a soak)")
     parser.add_argument("--out", default="bench/results")
     parser.add_argument("--name", default="soak")
     args = parser.parse_args()
     load0 = os.getloadavg()[0]
-    result = soak(args.minutes, allocator=args.allocator, real_llm=args.llm == "real")
+    result = soak(args.minutes, allocator=args.allocator, trace=args.tracemalloc, real_llm=args.llm == "real")
     machine = describe_machine()
     result["machine"] = machine
     load = (load0, os.getloadavg()[0])

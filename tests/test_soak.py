@@ -49,3 +49,19 @@ def test_piper_runs_without_onnxruntimes_memory_arena_and_vad_with_it():
     assert len(piper.synthesize("Hello there.")) > 0
     vad = SileroVAD(threads=1)
     assert vad._session.get_session_options().enable_cpu_mem_arena is True
+
+
+def test_python_growth_names_the_line_that_kept_memory():
+    import tracemalloc
+
+    from bench.soak import python_growth
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        kept = [bytearray(64 * 1024) for _ in range(16)]  # 1 MiB held on one line
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    growth = python_growth(before, after, top=3)
+    assert "test_soak.py" in growth[0]["where"] and growth[0]["kib"] >= 1024 and len(kept) == 16
