@@ -144,6 +144,9 @@ class BargeIn:
             self.gate.reset()
             if self._state is not _LISTENING:  # every window while the agent is quiet: no check
                 self._to(_LISTENING)
+                # the reply ended under the pause (its last frames were already out): the
+                # pause must not outlive it, or the next reply waits behind it for good
+                self.playback.resume()
             self._first_candidate_ms = None if self.turns.turn is None else self._first_candidate_ms
             return
         fired = self.gate.update(level_dbfs=dbfs(window), voice_prob=prob, window_ms=WINDOW_MS, end_ms=end_ms)

@@ -199,3 +199,46 @@ def test_a_reply_paused_on_a_blip_no_more_audio_decides_goes_on(server, blip_s):
              Step(event={"type": "input_audio_buffer.append", "audio": _loud_audio(blip_s)}),
              Step(pause_s=0.3)]
     run(server, "ga", steps)
+
+
+def test_a_pause_the_reply_outlived_does_not_silence_the_next_reply():
+    """Found by the long fuzz under load (the ordinary turn after a sequence never ended): talk
+    landed while a short reply's last frames were already out (200 ms ahead), so playback paused
+    with nothing left to hold; the reply ended, the next window found the agent quiet and the
+    barge-in went back to listening without resuming playback, and every later reply was queued
+    behind a pause nothing would lift."""
+    from websockets.asyncio.client import connect
+
+    from .test_realtime_server import Client, user_text
+
+    stages = fuzz_stages()
+    stages.llm = ScriptedLLM(replies=["One two three."])  # 130 ms of tone: all of it sent at once
+
+    async def scenario(url: str) -> list[str]:
+        async with connect(url, proxy=None) as ws:
+            c = Client(ws)
+            await c.wait_for("session.created")
+            await c.send({"type": "session.update", "session": {}})  # audio is taken from now on
+            await c.wait_for("session.updated")
+            await c.send(user_text("Hi"))
+            await c.send({"type": "response.create"})
+            await c.wait_for("response.output_audio.delta")
+            await c.send({"type": "input_audio_buffer.append", "audio": _loud_audio(0.07)})
+            await c.wait_for("response.done")
+            await c.send({"type": "input_audio_buffer.append", "audio": _audio_silence(0.2)})
+            await c.send({"type": "input_audio_buffer.clear"})  # the talk was nothing
+            await c.wait_for("input_audio_buffer.cleared")
+            await c.send(user_text("Hi again"))
+            await c.send({"type": "response.create"})
+            await c.wait_for("response.done", count=2, timeout=10)
+            await c.close()
+            return [r["response"]["status"] for r in c.of("response.done")]
+
+    with ServerThread(stages) as running:
+        assert asyncio.run(scenario(running.url)) == ["completed", "completed"]
+
+
+def _audio_silence(seconds: float) -> str:
+    import base64
+
+    return base64.b64encode(bytes(2 * int(24_000 * seconds))).decode("ascii")
