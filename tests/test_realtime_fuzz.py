@@ -45,8 +45,26 @@ def server() -> Iterator[ServerThread]:
         yield running
 
 
+def server_state(server: ServerThread) -> list[dict[str, object]]:
+    """Each open session's playback, barge-in and active response, and the model queue: read
+    from the test's thread, racily, for a failure's message only."""
+    from pipeline.base.clock import model_jobs_in_flight
+
+    rows: list[dict[str, object]] = [{"model_jobs": model_jobs_in_flight()}]
+    for connection in list(server.server.connections):
+        if (s := connection.session) is None:
+            continue
+        active = s.responder.active
+        rows.append({"bargein": s.bargein.phase.value, "paused": s.playback.paused,
+                     "speaking": s.playback.speaking, "drained": s.playback.drained.is_set(),
+                     "active": None if active is None else (active.id, active.status.value),
+                     "tasks": len(s.core.tasks)})
+    return rows
+
+
 def run(server: ServerThread, dialect: str, steps: list[Step]) -> Outcome:
-    outcome = asyncio.run(play(server.url, dialect, steps, f"f{next(_tags)}"))
+    outcome = asyncio.run(play(server.url, dialect, steps, f"f{next(_tags)}",
+                               state=lambda: server_state(server)))
     problems = judge(outcome)
     assert not problems, (problems, [e for e in outcome.events if e["type"] == "error"])
     assert outcome.turn is not None and outcome.turn["response"]["status"] == "completed", outcome.turn
@@ -64,11 +82,11 @@ def test_any_sequence_is_answered_and_the_call_goes_on(server, dialect, steps):
     run(server, dialect, steps)
 
 
-# Not in CI yet (`make test-fuzz`): on a clean clone one of its 400 sequences left the next
-# ordinary reply paused and silent (talk over a reply, then input_audio_buffer.clear and text
-# only: no audio window came to decide the barge-in). Clearing the input now ends that wait
-# (`TurnTaking.clear_now`); the test below plays the sequence's shape but did not stall even
-# before the change, and a run beside other tests still found a reply that never ended.
+# Not in CI yet (`make test-fuzz`). Under load it found replies that never ended: a pause on
+# talk that no more audio came to decide, and a pause the reply outlived that silenced the next
+# one (both fixed, kept below as regular tests). After those fixes, one run in three at load 15
+# still saw the ordinary turn of a fresh session not end within SETTLE_S, and Hypothesis could
+# not replay it; a failure now names what the server held (`server_state`).
 @pytest.mark.slow
 @pytest.mark.fuzz_long
 @settings(max_examples=400, **FUZZ)
