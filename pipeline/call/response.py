@@ -22,7 +22,7 @@ import numpy as np
 
 from ..base import events as ev
 from ..base.clock import Clock, cancel_and_wait
-from ..base.config import Config, ResponsePolicy
+from ..base.config import Config
 from ..base.conversation import Conversation, Item
 from ..base.errors import PipelineError, SpokenError
 from ..base.protocols import LLM, TTS, AsyncTTS, Generation
@@ -64,14 +64,12 @@ class ToolHooks(Protocol):
 @dataclass(frozen=True)
 class ResponseOptions:
     """What one response.create may set beyond the session's settings (the defaults: none)."""
-
     instructions: str | None = None  # replaces the session's instructions for this response
     text_only: bool = False  # output_modalities ["text"]: reply text as it is written, no voice
     out_of_band: bool = False  # conversation "none": its items stay out of the conversation
     metadata: dict[str, str] | None = None  # echoed in response.created / response.done
     input: tuple[Item, ...] | None = None  # the context instead of the conversation
-    # ResponsePolicy's temperature, max_output_tokens, speed for this response only
-    generation: dict[str, Any] = field(default_factory=dict)
+    generation: dict[str, Any] = field(default_factory=dict)  # ResponsePolicy fields: this one's
 
 
 @dataclass
@@ -214,17 +212,12 @@ class Response:
             await cancel_and_wait(*self._tasks)
             self._finish()
 
-    def policy(self) -> ResponsePolicy:
-        """The session's response settings, with this response's own generation settings."""
-        own = self.options.generation
-        return replace(self.ctx.config.response, **own) if own else self.ctx.config.response
-
     async def _tokens_to_chunks(self, chunks: asyncio.Queue[str | None]) -> None:
         ctx = self.ctx
         loop = asyncio.get_running_loop()
         tokens: asyncio.Queue[str | None] = asyncio.Queue()
         grammar = ctx.tools.grammar()
-        policy = self.policy()  # a session's own temperature and length, where it set them
+        policy = replace(ctx.config.response, **self.options.generation)  # the session's, this one's
         own = {"temperature": policy.temperature} if policy.temperature is not None else {}
 
         def produce() -> None:
@@ -342,7 +335,7 @@ class Response:
                 return
             if ctx.async_tts is not None:  # a voice that waits (a network TTS) waits on the clock
                 audio = await ctx.async_tts.synthesize_async(chunk, clock=ctx.clock)
-            elif (speed := self.policy().speed) is None:
+            elif (speed := self.options.generation.get("speed", ctx.config.response.speed)) is None:
                 audio = await ctx.clock.run_in_thread(tts.synthesize, chunk)
             else:  # a session's own speaking rate: a voice that takes it (protocols.takes_keyword)
                 paced: Any = tts
