@@ -99,6 +99,10 @@ class BargeIn:
         self.policy = self.gate.policy = policy
         self.prefix_padding_ms = prefix_padding_ms
 
+    def release(self) -> None:
+        """The call is over: let go of the turn a pause was judging (and its audio)."""
+        self._state = _LISTENING
+
     @property
     def phase(self) -> BargeInPhase:
         return self._state.phase

@@ -203,3 +203,4 @@ class Session:
         self.core.drop_listeners()
         self.turns.word_listeners.clear()
         self.turns.turn = None
+        self.bargein.release()
