@@ -11,14 +11,15 @@ session is one of four kinds, drawn with a fixed seed:
     abort  a long reply asked for, the socket cut at its first audio
 
 The worker's RSS and thread count are sampled every second, and after each batch once its
-sessions have left (`after_batch`). With `--trim`, glibc's `malloc_trim(0)` runs after each batch
-(is the growth the allocator's high-water marks?); `MALLOC_ARENA_MAX=2` in the environment bounds
-glibc's arenas instead (set before the process starts).
+sessions have left (`after_batch`). The worker runs as `pipeline serve` does: glibc's arenas
+bounded to 2 before the models load, `malloc_trim(0)` when its last call leaves, Piper's
+onnxruntime session without a memory arena (pipeline/base/memory.py, pipeline/stages/tts.py);
+`--allocator glibc` leaves glibc's arenas unbounded, to compare.
 
-    python -m bench.soak --minutes 8 [--trim] [--llm real] [--out bench/results]
+    python -m bench.soak --minutes 8 [--allocator glibc] [--llm real] [--tracemalloc] [--out bench/results]
 
-Python's own objects are counted after each batch: a leak in our code grows them; allocator
-high-water marks do not.
+Python's own objects are counted after each batch, and the sessions and connections still
+alive: a leak in our code grows them; allocator high-water marks do not.
 
 The target (issue 28): RSS after the soak within 10% of RSS after the first 20 sessions.
 """
@@ -28,13 +29,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import ctypes
 import gc
 import json
 import os
 import random
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,10 @@ from bench.machine import describe_machine, machine_line
 from bench.serve_calls import ServerThread, rss_mib
 from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample, to_int16
 from pipeline.base.config import Config
-from pipeline.call.session import Stages
+from pipeline.base.memory import bound_arenas
+from pipeline.call.session import Session, Stages
 from pipeline.stages.fakes import ScriptedLLM
+from pipeline.transports.realtime_connection import Connection
 
 CONCURRENCY = (1, 2, 4, 8, 3, 6, 5, 7)
 KINDS = ("audio", "text", "tool", "abort")
@@ -71,11 +74,17 @@ def os_threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
-def trim() -> bool:
-    try:
-        return bool(ctypes.CDLL("libc.so.6").malloc_trim(0))
-    except (OSError, AttributeError):
-        return False
+def live_calls() -> int:
+    """Sessions and connections still alive (after a batch has left: 0 unless one leaked or
+    waits in a reference cycle for the collector)."""
+    return sum(1 for o in gc.get_objects() if isinstance(o, (Session, Connection)))
+
+
+def python_growth(before: Any, after: Any, top: int = 12) -> list[dict[str, Any]]:
+    """tracemalloc: where Python's own allocations grew between two snapshots, largest first."""
+    stats = after.compare_to(before, "lineno")
+    return [{"where": str(s.traceback[0]), "kib": round(s.size_diff / 1024, 1), "blocks": s.count_diff}
+            for s in sorted(stats, key=lambda s: -s.size_diff)[:top]]
 
 
 def clip_chunks() -> list[str]:
@@ -162,6 +171,7 @@ class Sampler:
         if mark:  # after a batch: Python's own objects too (a leak in our code would grow them)
             row["mark"] = mark
             row["py_objects"] = len(gc.get_objects())
+            row["live_calls"] = live_calls()
         self.samples.append(row)
         return row
 
@@ -178,7 +188,9 @@ class Sampler:
         self._thread.join()
 
 
-def soak(minutes: float, *, use_trim: bool, real_llm: bool, seed: int = 28) -> dict[str, Any]:
+def soak(minutes: float, *, allocator: str, real_llm: bool, trace: bool = False,
+         seed: int = 28) -> dict[str, Any]:
+    bounded = bound_arenas() if allocator == "serve" else False  # as serve_main does
     config = Config.default()
     stages = Stages.load(config)
     if not real_llm:
@@ -191,6 +203,9 @@ def soak(minutes: float, *, use_trim: bool, real_llm: bool, seed: int = 28) -> d
         sampler.sample("loaded")
         asyncio.run(_batch(worker.url, ["text"], chunks))  # first-use costs out of the way
         sampler.sample("warm")
+        if trace:
+            tracemalloc.start()
+        snapshots: dict[str, Any] = {}
         deadline = time.monotonic() + minutes * 60
         i = 0
         while time.monotonic() < deadline:
@@ -200,24 +215,30 @@ def soak(minutes: float, *, use_trim: bool, real_llm: bool, seed: int = 28) -> d
             results = asyncio.run(_batch(worker.url, kinds, chunks))
             while worker.server.connections and time.monotonic() - t0 < SESSION_CAP_S:
                 time.sleep(0.05)  # the server has let every session of the batch go
+            time.sleep(1.0)  # and has closed them (it trims when the last one has closed)
             for log in ("requests", "temperatures"):  # the scripted LLM's own record of requests
                 getattr(stages.llm, log, []).clear()  # would grow with the soak, not the server
-            trimmed = trim() if use_trim else None
             sampler.sessions += n
             row = sampler.sample("after_batch")
+            if trace and "first_20" not in snapshots and sampler.sessions >= 20:
+                snapshots["first_20"] = tracemalloc.take_snapshot()
             for r in results:
                 outcomes[r] = outcomes.get(r, 0) + 1
             batches.append({"n": n, "kinds": kinds, "results": results, "seconds": round(time.monotonic() - t0, 1),
-                            "rss_mib": row["rss_mib"], "threads": row["threads"], "trimmed": trimmed})
+                            "rss_mib": row["rss_mib"], "threads": row["threads"]})
             i += 1
     after = [s for s in sampler.samples if s.get("mark") == "after_batch"]
     first20 = next((s for s in after if s["sessions"] >= 20), after[0] if after else None)
     last = after[-1] if after else None
-    return {"minutes": minutes, "trim": use_trim, "llm": "real" if real_llm else "scripted",
+    return {"minutes": minutes, "allocator": allocator, "arenas_bounded": bounded,
+            "llm": "real" if real_llm else "scripted",
             "malloc_arena_max": os.environ.get("MALLOC_ARENA_MAX"), "sessions": sampler.sessions,
             "batches": batches, "outcomes": outcomes, "samples": sampler.samples,
             "after_first_20": first20, "after_all": last,
-            "growth_vs_first_20": (last["rss_mib"] / first20["rss_mib"] - 1) if first20 and last else None}
+            "growth_vs_first_20": (last["rss_mib"] / first20["rss_mib"] - 1) if first20 and last else None,
+            "python_growth": python_growth(snapshots["first_20"], tracemalloc.take_snapshot())
+            if "first_20" in snapshots else None,
+            "python_traced_mib": round(tracemalloc.get_traced_memory()[0] / 2**20, 1) if trace else None}
 
 
 def report(result: dict[str, Any], machine: dict[str, Any], load: tuple[float, float]) -> str:
@@ -226,7 +247,9 @@ def report(result: dict[str, Any], machine: dict[str, Any], load: tuple[float, f
     lines = [f"# Soak: one worker, {result['sessions']} sessions in {result['minutes']:g} min",
              "", f"Machine: {machine_line(machine)}.", "",
              f"Command: `python -m bench.soak --minutes {result['minutes']:g}"
-             f"{' --trim' if result['trim'] else ''}` (LLM {result['llm']}; real VAD, Whisper, Piper; "
+             f"{' --allocator glibc' if result['allocator'] == 'glibc' else ''}` (LLM {result['llm']}; "
+             f"real VAD, Whisper, Piper; glibc arenas "
+             f"{'bounded to 2 as `pipeline serve` does' if result['arenas_bounded'] else 'unbounded'}, "
              f"MALLOC_ARENA_MAX {result['malloc_arena_max'] or 'unset'}). The machine was shared: "
              f"other work ran on the same 2 cores (load average {load[0]:.1f} at the start, "
              f"{load[1]:.1f} at the end), so session times are slow and uneven; memory is not "
@@ -238,25 +261,34 @@ def report(result: dict[str, Any], machine: dict[str, Any], load: tuple[float, f
              f"(Python / OS) after the first 20: {first['threads']} / {first['os_threads']}; at the "
              f"end: {last['threads']} / {last['os_threads']}.", "",
              "## The curve (after each batch, once its sessions had left)", "",
-             "| sessions | seconds | RSS MiB | threads | OS threads | Python objects |",
-             "|---:|---:|---:|---:|---:|---:|"]
+             "| sessions | seconds | RSS MiB | threads | OS threads | Python objects | live calls |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
     step = max(1, len(after) // 40)
     for s in after[::step] + ([after[-1]] if after and after[-1] is not after[::step][-1] else []):
         lines.append(f"| {s['sessions']} | {s['t_s']:.0f} | {s['rss_mib']:.0f} | {s['threads']} | "
-                     f"{s['os_threads']} | {s.get('py_objects', '')} |")
+                     f"{s['os_threads']} | {s.get('py_objects', '')} | {s.get('live_calls', '')} |")
+    if result.get("python_growth") is not None:
+        lines += ["", f"## Python's own allocations (tracemalloc): {result['python_traced_mib']} MiB "
+                  "traced at the end; grown since the first 20 sessions, by line", "",
+                  "| where | KiB | blocks |", "|---|---:|---:|"]
+        lines += [f"| `{g['where']}` | {g['kib']:+.1f} | {g['blocks']:+d} |" for g in result["python_growth"]]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0)
-    parser.add_argument("--trim", action="store_true", help="malloc_trim(0) after each batch")
+    parser.add_argument("--allocator", choices=("serve", "glibc"), default="serve",
+                        help="serve: glibc arenas bounded as `pipeline serve` does; glibc: unbounded")
     parser.add_argument("--llm", choices=("scripted", "real"), default="scripted")
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="where Python's own allocations grew after the first 20 sessions "
+                             "(slows the worker: a diagnosis, not a soak)")
     parser.add_argument("--out", default="bench/results")
     parser.add_argument("--name", default="soak")
     args = parser.parse_args()
     load0 = os.getloadavg()[0]
-    result = soak(args.minutes, use_trim=args.trim, real_llm=args.llm == "real")
+    result = soak(args.minutes, allocator=args.allocator, trace=args.tracemalloc, real_llm=args.llm == "real")
     machine = describe_machine()
     result["machine"] = machine
     load = (load0, os.getloadavg()[0])

@@ -89,6 +89,7 @@ class BargeIn:
         self._state: _Listening | _Paused | _Hearing = _LISTENING
         self._first_candidate_ms: float | None = None  # this turn's earliest gate candidate
         self._judge = Backchannels(self.policy.backchannels)
+        self._window_s = core.clock.now()  # the session clock at the last input window
         turns.word_listeners.append(self._on_words)
 
     def update_options(self, policy: BargeInPolicy, *, prefix_padding_ms: int) -> None:
@@ -98,6 +99,10 @@ class BargeIn:
         self.policy = self.gate.policy = policy
         self.prefix_padding_ms = prefix_padding_ms
 
+    def release(self) -> None:
+        """The call is over: let go of the turn a pause was judging (and its audio)."""
+        self._state = _LISTENING
+
     @property
     def phase(self) -> BargeInPhase:
         return self._state.phase
@@ -105,8 +110,36 @@ class BargeIn:
     def _to(self, state: _Listening | _Paused | _Hearing) -> None:
         BARGE_IN_MOVES(self._state.phase, state.phase)
         self._state = state
+        if not isinstance(state, _Listening):
+            self.core.spawn(self._when_input_stops(state))
+
+    async def _when_input_stops(self, state: _Paused | _Hearing) -> None:
+        """A pause is decided by the input windows that follow; a client that stops sending
+        audio (a realtime client after one blip, a muted microphone) sends none, and the reply
+        would stay paused for good. Input that stops counts as silence, over the same spans as
+        in audio time: a candidate resumes after `resume_after_false_ms`, a fired gate whose
+        words never come stops the reply after twice `decide_within_ms`."""
+        clock = self.core.clock
+        wait_ms = (self.policy.resume_after_false_ms if isinstance(state, _Paused)
+                   else 2 * self.policy.decide_within_ms)
+        while self._state is state:
+            due_s = self._window_s + wait_ms / 1000
+            if clock.now() < due_s:
+                await clock.sleep_until(due_s)
+                continue
+            if isinstance(state, _Hearing):
+                now_ms = state.fire_ms + (clock.now() - state.fired_s) * 1000
+                self._interrupt(state.turn, now_ms, fire_ms=state.fire_ms, why="no_input")
+            else:
+                self.core.emit(ev.StageMark(stage="false_interruption", detail={
+                    "paused_ms": (clock.now() - self._window_s) * 1000, "why": "no_input"}))
+                self.gate.reset()
+                self._to(_LISTENING)
+                self.playback.resume()
+            return
 
     def on_window(self, window: np.ndarray, prob: float, end_ms: float) -> None:
+        self._window_s = self.core.clock.now()
         policy = self.policy
         if isinstance(self._state, _Hearing):
             self._keep_hearing(self._state, end_ms)
@@ -115,6 +148,9 @@ class BargeIn:
             self.gate.reset()
             if self._state is not _LISTENING:  # every window while the agent is quiet: no check
                 self._to(_LISTENING)
+                # the reply ended under the pause (its last frames were already out): the
+                # pause must not outlive it, or the next reply waits behind it for good
+                self.playback.resume()
             self._first_candidate_ms = None if self.turns.turn is None else self._first_candidate_ms
             return
         fired = self.gate.update(level_dbfs=dbfs(window), voice_prob=prob, window_ms=WINDOW_MS, end_ms=end_ms)

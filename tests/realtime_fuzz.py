@@ -21,6 +21,7 @@ import json
 import math
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -299,9 +300,11 @@ def _encode(step: Step, wire: dict[str, Any]) -> str:
     return text
 
 
-async def play(url: str, dialect: str, steps: list[Step], tag: str) -> Outcome:
+async def play(url: str, dialect: str, steps: list[Step], tag: str,
+               state: Callable[[], Any] | None = None) -> Outcome:
     """Send the steps on one connection, then a marker; wait for every effect to settle; then
-    an ordinary turn, on the same connection if it is still open (else on a fresh one)."""
+    an ordinary turn, on the same connection if it is still open (else on a fresh one).
+    `state`: what the server holds, added to the failure when the ordinary turn never ends."""
     headers = {"OpenAI-Beta": "realtime=v1"} if dialect == "beta" else {}
     out = Outcome(dialect)
     async with connect(url, proxy=None, additional_headers=headers, max_size=None) as ws:
@@ -340,14 +343,14 @@ async def play(url: str, dialect: str, steps: list[Step], tag: str) -> Outcome:
         if c._reader.done():
             out.close_code = ws.close_code
         else:
-            out.turn = await _turn(c)
+            out.turn = await _turn(c, state)
             await c.close()
     if out.close_code is not None:
         out.turn = await ordinary_turn(url, dialect)
     return out
 
 
-async def _turn(c: Client) -> dict[str, Any]:
+async def _turn(c: Client, state: Callable[[], Any] | None = None) -> dict[str, Any]:
     """A client picking up the line: settings as they are (session.update marks it ready),
     the input buffer cleared, then a text item and response.create; its response.done."""
     await c.send({"type": "session.update", "session": {}, "event_id": "settle_update"})
@@ -362,9 +365,12 @@ async def _turn(c: Client) -> dict[str, Any]:
     await c.send({"type": "response.create", "event_id": "turn_create"})
     created = await c.wait_for("response.created", lambda e: c.events.index(e) >= start,
                                timeout=SETTLE_S)
-    return await c.wait_for("response.done",
-                            lambda e: e["response"]["id"] == created["response"]["id"],
-                            timeout=SETTLE_S)
+    try:
+        return await c.wait_for("response.done",
+                                lambda e: e["response"]["id"] == created["response"]["id"],
+                                timeout=SETTLE_S)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the server: {state() if state else '?'}") from None
 
 
 async def ordinary_turn(url: str, dialect: str) -> dict[str, Any]:

@@ -225,3 +225,71 @@ def test_piper_speed_divides_its_length_scale(caller_voice):
     # length scale stretches the phonemes, not the silence at either end
     assert 0.6 < len(fast) / len(normal) < 0.85, len(fast) / len(normal)
     assert 1.1 < len(slow) / len(normal) < 1.4, len(slow) / len(normal)
+
+
+# --- response.create's own generation settings: that response only ----------------------------
+
+
+async def reply_with(c: Client, response: dict[str, Any]) -> dict[str, Any]:
+    """A user text item, then response.create with `response`; its response.done."""
+    start = len(c.events)
+    await c.send(user_text("Hi"))
+    await c.send({"type": "response.create", "response": response, "event_id": "evt_create"})
+    created = await c.wait_for("response.created", lambda e: c.events.index(e) >= start)
+    return await c.wait_for("response.done", lambda e: e["response"]["id"] == created["response"]["id"])
+
+
+def test_a_responses_temperature_holds_for_that_response_only(server):
+    llm = server.server.stages.llm
+
+    async def scenario(c: Client) -> None:
+        await update(c, {"temperature": 0.7})
+        assert (await reply_with(c, {"temperature": 1.1}))["response"]["status"] == "completed"
+        assert llm.temperatures[-1] == 1.1
+        await text_reply(c, "Hi")  # the next one takes the session's again
+        assert llm.temperatures[-1] == 0.7
+
+    session(server, scenario, beta=True)
+
+
+def test_a_responses_token_limit_and_speed_hold_for_that_response_only(server):
+    async def scenario(c: Client) -> None:
+        cut = await reply_with(c, {"max_output_tokens": 2})
+        assert cut["response"]["status"] == "incomplete", cut["response"]
+        assert cut["response"]["usage"]["output_tokens"] == 2
+        assert (await text_reply(c, "Hi"))["response"]["status"] == "completed"
+        normal = await text_reply(c, "Hi")
+        fast = await reply_with(c, {"audio": {"output": {"speed": 1.5}}})
+        assert audio_ms(c, fast["response"]["id"]) < 0.75 * audio_ms(c, normal["response"]["id"])
+
+    session(server, scenario)
+
+    async def beta(c: Client) -> None:
+        assert (await reply_with(c, {"max_response_output_tokens": 3}))["response"]["status"] == "incomplete"
+        assert (await text_reply(c, "Hi"))["response"]["status"] == "completed"
+
+    session(server, beta, beta=True)
+
+
+def test_a_response_asking_for_what_this_server_cannot_do_is_refused_naming_the_field(server):
+    async def scenario(c: Client) -> list[dict[str, Any]]:
+        errors = []
+        for bad in ({"temperature": 3}, {"temperature": "hot"}, {"max_output_tokens": 0},
+                    {"max_response_output_tokens": "lots"}, {"voice": "nobody"},
+                    {"audio": {"output": {"speed": 9}}}, {"tool_choice": "required"}):
+            n = len(c.of("error"))
+            await c.send({"type": "response.create", "response": bad, "event_id": "evt_bad"})
+            await c.wait_for("error", count=n + 1)
+            errors.append(c.of("error")[-1]["error"])
+        assert c.of("response.created") == []  # a refused one starts nothing
+        await c.send({"type": "response.create", "response": {"voice": "alloy"}})  # a hosted voice
+        await c.wait_for("response.done")
+        return errors
+
+    errors = session(server, scenario)
+    assert [e["param"] for e in errors] == [
+        "response.temperature", "response.temperature", "response.max_output_tokens",
+        "response.max_response_output_tokens", "response.voice", "response.audio.output.speed",
+        "response.tool_choice"]
+    assert all(e["code"] == "invalid_value" and e["event_id"] == "evt_bad"
+               and e["message"].startswith("response.create:") for e in errors), errors

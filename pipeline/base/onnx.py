@@ -14,9 +14,13 @@ from .errors import ModelMissingError
 from .models import model_file
 
 
-def cpu_session(model_path: str | Path, what: str, *, threads: int) -> Any:
+def cpu_session(model_path: str | Path, what: str, *, threads: int, arena: bool = True) -> Any:
     """An onnxruntime session on `threads` intra-op threads; ModelMissingError (with the
-    download hint) when the file is not there."""
+    download hint) when the file is not there.
+
+    `arena=False` turns off onnxruntime's CPU memory arena: the arena keeps every block it ever
+    grew to and never gives it back, which for a model whose shapes vary with its input (Piper:
+    one sentence's length) holds the largest sentence's buffers for the life of the process."""
     import onnxruntime as ort
 
     path = model_file(model_path)
@@ -27,6 +31,7 @@ def cpu_session(model_path: str | Path, what: str, *, threads: int) -> Any:
     opts.inter_op_num_threads = 1  # one model at a time: a second pool would only contend
     opts.log_severity_level = 3  # warnings about unused initialisers are not the user's business
     opts.graph_optimization_level = _optimization_level(ort)
+    opts.enable_cpu_mem_arena = arena
     return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
 
 

@@ -18,7 +18,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -67,12 +67,12 @@ class ToolHooks(Protocol):
 @dataclass(frozen=True)
 class ResponseOptions:
     """What one response.create may set beyond the session's settings (the defaults: none)."""
-
     instructions: str | None = None  # replaces the session's instructions for this response
     text_only: bool = False  # output_modalities ["text"]: reply text as it is written, no voice
     out_of_band: bool = False  # conversation "none": its items stay out of the conversation
     metadata: dict[str, str] | None = None  # echoed in response.created / response.done
     input: tuple[Item, ...] | None = None  # the context instead of the conversation
+    generation: dict[str, Any] = field(default_factory=dict)  # ResponsePolicy fields: this one's
 
 
 @dataclass
@@ -244,7 +244,7 @@ class Response:
         ctx = self.ctx
         loop = asyncio.get_running_loop()
         grammar = ctx.tools.grammar()
-        policy = ctx.config.response  # a session's own temperature and length, where it set them
+        policy = replace(ctx.config.response, **self.options.generation)  # the session's, this one's
         own = {"temperature": policy.temperature} if policy.temperature is not None else {}
 
         def produce() -> None:
@@ -350,7 +350,7 @@ class Response:
                 return
             if ctx.async_tts is not None:  # a voice that waits (a network TTS) waits on the clock
                 audio = await ctx.async_tts.synthesize_async(chunk, clock=ctx.clock)
-            elif (speed := ctx.config.response.speed) is None:
+            elif (speed := self.options.generation.get("speed", ctx.config.response.speed)) is None:
                 audio = await ctx.clock.run_in_thread(tts.synthesize, chunk)
             else:  # a session's own speaking rate: a voice that takes it (protocols.takes_keyword)
                 paced: Any = tts

@@ -209,3 +209,4 @@ class Session:
         self.core.drop_listeners()
         self.turns.word_listeners.clear()
         self.turns.turn = None
+        self.bargein.release()

@@ -67,4 +67,7 @@ def _cpu_voice(path: Path, threads: int) -> PiperVoice:
     from piper import PiperConfig, PiperVoice
 
     config = PiperConfig.from_dict(json.loads(Path(f"{path}.json").read_text(encoding="utf-8")))
-    return PiperVoice(session=cpu_session(path, "Piper voice", threads=threads), config=config)
+    # no arena: a sentence's length sets the buffers' sizes, and the arena would keep the largest
+    # ever synthesised for the life of the worker (bench/soak.py measures it)
+    session = cpu_session(path, "Piper voice", threads=threads, arena=False)
+    return PiperVoice(session=session, config=config)

@@ -90,7 +90,7 @@ class Connection:
             "input_audio_buffer.append": self._append,
             "input_audio_buffer.commit": self._commit,
             "input_audio_buffer.clear": self._clear,
-            "response.create": lambda e: requests.response_create(self.client, e),
+            "response.create": self._response_create,
             "response.cancel": self._cancel,
             "conversation.item.create": lambda e: requests.item_create(self.client, e),
             "conversation.item.delete": self._delete,
@@ -331,6 +331,10 @@ class Connection:
         self.client.update(instructions=update.instructions, tools=update.tools,
                            generation=generation, **update.settings)
         self._mark_ready()
+
+    def _response_create(self, event: dict[str, Any]) -> None:
+        assert self.session is not None
+        requests.response_create(self.client, event, stages=self.session.stages, voice=self.wire.voice)
 
     def _append(self, event: dict[str, Any]) -> None:
         where = "input_audio_buffer.append"

@@ -233,7 +233,9 @@ def text_only(value: Any, where: str) -> bool:
     return "audio" not in value
 
 
-RESPONSE_FIELDS_IGNORED = ("audio", "voice", "output_audio_format", "temperature", "tool_choice",
+# read by realtime_settings.generation (temperature, token limit, speed, voice: this response's
+# own), or accepted and not used (tools, the output format: the session's apply)
+RESPONSE_SETTINGS = ("audio", "voice", "output_audio_format", "temperature", "tool_choice",
                            "tools", "max_output_tokens", "max_response_output_tokens", "prompt")
 
 
@@ -257,7 +259,7 @@ def parse_response_create(event: dict[str, Any]) -> ResponseRequest:
     if not isinstance(body, dict):
         raise ClientError("invalid_value", f"{where}: `response` must be an object.")
     for key in body:
-        if key not in RESPONSE_FIELDS_IGNORED and key not in (
+        if key not in RESPONSE_SETTINGS and key not in (
                 "instructions", "output_modalities", "modalities", "conversation", "metadata", "input"):
             raise ClientError("unknown_parameter", f"{where}: unknown parameter "
                                                    f"`response.{str(key)[:40]}`; remove it.")

@@ -10,11 +10,18 @@ from typing import Any
 
 from ..call.client import ClientControl, ResponseInProgress
 from ..call.response import ResponseOptions
+from ..call.session import Stages
+from . import realtime_settings
 from .realtime_protocol import ClientError, message_text, parse_response_create, require
 
 
-def response_create(client: ClientControl, event: dict[str, Any]) -> None:
+def response_create(client: ClientControl, event: dict[str, Any], *, stages: Stages,
+                    voice: str) -> None:
+    """`voice`: the server's voice name, which a response may name (as a session may)."""
     request = parse_response_create(event)
+    body = event.get("response") or {}  # an object, or parse_response_create refused it
+    # temperature, max_output_tokens, speed for this response only, checked as session.update's
+    generation = realtime_settings.generation(body, stages, voice=voice, where="response")
     items = None
     if request.input is not None:
         items = []
@@ -28,7 +35,8 @@ def response_create(client: ClientControl, event: dict[str, Any]) -> None:
     text_only = request.text_only if request.text_only is not None else client.text_only
     options = ResponseOptions(instructions=request.instructions, text_only=text_only,
                               out_of_band=request.out_of_band, metadata=request.metadata,
-                              input=tuple(items) if items is not None else None)
+                              input=tuple(items) if items is not None else None,
+                              generation=generation)
     try:
         client.request_response(options)
     except ResponseInProgress as busy:

@@ -39,6 +39,7 @@ from websockets.protocol import State
 from ..base import events as ev
 from ..base.clock import RealClock
 from ..base.config import Config
+from ..base.memory import bound_arenas, trim
 from ..call.session import Session, Stages
 from . import ops_http
 from .realtime_connection import Connection
@@ -257,6 +258,8 @@ class RealtimeServer:
             connection.release()
             if isinstance(ws, _Socket):
                 ws.last_words = None
+            if not self.calls:  # the last call left: its buffers' pages go back to the system
+                trim()
 
 
 class _Socket(ServerConnection):
@@ -338,6 +341,7 @@ def serve_main(args: argparse.Namespace) -> int:
               f"the port use the models; set {TOKEN_ENV}, --token-file or --token, or bind "
               "127.0.0.1", file=sys.stderr)
         return 2
+    bound_arenas()  # before the models start their threads: see pipeline/base/memory.py
     stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))
     server = RealtimeServer(stages=stages, config=config, host=args.host, port=args.port,
                             token=token, twilio_auth_token=os.environ.get(TWILIO_TOKEN_ENV) or None,
