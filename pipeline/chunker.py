@@ -188,11 +188,18 @@ class SentenceChunker:
         self._buf = (self._buf + text).lstrip()
         return self._drain(final=False)
 
-    def flush(self) -> list[str]:
-        """End of the response: return everything left, cleaned; the next push starts afresh."""
-        chunks = self._drain(final=True)
+    def flush(self, *, complete_only: bool = False) -> list[str]:
+        """End of the response: return everything left, cleaned; the next push starts afresh.
+
+        complete_only: the reply was cut off (it reached its token limit), so text after its
+        last complete sentence is a fragment, perhaps a half word: it is dropped, not spoken.
+        """
+        chunks = self._drain(final=False)
+        rest = self._drain(final=True)
+        if complete_only and rest and not ends_sentence(rest[-1]):
+            rest.pop()
         self.reset()
-        return chunks
+        return chunks + rest
 
     def reset(self) -> None:
         """Drop buffered text (barge-in); the next push starts a new response."""

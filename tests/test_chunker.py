@@ -470,6 +470,22 @@ def test_different_sentences_and_repeats_across_responses_are_spoken() -> None:
     assert feed(off, ["Yes. Yes."]) == ["Yes.", "Yes."]
 
 
+def test_a_cut_reply_ends_at_its_last_complete_sentence() -> None:
+    chunker = SentenceChunker(quick_first_fragment=False)
+    assert chunker.push("Checkout is at eleven. Late check") == ["Checkout is at eleven."]
+    assert chunker.flush(complete_only=True) == []  # "Late check" may be half a word
+    assert chunker.push("Checkout is at eleven. It is free.") == ["Checkout is at eleven."]
+    assert chunker.flush(complete_only=True) == ["It is free."]  # it ended on a sentence
+    assert chunker.push("Checkout is at eleven") == []
+    assert chunker.flush() == ["Checkout is at eleven"]  # not cut: the whole reply is spoken
+
+
+def test_a_cut_reply_keeps_its_quick_first_fragment() -> None:
+    chunker = SentenceChunker(min_fragment_words=1)
+    assert chunker.push("Sure, your refund of twenty dol") == ["Sure,"]
+    assert chunker.flush(complete_only=True) == []
+
+
 def test_stop_at_repeat_ends_a_scripted_models_loop() -> None:
     import threading
 

@@ -266,8 +266,8 @@ class Response:
         elif not streaming and not call_mode:  # the baseline: the whole reply in one piece
             rest = " ".join(self.chunker.push(self.text_so_far) + self.chunker.flush())
             remaining = [rest] if rest else []
-        else:
-            remaining = self.chunker.flush()
+        else:  # a reply cut at its token limit ends at its last whole sentence
+            remaining = self.chunker.flush(complete_only=self.generation.finish_reason == "length")
         for chunk in remaining:
             await self._put_chunk(chunks, chunk)
         await chunks.put(None)
