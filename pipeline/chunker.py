@@ -9,7 +9,8 @@ changes once made, which is why feeding the same text in any split gives the sam
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+
+from .stages.repeats import SaidOnce, sentence_key, stop_at_repeat
 
 __all__ = ["SentenceChunker", "clean_for_speech", "ends_sentence", "sentence_key", "stop_at_repeat"]
 
@@ -79,45 +80,9 @@ _CLEANUP: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def sentence_key(text: str) -> str:
-    """What two sentences share when one repeats the other: the words, any case, without
-    punctuation or markup ("I'm glad of that." and "**I'm glad of that!**" are one sentence)."""
-    return " ".join(re.findall(r"[a-z0-9]+", clean_for_speech(text).lower().replace("’", "'")))
-
-
 def ends_sentence(chunk: str) -> bool:
     """Whether a chunk ends at a sentence's end (its closing marks aside), not mid-sentence."""
     return chunk.rstrip().rstrip(_CLOSERS)[-1:] in _TERMINALS
-
-
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*\s")
-# The shortest sentence whose repeat stops a generation: shorter ones ("Dr.", "No.") may be an
-# abbreviation the plain boundary below takes for an end; the chunker still drops their repeats.
-STOP_REPEAT_WORDS = 3
-
-
-def stop_at_repeat(pieces: Iterable[str], on_stop: Callable[[], None] = lambda: None) -> Iterator[str]:
-    """The pieces of a reply up to a sentence it already said: there it stops (and calls
-    `on_stop`), so a model that loops spends no more tokens on it. A tool call (a reply that
-    starts with "{") passes whole. The repeat itself may be yielded in part; the chunker drops
-    it (`SentenceChunker.drop_repeats`)."""
-    text, start = "", 0
-    said: set[str] = set()
-    for piece in pieces:
-        text += piece
-        if text.lstrip().startswith("{"):
-            yield piece
-            continue
-        for m in _SENTENCE_END.finditer(text, start):
-            key = sentence_key(text[start:m.end()])
-            start = m.end()
-            if len(key.split()) < STOP_REPEAT_WORDS:
-                continue
-            if key in said:
-                on_stop()
-                return
-            said.add(key)
-        yield piece
 
 
 def clean_for_speech(text: str) -> str:
@@ -169,8 +134,7 @@ class SentenceChunker:
         self.max_chunk_chars = max_chunk_chars
         self.drop_repeats = drop_repeats
         self.repeated = False  # this response said a sentence again: the rest is dropped
-        self._said: set[str] = set()  # keys of the sentences (and chunks) emitted so far
-        self._sentence = ""  # key of the sentence being emitted, when a fragment started it
+        self._said = SaidOnce()  # the sentences emitted so far
         self._buf = ""
         self._scan = 0  # _buf[:_scan] holds no boundary: decisions are final, so skip it
         self._first = True  # no chunk emitted yet in this response
@@ -207,23 +171,7 @@ class SentenceChunker:
         self._scan = 0
         self._first = True
         self.repeated = False
-        self._said.clear()
-        self._sentence = ""
-
-    def _repeats(self, chunk: str) -> bool:
-        """Whether `chunk` says again what this response said; remembers it if not."""
-        if not self.drop_repeats:
-            return False
-        key = sentence_key(chunk)
-        self._sentence = f"{self._sentence} {key}".strip()
-        if not ends_sentence(chunk):  # a quick fragment, a runaway cut: not a sentence yet
-            return False
-        if key in self._said:
-            return True
-        # a sentence a quick first fragment began is remembered whole, and as its last chunk
-        self._said.update(k for k in (key, self._sentence) if k)
-        self._sentence = ""
-        return False
+        self._said = SaidOnce()
 
     def _drain(self, *, final: bool) -> list[str]:
         chunks: list[str] = []
@@ -234,7 +182,7 @@ class SentenceChunker:
             chunk = clean_for_speech(self._buf[:end])
             self._buf = self._buf[end:].lstrip()
             self._scan = 0
-            if chunk and self._repeats(chunk):
+            if chunk and self.drop_repeats and self._said.repeats(chunk, whole=ends_sentence(chunk)):
                 self.repeated = True
                 self._buf, self._scan = "", 0
                 break

@@ -15,8 +15,8 @@ from ..base.cpu import default_threads
 from ..base.errors import ModelMissingError
 from ..base.models import model_file
 from ..base.protocols import Generation
-from ..chunker import stop_at_repeat
 from ..tools.dialect import ToolDialect, dialect_for_template
+from .repeats import stop_at_repeat
 
 if TYPE_CHECKING:
     from llama_cpp.llama_types import CreateChatCompletionStreamResponse

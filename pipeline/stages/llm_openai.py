@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 
 from ..base.errors import LLMServerError
 from ..base.protocols import Generation
-from ..chunker import stop_at_repeat
 from . import keepalive
 from .llm_tokenizer import ServerTokenizer
+from .repeats import stop_at_repeat
 
 log = logging.getLogger(__name__)
 
