@@ -56,7 +56,7 @@ SESSION_CAP_S = 60.0
 WEATHER = {"type": "function", "name": "get_weather", "description": "Today's weather in a city.",
            "parameters": {"type": "object", "required": ["city"],
                           "properties": {"city": {"type": "string"}}}}
-STORY = "Once upon a time a lighthouse keeper counted the ships that passed his rock. " * 4
+STORY = " ".join(f"Once upon a time a lighthouse keeper counted ship {i} as it passed his rock." for i in range(4))
 
 
 def scripted_llm() -> ScriptedLLM:

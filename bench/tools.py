@@ -7,13 +7,22 @@ lines that need a tool (with the arguments the caller gave), lines that need a q
 a quotation, small talk). Each line is one user turn under the session's instructions, with the
 model's own tool dialect (`pipeline.tools.dialect`) and, unless `--free`, the session's grammar.
 
+Prompt variants (`--prompts`): `plain` is the session's instructions as configured; `guided` adds
+one general paragraph on when to call a tool (GUIDANCE: only for what the caller asked, only
+with what the caller said, a question back when something is missing). Each line belongs to
+the `tune` half (even positions in the set) or the `check` half (odd positions): prompt changes
+are judged on `tune` and `check` says whether they hold on lines they were not made on.
+
 Reported per model: recall (lines that need a tool calling the right one), false calls (lines
 that need none or a question calling one), arguments right (of the right calls), and what the
 grounding guard refuses (side-effecting calls whose arguments the line does not hold: invented
-ones stopped, and right ones wrongly stopped). It asserts nothing.
+ones stopped, and right ones wrongly stopped), first token, first chunk (the first sentence or
+clause the chunker lets go, or a call's spoken argument: the holding line) and first audio (that
+chunk synthesised by Piper; `--no-audio` leaves it out). It asserts nothing.
 
     python -m bench.tools                                  # the configured model, the table
     python -m bench.tools --models smollm2-135m,qwen2.5-coder-0.5b --out bench/results/x.json
+    python -m bench.tools --models qwen2.5-coder-0.5b --prompts plain,guided --free --half tune
 """
 
 from __future__ import annotations
@@ -30,16 +39,32 @@ from typing import Any
 
 from pipeline.base.clock import RealClock, perf_s
 from pipeline.call.callctl import end_call_tool
+from pipeline.chunker import SentenceChunker
 from pipeline.stages.llm import Generation
 from pipeline.tools import ToolRegistry, parse_tool_call
 from pipeline.tools.dialect import JSON
 from pipeline.tools.grounding import Evidence, ungrounded
+from pipeline.tools.stream import ToolCallStream, starts_tool_call
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SET = Path(__file__).resolve().with_name("tool_set.json")
 CASES: list[dict[str, Any]] = json.loads(SET.read_text(encoding="utf-8"))["cases"]
 PROMPTS = CASES  # the name bench.ttfa sizes its progress by
 QUICK_PROMPTS = 4
+HALVES = ("tune", "check")
+
+# The `guided` variant's paragraph: when to call, in general terms (no line of the set in it).
+GUIDANCE = ("Call a tool only when the caller asks for what it does, and only with values the "
+            "caller said: never make up an order number, amount, name or date. If the caller "
+            "has not given something the tool needs, ask for it in words instead. When the caller "
+            "only mentions numbers, quotes something or chats, answer in words without a tool. "
+            "Call end_call only when the caller says goodbye or that they are done.")
+PROMPT_VARIANTS = {"plain": "", "guided": GUIDANCE}
+
+
+def half_of(index: int) -> str:
+    """The half of the set a line (by its position) belongs to."""
+    return HALVES[index % 2]
 
 
 def desk_tools() -> dict[str, ToolRegistry]:
@@ -88,28 +113,53 @@ def judge(case: dict[str, Any], text: str, registry: ToolRegistry) -> dict[str, 
 
 def run_tools(llm: Any, instructions: str, *, quick: bool = False, grammar: bool = True,
               progress: Callable[[], None] | None = None, cases: slice | None = None,
-              on_row: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+              on_row: Callable[[dict[str, Any]], None] | None = None, half: str | None = None,
+              tts: Any = None) -> dict[str, Any]:
     desks = desk_tools()
     dialect = getattr(llm, "tool_dialect", JSON)
     rows = []
-    chosen = CASES[:QUICK_PROMPTS] if quick else CASES[cases or slice(None)]
-    for case in chosen:
+    indexed = list(enumerate(CASES))
+    chosen = indexed[:QUICK_PROMPTS] if quick else indexed[cases or slice(None)]
+    for index, case in chosen:
+        if half is not None and half_of(index) != half:
+            continue
         registry = desks[case["desk"]]
         specs = registry.specs()
         system = instructions + "\n\n" + dialect.prompt(specs)  # what Responder.messages() sends
         messages = [{"role": "system", "content": system}, {"role": "user", "content": case["line"]}]
         gen = Generation()
+        chunker = SentenceChunker()
+        call = ToolCallStream(registry.get)
         t0 = perf_s()
-        first = None
+        first = first_chunk_at = None
+        first_chunk = ""
         pieces = []
         for piece in llm.stream(messages, cancel=threading.Event(), result=gen,
                                 grammar=dialect.grammar(specs) if grammar else None):
             first = first if first is not None else perf_s()
             pieces.append(piece)
+            if first_chunk_at is None:
+                text = "".join(pieces)
+                said = (call.progress(text)[1] if starts_tool_call(text)
+                        else chunker.push(piece) if starts_tool_call(text) is False else [])
+                if said:
+                    first_chunk_at, first_chunk = perf_s(), said[0]
         text = "".join(pieces)
-        rows.append({"desk": case["desk"], "prompt": case["line"], "expect": case["expect"],
-                     "expected": case["tool"], "output": text.strip(), "tokens": gen.output_tokens,
+        if first_chunk_at is None and not starts_tool_call(text):
+            rest = chunker.flush()
+            if rest:
+                first_chunk_at, first_chunk = perf_s(), rest[0]
+        first_audio_ms = None
+        if tts is not None and first_chunk_at is not None:
+            t1 = perf_s()
+            tts.synthesize(first_chunk)
+            first_audio_ms = round((first_chunk_at - t0 + perf_s() - t1) * 1000)
+        rows.append({"index": index, "half": half_of(index), "desk": case["desk"], "prompt": case["line"],
+                     "expect": case["expect"], "expected": case["tool"], "output": text.strip(),
+                     "tokens": gen.output_tokens,
                      "first_ms": round((first - t0) * 1000) if first is not None else None,
+                     "first_chunk_ms": round((first_chunk_at - t0) * 1000) if first_chunk_at else None,
+                     "first_audio_ms": first_audio_ms,
                      "ms": round((perf_s() - t0) * 1000), **judge(case, text, registry)})
         if on_row:
             on_row(rows[-1])
@@ -120,17 +170,19 @@ def run_tools(llm: Any, instructions: str, *, quick: bool = False, grammar: bool
 
 def _print_row(row: dict[str, Any]) -> None:
     """One line's verdict as it is made, so a long run that is stopped still says something."""
-    print(json.dumps({k: row[k] for k in ("desk", "prompt", "expect", "expected", "picked", "args_ok",
-                                          "refused", "first_ms", "ms")}), file=sys.stderr, flush=True)
+    print(json.dumps({k: row[k] for k in ("index", "desk", "prompt", "expect", "expected", "picked", "args_ok",
+                                          "refused", "first_ms", "first_audio_ms", "ms")}),
+          file=sys.stderr, flush=True)
 
 
-def tally(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def tally(rows: list[dict[str, Any]], *, halves: bool = True) -> dict[str, Any]:
     need = [r for r in rows if r["expect"] == "tool"]
     other = [r for r in rows if r["expect"] != "tool"]
     with_args = [r for r in need if r["args_ok"] is not None]
     side = [r for r in rows if r["refused"] is not None]
     firsts = [r["first_ms"] for r in rows if r["first_ms"] is not None]
-    return {
+    audio = [r["first_audio_ms"] for r in rows if r.get("first_audio_ms") is not None]
+    out = {
         "rows": rows,
         "n": len(rows),
         "parsed": sum(r["parsed"] for r in rows),
@@ -150,8 +202,14 @@ def tally(rows: list[dict[str, Any]]) -> dict[str, Any]:
         # let through although the call was wrong (another tool was needed, or none)
         "invented_let_through": sum(r["refused"] is False and not r["right_tool"] for r in side),
         "first_ms_median": round(statistics.median(firsts)) if firsts else None,
+        "first_audio_ms_median": round(statistics.median(audio)) if audio else None,
         "ms_median": round(statistics.median(r["ms"] for r in rows)) if rows else None,
     }
+    if halves:  # each half on its own: were the prompts made to fit the lines they were tried on?
+        out["halves"] = {h: {k: v for k, v in tally([r for r in rows if r.get("half") == h],
+                                                     halves=False).items() if k != "rows"}
+                         for h in HALVES if any(r.get("half") == h for r in rows)}
+    return out
 
 
 def _pct(a: int, b: int) -> str:
@@ -166,12 +224,13 @@ def summary_line(t: dict[str, Any]) -> str:
             f"side-effect calls refused by the guard {t['guard_refused']}/{t['side_effect_calls']} "
             f"(right calls wrongly refused {t['guard_wrongly_refused']}, wrong calls let through "
             f"{t['invented_let_through']}); {t['parsed']}/{t['n']} parsed; "
-            f"first token median {t['first_ms_median']} ms, whole reply {t['ms_median']} ms")
+            f"first token median {t['first_ms_median']} ms, first audio "
+            f"{t.get('first_audio_ms_median')} ms, whole reply {t['ms_median']} ms")
 
 
 COLUMNS = (("desk", "desk"), ("prompt", "caller said"), ("expect", "needs"), ("expected", "tool"),
            ("picked", "model called"), ("args_ok", "args right"), ("refused", "guard refused"),
-           ("first_ms", "first token ms"), ("ms", "ms"))
+           ("first_ms", "first token ms"), ("first_audio_ms", "first audio ms"), ("ms", "ms"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,26 +249,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--free", action="store_true", help="no grammar: the model writes freely")
     parser.add_argument("--cases", default="", metavar="A:B",
                         help="only these lines of the set (a Python slice), to split a long run")
+    parser.add_argument("--prompts", default="plain", help="prompt variants, comma separated: "
+                        + ", ".join(PROMPT_VARIANTS))
+    parser.add_argument("--half", choices=HALVES, help="only one half of the set (see above)")
+    parser.add_argument("--no-audio", action="store_true", help="no Piper: first audio not measured")
     parser.add_argument("--out", type=Path, help="also write the results as JSON here")
     parser.add_argument("--note", default="", help="a note for the results (e.g. the machine's load)")
     args = parser.parse_args(argv)
     config = load_config(args)
     names = args.models.split(",") if args.models else [None]
     part = slice(*(int(x) if x else None for x in args.cases.split(":"))) if args.cases else None
+    variants = args.prompts.split(",")
+    for v in variants:
+        if v not in PROMPT_VARIANTS:
+            parser.error(f"--prompts: {v!r} is not a variant; choose from {', '.join(PROMPT_VARIANTS)}")
     results: dict[str, Any] = {"machine": describe_machine(), "note": args.note,
-                               "grammar": not args.free, "cases": args.cases or "all", "models": {}}
+                               "grammar": not args.free, "cases": args.cases or "all",
+                               "half": args.half or "both", "models": {}}
+    tts = None if args.no_audio else build_stage("tts", config.tts)
     for name in names:
         stage = config.llm if name is None else StageConfig("llama-cpp", {**config.llm.params, "model": name})
         llm = build_stage("llm", stage)
-        result = run_tools(llm, config.response.instructions, quick=args.quick, grammar=not args.free,
-                           cases=part, on_row=_print_row)
-        label = name or config.llm.name
-        results["models"][label] = result
-        print(f"## {label} ({'grammar' if not args.free else 'no grammar'})\n")
-        print(markdown_table(result["rows"], COLUMNS))
-        print()
-        print(summary_line(result))
-        print(flush=True)
+        for variant in variants:
+            instructions = " ".join(x for x in (config.response.instructions, PROMPT_VARIANTS[variant]) if x)
+            result = run_tools(llm, instructions, quick=args.quick, grammar=not args.free,
+                               cases=part, on_row=_print_row, half=args.half, tts=tts)
+            label = f"{name or config.llm.name} / {variant}"
+            results["models"][label] = result
+            print(f"## {label} ({'grammar' if not args.free else 'no grammar'})\n")
+            print(markdown_table(result["rows"], COLUMNS))
+            print()
+            print(summary_line(result))
+            for h, t in result["halves"].items():
+                print(f"- {h} half: {summary_line(t)}")
+            print(flush=True)
         del llm
     print(machine_line(results["machine"]) + (f"; {args.note}" if args.note else ""))
     if args.out:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SentenceChunker", "clean_for_speech"]
+from .stages.repeats import SaidOnce, sentence_key, stop_at_repeat
+
+__all__ = ["SentenceChunker", "clean_for_speech", "ends_sentence", "sentence_key", "stop_at_repeat"]
 
 _TERMINALS = ".!?…;"
 # Markup and closing marks that belong to the sentence before them: `"stop."`, `(see above.)`,
@@ -78,6 +80,11 @@ _CLEANUP: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+def ends_sentence(chunk: str) -> bool:
+    """Whether a chunk ends at a sentence's end (its closing marks aside), not mid-sentence."""
+    return chunk.rstrip().rstrip(_CLOSERS)[-1:] in _TERMINALS
+
+
 def clean_for_speech(text: str) -> str:
     """Strip markdown and emoji, collapse whitespace: what a TTS voice should read aloud."""
     for pattern, repl in _CLEANUP:
@@ -98,6 +105,10 @@ class SentenceChunker:
         inside a number, a name or a fixed pair ("rock and roll": no subject follows "and").
     max_chunk_chars: text with no boundary is split at the last whitespace within this many
         characters (default 400), so runaway output still reaches the speaker.
+    drop_repeats: a chunk that says again a sentence this response already said (`sentence_key`)
+        is not spoken, nor is anything after it: a small model that starts over ("I'm glad of
+        that. I'm glad of that.") has started a loop. `repeated` then says so (the LLM stages
+        also stop generating at a repeat; this catches every model, scripted ones included).
     """
 
     def __init__(
@@ -108,6 +119,7 @@ class SentenceChunker:
         first_phrase_words: int = 4,
         opener_fragments: bool = True,
         max_chunk_chars: int = 400,
+        drop_repeats: bool = True,
     ) -> None:
         if min_fragment_words < 0:
             raise ValueError("min_fragment_words must be >= 0")
@@ -120,6 +132,9 @@ class SentenceChunker:
         self.first_phrase_words = first_phrase_words
         self.opener_fragments = opener_fragments
         self.max_chunk_chars = max_chunk_chars
+        self.drop_repeats = drop_repeats
+        self.repeated = False  # this response said a sentence again: the rest is dropped
+        self._said = SaidOnce()  # the sentences emitted so far
         self._buf = ""
         self._scan = 0  # _buf[:_scan] holds no boundary: decisions are final, so skip it
         self._first = True  # no chunk emitted yet in this response
@@ -131,21 +146,32 @@ class SentenceChunker:
 
     def push(self, text: str) -> list[str]:
         """Add streamed text; return the chunks whose end is now certain."""
+        if self.repeated:
+            return []
         # Leading whitespace never matters, and stripping it keeps positions split-independent.
         self._buf = (self._buf + text).lstrip()
         return self._drain(final=False)
 
-    def flush(self) -> list[str]:
-        """End of the response: return everything left, cleaned; the next push starts afresh."""
-        chunks = self._drain(final=True)
+    def flush(self, *, complete_only: bool = False) -> list[str]:
+        """End of the response: return everything left, cleaned; the next push starts afresh.
+
+        complete_only: the reply was cut off (it reached its token limit), so text after its
+        last complete sentence is a fragment, perhaps a half word: it is dropped, not spoken.
+        """
+        chunks = self._drain(final=False)
+        rest = self._drain(final=True)
+        if complete_only and rest and not ends_sentence(rest[-1]):
+            rest.pop()
         self.reset()
-        return chunks
+        return chunks + rest
 
     def reset(self) -> None:
         """Drop buffered text (barge-in); the next push starts a new response."""
         self._buf = ""
         self._scan = 0
         self._first = True
+        self.repeated = False
+        self._said = SaidOnce()
 
     def _drain(self, *, final: bool) -> list[str]:
         chunks: list[str] = []
@@ -156,6 +182,10 @@ class SentenceChunker:
             chunk = clean_for_speech(self._buf[:end])
             self._buf = self._buf[end:].lstrip()
             self._scan = 0
+            if chunk and self.drop_repeats and self._said.repeats(chunk, whole=ends_sentence(chunk)):
+                self.repeated = True
+                self._buf, self._scan = "", 0
+                break
             if chunk:
                 chunks.append(chunk)
                 self._first = False

@@ -441,3 +441,63 @@ def test_opener_fragments_and_phrase_starts_can_be_turned_off() -> None:
                                                  "and you will see it soon."]
     with pytest.raises(ValueError):
         SentenceChunker(first_phrase_words=-1)
+
+
+# --- a reply that repeats itself, a reply cut at its token limit ---------------------------------
+
+def test_a_sentence_said_again_is_dropped_with_all_that_follows() -> None:
+    chunker = SentenceChunker(quick_first_fragment=False)
+    text = "I'm glad of that. I'm glad of that. I'm glad of that."
+    assert feed(chunker, list(text)) == ["I'm glad of that."]
+    # any case, markup or closing mark is the same sentence; the loop's tail is not spoken either
+    chunker = SentenceChunker(quick_first_fragment=False)
+    assert feed(chunker, ["Your refund is done. **your refund is DONE!** And more."]) == [
+        "Your refund is done."]
+
+
+def test_a_repeat_of_a_sentence_a_quick_fragment_began_is_dropped() -> None:
+    chunker = SentenceChunker(min_fragment_words=1)
+    assert feed(chunker, ["Sure, I can help with that. Sure, I can help with that. Bye."]) == [
+        "Sure,", "I can help with that."]
+
+
+def test_different_sentences_and_repeats_across_responses_are_spoken() -> None:
+    chunker = SentenceChunker(quick_first_fragment=False)
+    assert feed(chunker, ["It is late. It is late at night. Late."]) == [
+        "It is late.", "It is late at night.", "Late."]
+    assert feed(chunker, ["It is late."]) == ["It is late."]  # a new response: said afresh
+    off = SentenceChunker(quick_first_fragment=False, drop_repeats=False)
+    assert feed(off, ["Yes. Yes."]) == ["Yes.", "Yes."]
+
+
+def test_a_cut_reply_ends_at_its_last_complete_sentence() -> None:
+    chunker = SentenceChunker(quick_first_fragment=False)
+    assert chunker.push("Checkout is at eleven. Late check") == ["Checkout is at eleven."]
+    assert chunker.flush(complete_only=True) == []  # "Late check" may be half a word
+    assert chunker.push("Checkout is at eleven. It is free.") == ["Checkout is at eleven."]
+    assert chunker.flush(complete_only=True) == ["It is free."]  # it ended on a sentence
+    assert chunker.push("Checkout is at eleven") == []
+    assert chunker.flush() == ["Checkout is at eleven"]  # not cut: the whole reply is spoken
+
+
+def test_a_cut_reply_keeps_its_quick_first_fragment() -> None:
+    chunker = SentenceChunker(min_fragment_words=1)
+    assert chunker.push("Sure, your refund of twenty dol") == ["Sure,"]
+    assert chunker.flush(complete_only=True) == []
+
+
+def test_stop_at_repeat_ends_a_scripted_models_loop() -> None:
+    import threading
+
+    from pipeline.chunker import stop_at_repeat
+    from pipeline.stages.fakes import ScriptedLLM
+
+    llm = ScriptedLLM(replies=["I'm glad of that. I'm glad of that. I'm glad of that."])
+    stopped: list[bool] = []
+    pieces = list(stop_at_repeat(llm.stream([], cancel=threading.Event()), lambda: stopped.append(True)))
+    assert stopped == [True]
+    assert "".join(pieces).split() == "I'm glad of that. I'm glad of that.".split()  # the chunker drops it
+    # a tool call passes whole, whatever its text repeats; short sentences ("No.") do not stop it
+    call = '{"name": "say", "arguments": {"text": "One moment please. One moment please. "}}'
+    assert "".join(stop_at_repeat(list(call))) == call
+    assert "".join(stop_at_repeat(["No. ", "No. ", "Dr. Lee is in."])) == "No. No. Dr. Lee is in."

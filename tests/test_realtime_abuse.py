@@ -103,7 +103,7 @@ def test_audio_faster_than_real_time_is_refused_past_its_lead():
 
 def test_work_stops_within_a_second_of_a_disconnect():
     stages = fake_stages()
-    stages.llm = llm = SlowLLM(replies=["Still talking. " * 40], seconds_per_token=0.05)
+    stages.llm = llm = SlowLLM(replies=[" ".join(f"Still talking, part {i}." for i in range(40))], seconds_per_token=0.05)
 
     async def scenario() -> None:
         async with serving(stages) as server:

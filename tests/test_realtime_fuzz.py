@@ -33,7 +33,7 @@ _tags = itertools.count()
 def fuzz_stages() -> Stages:
     # a short reply in a quick voice: a response sounds for a few tens of milliseconds; the
     # examples below ask for a long one by name
-    llm = ScriptedLLM(replies=["Okay."], rules=[[r"a long story", "Once upon a time. " * 30]])
+    llm = ScriptedLLM(replies=["Okay."], rules=[[r"a long story", " ".join(f"Once upon a time, part {i}." for i in range(30))]])
     return Stages(vad=EnergyVAD(), stt=ScriptedSTT(transcripts=["Hello there."]),
                   completeness=HeuristicCompleteness(), llm=llm,
                   tts=ToneTTS(ms_per_char=10.0))

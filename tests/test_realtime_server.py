@@ -382,7 +382,7 @@ def test_bearer_token_and_path_are_checked():
 
 def test_a_client_that_drops_mid_response_frees_everything():
     stages = fake_stages()
-    reply = "This reply is still being written when the line drops. " * 5
+    reply = " ".join(f"This reply, part {i}, is still being written when the line drops." for i in range(5))
     stages.llm = llm = SlowLLM(replies=[reply], seconds_per_token=0.05)
 
     async def scenario() -> None:

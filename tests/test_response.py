@@ -47,6 +47,26 @@ def test_max_tokens_makes_the_response_incomplete(real_stages, say):
     assert rec.agent_lines == ["Checkout is at eleven."]  # what was made is still said
 
 
+def test_a_reply_cut_at_max_tokens_ends_at_its_last_whole_sentence(real_stages, say):
+    llm = ScriptedLLM(replies=[REPLY], max_tokens=6)  # "Checkout is at eleven. Late checkout"
+    rec = call(with_stages(real_stages, llm=llm), [say("What time is checkout?")])
+    done = rec.done[0].response
+    assert (done["status"], done["status_details"]["reason"]) == ("incomplete", "max_output_tokens")
+    assert rec.agent_lines == ["Checkout is at eleven."]  # not the half sentence after it
+    said = "".join(d.delta for d in rec.of("response.output_audio_transcript.delta"))
+    assert said.split() == ["Checkout", "is", "at", "eleven."]
+    assert done["output"][0]["content"][0]["transcript"] == "Checkout is at eleven."
+
+
+def test_a_reply_that_repeats_a_sentence_says_it_once(real_stages, say):
+    llm = ScriptedLLM(replies=["I'm glad of that. I'm glad of that. I'm glad of that."])
+    rec = call(with_stages(real_stages, llm=llm), [say("Ask not what your country can do for you.")])
+    assert rec.agent_lines == ["I'm glad of that."]
+    assert rec.done[0].response["status"] == "completed"
+    reply = [i for i in rec.session.conversation.items if i.role == "assistant"][0]
+    assert reply.text == "I'm glad of that."  # the model's next turn sees it said once
+
+
 def test_a_failing_stage_fails_the_response_and_the_call_goes_on(real_stages, say):
     rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=[REPLY]), tts=BrokenTTS()),
                [say("What time is checkout?"), silence(1500), say("Hello?")])

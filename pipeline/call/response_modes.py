@@ -115,7 +115,8 @@ class Voice:
         return response.chunker.push(piece)
 
     def rest(self, response: Response) -> list[str]:
-        return response.chunker.flush()
+        # a reply cut at its token limit ends at its last whole sentence
+        return response.chunker.flush(complete_only=response.generation.finish_reason == "length")
 
     async def put(self, response: Response, chunks: asyncio.Queue[str | None], chunk: str) -> None:
         await chunks.put(chunk)

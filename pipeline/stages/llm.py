@@ -16,6 +16,7 @@ from ..base.errors import ModelMissingError
 from ..base.models import model_file
 from ..base.protocols import Generation
 from ..tools.dialect import ToolDialect, dialect_for_template
+from .repeats import stop_at_repeat
 
 if TYPE_CHECKING:
     from llama_cpp.llama_types import CreateChatCompletionStreamResponse
@@ -41,6 +42,7 @@ class LlamaLLM:
         n_ctx: int = 2048,
         max_tokens: int = 96,  # ~2 spoken sentences; bounds the reply's length and latency
         temperature: float = 0.3,
+        repeat_penalty: float = 1.1,  # llama.cpp's, over the last 64 tokens; 1.0 turns it off
         threads: int | None = None,  # llama.cpp threads; None: pipeline.base.cpu's split for this machine
         gpu_layers: int = 0,  # -1 offloads every layer on a CUDA build
         seed: int = 7,
@@ -59,6 +61,9 @@ class LlamaLLM:
         self.max_tokens = max_tokens
         self.keep_prompt_cache = keep_prompt_cache
         self.temperature = temperature
+        if repeat_penalty <= 0:
+            raise ValueError(f"llm.repeat_penalty must be > 0 (1.0 is none), not {repeat_penalty}")
+        self.repeat_penalty = repeat_penalty
         self.context_window = n_ctx
         self.threads = threads if threads is not None else default_threads("llm")
         self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=self.threads,
@@ -74,12 +79,18 @@ class LlamaLLM:
                result: Generation | None = None, temperature: float | None = None) -> Iterator[str]:
         """Yield text pieces; stops within one token once `cancel` is set. Blocking: run in a thread.
         `temperature`: this request's (a session's own), else the stage's. A tool call comes out in
-        the pipeline's form whatever the model's (`tool_dialect`)."""
+        the pipeline's form whatever the model's (`tool_dialect`). A reply that says a sentence
+        again stops there (`stop_at_repeat`): it ends as a whole reply, not a cut one."""
         result = result if result is not None else Generation()
         raw = self._stream(self.tool_dialect.history(messages), cancel=cancel, grammar=grammar,
                            max_tokens=max_tokens, result=result, temperature=temperature)
+
+        def stopped() -> None:
+            result.finish_reason = "stop"
+
         with contextlib.closing(raw):
-            yield from self.tool_dialect.read(raw)  # may stop reading at the end of a call
+            # the dialect may stop reading at the end of a call
+            yield from stop_at_repeat(self.tool_dialect.read(raw), stopped)
 
     def _stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
                 grammar: str | None, max_tokens: int | None, result: Generation,
@@ -97,6 +108,7 @@ class LlamaLLM:
                               messages=messages,  # type: ignore[arg-type]
                               stream=True,
                               temperature=self.temperature if temperature is None else temperature,
+                              repeat_penalty=self.repeat_penalty,
                               max_tokens=max_tokens or self.max_tokens, **kwargs))
             try:
                 for chunk in chunks:

@@ -15,13 +15,14 @@ vLLM pass `tools` instead and let its tool parser do the constraining.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +30,7 @@ from ..base.errors import LLMServerError
 from ..base.protocols import Generation
 from . import keepalive
 from .llm_tokenizer import ServerTokenizer
+from .repeats import stop_at_repeat
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +95,22 @@ class OpenAICompatibleLLM:
                temperature: float | None = None) -> Iterator[str]:
         """Yield text pieces; a native tool call comes out as the text of the pipeline's JSON
         convention. Closes the stream within one chunk once `cancel` is set. Blocking.
-        `temperature`: this request's (a session's own), else the stage's."""
+        `temperature`: this request's (a session's own), else the stage's. A reply that says a
+        sentence again stops there (`stop_at_repeat`), as a whole reply."""
         result = result if result is not None else Generation()
+        raw = self._stream(messages, cancel=cancel, grammar=grammar, max_tokens=max_tokens,
+                           result=result, tools=tools, tool_choice=tool_choice, temperature=temperature)
+
+        def stopped() -> None:
+            result.finish_reason = "stop"
+
+        with contextlib.closing(raw):  # closing it closes the server's stream
+            yield from stop_at_repeat(raw, stopped)
+
+    def _stream(self, messages: list[dict[str, Any]], *, cancel: threading.Event,
+                grammar: str | None, max_tokens: int | None, result: Generation,
+                tools: list[dict[str, Any]] | None, tool_choice: str | dict[str, Any] | None,
+                temperature: float | None) -> Generator[str, None, None]:
         body = self.request_body(messages, max_tokens=max_tokens, stream=True)
         if temperature is not None:
             body["temperature"] = temperature
