@@ -228,7 +228,8 @@ def render_early(results: dict[str, Any]) -> str:
            "medium 200-1000 ms, long > 1000 ms (spontaneous speech only). \"Medium\" below is "
            "the cut-off rate averaged over 16 lengths spread evenly on a log scale from 200 to "
            "1000 ms: our weighting, not the paper's shares. The set's own pauses are all "
-           "1000 ms (`bench/eot_set.PAUSE_S`).", "",
+           "1000 ms (`bench/eot_set.PAUSE_S`). A 1500 ms pause is cut off whatever the score: "
+           "`max_silence_ms` ends every turn there.", "",
            "| signal | early commit | cut off at pause " + " / ".join(lengths) + " ms | "
            "cut off, medium | rises? | finished: median wait (ms) | mean (ms) | committed early |"
            " waited 1500 |",
