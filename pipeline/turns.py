@@ -2,7 +2,9 @@
 
 After VAD speech-stop, the turn ends at `min_silence_ms` if the transcript looks complete and at
 `max_silence_ms` regardless; both are measured from the same point (the end of the last speech
-window), and any speech resets the clock. A thinking pause therefore never ends a turn.
+window), and any speech resets the clock. A thinking pause therefore never ends a turn. With
+early commit on (`early_silence_ms` > 0), a probability of at least `early_threshold` ends it
+sooner, after `early_silence_ms`.
 """
 
 from __future__ import annotations
@@ -161,7 +163,8 @@ class TurnDetector:
         return now_ms - self.last_speech_end_ms
 
     def end_of_turn(self, now_ms: float, complete_prob: float | None) -> str | None:
-        """"max_silence" / "min_silence" when the turn should end now, else None."""
+        """"max_silence" / "min_silence" / "early_silence" when the turn should end now, else
+        None."""
         silence = self.silence_ms(now_ms)
         if self.last_speech_end_ms is None or self.in_speech:
             return None
@@ -170,6 +173,10 @@ class TurnDetector:
         if (silence >= self.policy.min_silence_ms and complete_prob is not None
                 and complete_prob >= self.policy.complete_threshold):
             return "min_silence"
+        early = self.policy.early_silence_ms
+        if (early > 0 and silence >= early and complete_prob is not None
+                and complete_prob >= self.policy.early_threshold):
+            return "early_silence"
         return None
 
     def reset(self) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pipeline.base.config import TurnPolicy
+from pipeline.base.errors import ConfigError
 from pipeline.stages.fakes import ScriptedLLM
 from pipeline.stages.vad import WINDOW_MS
 from pipeline.testing import JFK_TEXT, call, make_config, silence, wer, with_stages
@@ -47,6 +50,74 @@ def test_presets_and_both_thresholds_measured_from_speech_stop(preset, lo, hi):
     assert d.end_of_turn(end + hi - 1, complete_prob=0.1) is None
     assert d.end_of_turn(end + hi, complete_prob=0.1) == "max_silence"
     assert d.end_of_turn(end + hi, complete_prob=None) == "max_silence"
+
+
+def _early(**kw) -> TurnPolicy:
+    return make_config(turn={"early_silence_ms": 300, "early_threshold": 0.9, **kw}).turn
+
+
+def test_early_commit_is_off_by_default():
+    d = TurnDetector(TurnPolicy())
+    _feed(d, "#" * 10 + "." * 5)
+    end = d.last_speech_end_ms
+    assert TurnPolicy().early_silence_ms == 0
+    assert d.end_of_turn(end + 300, complete_prob=1.0) is None
+    assert d.end_of_turn(end + 600, complete_prob=1.0) == "min_silence"
+
+
+def test_early_commit_needs_the_sure_score_and_the_short_silence():
+    d = TurnDetector(_early())
+    _feed(d, "#" * 10 + "." * 5)
+    end = d.last_speech_end_ms
+    assert d.end_of_turn(end + 299, complete_prob=0.95) is None
+    assert d.end_of_turn(end + 300, complete_prob=0.95) == "early_silence"
+    assert d.end_of_turn(end + 300, complete_prob=0.9) == "early_silence"  # at the threshold
+    # looks complete but not sure: the full min_silence_ms, as without early commit
+    assert d.end_of_turn(end + 300, complete_prob=0.89) is None
+    assert d.end_of_turn(end + 600, complete_prob=0.89) == "min_silence"
+    # no score yet (the final pass still running): nothing but max_silence_ms ends the turn
+    assert d.end_of_turn(end + 300, complete_prob=None) is None
+    assert d.end_of_turn(end + 1500, complete_prob=None) == "max_silence"
+
+
+def test_early_commit_waits_while_the_caller_speaks_and_restarts_with_the_silence():
+    d = TurnDetector(_early())
+    _feed(d, "#" * 10)
+    assert d.end_of_turn(10 * WINDOW_MS + 400, complete_prob=1.0) is None  # still in speech
+    _, t = _feed(d, "." * 5 + "###", start_ms=10 * WINDOW_MS)  # a pause, then words again
+    assert d.in_speech and d.end_of_turn(t + 400, complete_prob=1.0) is None
+    _, t = _feed(d, "#" * 5 + "." * 5, start_ms=t)
+    end = d.last_speech_end_ms
+    assert end == pytest.approx(t - 5 * WINDOW_MS)  # the clock starts at the new speech's end
+    assert d.end_of_turn(end + 299, complete_prob=1.0) is None
+    assert d.end_of_turn(end + 300, complete_prob=1.0) == "early_silence"
+
+
+def test_a_pause_is_cut_off_only_if_the_detector_commits_before_the_words_resume():
+    """The set's judgement (bench.eot.commit_after_ms) on the detector's own clock: 32 ms VAD
+    windows; resumed speech is heard after min_speech_ms (three windows), the clock running on."""
+    from bench.eot import commit_after_ms
+
+    off, early = TurnPolicy(), _early()
+    assert commit_after_ms(off, 0.95) == pytest.approx(19 * WINDOW_MS)  # the first window >= 600
+    assert commit_after_ms(early, 0.95) == pytest.approx(10 * WINDOW_MS)  # >= 300
+    assert commit_after_ms(early, 0.6) == pytest.approx(19 * WINDOW_MS)
+    assert commit_after_ms(early, 0.1) == pytest.approx(47 * WINDOW_MS)  # max_silence_ms
+    assert commit_after_ms(early, 0.95, pause_ms=200) is None  # words again before 300 ms
+    assert commit_after_ms(early, 0.95, pause_ms=400) == pytest.approx(10 * WINDOW_MS)
+    assert commit_after_ms(off, 0.95, pause_ms=400) is None
+    assert commit_after_ms(early, 0.6, pause_ms=400) is None
+
+
+@pytest.mark.parametrize("turn, words", [
+    ({"early_silence_ms": 700}, "between 1 and turn.min_silence_ms (600)"),
+    ({"early_silence_ms": -1}, "must be 0 (off)"),
+    ({"early_silence_ms": 300, "early_threshold": 0.4}, "between turn.complete_threshold (0.5) and 1"),
+    ({"early_threshold": 1.5}, "between turn.complete_threshold (0.5) and 1"),
+])
+def test_early_commit_settings_out_of_range_say_what_is_allowed(turn, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        make_config(turn=turn)
 
 
 def _stops_after(policy: TurnPolicy, prob: float) -> int | None:
@@ -147,6 +218,16 @@ def test_a_complete_sentence_ends_the_turn_at_min_silence(real_stages, say):
     waited_ms = commit.ts * 1000 - commit.audio_end_ms
     assert commit.reason == "min_silence"
     assert abs(waited_ms - 600) <= WINDOW_MS, waited_ms
+
+
+@pytest.mark.models
+def test_a_sure_sentence_ends_the_turn_at_early_silence(real_stages, say):
+    rec = call(_fake_reply(real_stages), [say("I'd like to book a room for two nights."), silence(2500)],
+               config=make_config(turn={"early_silence_ms": 300, "early_threshold": 0.9}))
+    commit = rec.commits[0]
+    waited_ms = commit.ts * 1000 - commit.audio_end_ms
+    assert commit.reason == "early_silence"  # the heuristic's 0.9 for a closed sentence
+    assert abs(waited_ms - 300) <= WINDOW_MS, waited_ms
 
 
 @pytest.mark.models

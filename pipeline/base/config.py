@@ -50,6 +50,14 @@ class TurnPolicy:
     speech_stop_ms: int = 160  # five 32 ms VAD windows below threshold = speech stopped
     min_speech_ms: int = 96  # three windows above threshold = speech started (rejects clicks)
     complete_threshold: float = 0.5  # "looks complete" probability that allows min_silence_ms
+    # Early commit (LiveKit's min/max endpointing): a probability of at least early_threshold
+    # ends the turn after early_silence_ms, shorter than min_silence_ms. 0 = off, the default:
+    # on the end-of-turn set some mid-sentence pause scores as high as all finished turns but
+    # one, on every signal (heuristic 0.9, Smart Turn 0.989), so any early_silence_ms cuts off
+    # more pauses of 200-600 ms (`python -m bench.eot_rescore --early`,
+    # bench/results/2026-12-01-eot-early.md)
+    early_silence_ms: int = 0
+    early_threshold: float = 0.95
     # a turn longer than this is committed as it stands: its audio and its transcription passes
     # stay bounded (600 s of unbroken input once held 406 MB); a minute is a long phone turn
     max_turn_ms: int = 60_000
@@ -250,6 +258,16 @@ def _resolve_turn_preset(policy: TurnPolicy, updates: dict[str, Any]) -> TurnPol
     if policy.vad_hysteresis < 0.0:
         raise ConfigError(f"turn.vad_hysteresis ({policy.vad_hysteresis}) must be 0 or more: in "
                           "speech, silence starts below turn.vad_threshold minus it")
+    if policy.early_silence_ms < 0 or policy.early_silence_ms > policy.min_silence_ms:
+        raise ConfigError(
+            f"turn.early_silence_ms ({policy.early_silence_ms}) must be 0 (off) or between 1 and "
+            f"turn.min_silence_ms ({policy.min_silence_ms}): it is the shorter silence that ends "
+            "a turn the completeness signal is sure of")
+    if not policy.complete_threshold <= policy.early_threshold <= 1.0:
+        raise ConfigError(
+            f"turn.early_threshold ({policy.early_threshold}) must be between "
+            f"turn.complete_threshold ({policy.complete_threshold}) and 1: early commit needs a "
+            "surer signal than the ordinary one")
     if policy.min_silence_ms > policy.max_silence_ms:
         raise ConfigError(
             f"turn.min_silence_ms ({policy.min_silence_ms}) must not exceed "

@@ -90,7 +90,7 @@ class InputCommitted(Event):
     previous_item_id: str | None = None
     audio_start_ms: int = 0
     audio_end_ms: int = 0
-    reason: str = "max_silence"  # "min_silence" (looked complete) | "max_silence" | "client"
+    reason: str = "max_silence"  # "min_silence" (looked complete) | "early_silence" (sure) | "max_silence" | "client"
 
 
 @dataclass(kw_only=True)
