@@ -49,6 +49,7 @@ _ADDRESS = re.compile(
 _NUMBER_WORDS = {"hundred", "thousand", "million", "twenty", "thirty", "forty", "fifty", "sixty",
                  "seventy", "eighty", "ninety"}
 _WORD = re.compile(r"[a-z']+|\d+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 class HeuristicCompleteness:
@@ -71,11 +72,15 @@ class HeuristicCompleteness:
             return 0.05
         if last in _NUMBER_WORDS or re.search(r"\d[\d,]*,$|\d+\s*(and|,)\s*$", text):
             return 0.2  # "two hundred" / "4, 5," — a number or list may continue
-        if _ADDRESS.match(" ".join(words)):
+        # a lead-in or an address opens what comes next: read the last sentence only, since
+        # earlier ones may be the agent's own words the turn picked up ("Thanks for calling
+        # us. And so my fellow Americans." when a caller cuts in over the reply)
+        sentence = _WORD.findall(_SENTENCE_END.split(text.lower())[-1]) or words
+        if _ADDRESS.match(" ".join(sentence)):
             return 0.3
-        opening = " ".join(words[:2])
-        if len(words) <= _LEAD_IN_MAX_WORDS and any(
-                opening == lead or opening.startswith(lead + " ") or words[0] == lead for lead in _LEAD_INS):
+        opening = " ".join(sentence[:2])
+        if len(sentence) <= _LEAD_IN_MAX_WORDS and any(
+                opening == lead or opening.startswith(lead + " ") or sentence[0] == lead for lead in _LEAD_INS):
             return 0.3
         if text.endswith((".", "!", "?")):
             return 0.9

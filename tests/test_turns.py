@@ -172,6 +172,10 @@ def test_any_speech_resets_the_silence_clock():
     ("Oh my fellow America!", False),
     ("And so am I fellow Americans.", False),
     ("Ladies and gentlemen,", False),
+    # a caller cutting in over the reply: the turn picked up the agent's own words first
+    ("Thanks for calling us. And so my fellow Americans.", False),
+    ("Thanks for calling. And so", False),
+    ("Sorry. I need a refund.", True),
     ("My order is late.", True),
     ("Oh, okay.", True),
     ("Yes.", True),
