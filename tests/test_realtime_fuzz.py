@@ -260,3 +260,22 @@ def _audio_silence(seconds: float) -> str:
     import base64
 
     return base64.b64encode(bytes(2 * int(24_000 * seconds))).decode("ascii")
+
+
+@pytest.mark.parametrize("pause_s", [0.3, 0.6])
+def test_a_response_asked_for_while_a_turn_is_open_is_made(server, pause_s):
+    """Found by the long fuzz: loud audio opened a turn, a pause in it (shorter than the turn's
+    end) started a held reply on its words, and the client sent no more audio and asked for a
+    response: the client's response waited for the held one, which waited for a commit no audio
+    came to bring, and nothing was made. As on the hosted API, a response.create answers from the
+    conversation as it stands and the open turn stays open."""
+    steps = [Step(event={"type": "session.update", "session": {}}),
+             Step(event={"type": "input_audio_buffer.append", "audio": _loud_audio(0.5)}),
+             Step(event={"type": "input_audio_buffer.append", "audio": _audio_silence(pause_s)}),
+             Step(pause_s=0.5), Step(event={"type": "response.create"})]
+    outcome = run(server, "ga", steps)
+    types = [e["type"] for e in outcome.events]
+    assert "input_audio_buffer.speech_started" in types and "input_audio_buffer.committed" not in types, types
+    created = [e for e in outcome.events if e["type"] == "response.created"]
+    done = [e["response"]["status"] for e in outcome.events if e["type"] == "response.done"]
+    assert len(created) == 1 and done == ["completed"], types
