@@ -22,11 +22,11 @@ endef
 test: setup models
 	$(call pytest_tier,not slow)
 
-# the slow tier: the tests marked slow (.ci/run runs both), but the long protocol fuzz
+# the slow tier: the tests marked slow (.ci/run runs both), the long protocol fuzz among them
 test-slow: setup models
-	$(call pytest_tier,slow and not fuzz_long)
+	$(call pytest_tier,slow)
 
-# the long protocol fuzz (400 sequences): not yet steady, so not in CI; see tests/test_realtime_fuzz.py
+# the long protocol fuzz (400 sequences) alone, as the slow tier runs it; see tests/test_realtime_fuzz.py
 test-fuzz: setup models
 	$(call pytest_tier,fuzz_long)
 

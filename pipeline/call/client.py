@@ -157,7 +157,9 @@ class ClientControl:
                 except TimeoutError:
                     self.core.log("a committed turn had no transcript in time; responding without it",
                                   level="warning")
-            while self._responder.active is not None:  # a held speculation, or out-of-band
+            while (active := self._responder.active) is not None:  # a held speculation, or out-of-band
+                if active.held:  # the open turn's: it would wait for audio the client may not send
+                    self._turns.yield_held_reply()
                 await self.core.floor.wait()
             response = self._responder.new(None, purpose="client", options=options)
             self._responder.begin(response)

@@ -385,6 +385,13 @@ class TurnTaking:
         self._commit("client")
         return item_id
 
+    def yield_held_reply(self) -> None:
+        """A client's response.create goes first: the open turn's held reply waits for a commit
+        that only more audio can bring, and would hold the client's response with it. Dropped;
+        the turn, once committed, is answered afresh (after the client's reply, in context)."""
+        if self.turn is not None:
+            self.speculation.drop(self.turn)
+
     def clear_now(self) -> None:
         """Drop the open turn's audio and any speculation on it (input_audio_buffer.clear)."""
         turn = self.turn
