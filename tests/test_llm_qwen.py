@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from pipeline.base import config as cfg
 from pipeline.base.models import model_file
 from pipeline.call.session import Stages
+from pipeline.stages.backchannel import syllables
 from pipeline.stages.fakes import ScriptedSTT, ToneTTS
 from pipeline.stages.llm import MODELS
 from pipeline.testing.calls import call
@@ -80,7 +80,10 @@ def qwen_call(qwen, transcript: str, tmp_path, *, setup_extra=None):
 
     stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=[transcript]),
                     completeness=HeuristicCompleteness(), llm=qwen, tts=ToneTTS(ms_per_char=30.0))
-    rec = call(stages, [Clip(np.concatenate([caller_tone(1.5)]), at_s=0.3)], setup=setup)
+    # the tone lasts as long as the words take to say (five syllables a second): a transcript
+    # the speech heard cannot hold is no turn (pipeline.stages.backchannel.unspoken)
+    seconds = max(1.5, syllables(transcript) / 5)
+    rec = call(stages, [Clip(caller_tone(seconds), at_s=0.3)], setup=setup)
     return rec, effects, ledger
 
 
