@@ -1,10 +1,14 @@
-"""bench.conditions: room noise at an SNR and the phone line, as the labelled sets use them."""
+"""bench.conditions (room noise at an SNR, the phone line) and how bench.bargein_words puts its
+items through them and reports the condition, the load average and the wall time."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
 
+from bench import bargein_words as bw
 from bench.conditions import as_heard, condition_name, file_suffix, under_noise
 from pipeline.base.audio import INPUT_RATE_HZ, dbfs
 
@@ -58,3 +62,58 @@ def test_condition_names_and_file_suffixes():
     assert condition_name(noise_snr_db=10.0) == "pink@10dB"
     assert condition_name(phone=True, noise_snr_db=10.0) == "pink@10dB+phone"
     assert file_suffix(phone=True, noise_snr_db=10.0) == "-noise10dB-phone"
+
+
+def _items() -> list[bw.Item]:
+    return [bw.Item("backchannel", "Mm-hmm.", "joe-1.0", _tone()),
+            bw.Item("interruption", "Wait.", "joe-1.0", _tone(0.3))]
+
+
+def test_items_in_noise_start_their_words_where_the_clean_ones_do():
+    clean, noisy = bw.in_condition(_items()), bw.in_condition(_items(), noise_snr_db=10.0)
+    assert [it.lead_s for it in clean] == [0.0, 0.0]
+    assert all(np.array_equal(a.audio, b.audio) for a, b in zip(clean, _items(), strict=True))
+    for it, orig in zip(noisy, _items(), strict=True):
+        assert it.lead_s == bw.NOISE_LEAD_S  # run() starts the clip this much earlier
+        assert len(it.audio) == len(orig.audio) + int(bw.NOISE_LEAD_S * INPUT_RATE_HZ) + int(
+            bw.NOISE_TAIL_S * INPUT_RATE_HZ)
+    leads = [it.audio[:1000] for it in noisy]
+    assert not np.allclose(leads[0], leads[1])  # each item has its own noise
+    on_phone = bw.in_condition(_items(), phone=True)
+    assert [len(it.audio) for it in on_phone] == [len(it.audio) for it in _items()]
+
+
+def _row(kind: str, *, fired: bool, cancelled: bool, voice: str = "joe-1.0") -> dict:
+    return {"kind": kind, "text": "x", "voice": voice, "gate_fired": fired, "heard": True,
+            "cancelled": cancelled, "decision": "cancel" if cancelled else "resume", "sim_ms": 10.0,
+            "compute_ms": 5.0, "words": "x", "condition": "pink@10dB+phone"}
+
+
+def test_the_report_names_the_condition_load_and_wall_time_and_survives_a_rewrite(tmp_path):
+    rows = [_row("backchannel", fired=True, cancelled=True), _row("backchannel", fired=False, cancelled=False),
+            _row("interruption", fired=True, cancelled=True),
+            _row("interruption", fired=False, cancelled=False, voice="espeak-us")]
+    info = {"condition": "pink@10dB+phone", "suffix": "-noise10dB-phone",
+            "condition_text": bw.describe_condition(phone=True, noise_snr_db=10.0),
+            "command": "python -m bench.bargein_words --phone --noise 10",
+            "load_average": {"start": [3.5, 3.0, 2.5], "end": [4.0, 3.5, 3.0]}, "wall_s": 600.0}
+    md = bw.write(bw.summarise(rows), rows, [], "CPU X, 2 of 2 cores", day="2026-01-02", run_info=info,
+                  out=tmp_path)
+    assert md.name == "2026-01-02-bargein-words-noise10dB-phone.md"
+    text = md.read_text()
+    assert "pink@10dB+phone" in text and "3.50 / 3.00 / 2.50" in text and "10.0 min wall" in text
+    assert "pink noise 10 dB below the speech" in text and "mu-law" in text
+    assert "| backchannels cancelled (false cancels) | 50% | 50% | 50% |" in text
+    assert "| espeak-us | 0 | 0% / 0% / 0% | 1 | 100% / 100% / 100% |" in text  # by voice
+    assert "| joe-1.0 | 2 | 50% / 50% / 50% | 1 | 0% / 0% / 0% |" in text
+    saved = json.loads(md.with_suffix(".json").read_text())
+    assert saved["load_average"] == info["load_average"] and saved["condition"] == "pink@10dB+phone"
+    md.unlink()
+    assert bw.main(["--report", str(md.with_suffix(".json"))]) == 0
+    assert md.read_text() == text
+
+
+def test_an_snr_out_of_range_is_refused_with_what_to_give(capsys):
+    with pytest.raises(SystemExit):
+        bw.main(["--noise", "200"])
+    assert "give the SNR in dB" in capsys.readouterr().err
