@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.base.audio import INPUT_RATE_HZ, dbfs, read_wav, write_wav
-from pipeline.testing import jfk, noise
+from pipeline.testing import jfk
 from pipeline.testing.voices import ESPEAK_VOICES, FADE_S, PIPER_VOICES, prefix_end_s, say_as
 
 from .clips import CACHE, VOICE
+from .conditions import under_noise
 
 SET_CACHE = CACHE / "eot"
 VERSION = 1  # bump when the recipe changes: the cache key includes it
@@ -105,14 +106,8 @@ def _slug(text: str) -> str:
 
 def _place(speech: np.ndarray, condition: tuple[str, float | None], seed: int) -> np.ndarray:
     """LEAD_S + speech + PAUSE_S, with noise under all of it at the condition's SNR."""
-    lead, pause = np.zeros(int(LEAD_S * INPUT_RATE_HZ)), np.zeros(int(PAUSE_S * INPUT_RATE_HZ))
-    x = np.concatenate([lead, speech, pause]).astype(np.float32)
     kind, snr_db = condition
-    if snr_db is None:
-        return x
-    n = noise(kind, (len(x) + 1) / INPUT_RATE_HZ, seed=seed)[:len(x)]
-    gain = 10 ** ((dbfs(speech) - snr_db - dbfs(n)) / 20)
-    return np.clip(x + gain * n, -1.0, 1.0).astype(np.float32)
+    return under_noise(speech, kind, snr_db, seed=seed, lead_s=LEAD_S, tail_s=PAUSE_S)
 
 
 def _cut(x: np.ndarray, end_s: float) -> np.ndarray:
