@@ -133,6 +133,13 @@ ROLES = [
     (["Refund order 4417 to the card ending 1234."], [], 40, "amount", False),
     (["Refund order 4417 to the card ending 1234."], [], 4417, "amount", False),
     (["I want a refund, it was forty dollars."], [], "40", "order_id", False),
+    (["Forty dollars for order 4417."], [], "40", "order_id", False),  # that "order" is 4417's
+    (["Forty dollars for order 4417."], [], 40, "amount", True),
+    (["The order was forty dollars, card 1234."], [], "40", "order_id", False),
+    # "sixty four fifty" is 64.50 or order 6450 alike ("forty four seventeen" is 4417): without
+    # a money word it is no amount once another number is in the call
+    (["Order 4417, sixty four fifty."], [], 64.5, "amount", False),
+    (["A refund of sixty four fifty, please."], [], 64.5, "amount", True),  # the only number
     # the answer to the agent's question has the role the question asked for
     (["I want a refund of twenty dollars.", "It's 5521."], ["", "What's the order number?"], "5521",
      "order_id", True),

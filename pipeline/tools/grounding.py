@@ -20,10 +20,14 @@ Found also means found AS THAT THING. "A refund to my card ending 1234" holds "1
 digits: an order id of "1234" is not grounded by it. An argument named like an order (`order_id`,
 `booking`, `reference`), a card (`card_last4`, `account`) or an amount (`amount`, `total`) has
 that role, and a number the caller said has the roles its words give it:
-- an order: "order", "order number", "booking", "reference", "#" before it (or after it: "4417
-  is my order number", when nothing before it says what it is);
+- an order: "order", "order number", "booking", "reference", "#" before it (the nearest such
+  word, within five; or after it, "4417 is my order number", when nothing before it says what
+  it is and the next number does not have that word as its own);
 - a card: "card", "card ending", "ends in", "last four", "digits", "account" the same way;
-- money: "$" before it, "dollars", "bucks", "cents" after it, or a decimal ("64.50");
+- money: "$" before it, "dollars", "bucks", "cents" after it, or a decimal ("64.50"); money is
+  not also an order unless the word is right before it ("the order was forty dollars": money);
+  "sixty four fifty" is how Whisper writes a price and an id alike ("forty four seventeen"), so
+  with no money word it is an amount only as the call's one number;
 - a number with no cue of its own, said in answer to the agent's question ("What's the order
   number?" - "It's 5521"), has the roles that question asks for.
 A number with no role at all is accepted for any role only when it is the only number the caller

@@ -83,22 +83,36 @@ def find_mentions(tokens: list[str], asked: frozenset[str]) -> list[Mention]:
             runs[-1][1] = i + 1  # "one hundred and twenty", "sixty four dollars and fifty cents"
         else:
             runs.append([i, i + 1])
+    # each number's nearest cue before it (a token index), within _CUE_BACK words and after
+    # the number before it
+    cued: list[int | None] = []
+    for n, (start, _) in enumerate(runs):
+        floor = max(runs[n - 1][1] if n else 0, start - _CUE_BACK)
+        cued.append(next((k for k in range(start - 1, floor - 1, -1) if _role(tokens[k])), None))
     out = []
     for n, (start, end) in enumerate(runs):
-        before = tokens[runs[n - 1][1] if n else 0:start][-_CUE_BACK:]
-        after = tokens[end:runs[n + 1][0] if n + 1 < len(runs) else len(tokens)]
+        upto = runs[n + 1][0] if n + 1 < len(runs) else len(tokens)
         roles: set[str] = set()
-        ahead = next((r for word in reversed(before) for r, cues in _CUES.items() if word in cues),
-                     None)
-        if ahead is None:  # "4417 is my order number": the first cue after it
-            ahead = next((r for word in after[:_CUE_BACK] for r, cues in _CUES.items()
-                          if word in cues), None)
-        if ahead is not None:
-            roles.add(ahead)
-        if set(after[:2]) & _MONEY_AFTER or any("." in t for t in tokens[start:end]):
+        money = bool(set(tokens[end:end + 2]) & _MONEY_AFTER) or any("." in t for t in tokens[start:end])
+        if money:
             roles.add("amount")
+        cue = cued[n]
+        if cue is not None and money and cue != start - 1:
+            cue = None  # "the order was forty dollars": money; "order 40 dollars" would be both
+        if cue is None and not money:
+            # "4417 is my order number": the first cue after it that the next number does not
+            # take as its own ("forty dollars for order 4417": that "order" is 4417's)
+            taken = cued[n + 1] if n + 1 < len(runs) else None
+            cue = next((k for k in range(end, min(upto, end + _CUE_BACK))
+                        if _role(tokens[k]) and k != taken), None)
+        if cue is not None and (role := _role(tokens[cue])) is not None:
+            roles.add(role)
         out.append(Mention(start, end, frozenset(roles or asked)))
     return out
+
+
+def _role(word: str) -> str | None:
+    return next((role for role, cues in _CUES.items() if word in cues), None)
 
 
 def _joins(tokens: list[str], run: list[int], i: int) -> bool:
