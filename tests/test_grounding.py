@@ -163,6 +163,14 @@ def test_a_number_grounds_only_what_it_was_said_as(said, asked, value, name, exp
     assert grounded(value, evidence, role=role_of(name)) is expected
 
 
+def test_an_identifying_argument_left_blank_is_not_given() -> None:
+    """Qwen, refused, wrote the refund again with "order_id": "" - blank is not what the caller said."""
+    said = Evidence(said=["Twenty dollars back to the card ending 1234, please."])
+    args = {"holding_line": "One moment.", "order_id": " ", "amount": 20.0, "card_last4": "1234",
+            "reason": ""}
+    assert ungrounded(refund, args, said) == ["order_id"]  # `reason` is free text: no name of an identity
+
+
 def test_what_an_argument_is_comes_from_its_name() -> None:
     assert [role_of(n) for n in ("order_id", "booking_ref", "card_last4", "card_number", "account",
                                  "amount", "order_total", "name", "party", "date")] == \

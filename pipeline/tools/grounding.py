@@ -38,6 +38,9 @@ earlier result's value has the role of the field that holds it (`{"order_id": "5
 role in a field that names none. Arguments with no role (a name, a date, a party size) are
 checked as before.
 
+An identifying argument left blank ("order_id": "", which Qwen wrote once refused) is refused
+like an invented one: a blank order is not one the caller gave.
+
 Which arguments identify: those a tool names (`ToolSpec.grounded`); by default every argument
 of a side-effecting tool that is not spoken, not a boolean and not an enum, and is a number, has a
 digit in it, or is named like an id, amount, card, account, name, date or time.
@@ -172,6 +175,9 @@ def ungrounded(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) ->
         named = explicit or bool(_IDENTIFYING.search(name))
         role = role_of(name)
         for value in values:
+            if named and isinstance(value, str) and not value.strip():
+                missing.append(name)  # an order id left blank is no more given than a made-up one
+                break
             if _needs_grounding(value, named=named) and not grounded(value, evidence, role=role):
                 missing.append(name)
                 break
