@@ -5,6 +5,7 @@ per order however often it is asked for, a ledger that survives a crash, and a c
 told the outcome even when they talked over the first confirmation.
 
     python examples/refund_desk.py            # a scripted call, printed as a transcript
+    python examples/refund_desk.py --llm llama-cpp   # the same calls on the embedded Qwen model
     python -m pipeline serve --desk examples/refund_desk.py   # the desk for phone callers
 
 `mismatches(ledger, heard, provider)` is the reconciliation the tests assert with: it finds
@@ -84,7 +85,9 @@ def build_tools(provider: PaymentProvider, *, lookup_latency_s: float = 0.5) -> 
             order_id: The order number, e.g. "4417".
             card_last4: The last four digits of the card to refund to.
         """
-        return await provider.refund(order_id=order_id, card_last4=card_last4,
+        # the digits alone: Whisper writes a card read out digit by digit as "1-2-3-4", and a
+        # model copies that into the argument as it is
+        return await provider.refund(order_id=order_id, card_last4=re.sub(r"\D", "", card_last4),
                                      idempotency_key=current_call().idempotency_key)
 
     @tool(spoken=("holding_line",))
@@ -106,6 +109,19 @@ INSTRUCTIONS = (
     "sentences. To refund an order you need its number and the last four digits of the card; "
     "ask for what the caller has not said, then call the refund tool. Say what the tool returned.")
 CONFIG = {"response": {"instructions": INSTRUCTIONS}}  # `pipeline serve --desk`: under --set
+
+
+# The embedded model that calls tools (SmolLM2, the default, called none in the tool-choice set)
+REAL_MODEL = "qwen2.5-coder-0.5b"
+
+
+def real_model_config(overrides: list[str] | None = None) -> Any:
+    """The desk on an embedded model: its instructions, `llm.model` Qwen, then `overrides`
+    (`--set section.key=value`) over both."""
+    from pipeline.base import config as cfg
+
+    base = cfg.apply(cfg.Config.default(), {**CONFIG, "llm": {"model": REAL_MODEL}})
+    return cfg.load(overrides=overrides or [], base=base)
 
 
 def desk(session: Any, ledger: Ledger) -> None:
@@ -161,7 +177,8 @@ def mismatches(ledger: Ledger, heard: list[str], provider: PaymentProvider | Non
     return problems
 
 
-def main() -> None:  # pragma: no cover - a demonstration on the real models
+def main(argv: list[str] | None = None) -> None:  # pragma: no cover - a demonstration on the real models
+    import argparse
     import asyncio
     import tempfile
     from pathlib import Path
@@ -172,8 +189,17 @@ def main() -> None:  # pragma: no cover - a demonstration on the real models
     from pipeline.transports.runtime import run_call
     from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
 
-    stages = Stages.load(Config.default())
-    stages.llm = scripted_llm()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--llm", choices=("scripted", "llama-cpp"), default="scripted",
+                        help="scripted: the desk's rules (deterministic); llama-cpp: the embedded "
+                             f"{REAL_MODEL} (scripts/download_models.sh --only llm-qwen)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="a configuration override for --llm llama-cpp, e.g. llm.max_tokens=64")
+    args = parser.parse_args(argv)
+    config = real_model_config(args.set) if args.llm == "llama-cpp" else Config.default()
+    stages = Stages.load(config)
+    if args.llm == "scripted":
+        stages.llm = scripted_llm()
 
     def say(text: str):
         return resample(stages.tts.synthesize(text), stages.tts.sample_rate_hz, INPUT_RATE_HZ)
@@ -191,7 +217,7 @@ def main() -> None:  # pragma: no cover - a demonstration on the real models
 
         caller = ScriptedCaller([
             Clip(ask, 0.5), Clip(say(second), None, after=after_stage("heard_in_full", 1), delay_s=0.3)])
-        result = asyncio.run(run_call(Config.default(), stages, caller, printer=print, setup=setup))
+        result = asyncio.run(run_call(config, stages, caller, printer=print, setup=setup))
         heard = [i.text for i in result.session.conversation.items if i.role == "assistant" and i.type == "message"]
         print("reconciliation:", mismatches(ledger, heard, world["provider"]) or "books and call agree")
 

@@ -11,6 +11,7 @@ import pytest
 from pipeline.base.clock import SimClock
 from pipeline.tools import Ledger, ToolCall, ToolRegistry, tool
 from pipeline.tools.grounding import Evidence, evidence_from, grounded, identifying, ungrounded
+from pipeline.tools.roles import role_of
 from pipeline.tools.runner import ToolRunner
 
 EFFECTS: list[dict] = []
@@ -104,6 +105,88 @@ def test_whispers_spellings_of_numbers_are_folded(said: str, value, expected: bo
     assert grounded(value, Evidence(said=[said])) is expected
 
 
+# Said AS that thing: (the caller's turns, what the agent asked before each, the value, the
+# argument it is offered as, grounded?). "1234" said as card digits is no order id.
+ROLES = [
+    # card digits offered as an order id
+    (["I'd like a refund to my card ending 1234."], [], "1234", "order_id", False),
+    (["I'd like a refund to my card ending 1234."], [], "1234", "card_last4", True),
+    (["The last four are 9075, order 4417."], [], "9075", "order_id", False),
+    (["The last four are 9075, order 4417."], [], "9075", "card_last4", True),
+    (["Refund order 4417 to the card ending one two three four."], [], "1234", "order_id", False),
+    (["4417 is my order number and the card ends in 1234."], [], "1234", "order_id", False),
+    # an order id said plainly
+    (["Refund order 4417, please."], [], "4417", "order_id", True),
+    (["My order number is four four one seven."], [], "4417", "order_id", True),
+    (["Order forty four seventeen."], [], "4417", "order_id", True),
+    (["Order A one two three four."], [], "A1234", "order_id", True),
+    (["It's for #4417, $64.50."], [], "4417", "order_id", True),
+    (["4417 is my order number and the card ends in 1234."], [], "4417", "order_id", True),
+    (["My order number is four four one seven."], [], "4417", "card_last4", False),
+    # an amount said as money, or never said
+    (["I want a refund, it was forty dollars."], [], 40, "amount", True),
+    (["I want a refund, it was forty bucks."], [], 40.0, "amount", True),
+    (["It's for #4417, $64.50."], [], 64.5, "amount", True),
+    (["Sixty four dollars and fifty cents, order 4417."], [], 64.5, "amount", True),
+    (["One hundred and twenty dollars for order 55."], [], 120, "amount", True),
+    (["Order 4417 for 23.99, card ending 1234."], [], 23.99, "amount", True),
+    (["Refund order 4417 to the card ending 1234."], [], 40, "amount", False),
+    (["Refund order 4417 to the card ending 1234."], [], 4417, "amount", False),
+    (["I want a refund, it was forty dollars."], [], "40", "order_id", False),
+    (["Forty dollars for order 4417."], [], "40", "order_id", False),  # that "order" is 4417's
+    (["Forty dollars for order 4417."], [], 40, "amount", True),
+    (["The order was forty dollars, card 1234."], [], "40", "order_id", False),
+    # "sixty four fifty" is 64.50 or order 6450 alike ("forty four seventeen" is 4417): without
+    # a money word it is no amount once another number is in the call
+    (["Order 4417, sixty four fifty."], [], 64.5, "amount", False),
+    (["A refund of sixty four fifty, please."], [], 64.5, "amount", True),  # the only number
+    # the answer to the agent's question has the role the question asked for
+    (["I want a refund of twenty dollars.", "It's 5521."], ["", "What's the order number?"], "5521",
+     "order_id", True),
+    (["I want a refund of twenty dollars.", "It's 5521."], ["", "What's the order number?"], "5521",
+     "card_last4", False),
+    (["I want a refund of twenty dollars.", "It's 5521."], ["", "Okay. Let me see."], "5521",
+     "order_id", False),
+    (["Order 4417.", "Nine oh seven five."], ["", "Which card should I use? Its last four digits?"],
+     "9075", "card_last4", True),
+    # an unmarked number is any role only while it is the only number said
+    (["Refund 4417, please."], [], "4417", "order_id", True),
+    (["Refund 4417, please."], [], 4417, "amount", True),
+    (["Refund 4417 please, card 1234."], [], "4417", "order_id", False),
+    (["Refund 4417 please.", "Oh and it was 20."], [], "4417", "order_id", False),
+]
+
+
+@pytest.mark.parametrize(("said", "asked", "value", "name", "expected"), ROLES)
+def test_a_number_grounds_only_what_it_was_said_as(said, asked, value, name, expected) -> None:
+    evidence = evidence_from(said, [], asked)
+    assert grounded(value, evidence, role=role_of(name)) is expected
+
+
+def test_an_identifying_argument_left_blank_is_not_given() -> None:
+    """Qwen, refused, wrote the refund again with "order_id": "" - blank is not what the caller said."""
+    said = Evidence(said=["Twenty dollars back to the card ending 1234, please."])
+    args = {"holding_line": "One moment.", "order_id": " ", "amount": 20.0, "card_last4": "1234",
+            "reason": ""}
+    assert ungrounded(refund, args, said) == ["order_id"]  # `reason` is free text: no name of an identity
+
+
+def test_what_an_argument_is_comes_from_its_name() -> None:
+    assert [role_of(n) for n in ("order_id", "booking_ref", "card_last4", "card_number", "account",
+                                 "amount", "order_total", "name", "party", "date")] == \
+        ["order", "order", "card", "card", "card", "amount", "amount", None, None, None]
+
+
+def test_a_result_grounds_a_value_as_the_field_that_holds_it() -> None:
+    evidence = evidence_from(["What's in my last order?"],
+                             [json.dumps({"order_id": "5120", "total": 23.99, "card_last4": "9075",
+                                          "note": "ref 7781"})])
+    assert grounded("5120", evidence, role="order") and grounded(23.99, evidence, role="amount")
+    assert grounded("9075", evidence, role="card") and not grounded("9075", evidence, role="order")
+    assert not grounded("5120", evidence, role="card")
+    assert grounded("7781", evidence, role="order")  # a field that names no role: any role
+
+
 def test_which_arguments_identify() -> None:
     # not the spoken line, not a boolean; the free-text reason only where it has a digit
     assert identifying(refund) == ("order_id", "amount", "card_last4", "reason")
@@ -111,7 +194,7 @@ def test_which_arguments_identify() -> None:
     assert identifying(book_table) == ("name", "date", "time", "party")
     args = {"holding_line": "One moment.", "order_id": "4417", "amount": 64.5, "card_last4": "1234",
             "reason": "it arrived cracked", "notify": True}
-    said = Evidence(said=["Refund order 4417, sixty four fifty, card ending one two three four."])
+    said = Evidence(said=["Refund order 4417, sixty four dollars fifty, card ending one two three four."])
     assert ungrounded(refund, args, said) == []
     assert ungrounded(refund, {**args, "reason": "damaged in box 7"}, said) == ["reason"]
 
@@ -186,6 +269,22 @@ def test_one_invented_argument_is_enough_to_refuse(tmp_path) -> None:
     assert EFFECTS == [] and ledger.get("refund:12345") is None
 
 
+def test_card_digits_offered_as_the_order_id_are_refused(tmp_path) -> None:
+    """The slip this guards against: "refund to my card ending 1234" read as a refund of order
+    1234. Every number in the call was said, but not as the order."""
+    EFFECTS.clear()
+    said = ["I'd like a refund of forty dollars to my card ending 1234."]
+    swapped = {**INVENTED, "order_id": "1234", "amount": 40.0}
+    result, ledger = _run(tmp_path, said, swapped)
+    assert result.output["status"] == "not_run" and result.extra["ungrounded"] == ["order_id"]
+    assert "Ask the caller for the order_id" in result.output["message"]
+    assert EFFECTS == [] and ledger.get("refund:1234") is None and ledger.untold() == []
+    result, _ = _run(tmp_path, [*said, "The order number is fifty five twenty one."],
+                     {**swapped, "order_id": "5521"})
+    assert result.output["status"] == "committed", result.output
+    assert EFFECTS == [{"order_id": "5521", "amount": 40.0}]
+
+
 def test_what_the_ledger_holds_for_the_key_counts_as_given(tmp_path) -> None:
     """A repeat of an effect recorded earlier (before a restart, say) is not an invention."""
     EFFECTS.clear()
@@ -228,3 +327,58 @@ def test_a_model_that_keeps_guessing_is_not_asked_again_and_again(tmp_path) -> N
     assert [o["status"] for o in outputs] == ["not_run", "not_run"], rec.timeline()
     assert [r.purpose for r in rec.session.responder.responses] == ["turn", "tool_result"]
     assert EFFECTS == [] and ledger.untold() == [] and ledger.get("refund:12345") is None
+
+
+@pytest.mark.parametrize(("question", "runs"), [("What's the order number?", True),
+                                                 ("Okay, one moment.", False)])
+def test_the_desk_reads_an_answer_as_what_the_agent_asked_for(tmp_path, question, runs) -> None:
+    """A whole call (fake stages): "It's 5521" grounds the order id when it answers "What's the
+    order number?", and grounds nothing when the agent asked nothing (twenty dollars and 5521
+    are two numbers, and 5521 was not said as anything)."""
+    from pipeline.call.session import Stages
+    from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+    from pipeline.testing.calls import call
+    from pipeline.transports.scripted import Clip, after_stage
+    from pipeline.turns import HeuristicCompleteness
+
+    from .test_listeners import LoudVAD, caller_tone
+
+    EFFECTS.clear()
+    args = {"holding_line": "One moment.", "order_id": "5521", "amount": 20.0,
+            "card_last4": "1234", "reason": "requested"}
+    llm = ScriptedLLM(rules=[[r"result of refund", "Thank you."], [r"5521", {"name": "refund", "arguments": args}],
+                             [".", question]])
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=[
+                        "I want a refund of twenty dollars to the card ending 1234.", "It's 5521."]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    # each tone as long as its words take to say (the call refuses words the speech cannot hold)
+    rec = call(stages, [Clip(caller_tone(3.2), at_s=0.3),
+                        Clip(caller_tone(1.2), None, after=after_stage("heard_in_full", 1), delay_s=0.3)],
+               setup=lambda s: s.use_tools(ToolRegistry(specs=[refund]), ledger=ledger))
+    outputs = [json.loads(i.output) for i in rec.session.conversation.items if i.type == "function_call_output"]
+    assert [o["status"] for o in outputs] == (["committed"] if runs else ["not_run"]), rec.timeline()
+    assert EFFECTS == ([{"order_id": "5521", "amount": 20.0}] if runs else [])
+    assert (ledger.get("refund:5521") is not None) is runs
+
+
+def _labelled_effects() -> list[tuple[str, object, dict]]:
+    from bench.tools import CASES, desk_tools
+
+    desks = desk_tools()
+    return [(case["line"], desks[case["desk"]][case["tool"]], case["arguments"]) for case in CASES
+            if case["expect"] == "tool" and desks[case["desk"]][case["tool"]].side_effect
+            and case.get("arguments")]
+
+
+def test_every_labelled_line_grounds_its_right_arguments_and_not_them_swapped() -> None:
+    """The tool-choice set's side-effect lines (bench/tool_set.json): the arguments the line
+    gives pass the guard; the same numbers in each other's places (the card's digits as the
+    order, the order as the card) do not."""
+    cases = _labelled_effects()
+    assert len(cases) >= 10
+    for line, spec, args in cases:
+        evidence = Evidence(said=[line])
+        assert ungrounded(spec, args, evidence) == [], line
+        swapped = {**args, "order_id": args["card_last4"], "card_last4": args["order_id"]}
+        assert sorted(ungrounded(spec, swapped, evidence)) == ["card_last4", "order_id"], line

@@ -79,10 +79,20 @@ class ToolDesk:
 
     def evidence(self) -> Evidence:
         """What a side effect's arguments must be found in: the caller's words in this call
-        (transcripts, typed text) and the outputs of earlier calls."""
-        items = self.core.conversation.items
-        return evidence_from((i.text for i in items if i.type == "message" and i.role == "user"),
-                             (i.output or "" for i in items if i.type == "function_call_output"))
+        (transcripts, typed text), what the agent said before each (a number given in answer
+        to "What's the order number?" is an order number), and the outputs of earlier calls."""
+        said: list[str] = []
+        asked: list[str] = []
+        agent = ""
+        for item in self.core.conversation.items:
+            if item.type == "message" and item.role == "assistant":
+                agent = item.text  # what was heard of it, where it was cut short
+            elif item.type == "message" and item.role == "user":
+                said.append(item.text)
+                asked.append(agent)
+                agent = ""
+        return evidence_from(said, (i.output or "" for i in self.core.conversation.items
+                                    if i.type == "function_call_output"), asked)
 
     # --- ToolHooks (what a response needs) -------------------------------------------------------
 

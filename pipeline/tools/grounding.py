@@ -16,6 +16,31 @@ Found means found as Whisper writes it (`confirms.spoken_tokens`, `confirms.spok
   December"); a time (HH:MM) by its hour and minutes ("seven thirty", "19:30", "7 o'clock");
 - other text (a name) as the same words in the same order.
 
+Found also means found AS THAT THING. "A refund to my card ending 1234" holds "1234", but as card
+digits: an order id of "1234" is not grounded by it. An argument named like an order (`order_id`,
+`booking`, `reference`), a card (`card_last4`, `account`) or an amount (`amount`, `total`) has
+that role, and a number the caller said has the roles its words give it:
+- an order: "order", "order number", "booking", "reference", "#" before it (the nearest such
+  word, within five; or after it, "4417 is my order number", when nothing before it says what
+  it is and the next number does not have that word as its own);
+- a card: "card", "card ending", "ends in", "last four", "digits", "account" the same way;
+- money: "$" before it, "dollars", "bucks", "cents" after it, or a decimal ("64.50"); money is
+  not also an order unless the word is right before it ("the order was forty dollars": money);
+  "sixty four fifty" is how Whisper writes a price and an id alike ("forty four seventeen"), so
+  with no money word it is an amount only as the call's one number;
+- a number with no cue of its own, said in answer to the agent's question ("What's the order
+  number?" - "It's 5521"), has the roles that question asks for.
+A number with no role at all is accepted for any role only when it is the only number the caller
+has said in the call: then there is nothing for it to be confused with, and refusing "refund
+4417" for want of the word "order" would only make the caller repeat themselves. With two or more
+numbers, an unmarked one is exactly where a small model swaps them, so it grounds no role. An
+earlier result's value has the role of the field that holds it (`{"order_id": "5120"}`), or any
+role in a field that names none. Arguments with no role (a name, a date, a party size) are
+checked as before.
+
+An identifying argument left blank ("order_id": "", which Qwen wrote once refused) is refused
+like an invented one: a blank order is not one the caller gave.
+
 Which arguments identify: those a tool names (`ToolSpec.grounded`); by default every argument
 of a side-effecting tool that is not spoken, not a boolean and not an enum, and is a number, has a
 digit in it, or is named like an id, amount, card, account, name, date or time.
@@ -23,6 +48,7 @@ digit in it, or is named like an id, amount, card, account, name, date or time.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable
@@ -31,6 +57,17 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .confirms import spoken_amounts, spoken_tokens
+from .roles import (
+    MAX_SPAN,
+    SENTENCE,
+    Mention,
+    asked_roles,
+    cue_text,
+    find_mentions,
+    role_of,
+    span_overlaps,
+    squash,
+)
 from .schema import ToolSpec
 
 _IDENTIFYING = re.compile(r"(^|_)(id|ids|order|orders|amount|total|card|last4|digits|account|iban|"
@@ -51,7 +88,6 @@ _ORDINAL_WORD = re.compile(r"\b(" + "|".join(_ORDINALS) + r")\b")
 _ORDINAL_DIGITS = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
 _A_SCALE = re.compile(r"\ba (hundred|thousand)\b", re.I)  # "a hundred dollars": one hundred
 _OCLOCK = re.compile(r"\bo'?\s?clock\b", re.I)  # "seven o'clock": not "seven oh"
-_MAX_SPAN = 12  # tokens one value may be spoken in ("A one two three four five six")
 
 
 @dataclass
@@ -60,11 +96,24 @@ class Evidence:
 
     said: list[str] = field(default_factory=list)  # each turn's transcript or typed text
     results: list[Any] = field(default_factory=list)  # tool outputs (JSON values), prior intents
+    asked: list[str] = field(default_factory=list)  # what the agent said before each turn ("" none)
 
     def __post_init__(self) -> None:
         self.said = [_OCLOCK.sub(" oclock", _A_SCALE.sub(r"one \1", t)) for t in self.said]
         self._tokens: list[list[str]] | None = None
         self._amounts: set[Decimal] | None = None
+        self._mentions: list[tuple[list[str], list[Mention]]] | None = None
+
+    def mentions(self) -> list[tuple[list[str], list[Mention]]]:
+        """Each sentence the caller said (as tokens) with the numbers in it and their roles."""
+        if self._mentions is None:
+            self._mentions = []
+            for i, text in enumerate(self.said):
+                asked = asked_roles(self.asked[i] if i < len(self.asked) else "")
+                for sentence in SENTENCE.split(cue_text(text)):
+                    tokens = spoken_tokens(sentence)
+                    self._mentions.append((tokens, find_mentions(tokens, asked)))
+        return self._mentions
 
     def tokens(self) -> list[list[str]]:
         """Token lists: one per turn, one per scalar of a result (a value never spans two)."""
@@ -124,17 +173,24 @@ def ungrounded(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) ->
             continue
         values = arguments[name] if isinstance(arguments[name], list) else [arguments[name]]
         named = explicit or bool(_IDENTIFYING.search(name))
+        role = role_of(name)
         for value in values:
-            if _needs_grounding(value, named=named) and not grounded(value, evidence):
+            if named and isinstance(value, str) and not value.strip():
+                missing.append(name)  # an order id left blank is no more given than a made-up one
+                break
+            if _needs_grounding(value, named=named) and not grounded(value, evidence, role=role):
                 missing.append(name)
                 break
     return missing
 
 
-def grounded(value: Any, evidence: Evidence) -> bool:
-    """Is this one value in the caller's words (as spoken) or an earlier result?"""
+def grounded(value: Any, evidence: Evidence, role: str | None = None) -> bool:
+    """Is this one value in the caller's words (as spoken) or an earlier result? With a role
+    ("order", "card", "amount"), a number must have been given as that."""
     if isinstance(value, bool) or value is None:
         return True
+    if role is not None and any(ch.isdigit() for ch in str(value)):
+        return _grounded_as(value, role, evidence)
     amount = _as_amount(value)
     if amount is not None and amount in evidence.amounts():
         return True
@@ -158,9 +214,11 @@ def is_refusal(output: Any) -> bool:
     return isinstance(output, dict) and output.get("status") == "not_run"
 
 
-def evidence_from(user_texts: Iterable[str], outputs: Iterable[str]) -> Evidence:
+def evidence_from(user_texts: Iterable[str], outputs: Iterable[str],
+                  asked: Iterable[str] = ()) -> Evidence:
     """Evidence from the caller's texts and the JSON outputs of earlier calls; error outputs
-    (a refusal names the arguments it refused) ground nothing."""
+    (a refusal names the arguments it refused) ground nothing. `asked`: what the agent said
+    before each of the caller's texts, in the same order ("" where nothing)."""
     results: list[Any] = []
     for raw in outputs:
         try:
@@ -170,7 +228,49 @@ def evidence_from(user_texts: Iterable[str], outputs: Iterable[str]) -> Evidence
         if isinstance(value, dict) and ("error" in value or is_refusal(value)):
             continue
         results.append(value)
-    return Evidence(said=[t for t in user_texts if t], results=results)
+    pairs = [(t, q) for t, q in itertools.zip_longest(user_texts, asked, fillvalue="") if t]
+    return Evidence(said=[t for t, _ in pairs], results=results, asked=[q for _, q in pairs])
+
+
+# --- roles ---------------------------------------------------------------------------------------
+
+def _grounded_as(value: Any, role: str, evidence: Evidence) -> bool:
+    """Was this value given as `role`: by the caller, said as that, or in a result's field of it?"""
+    amount = _as_amount(value) if role == "amount" else None
+    wanted = squash("".join(spoken_tokens(str(value).strip())))
+    for key, scalar in _keyed_scalars(evidence.results):
+        if role_of(key) not in (None, role):
+            continue
+        if amount is not None and _as_amount(scalar) == amount:
+            return True
+        if wanted and _in_tokens([wanted], [spoken_tokens(str(scalar))]):
+            return True
+    said = evidence.mentions()
+    alone = sum(len(found) for _, found in said) == 1
+    for tokens, found in said:
+        for mention in found:
+            if mention.roles and role not in mention.roles:
+                continue
+            if not mention.roles and not alone:
+                continue  # an unmarked number among others: which one it is, nobody said
+            if amount is not None:
+                window = tokens[mention.start:mention.end + 3]
+                if amount in spoken_amounts(" ".join(window)) | _hundred_and(window):
+                    return True
+            elif span_overlaps(wanted, tokens, mention):
+                return True
+    return False
+
+
+def _keyed_scalars(value: Any, key: str = "") -> Iterable[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for name, item in value.items():
+            yield from _keyed_scalars(item, str(name))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keyed_scalars(item, key)
+    elif value is not None and not isinstance(value, bool):
+        yield key, value
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -200,24 +300,20 @@ def _as_amount(value: Any) -> Decimal | None:
 
 def _in_tokens(wanted: list[str], haystacks: list[list[str]]) -> bool:
     """Is the value, squashed to letters and digits, some run of consecutive tokens?"""
-    target = _squash("".join(wanted))
+    target = squash("".join(wanted))
     if not target:
         return True
     for tokens in haystacks:
-        squashed = [_squash(t) for t in tokens]
+        squashed = [squash(t) for t in tokens]
         for i in range(len(squashed)):
             joined = ""
-            for j in range(i, min(len(squashed), i + _MAX_SPAN)):
+            for j in range(i, min(len(squashed), i + MAX_SPAN)):
                 joined += squashed[j]
                 if joined == target:
                     return True
                 if not target.startswith(joined):
                     break
     return False
-
-
-def _squash(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 def _hundred_and(tokens: list[str]) -> set[Decimal]:

@@ -146,7 +146,8 @@ class ToolRunner:
         if missing and key is not None and self.ledger is not None:
             row = await self._ledger(self.ledger.get, key)
             if row is not None:
-                missing = ungrounded(spec, args, Evidence(evidence.said, [*evidence.results, row.arguments]))
+                missing = ungrounded(spec, args, Evidence(evidence.said, [*evidence.results, row.arguments],
+                                                       evidence.asked))
         return missing
 
     async def _invoke(self, spec: Any, args: dict[str, Any], ctx: CallContext, *,
