@@ -17,7 +17,6 @@ the compute of one `probability()` call (median, p90).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -34,7 +33,7 @@ from pipeline.turns import TurnDetector
 
 from .eot_set import EotClip, build
 from .machine import describe_machine, machine_line
-from .summary import describe
+from .summary import describe, write_results
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SIGNALS = ("heuristic", "llm", "smart-turn", "combined", "text-eot", "combined-text-eot")
@@ -249,11 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         argv if argv is not None else sys.argv[1:]), "signals": names, "policy": vars(policy),
         "summary": summary, "best": best, "no_speech": [r["name"] for r in rows if r.get("no_speech")],
         "clips": rows, "wall_s": round(perf_s() - t_start, 1)}
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = f"{results['machine']['date'][:10]}-eot" + ("-phone" if args.phone else "")
-    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     text = render(results)
-    (args.out / f"{stem}.md").write_text(text + "\n", encoding="utf-8")
+    write_results(args.out, stem, results, text)
     print(text)
     return 0
 

@@ -30,7 +30,7 @@ import numpy as np
 from pipeline.base.clock import perf_s
 
 from .machine import describe_machine, machine_line
-from .summary import describe
+from .summary import describe, write_results
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SOURCE = RESULTS / "2026-11-30-eot.json"
@@ -260,6 +260,15 @@ def render_early(results: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _source_name(path: Path) -> str:
+    """The stored results file as the repository names it (or its bare name outside it)."""
+    source = path.resolve()
+    try:
+        return str(source.relative_to(RESULTS.parent.parent))
+    except ValueError:
+        return source.name
+
+
 def main_early(args: argparse.Namespace, argv: list[str] | None) -> int:
     t_start = perf_s()
     load_start = os.getloadavg()
@@ -268,11 +277,7 @@ def main_early(args: argparse.Namespace, argv: list[str] | None) -> int:
     keep = ("name", "finished", "kind", "source", "condition", "transcript")
     rows = [{k: r[k] for k in keep} | {s: {"p": r[s]["p"]} for s in ("heuristic", "smart-turn", "combined")}
             for r in rows]
-    source = args.source.resolve()
-    try:
-        source_name = str(source.relative_to(RESULTS.parent.parent))
-    except ValueError:
-        source_name = source.name
+    source_name = _source_name(args.source)
     results = {"machine": describe_machine(), "command": "python -m bench.eot_rescore " + " ".join(
         argv if argv is not None else sys.argv[1:]), "source": source_name,
         "pause_grid_ms": list(PAUSE_GRID_MS), "medium_pauses_ms": list(MEDIUM_PAUSES_MS),
@@ -280,11 +285,9 @@ def main_early(args: argparse.Namespace, argv: list[str] | None) -> int:
     results |= {"wall_s": round(perf_s() - t_start, 1),
                 "load_average": {"start": [round(x, 2) for x in load_start],
                                  "end": [round(x, 2) for x in os.getloadavg()]}}
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"{results['machine']['date'][:10]}-eot-early" + ("-phone" if "phone" in source.name else "")
-    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    stem = f"{results['machine']['date'][:10]}-eot-early" + ("-phone" if "phone" in args.source.name else "")
     text = render_early(results)
-    (args.out / f"{stem}.md").write_text(text + "\n", encoding="utf-8")
+    write_results(args.out, stem, results, text)
     print(text)
     return 0
 
@@ -362,22 +365,16 @@ def main(argv: list[str] | None = None) -> int:
             for r in rows]
     progress: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     cost = score_models(rows, models, progress)
-    source = args.source.resolve()
-    try:
-        source_name = str(source.relative_to(RESULTS.parent.parent))
-    except ValueError:
-        source_name = source.name
+    source_name = _source_name(args.source)
     results = {"machine": describe_machine(), "command": "python -m bench.eot_rescore " + " ".join(
         argv if argv is not None else sys.argv[1:]), "source": source_name, "models": models,
         "compute_ms": {m: describe(c) for m, c in cost.items()}, "judged": judge(rows, models),
         "clips": rows, "wall_s": round(perf_s() - t_start, 1),
         "load_average": {"start": [round(x, 2) for x in load_start],
                          "end": [round(x, 2) for x in os.getloadavg()]}}
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = f"{results['machine']['date'][:10]}-eot-text"
-    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     text = render(results)
-    (args.out / f"{stem}.md").write_text(text + "\n", encoding="utf-8")
+    write_results(args.out, stem, results, text)
     print(text)
     return 0
 

@@ -6,7 +6,9 @@ outliers, and ratios of two modes on the same clip, run back to back, cancel mos
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -165,3 +167,10 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[st
                 cells.append("–" if v is None else str(v))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def write_results(folder: Path, stem: str, results: Mapping[str, Any], text: str) -> None:
+    """A benchmark's results as `stem.json` (everything) and `stem.md` (the report) in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    (folder / f"{stem}.md").write_text(text + "\n", encoding="utf-8")
