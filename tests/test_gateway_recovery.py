@@ -24,7 +24,7 @@ from . import stripe_double as sd
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "refund:4417"
-ASK = ("Hi, I need a refund, please. Sixty-four fifty for order forty four seventeen, to the card ending "
+ASK = ("Hi, I need a refund, please. Sixty-four dollars fifty for order forty four seventeen, to the card ending "
        "nine zero seven five.")
 
 # One agent process: the refund runs through the runner and the ledger; the moment the gateway

@@ -17,7 +17,7 @@ from . import stripe_double as sd
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 
 KEY = "refund:4417"
-ASK = ("Hi, I need a refund, please. Sixty-four fifty for order forty four seventeen, to the card ending "
+ASK = ("Hi, I need a refund, please. Sixty-four dollars fifty for order forty four seventeen, to the card ending "
        "nine zero seven five.")
 
 
