@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..base.cpu import default_threads
@@ -31,6 +32,20 @@ MODELS = {
 }
 
 
+def embedded_gguf(model: str | None, model_path: str, *, setting: str, what: str) -> Path:
+    """The GGUF a stage loads: `model` names one of MODELS (else `model_path` is the file),
+    resolved under the models directory; a clear error when the name or the file is wrong."""
+    if model is not None:
+        if model not in MODELS:
+            raise ValueError(f"{setting}.model {model!r} is not an embedded model; choose one of "
+                             f"{sorted(MODELS)}, or give {setting}.model_path (a GGUF file)")
+        model_path = MODELS[model]
+    path = model_file(model_path)
+    if not path.is_file():
+        raise ModelMissingError(path, what)
+    return path
+
+
 class LlamaLLM:
     """A GGUF model on llama.cpp. One generation at a time per loaded model (a lock)."""
 
@@ -50,14 +65,7 @@ class LlamaLLM:
     ) -> None:
         from llama_cpp import Llama
 
-        if model is not None:
-            if model not in MODELS:
-                raise ValueError(f"llm.model {model!r} is not an embedded model; choose one of "
-                                 f"{sorted(MODELS)}, or give llm.model_path")
-            model_path = MODELS[model]
-        path = model_file(model_path)
-        if not path.is_file():
-            raise ModelMissingError(path, "LLM model")
+        path = embedded_gguf(model, model_path, setting="llm", what="LLM model")
         self.max_tokens = max_tokens
         self.keep_prompt_cache = keep_prompt_cache
         self.temperature = temperature

@@ -28,10 +28,9 @@ from typing import Any
 import numpy as np
 
 from ..base.cpu import default_threads
-from ..base.errors import ModelMissingError
 from ..base.models import model_file
 from ..turns import HeuristicCompleteness
-from .llm import MODELS
+from .llm import MODELS, embedded_gguf
 
 __all__ = ["CALIBRATION", "TextEndOfTurn", "normalise"]
 
@@ -70,14 +69,8 @@ class TextEndOfTurn:
         context so that scoring a turn never evicts the reply's prompt cache."""
         from llama_cpp import Llama
 
-        if model_path is None:
-            if model not in MODELS:
-                raise ValueError(f"turns.model {model!r} is not an embedded model; choose one of "
-                                 f"{sorted(MODELS)}, or give turns.model_path (a GGUF file)")
-            model_path = MODELS[model]
-        path = model_file(model_path)
-        if not path.is_file():
-            raise ModelMissingError(path, "end-of-turn LLM")
+        path = embedded_gguf(model if model_path is None else None, model_path or "",
+                             setting="turns", what="end-of-turn LLM")
         self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or default_threads("llm"),
                           n_batch=256, logits_all=False, verbose=False)
         template = str(self._llm.metadata.get("tokenizer.chat_template", ""))
