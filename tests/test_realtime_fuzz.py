@@ -117,6 +117,24 @@ def test_a_second_cancel_of_one_response_acts_on_it_in_silence(server):
     assert errors == [] and len(cancelled) == 1, (errors, cancelled)
 
 
+def test_a_cancel_repeated_after_the_cancelled_response_ended_is_still_silent(server):
+    """The same pair with the first cancel's response.done already sent (the race the example
+    above lost on a fast machine): nothing new began, so the repeat still acts on it, quietly;
+    a cancel after a response that completed is still refused (test_realtime_server)."""
+    steps = [Step(event={"type": "conversation.item.create", "item": {
+                 "type": "message", "role": "user",
+                 "content": [{"type": "input_text", "text": "Tell a long story"}]}}),
+             Step(event={"type": "response.create"}), Step(pause_s=0.05),
+             Step(event={"type": "response.cancel"}), Step(pause_s=0.5),
+             Step(event={"type": "response.cancel"})]
+    outcome = run(server, "ga", steps)
+    marker = outcome.sent[0].event_id.rsplit("_", 1)[0] + "_marker"
+    errors = [e["error"] for e in outcome.events if e["type"] == "error" and e["error"]["event_id"] != marker]
+    cancelled = [e for e in outcome.events if e["type"] == "response.done"
+                 and e["response"]["status"] == "cancelled"]
+    assert errors == [] and len(cancelled) == 1, (errors, cancelled)
+
+
 def _loud_audio(seconds: float) -> str:
     """Noise a caller's microphone could send (24 kHz pcm16, base64): speech to the energy VAD."""
     import base64

@@ -41,6 +41,7 @@ class Responder:
         self.text_only = False  # the session's output modalities are ["text"]: no voice by default
         self.active: Response | None = None
         self.responses: list[Response] = []
+        self._client_cancelled: Response | None = None  # the last one cancel_active stopped
         self._played_first: set[str] = set()
         self._fit_cache: dict[Any, int] = {}  # token counts per turn, for the life of the call
         playback.frame_listeners.add(self._on_frame_played, FramePhase.SESSION)
@@ -146,9 +147,14 @@ class Responder:
     # --- stopping ------------------------------------------------------------------------------
 
     def cancel_active(self, reason: str = "client_cancelled") -> bool:
+        """Stop the response being made; False when there is none. A cancel repeated before any
+        new response begins acts on the one already cancelled, in silence, whether or not it has
+        ended yet: two cancels sent back to back (the Agents SDK's interrupt) must not race its end."""
         if self.active is None or self.active.held:
-            return False
+            last = self.responses[-1] if self.responses else None
+            return last is not None and last is self._client_cancelled
         self.active.cancel(reason)
+        self._client_cancelled = self.active
         return True
 
     def drop_unheard_reply(self) -> None:
