@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.base.audio import INPUT_RATE_HZ
-from pipeline.stages.stt_window import FRAMES_PER_S, Window
+from pipeline.stages.stt_window import FRAMES_PER_S, Window, closes_sentence
 from pipeline.stt import WhisperSTT, same_words
 from pipeline.stt import word_errors as wer
 from pipeline.testing.sounds import phone_band
@@ -200,6 +200,43 @@ def quick_agreement(results: dict, windows: dict[str, Window | None]) -> list[st
     return lines
 
 
+def parity(clips: list, results: dict, windows: dict[str, Window | None]) -> list[str]:
+    """What word error rate does not see, per sized window against the full window's final: on
+    how many clips the text closes its sentence as the full window's does (or does not), writes
+    the same digits, and gets the same verdict from the completeness heuristic
+    (`pipeline.turns.HeuristicCompleteness`, >= 0.5: "looks complete"), which reads both."""
+    from pipeline.turns import HeuristicCompleteness
+
+    heuristic = HeuristicCompleteness()
+
+    def digits(text: str) -> str:
+        return "".join(ch for ch in text if ch.isdigit())
+
+    def looks_complete(text: str) -> bool:
+        return heuristic.probability(text, None) >= 0.5
+
+    full = results["full (30 s)"]["texts"]
+    with_digits = [i for i, (c, t) in enumerate(zip(clips, full, strict=True)) if digits(t) or digits(c.text)]
+    lines = ["| sized window | closing mark as full | digits as full (clips with digits) | "
+             "heuristic verdict as full | finished turns looking complete (full: "
+             f"{sum(looks_complete(t) for c, t in zip(clips, full, strict=True) if c.finished)}) | "
+             "pauses looking complete (full: "
+             f"{sum(looks_complete(t) for c, t in zip(clips, full, strict=True) if not c.finished)}) |",
+             "|---|---|---|---|---|---|"]
+    for name, window in windows.items():
+        if window is None:
+            continue
+        texts = results[name]["texts"]
+        marks = sum(closes_sentence(a) == closes_sentence(b) for a, b in zip(full, texts, strict=True))
+        same_digits = sum(digits(full[i]) == digits(texts[i]) for i in with_digits)
+        verdicts = sum(looks_complete(a) == looks_complete(b) for a, b in zip(full, texts, strict=True))
+        fin = sum(looks_complete(t) for c, t in zip(clips, texts, strict=True) if c.finished)
+        unf = sum(looks_complete(t) for c, t in zip(clips, texts, strict=True) if not c.finished)
+        lines.append(f"| {name} | {marks} of {len(texts)} | {same_digits} of {len(with_digits)} | "
+                     f"{verdicts} of {len(texts)} | {fin} | {unf} |")
+    return lines
+
+
 def differing(clips: list, results: dict, a: str, b: str) -> list[str]:
     return [f"- `{c.name}` said \"{c.text}\": {a} \"{x}\", {b} \"{y}\""
             for c, x, y in zip(clips, results[a]["texts"], results[b]["texts"], strict=True) if x != y]
@@ -251,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
                          f"Highest tokens per second of audio in a kept sized pass: "
                          f"{results['_max_tokens_per_s']:.1f} (the bound allows "
                          f"{bound.tokens_per_s:g} a second plus {bound.tokens_extra}).", "",
+                         "What word error rate does not see (closing marks, digits, the "
+                         "completeness heuristic's verdict), against the full window's final:", "",
+                         *parity(clips, results, windows), "",
                          "The quick pass at speech-stop (no redo) against the full-window final:",
                          "", *quick_agreement(results, windows), ""]
             if args.compare in results:

@@ -36,9 +36,9 @@ def test_a_negative_margin_is_refused() -> None:
 
 
 def _pass(text: str, *, tokens: int = 8, bound: int = 40, no_speech: float = 0.01,
-          logprob: float = -0.2) -> WindowPass:
+          logprob: float = -0.2, final: bool = False) -> WindowPass:
     return WindowPass(frames=400, text=text, tokens=tokens, bound=bound, no_speech_prob=no_speech,
-                      avg_logprob=logprob)
+                      avg_logprob=logprob, final=final)
 
 
 def test_what_makes_a_sized_pass_doubtful() -> None:
@@ -49,6 +49,21 @@ def test_what_makes_a_sized_pass_doubtful() -> None:
     assert _pass("Thank you.", no_speech=0.9).doubt == "no speech"
     assert _pass("Thank you.", logprob=-1.4).doubt == "unsure"
     assert _pass("", tokens=0).doubt == "empty"
+
+
+@pytest.mark.parametrize("text", ["Could I get a refund on order 5120", "Where is my order 50 120",
+                                  "I'd like to book a table for two,"])
+def test_a_sized_final_that_leaves_its_sentence_open_is_redone(text: str) -> None:
+    """The full window's final closes its sentence where the sized one often does not, and the
+    completeness heuristic and the grounding guard read what the final wrote."""
+    assert _pass(text, final=True).doubt == "unfinished"
+    assert _pass(text).doubt is None  # a partial's audio ends inside the speech: open is right
+
+
+@pytest.mark.parametrize("text", ["Where is my order? 5120.", "He said \"stop.\"", "Really?!",
+                                  "Wait (please.)", "And then…"])
+def test_a_sized_final_that_closes_its_sentence_is_kept(text: str) -> None:
+    assert _pass(text, final=True).doubt is None
 
 
 @pytest.mark.parametrize("text", ["no, no, no", "thank you, thank you", "bye bye bye",

@@ -69,6 +69,11 @@ class WindowPass:
     bound: int  # the most `tokens` could be
     no_speech_prob: float
     avg_logprob: float
+    # a final pass: its text must close its sentence. Sized finals drop the closing mark the
+    # full window writes ("Could I get a refund on order 5120" for "...5120?"; "Where is my
+    # order 50 120" for "Where is my order? 5120."), and the completeness heuristic and the
+    # grounding guard read both; such a final is redone on the full window
+    final: bool = False
 
     @property
     def doubt(self) -> str | None:
@@ -83,7 +88,17 @@ class WindowPass:
             return "unsure"
         if not self.text:
             return "empty"
+        if self.final and not closes_sentence(self.text):
+            return "unfinished"
         return None
+
+
+_CLOSERS = "\"'”’)]»"
+
+
+def closes_sentence(text: str) -> bool:
+    """Whether `text` ends with a sentence's closing mark (closing quotes and brackets aside)."""
+    return text.rstrip().rstrip(_CLOSERS)[-1:] in (".", "?", "!", "…")
 
 
 def compression_ratio(text: str) -> float:
@@ -133,7 +148,7 @@ class SizedDecoder:
         return features[:, :features.shape[-1] - 1]
 
     def decode(self, features: np.ndarray, frames: int, *, prefix: str | None,
-               max_new_tokens: int) -> WindowPass:
+               max_new_tokens: int, final: bool = False) -> WindowPass:
         """`features` zero-padded to `frames` (as `transcribe` pads to 3000), encoded, decoded."""
         window = np.zeros((features.shape[0], frames), np.float32)
         used = min(frames, features.shape[-1])
@@ -153,4 +168,5 @@ class SizedDecoder:
         # and the end of text
         avg_logprob = result.scores[0] * len(ids) / (len(ids) + 1)
         return WindowPass(frames=frames, text=tok.decode(ids).strip(), tokens=len(ids),
-                          bound=bound, no_speech_prob=result.no_speech_prob, avg_logprob=avg_logprob)
+                          bound=bound, no_speech_prob=result.no_speech_prob, avg_logprob=avg_logprob,
+                          final=final)
