@@ -14,6 +14,15 @@ QUICK = make_config(response={"speculate_from": "quick"})  # the default: the qu
 pytestmark = pytest.mark.models
 
 
+@pytest.fixture(scope="module")
+def full_window_stt():
+    """whisper tiny.en with every pass on the full 30 s window: a quick pass precedes its final
+    (with the default sized final there is none: the final is that pass)."""
+    from pipeline.stt import WhisperSTT
+
+    return WhisperSTT(window="full")
+
+
 def _speculations(rec) -> list[tuple[str, str]]:
     return [(m.detail["source"], m.detail["outcome"]) for m in rec.stages("speculation")]
 
@@ -84,15 +93,31 @@ def test_the_final_pass_starts_from_the_confirmed_words_and_keeps_its_word_error
         assert spy.prefixes == []
 
 
-def test_the_quick_pass_at_speech_stop_holds_the_last_word_and_is_adopted(real_stages, say):
+def test_the_quick_pass_at_speech_stop_holds_the_last_word_and_is_adopted(real_stages, full_window_stt, say):
     """The pass over the whole turn on a sized window at speech-stop (~0.1 s) hears "tonight",
     which the last partial lacked (above); the full-window final agrees, so the reply made from
     it is adopted, ready before the commit."""
     text = "I would like to book a table for two people tonight."
-    rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Booked."])), [say(text), silence(1500)],
-               config=QUICK)
+    rec = call(with_stages(real_stages, stt=full_window_stt, llm=ScriptedLLM(replies=["Booked."])),
+               [say(text), silence(1500)], config=QUICK)
     assert _speculations(rec) == [("quick", "adopted")], rec.timeline()
     assert "tonight" in rec.stages("speculation")[0].detail["transcript"].lower()
-    assert real_stages.stt.window_stats["quick sized"] >= 1
+    assert full_window_stt.window_stats["quick sized"] >= 1
+    assert rec.agent_lines == ["Booked."]
+    assert rec.stages("first_audio_out")[0].ts - rec.commits[0].ts <= 0.021  # made before commit
+
+
+def test_with_a_sized_final_the_reply_starts_from_the_final_and_is_ready_at_commit(real_stages, say):
+    """The default: the final pass is itself sized (~0.1 s at speech-stop), so no quick pass runs
+    beside it; the reply begun from the final is held, adopted at the commit, and made before it."""
+    assert real_stages.stt.window_final and not real_stages.stt.quick_pass
+    text = "I would like to book a table for two people tonight."
+    before = real_stages.stt.window_stats.copy()
+    rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Booked."])), [say(text), silence(1500)],
+               config=QUICK)
+    assert _speculations(rec) == [("final", "adopted")], rec.timeline()
+    assert "tonight" in rec.stages("speculation")[0].detail["transcript"].lower()
+    assert real_stages.stt.window_stats["sized"] > before["sized"]  # the final pass was sized
+    assert not any(k.startswith("quick") and v > before[k] for k, v in real_stages.stt.window_stats.items())
     assert rec.agent_lines == ["Booked."]
     assert rec.stages("first_audio_out")[0].ts - rec.commits[0].ts <= 0.021  # made before commit

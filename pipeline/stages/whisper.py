@@ -38,19 +38,25 @@ class WhisperSTT:
         # encoder window: "full" pads every pass to Whisper's 30 s; "sized" encodes the audio plus
         # window_margin_ms (at least window_floor_ms) and redoes on the full window a pass that
         # looks wrong (pipeline/stages/stt_window.py); "sized-final" / "sized-partials" size only
-        # those passes. Full by default: sized finals, no worse by word error rate, drop closing
-        # punctuation and wrote "order 50 120" for "order? 5120." (bench/README.md)
-        window: str = "full",
+        # those passes. "sized-final" by default: on 174 clips of the end-of-turn set its finals
+        # were no worse by word error rate (0.182 against 0.188), wrote the same digits on 25 of
+        # 29 (and "4792" three times where the full window wrote "4.9 to" or "4.7.9.2."), and got
+        # the completeness heuristic's verdict the full window's got on 172, at a sixth of its
+        # median time; a sized final that leaves its sentence open is redone on the full window
+        # (bench/results/2026-12-01-stt-window-guard.md). Partials stay full: sized, they loop
+        # more, and once fired a barge-in on the echo's words (bench/README.md)
+        window: str = "sized-final",
         window_margin_ms: int = 2000,
         window_floor_ms: int = 1000,
         # a partial pass every this much new audio; None: 250 ms when partials are sized (a pass
         # over 3 s costs ~100 ms, so one stays in flight at most), 500 ms on the full window
         # (~450 ms a pass on 2 cores)
         partial_interval_ms: int | None = None,
-        # at speech-stop, before the final pass: one pass over the turn on a sized window
-        # (~0.1 s, not redone when doubtful), for a speculation to start from while the final
-        # pass runs; the reply is adopted only if the final says the same words
-        # (response.speculate_from = "quick"; bench/results/2026-12-01-wire-ab.md)
+        # at speech-stop, before a final pass on the full window: one pass over the turn on a
+        # sized window (~0.1 s, not redone when doubtful), for a speculation to start from while
+        # the final pass runs; the reply is adopted only if the final says the same words
+        # (response.speculate_from = "quick"; bench/results/2026-12-01-wire-ab.md). A sized
+        # final is itself that pass, so with one there is none: the speculation starts from it
         quick_pass: bool = True,
     ) -> None:
         from faster_whisper import WhisperModel
@@ -73,7 +79,7 @@ class WhisperSTT:
         if partial_interval_ms is not None and partial_interval_ms < 100:
             raise ConfigError(f"stt.partial_interval_ms = {partial_interval_ms} is too short; "
                               "use 100 ms or more (a pass takes ~100 ms even on a sized window)")
-        self.quick_pass = quick_pass
+        self.quick_pass = quick_pass and window not in ("sized", "sized-final")
         self._quick_window = Window(window_margin_ms, window_floor_ms)
         self.window = self._quick_window if window != "full" else None
         # "sized-final": partials on the full window; "sized-partials": only partials sized
@@ -105,7 +111,7 @@ class WhisperSTT:
         with self._lock:
             self.last_pass = None
             if self.window is not None and (self.window_final if final else self.window_partials):
-                done = self._decode_sized(audio, prefix, self.window)
+                done = self._decode_sized(audio, prefix, self.window, final=final)
                 if done is not None:
                     return done
             self.window_stats["full"] += 1
@@ -136,8 +142,8 @@ class WhisperSTT:
                                                beam_size=self.beam_size)
         return self._sized_decoder
 
-    def _decode_sized(self, audio: np.ndarray, prefix: str | None,
-                      window: Window) -> tuple[str, SpeechConfidence] | None:
+    def _decode_sized(self, audio: np.ndarray, prefix: str | None, window: Window, *,
+                      final: bool) -> tuple[str, SpeechConfidence] | None:
         """A pass on a window sized to `audio`, or None when the full window should do it: the
         audio fills it anyway, or the sized pass looks wrong (`WindowPass.doubt`)."""
         features = self._sized.features(audio)
@@ -145,7 +151,8 @@ class WhisperSTT:
         if frames >= FULL_FRAMES:
             return None
         self.last_pass = done = self._sized.decode(
-            features, frames, prefix=prefix, max_new_tokens=window.max_new_tokens(features.shape[-1]))
+            features, frames, prefix=prefix, max_new_tokens=window.max_new_tokens(features.shape[-1]),
+            final=final)
         doubt = done.doubt
         self.window_stats[doubt or "sized"] += 1
         confidence = SpeechConfidence(done.avg_logprob, done.no_speech_prob, compression_ratio(done.text))
