@@ -1,8 +1,9 @@
 """The first words voiced first: what the chunker hands Piper first, and what that costs.
 
-The same replies, streamed word by word, through three chunkings: whole sentences, the comma
-fragment alone (the first chunk may end at a comma after six words), and today's default (also a
-reply's opener, "Sure,", and a clause start without punctuation after four words). For each:
+The same replies, streamed word by word, through four chunkings: whole sentences, the comma
+fragment alone (the first chunk may end at a comma after six words), today's default (a comma
+after four words, a reply's opener, "Sure,", and a clause start without punctuation after four
+words), and the default as it was with the comma after six words. For each:
 the first chunk's words, Piper's synthesis time for it (median of three) and its audio length.
 The replies are the kind a voice agent says (openers, confirmations with amounts and order ids,
 questions back, explanations); naturalness is held by tests/test_chunker.py's table (no boundary
@@ -47,12 +48,19 @@ REPLIES = (
     "It looks like your package is in transit and it should arrive tomorrow by noon.",
     "Is there anything else I can help you with today?",
     "I understand this has been frustrating, and I want to make it right for you.",
+    # SmolLM2-135M's own openings to the wire benchmark's questions (bench/clips.py), as written
+    "I'm sorry for any inconvenience, but as a phone-based assistant I can't make reservations online.",
+    "To reset your password, you'll need to use the settings page of your account.",
+    "The pharmacy is open on Sunday, but I'm not sure about its hours.",
+    "Shipment to Canada can vary greatly depending on the type of ship, size, and location.",
 )
 
 CHUNKINGS: dict[str, dict[str, Any]] = {
     "sentence": {"quick_first_fragment": False},
     "comma fragment": {"quick_first_fragment": True, "min_fragment_words": 6,
                        "first_phrase_words": 0, "opener_fragments": False},
+    "default with a comma after 6 words": {"quick_first_fragment": True, "min_fragment_words": 6,
+                                           "first_phrase_words": ChunkerPolicy.first_phrase_words},
     "default": {"quick_first_fragment": True, "min_fragment_words": ChunkerPolicy.min_fragment_words,
                 "first_phrase_words": ChunkerPolicy.first_phrase_words},
 }

@@ -97,7 +97,9 @@ class SentenceChunker:
 
     quick_first_fragment: let the first chunk of a response end at a comma, colon or dash
         once it holds `min_fragment_words` words, so the first audio starts sooner.
-    min_fragment_words: words needed before that clause boundary (default 6); a reply's opener
+    min_fragment_words: words needed before that clause boundary (default 4, as many as a
+        clause start needs: "I'm sorry for any inconvenience," and "To reset your password,"
+        open SmolLM2's replies, and at 6 their whole sentence was the first chunk); a reply's opener
         ("Sure,", "Of course,") is a fragment with fewer, unless `opener_fragments` is off.
     first_phrase_words: with quick_first_fragment, the first chunk may also end where a clause
         starts without punctuation ("I can look that up | because…", "Your refund is on its way
@@ -115,7 +117,7 @@ class SentenceChunker:
         self,
         *,
         quick_first_fragment: bool = True,
-        min_fragment_words: int = 6,
+        min_fragment_words: int = 4,
         first_phrase_words: int = 4,
         opener_fragments: bool = True,
         max_chunk_chars: int = 400,

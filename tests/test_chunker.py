@@ -109,7 +109,7 @@ SENTENCES: list[tuple[str, list[str]]] = [
     ("🎉🎉\n**", []),
 ]
 
-# Quick first fragment on (default 6 words): input text -> chunks.
+# Quick first fragment on (default 4 words): input text -> chunks.
 QUICK: list[tuple[str, list[str]]] = [
     # long enough: the first chunk ends at the comma
     (
@@ -175,7 +175,20 @@ QUICK: list[tuple[str, list[str]]] = [
     ),
     (
         "We have three rooms left, two of which face the sea.",
-        ["We have three rooms left, two of which face the sea."],
+        ["We have three rooms left,", "two of which face the sea."],  # the comma, not "which"
+    ),
+    # a comma after four words: SmolLM2's usual openings
+    (
+        "I'm sorry for any inconvenience, but I can't make reservations.",
+        ["I'm sorry for any inconvenience,", "but I can't make reservations."],
+    ),
+    (
+        "To reset your password, open the settings page.",
+        ["To reset your password,", "open the settings page."],
+    ),
+    (
+        "It costs ten, sadly.",
+        ["It costs ten, sadly."],  # three words before the comma: one sentence
     ),
     (
         "I will check the order but it may take a minute.",

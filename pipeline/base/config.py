@@ -102,7 +102,7 @@ class BargeInPolicy:
 @dataclass(frozen=True)
 class ChunkerPolicy:
     quick_first_fragment: bool = True
-    min_fragment_words: int = 6
+    min_fragment_words: int = 4  # the first chunk may end at a comma after this many words
     # the first chunk may end where a clause starts unpunctuated, after this many words (0: off)
     first_phrase_words: int = 4
 
