@@ -99,21 +99,29 @@ def test_longer_sequences_are_answered_and_the_call_goes_on(server, dialect, ste
 # --- what the fuzzer found, kept as examples -------------------------------------------------
 
 
-def test_a_second_cancel_of_one_response_acts_on_it_in_silence(server):
-    """Found: two response.cancel in a row both succeed, one response ends. The oracle first
-    took that for an event left unanswered; but a response already cancelled and ending is still
-    the active one, and a client may cancel it again: the Agents SDK's interrupt truncates the
-    item (which stops the response here) and then cancels, and must not get an error."""
+def _cancelled_twice(server: ServerThread, pause_s: float) -> tuple[list[dict], list[dict]]:
+    """A long reply begun, then two response.cancel `pause_s` apart: the errors and the cancelled
+    response.done events the client got."""
     steps = [Step(event={"type": "conversation.item.create", "item": {
                  "type": "message", "role": "user",
                  "content": [{"type": "input_text", "text": "Tell a long story"}]}}),
              Step(event={"type": "response.create"}), Step(pause_s=0.05),
-             Step(event={"type": "response.cancel"}), Step(event={"type": "response.cancel"})]
+             Step(event={"type": "response.cancel"}), *([Step(pause_s=pause_s)] if pause_s else []),
+             Step(event={"type": "response.cancel"})]
     outcome = run(server, "ga", steps)
     marker = outcome.sent[0].event_id.rsplit("_", 1)[0] + "_marker"
     errors = [e["error"] for e in outcome.events if e["type"] == "error" and e["error"]["event_id"] != marker]
     cancelled = [e for e in outcome.events if e["type"] == "response.done"
                  and e["response"]["status"] == "cancelled"]
+    return errors, cancelled
+
+
+def test_a_second_cancel_of_one_response_acts_on_it_in_silence(server):
+    """Found: two response.cancel in a row both succeed, one response ends. The oracle first
+    took that for an event left unanswered; but a response already cancelled and ending is still
+    the active one, and a client may cancel it again: the Agents SDK's interrupt truncates the
+    item (which stops the response here) and then cancels, and must not get an error."""
+    errors, cancelled = _cancelled_twice(server, 0.0)
     assert errors == [] and len(cancelled) == 1, (errors, cancelled)
 
 
@@ -121,17 +129,7 @@ def test_a_cancel_repeated_after_the_cancelled_response_ended_is_still_silent(se
     """The same pair with the first cancel's response.done already sent (the race the example
     above lost on a fast machine): nothing new began, so the repeat still acts on it, quietly;
     a cancel after a response that completed is still refused (test_realtime_server)."""
-    steps = [Step(event={"type": "conversation.item.create", "item": {
-                 "type": "message", "role": "user",
-                 "content": [{"type": "input_text", "text": "Tell a long story"}]}}),
-             Step(event={"type": "response.create"}), Step(pause_s=0.05),
-             Step(event={"type": "response.cancel"}), Step(pause_s=0.5),
-             Step(event={"type": "response.cancel"})]
-    outcome = run(server, "ga", steps)
-    marker = outcome.sent[0].event_id.rsplit("_", 1)[0] + "_marker"
-    errors = [e["error"] for e in outcome.events if e["type"] == "error" and e["error"]["event_id"] != marker]
-    cancelled = [e for e in outcome.events if e["type"] == "response.done"
-                 and e["response"]["status"] == "cancelled"]
+    errors, cancelled = _cancelled_twice(server, 0.5)
     assert errors == [] and len(cancelled) == 1, (errors, cancelled)
 
 
