@@ -45,6 +45,12 @@ def server() -> Iterator[ServerThread]:
         yield running
 
 
+def _waits_at(task: asyncio.Future[object]) -> str:
+    """A pending step's innermost frame: its function and line."""
+    stack = task.get_stack() if isinstance(task, asyncio.Task) else []
+    return f"{stack[-1].f_code.co_name}:{stack[-1].f_lineno}" if stack else repr(task)[:80]
+
+
 def server_state(server: ServerThread) -> list[dict[str, object]]:
     """Each open session's playback, barge-in and active response, and the model queue: read
     from the test's thread, racily, for a failure's message only."""
@@ -58,7 +64,9 @@ def server_state(server: ServerThread) -> list[dict[str, object]]:
         rows.append({"bargein": s.bargein.phase.value, "paused": s.playback.paused,
                      "speaking": s.playback.speaking, "drained": s.playback.drained.is_set(),
                      "active": None if active is None else (active.id, active.status.value),
-                     "tasks": len(s.core.tasks)})
+                     "tasks": len(s.core.tasks),
+                     # where each unfinished step of the active response waits (a stall's place)
+                     "waiting": [] if active is None else [_waits_at(t) for t in active._tasks if not t.done()]})
     return rows
 
 
