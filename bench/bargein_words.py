@@ -191,8 +191,8 @@ def write(summary: dict[str, Any], rows: list[dict[str, Any]], skipped: list[str
               f"voices: {', '.join(sorted({r['voice'] for r in rows}))}; condition: {condition} "
               f"({info.get('condition_text', 'the synthesized speech as it is')}).", ""]
     if short_words:
-        lines += ["| | words decide, short sounds too (`hear_short_words`) | words decide once the gate "
-                  "fires (default) | gate alone |", "|---|---:|---:|---:|",
+        lines += ["| | words decide, short sounds too (`hear_short_words`, the default) | words decide "
+                  "once the gate fires | gate alone |", "|---|---:|---:|---:|",
                   f"| backchannels cancelled (false cancels) | {s['false_cancel_rate_words']:.0%} | "
                   f"{s['false_cancel_rate_fired_words']:.0%} | {s['false_cancel_rate_gate_alone']:.0%} |",
                   f"| interruptions not cancelled (missed) | {s['missed_cancel_rate_words']:.0%} | "
@@ -257,8 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one Piper voice only")
     parser.add_argument("--all-voices", action="store_true", help="all six voices of bench.eot_set")
     parser.add_argument("--short-words", action="store_true",
-                        help="also hear out words shorter than the gate's hold (bargein.hear_short_words; "
-                             "the committed 2026-11-30 run had it on)")
+                        help="also hear out words shorter than the gate's hold (bargein.hear_short_words, "
+                             "on by default: this keeps it on whatever the config says; "
+                             "--set bargein.hear_short_words=false and no flag measures it off)")
     parser.add_argument("--phone", action="store_true", help="each caller clip as a phone line carries "
                         "it (8 kHz G.711 mu-law and back); the results file ends -phone")
     parser.add_argument("--noise", type=float, metavar="SNR", default=None,
