@@ -313,6 +313,11 @@ def build_items(voices: list[str], *, with_jfk: bool = True) -> tuple[list[Item]
     return (out + jfk_items() if with_jfk else out), skipped
 
 
+def _paused(r: dict[str, Any]) -> float | None:
+    """Onset -> the server's first `barge_in_pause` mark, on the client's clock."""
+    return next((m["server_ms"] for m in r.get("marks", []) if m["stage"] == "barge_in_pause"), None)
+
+
 def _at_started(r: dict[str, Any]) -> float | None:
     """Onset -> stopped for a client that also stops playing at `speech_started`."""
     if r["stopped_ms"] is None:
@@ -342,6 +347,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "stopped_ms_median": m(stopped), "stopped_ms_p90": q(stopped),
         "started_ms_median": m([_at_started(r) for r in inter if r["broke"]]),
         "started_ms_p90": q([_at_started(r) for r in inter if r["broke"]]),
+        "paused_ms_median": m([_paused(r) for r in inter if r["broke"]]),
+        "paused_ms_p90": q([_paused(r) for r in inter if r["broke"]]),
         "last_sent_ms_median": m([r["last_sent_ms"] for r in inter if r["broke"]]),
         "last_sent_ms_p90": q([r["last_sent_ms"] for r in inter if r["broke"]]),
         "stopped_ms_all_median": m([r["stopped_ms"] for r in ok if r["broke"]]),
@@ -358,6 +365,25 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "resumed_ms_p90": q([r["resumed_ms"] for r in resumed]),
         "stalls_before": sum(r["stalls_before"] for r in ok),
     }
+
+
+def decided_by(row: dict[str, Any]) -> str:
+    """The server's first deciding mark: why it cancelled, or the verdict it resumed on."""
+    for m in row.get("marks", []):
+        if m["stage"] == "barge_in" or (m["stage"] == "false_interruption" and m.get("verdict")):
+            return str(m.get("why") or m.get("verdict"))
+    return "-"
+
+
+def _decided(rows: list[dict[str, Any]]) -> str:
+    parts = []
+    for kind in ("interruption", "backchannel"):
+        counts: dict[str, int] = {}
+        for r in rows:
+            if r["kind"] == kind and "error" not in r:
+                counts[decided_by(r)] = counts.get(decided_by(r), 0) + 1
+        parts.append(f"{kind}s " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+    return "; ".join(parts)
 
 
 def _ms(x: float | None) -> str:
@@ -380,10 +406,12 @@ def report(result: dict[str, Any], header: str, command: str) -> str:
         "| | items | median | p90 |", "|---|---:|---:|---:|",
         f"| interruption: onset → agent audio stopped (heard) | {s['interruptions_stopped']} | "
         f"{_ms(s['stopped_ms_median'])} | {_ms(s['stopped_ms_p90'])} |",
+        f"| interruption: onset → the server paused playback (its `barge_in_pause` mark) | "
+        f"{s['interruptions_stopped']} | {_ms(s['paused_ms_median'])} | {_ms(s['paused_ms_p90'])} |",
         f"| interruption: onset → the last agent delta before the break arrived | "
         f"{s['interruptions_stopped']} | {_ms(s['last_sent_ms_median'])} | {_ms(s['last_sent_ms_p90'])} |",
-        f"| interruption: the same, heard by a client that also stops playing at "
-        f"`input_audio_buffer.speech_started` | {s['interruptions_stopped']} | "
+        f"| interruption: heard by a client that also stops playing at "
+        f"`input_audio_buffer.speech_started` (sent once the words decide) | {s['interruptions_stopped']} | "
         f"{_ms(s['started_ms_median'])} | {_ms(s['started_ms_p90'])} |",
         f"| every item: onset → agent audio stopped (heard) | "
         f"{sum(1 for r in result['rows'] if r.get('broke'))} | {_ms(s['stopped_ms_all_median'])} | "
@@ -399,6 +427,10 @@ def report(result: dict[str, Any], header: str, command: str) -> str:
         "left out (no agent audio, a time-out, or the reply over before the onset). "
         f"{s['stalls_before']} breaks in the delta stream before any onset (the server not "
         "keeping up: a loaded machine).", "",
+        "What decided, by the server's marks (`words`: the words heard; `still_talking`: the caller "
+        "still talking 1 s after the gate fired; `undecided`: no words 2 s after it, so the reply "
+        "is stopped; `backchannel` / `silence`: resumed; `-`: no decision mark, a candidate that "
+        "never fired resumed): " + _decided(result["rows"]) + ".", "",
         "| kind | text | voice | stopped | resumed | cancelled | server marks (ms at the server) |",
         "|---|---|---|---:|---:|---:|---|"]
     for r in result["rows"]:
@@ -451,8 +483,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-jfk", action="store_true", help="leave out jfk.wav's phrases")
     parser.add_argument("--limit", type=int, default=0, help="only every k-th item, k = n/limit")
     parser.add_argument("--out", type=Path, default=None, help="the report (.md; a .json beside it)")
+    parser.add_argument("--report", metavar="JSON", help="rewrite the report of an earlier run "
+                        "from its JSON, without running anything")
     parser.add_argument("serve_args", nargs="*", help="extra `pipeline serve` arguments (after --)")
     args = parser.parse_args(argv)
+    if args.report:
+        path = Path(args.report)
+        saved = json.loads(path.read_text())
+        saved["summary"] = summarise(saved["rows"])
+        path.write_text(json.dumps(saved, indent=1))
+        path.with_suffix(".md").write_text(report(saved, saved["header"], saved["command"]))
+        return 0
     from pipeline.testing.voices import ESPEAK_VOICES, PIPER_VOICES
 
     voices = [v.strip() for v in args.voices.split(",") if v.strip()]

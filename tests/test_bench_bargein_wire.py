@@ -84,6 +84,7 @@ def test_one_call_talks_over_the_reply_and_reads_what_the_words_decided(kind, sa
     assert "error" not in row and not row["reply_ended_before_onset"], row
     assert row["broke"] and row["stopped_ms"] is not None and row["stopped_ms"] >= 0  # it paused
     assert row["cancelled"] is cancelled
+    assert row["marks"][0]["stage"] == "barge_in_pause"  # the server paused first, then judged
     if cancelled:
         assert row["cancelled_ms"] > 0 and row["resumed_ms"] is None
         assert any(m["stage"] == "barge_in" and m.get("why") == "words" for m in row["marks"])
