@@ -22,7 +22,7 @@ carry over the line. The backchannels' 300-800 ms filter reads the clean audio, 
 condition has the same items.
 
     python -m bench.bargein_words [--quick] [--speed 0.8] [--phone] [--noise 10]
-    # writes bench/results/<date>-bargein-words[-stretch<F>][-noise<SNR>dB][-phone].md and .json
+    # writes bench/results/<date>-bargein-words[-stretch<per cent>][-noise<SNR>dB][-phone].md and .json
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def write(summary: dict[str, Any], rows: list[dict[str, Any]], skipped: list[str
                   f"{s['missed_cancel_rate_fired_words']:.0%} | {s['missed_cancel_rate_gate_alone']:.0%} |",
                   f"| fire → decision, median / p90 (ms) | {s['decision_ms_median']} / "
                   f"{s['decision_ms_p90']} | | 0 |", "",
-                  "The run heard short sounds too (`--short-words`); the other two columns are read "
+                  "The run heard short sounds too (`hear_short_words`); the other two columns are read "
                   "from the same rows: once the gate fires, only a fired row can cancel; the gate "
                   "alone cancels whenever it fires."]
     else:
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                         "noisy room); the results file ends -noise<SNR>dB")
     parser.add_argument("--speed", type=float, metavar="FACTOR", default=None,
                         help="each caller clip said FACTOR times as long, pitch kept (0.8: 25%% "
-                        "faster, 1.25: 25%% slower); the results file ends -stretch<FACTOR>")
+                        "faster, 1.25: 25%% slower); the results file ends -stretch<per cent>: -stretch80")
     parser.add_argument("--voices", default=None, help="the voices, comma-separated (instead of "
                         "the four of the default set; bench.eot_set's six are "
                         f"{', '.join([*PIPER_VOICES, *ESPEAK_VOICES])})")

@@ -74,9 +74,10 @@ def condition_name(*, phone: bool = False, noise_snr_db: float | None = None,
 
 def file_suffix(*, phone: bool = False, noise_snr_db: float | None = None,
                 speed: float | None = None) -> str:
-    """The results file's suffix for a condition: "", "-phone", "-noise10dB", "-stretch0.8",
-    joined in that order: "-stretch0.8-noise10dB-phone"."""
-    return (("" if speed is None else f"-stretch{speed:g}")
+    """The results file's suffix for a condition: "", "-phone", "-noise10dB", "-stretch80" (the
+    length in per cent: a dot would read as the file's extension), joined in that order:
+    "-stretch80-noise10dB-phone"."""
+    return (("" if speed is None else f"-stretch{round(speed * 100)}")
             + ("" if noise_snr_db is None else f"-noise{noise_snr_db:g}dB") + ("-phone" if phone else ""))
 
 

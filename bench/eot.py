@@ -31,6 +31,7 @@ from pipeline.base.config import TurnPolicy
 from pipeline.stages.vad import WINDOW_MS
 from pipeline.turns import TurnDetector
 
+from .conditions import file_suffix
 from .eot_set import EotClip, build
 from .machine import describe_machine, machine_line
 from .summary import describe, write_results
@@ -229,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed", type=float, metavar="FACTOR", default=None,
                         help="every clip said FACTOR times as long, pitch kept (bench.conditions."
                         "stretch; 0.8: 25%% faster, 1.25: 25%% slower), before the phone line; the "
-                        "condition is prefixed stretch<FACTOR>+ and the results file -eot-stretch<FACTOR>")
+                        "condition is prefixed stretch<FACTOR>+ and the results file -eot-stretch<per cent>")
     args = parser.parse_args(argv)
     if args.speed is not None and not 0.5 <= args.speed <= 2.0:
         parser.error(f"--speed {args.speed:g}: give the length factor, 0.5 to 2.0 (0.8 is faster speech)")
@@ -274,8 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         argv if argv is not None else sys.argv[1:]), "signals": names, "policy": vars(policy),
         "summary": summary, "best": best, "no_speech": [r["name"] for r in rows if r.get("no_speech")],
         "clips": rows, "wall_s": round(perf_s() - t_start, 1)}
-    stem = (f"{results['machine']['date'][:10]}-eot"
-            + ("" if args.speed is None else f"-stretch{args.speed:g}") + ("-phone" if args.phone else ""))
+    stem = f"{results['machine']['date'][:10]}-eot" + file_suffix(speed=args.speed, phone=args.phone)
     text = render(results)
     write_results(args.out, stem, results, text)
     print(text)

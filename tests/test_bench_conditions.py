@@ -140,9 +140,9 @@ def test_a_stretch_past_half_or_double_is_refused_with_what_to_give():
 
 
 def test_a_stretched_condition_is_named_first_and_the_items_keep_their_labels():
-    assert condition_name(speed=0.8) == "stretch0.8" and file_suffix(speed=0.8) == "-stretch0.8"
+    assert condition_name(speed=0.8) == "stretch0.8" and file_suffix(speed=0.8) == "-stretch80"
     assert condition_name(speed=1.25, noise_snr_db=10.0, phone=True) == "stretch1.25+pink@10dB+phone"
-    assert file_suffix(speed=1.25, noise_snr_db=10.0, phone=True) == "-stretch1.25-noise10dB-phone"
+    assert file_suffix(speed=1.25, noise_snr_db=10.0, phone=True) == "-stretch125-noise10dB-phone"
     fast = bw.in_condition(_items(), speed=0.8)
     assert [(it.kind, it.text) for it in fast] == [(it.kind, it.text) for it in _items()]
     assert [len(it.audio) for it in fast] == [round(len(it.audio) * 0.8) for it in _items()]
