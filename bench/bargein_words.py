@@ -12,7 +12,8 @@ gate fire (or a short candidate get heard), what was decided, and when. Reported
 - fire -> decision: the simulated policy time (speech-stop confirmation, the bound) plus the
   measured compute of the transcription passes in between, median and p90.
 
-Harder conditions (`bench.conditions`, shared with the end-of-turn set): `--phone` plays each
+Harder conditions (`bench.conditions`, shared with the end-of-turn set): `--speed 0.8` (or
+1.25) says each caller clip faster (slower), time-stretched with its pitch kept; `--phone` plays each
 caller clip as a phone line carries it (8 kHz G.711 mu-law and back); `--noise SNR` puts pink
 noise under it, from NOISE_LEAD_S before the speech to NOISE_TAIL_S after, at SNR dB below the
 speech (the speech still starts 1 s into the reply). Both together: noise in the caller's room,
@@ -20,8 +21,8 @@ then the line. The agent's echo is not mixed into this set's microphone, so ther
 carry over the line. The backchannels' 300-800 ms filter reads the clean audio, so every
 condition has the same items.
 
-    python -m bench.bargein_words [--quick] [--phone] [--noise 10]
-    # writes bench/results/<date>-bargein-words[-noise<SNR>dB][-phone].md and .json
+    python -m bench.bargein_words [--quick] [--speed 0.8] [--phone] [--noise 10]
+    # writes bench/results/<date>-bargein-words[-stretch<per cent>][-noise<SNR>dB][-phone].md and .json
 """
 
 from __future__ import annotations
@@ -96,13 +97,15 @@ def build_set(voices: list[str]) -> tuple[list[Item], list[str]]:
     return items, skipped
 
 
-def in_condition(items: list[Item], *, phone: bool = False, noise_snr_db: float | None = None) -> list[Item]:
-    """The items as heard in a condition: pink noise under each (its own seed), then the line."""
+def in_condition(items: list[Item], *, phone: bool = False, noise_snr_db: float | None = None,
+                 speed: float | None = None) -> list[Item]:
+    """The items as heard in a condition: said `speed` times as long, pink noise under each (its
+    own seed), then the line."""
     lead = NOISE_LEAD_S if noise_snr_db is not None else 0.0
     tail = NOISE_TAIL_S if noise_snr_db is not None else 0.0
     return [dataclasses.replace(it, lead_s=lead, audio=as_heard(
-        it.audio, phone=phone, noise_snr_db=noise_snr_db, seed=i, lead_s=lead, tail_s=tail))
-        for i, it in enumerate(items)]
+        it.audio, phone=phone, noise_snr_db=noise_snr_db, seed=i, lead_s=lead, tail_s=tail,
+        speed=speed)) for i, it in enumerate(items)]
 
 
 def _marks(events: list[ev.Event], *stages: str) -> list[ev.StageMark]:
@@ -191,15 +194,15 @@ def write(summary: dict[str, Any], rows: list[dict[str, Any]], skipped: list[str
               f"voices: {', '.join(sorted({r['voice'] for r in rows}))}; condition: {condition} "
               f"({info.get('condition_text', 'the synthesized speech as it is')}).", ""]
     if short_words:
-        lines += ["| | words decide, short sounds too (`hear_short_words`) | words decide once the gate "
-                  "fires (default) | gate alone |", "|---|---:|---:|---:|",
+        lines += ["| | words decide, short sounds too (`hear_short_words`, the default) | words decide "
+                  "once the gate fires | gate alone |", "|---|---:|---:|---:|",
                   f"| backchannels cancelled (false cancels) | {s['false_cancel_rate_words']:.0%} | "
                   f"{s['false_cancel_rate_fired_words']:.0%} | {s['false_cancel_rate_gate_alone']:.0%} |",
                   f"| interruptions not cancelled (missed) | {s['missed_cancel_rate_words']:.0%} | "
                   f"{s['missed_cancel_rate_fired_words']:.0%} | {s['missed_cancel_rate_gate_alone']:.0%} |",
                   f"| fire → decision, median / p90 (ms) | {s['decision_ms_median']} / "
                   f"{s['decision_ms_p90']} | | 0 |", "",
-                  "The run heard short sounds too (`--short-words`); the other two columns are read "
+                  "The run heard short sounds too (`hear_short_words`); the other two columns are read "
                   "from the same rows: once the gate fires, only a fired row can cancel; the gate "
                   "alone cancels whenever it fires."]
     else:
@@ -237,9 +240,11 @@ def write(summary: dict[str, Any], rows: list[dict[str, Any]], skipped: list[str
     return stem.with_suffix(".md")
 
 
-def describe_condition(*, phone: bool, noise_snr_db: float | None) -> str:
+def describe_condition(*, phone: bool, noise_snr_db: float | None, speed: float | None = None) -> str:
     """The condition in words, for the report."""
-    parts = [] if noise_snr_db is None else [
+    parts = [] if speed is None else [
+        f"time-stretched to {speed:g} of its length, pitch kept (bench.conditions.stretch, WSOLA)"]
+    parts += [] if noise_snr_db is None else [
         f"pink noise {noise_snr_db:g} dB below the speech, from {NOISE_LEAD_S:g} s before it to "
         f"{NOISE_TAIL_S:g} s after"]
     parts += ["through 8 kHz G.711 mu-law and back (pipeline.testing.sounds.phone_band)"] if phone else []
@@ -257,13 +262,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one Piper voice only")
     parser.add_argument("--all-voices", action="store_true", help="all six voices of bench.eot_set")
     parser.add_argument("--short-words", action="store_true",
-                        help="also hear out words shorter than the gate's hold (bargein.hear_short_words; "
-                             "the committed 2026-11-30 run had it on)")
+                        help="also hear out words shorter than the gate's hold (bargein.hear_short_words, "
+                             "on by default: this keeps it on whatever the config says; "
+                             "--set bargein.hear_short_words=false and no flag measures it off)")
     parser.add_argument("--phone", action="store_true", help="each caller clip as a phone line carries "
                         "it (8 kHz G.711 mu-law and back); the results file ends -phone")
     parser.add_argument("--noise", type=float, metavar="SNR", default=None,
                         help="pink noise under each caller clip at SNR dB below its speech (10: a "
                         "noisy room); the results file ends -noise<SNR>dB")
+    parser.add_argument("--speed", type=float, metavar="FACTOR", default=None,
+                        help="each caller clip said FACTOR times as long, pitch kept (0.8: 25%% "
+                        "faster, 1.25: 25%% slower); the results file ends -stretch<per cent>: -stretch80")
+    parser.add_argument("--voices", default=None, help="the voices, comma-separated (instead of "
+                        "the four of the default set; bench.eot_set's six are "
+                        f"{', '.join([*PIPER_VOICES, *ESPEAK_VOICES])})")
     parser.add_argument("--limit", type=int, default=0, help="only every k-th item, k = n/limit "
                         "(a try of the code; the figures need the whole set)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
@@ -276,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         info = {k: saved[k] for k in RUN_INFO_KEYS if k in saved}
         print(f"wrote {write(summarise(saved['rows']), saved['rows'], saved['skipped'], saved['machine'], day=day, short_words=saved.get('short_words', True), run_info=info, out=Path(args.report).parent)}")
         return 0
+    if args.speed is not None and not 0.5 <= args.speed <= 2.0:
+        parser.error(f"--speed {args.speed:g}: give the length factor, 0.5 to 2.0 (0.8 is faster speech)")
     if args.noise is not None and not -20 <= args.noise <= 60:
         parser.error(f"--noise {args.noise:g}: give the SNR in dB, between -20 and 60 (10 is a noisy room)")
     t_start, load_start = perf_s(), os.getloadavg()
@@ -289,19 +303,25 @@ def main(argv: list[str] | None = None) -> int:
     voices = ["joe-1.0"] if args.quick else ["joe-1.0", "joe-slow", "espeak-us", "espeak-us-f"]
     if args.all_voices:
         voices = [*PIPER_VOICES, *ESPEAK_VOICES]
+    if args.voices:
+        voices = [v.strip() for v in args.voices.split(",") if v.strip()]
+        unknown = [v for v in voices if v not in PIPER_VOICES and v not in ESPEAK_VOICES]
+        if unknown or not voices:
+            parser.error(f"--voices {args.voices}: choose from {', '.join([*PIPER_VOICES, *ESPEAK_VOICES])}")
     items, skipped = build_set(voices)
     if args.limit and args.limit < len(items):
         items = items[::-(-len(items) // args.limit)]
-    condition = condition_name(phone=args.phone, noise_snr_db=args.noise)
-    items = in_condition(items, phone=args.phone, noise_snr_db=args.noise)
+    condition = condition_name(phone=args.phone, noise_snr_db=args.noise, speed=args.speed)
+    items = in_condition(items, phone=args.phone, noise_snr_db=args.noise, speed=args.speed)
     stages = Stages.load(config)
     rows = run(stages, config, items, progress=lambda m: print(m, flush=True))
     for row in rows:
         row["condition"] = condition
     summary = summarise(rows)
     print(json.dumps(summary, indent=1))
-    info = {"condition": condition, "suffix": file_suffix(phone=args.phone, noise_snr_db=args.noise),
-            "condition_text": describe_condition(phone=args.phone, noise_snr_db=args.noise),
+    info = {"condition": condition,
+            "suffix": file_suffix(phone=args.phone, noise_snr_db=args.noise, speed=args.speed),
+            "condition_text": describe_condition(phone=args.phone, noise_snr_db=args.noise, speed=args.speed),
             "command": "python -m bench.bargein_words " + " ".join(argv if argv is not None else sys.argv[1:]),
             "load_average": {"start": load_start, "end": os.getloadavg()},
             "wall_s": round(perf_s() - t_start, 1)}

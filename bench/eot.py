@@ -31,6 +31,7 @@ from pipeline.base.config import TurnPolicy
 from pipeline.stages.vad import WINDOW_MS
 from pipeline.turns import TurnDetector
 
+from .conditions import file_suffix
 from .eot_set import EotClip, build
 from .machine import describe_machine, machine_line
 from .summary import describe, write_results
@@ -140,6 +141,12 @@ def run_clip(clip: EotClip, *, vad: Any, stt: Any, signals: dict[str, Any],
     return row
 
 
+def _voice(row: dict[str, Any]) -> str:
+    """The clip's voice, from its name (phrase/cut/voice/condition): Piper's joe-fast and
+    joe-slow are its length scales 0.8 and 1.3 (pipeline.testing.voices)."""
+    return row["name"].split("/")[2]
+
+
 def summarise(rows: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     """Per signal, over all clips and per source / condition / kind."""
     scored = [r for r in rows if not r.get("no_speech")]
@@ -156,9 +163,9 @@ def summarise(rows: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
                 "errors": (cut / len(unf) if unf else 0) + (late / len(fin) if fin else 0)}
 
     groups: dict[str, list[dict[str, Any]]] = {"all": scored}
-    for key in ("source", "condition", "kind"):
+    for key in ("source", "condition", "kind", "voice"):
         for r in scored:
-            groups.setdefault(f"{key}={r[key]}", []).append(r)
+            groups.setdefault(f"{key}={_voice(r) if key == 'voice' else r[key]}", []).append(r)
     return {name: {"compute_ms": describe(r[name]["ms"] for r in scored),
                    **{g: figures(sub, name) for g, sub in groups.items()}} for name in names}
 
@@ -184,6 +191,11 @@ def render(results: dict[str, Any]) -> str:
            f"Policy: end at {policy['min_silence_ms']} ms of silence if p >= "
            f"{policy['complete_threshold']}, else at {policy['max_silence_ms']} ms. Text from "
            "whisper tiny.en on the turn up to VAD speech-stop; audio: the same span.", ""]
+    stretched = sorted({c["condition"].split("+")[0] for c in results.get("clips", [])
+                        if c.get("condition", "").startswith("stretch")})
+    if stretched:
+        out += [f"Every clip time-stretched ({', '.join(stretched)}: that many times its length), "
+                "pitch kept (bench.conditions.stretch, WSOLA), before any phone line.", ""]
     if results["no_speech"]:
         out += [f"Left out (VAD heard no speech): {', '.join(results['no_speech'])}.", ""]
     out += ["| signal | unfinished cut off | finished waited for max | mean wait, finished (ms) "
@@ -196,7 +208,7 @@ def render(results: dict[str, Any]) -> str:
                    f"{c['p90']:.2f} |")
     out += ["", f"Best (fewest errors): **{results['best']}**.", ""]
     groups = [g for g in s[names[0]] if g not in ("all", "compute_ms")]
-    out += ["## By source, condition and kind", "",
+    out += ["## By source, condition, kind and voice", "",
             "Unfinished cut off / finished waited for max, per signal.", "",
             "| group | n (fin/unf) | " + " | ".join(names) + " |",
             "|---|---:|" + "---:|" * len(names)]
@@ -215,7 +227,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--phone", action="store_true", help="every clip as a caller on the phone "
                         "sounds (8 kHz G.711 mu-law and back: pipeline.testing.sounds.phone_band); "
                         "the condition is suffixed +phone and the results file -eot-phone")
+    parser.add_argument("--speed", type=float, metavar="FACTOR", default=None,
+                        help="every clip said FACTOR times as long, pitch kept (bench.conditions."
+                        "stretch; 0.8: 25%% faster, 1.25: 25%% slower), before the phone line; the "
+                        "condition is prefixed stretch<FACTOR>+ and the results file -eot-stretch<per cent>")
     args = parser.parse_args(argv)
+    if args.speed is not None and not 0.5 <= args.speed <= 2.0:
+        parser.error(f"--speed {args.speed:g}: give the length factor, 0.5 to 2.0 (0.8 is faster speech)")
     names = [n for n in args.signals.split(",") if n]
     t_start = perf_s()
     load_start = os.getloadavg()
@@ -226,6 +244,15 @@ def main(argv: list[str] | None = None) -> int:
     clips = build()
     if args.limit and args.limit < len(clips):
         clips = clips[::-(-len(clips) // args.limit)]
+    if args.speed is not None:
+        from dataclasses import replace
+
+        from .conditions import stretch
+
+        # the whole clip (its lead, the speech, the pause, the noise under them) at the new pace
+        clips = [replace(c, audio=stretch(c.audio, args.speed), speech_end_s=c.speech_end_s * args.speed,
+                         condition=f"stretch{args.speed:g}+{c.condition}",
+                         name=f"{c.name}+stretch{args.speed:g}") for c in clips]
     if args.phone:
         from dataclasses import replace
 
@@ -248,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         argv if argv is not None else sys.argv[1:]), "signals": names, "policy": vars(policy),
         "summary": summary, "best": best, "no_speech": [r["name"] for r in rows if r.get("no_speech")],
         "clips": rows, "wall_s": round(perf_s() - t_start, 1)}
-    stem = f"{results['machine']['date'][:10]}-eot" + ("-phone" if args.phone else "")
+    stem = f"{results['machine']['date'][:10]}-eot" + file_suffix(speed=args.speed, phone=args.phone)
     text = render(results)
     write_results(args.out, stem, results, text)
     print(text)

@@ -251,6 +251,8 @@ class BargeIn:
         if self.gate.candidate and policy.pause_on_candidate and not isinstance(paused, _Paused):
             self._to(_Paused(at_ms=end_ms))
             self.playback.pause()
+            # when the agent went quiet, for a benchmark at the wire (bench/bargein_wire.py)
+            self.core.emit(ev.StageMark(stage="barge_in_pause", detail={"at_ms": end_ms}))
         elif isinstance(paused, _Paused) and (
                 not self.gate.candidate or end_ms - paused.at_ms >= policy.resume_after_false_ms):
             turn = self.turns.turn

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bench import bargein_words as bw
-from bench.conditions import as_heard, condition_name, file_suffix, under_noise
+from bench.conditions import as_heard, condition_name, file_suffix, stretch, under_noise
 from pipeline.base.audio import INPUT_RATE_HZ, dbfs
 
 
@@ -117,3 +117,49 @@ def test_an_snr_out_of_range_is_refused_with_what_to_give(capsys):
     with pytest.raises(SystemExit):
         bw.main(["--noise", "200"])
     assert "give the SNR in dB" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("factor", [0.8, 1.25])
+def test_a_stretch_changes_the_length_and_keeps_the_pitch_and_the_level(factor):
+    voice = _tone(1.0, hz=180.0) + 0.5 * _tone(1.0, hz=360.0)  # a low voice and its harmonic
+    said = stretch(voice, factor)
+    assert len(said) == round(len(voice) * factor) and said.dtype == np.float32
+    inner = said[800:-800]
+    spectrum = np.abs(np.fft.rfft(inner))
+    peak_hz = np.fft.rfftfreq(len(inner), 1 / INPUT_RATE_HZ)[np.argmax(spectrum)]
+    assert peak_hz == pytest.approx(180.0, abs=3.0)  # resampling would give 180 / factor
+    assert dbfs(inner) == pytest.approx(dbfs(voice), abs=0.5)
+    # the stretch comes first: the noise's lead and tail keep their lengths
+    heard = as_heard(voice, noise_snr_db=10.0, lead_s=0.3, tail_s=0.5, speed=factor)
+    assert len(heard) == len(said) + int(0.3 * INPUT_RATE_HZ) + int(0.5 * INPUT_RATE_HZ)
+
+
+def test_a_stretch_past_half_or_double_is_refused_with_what_to_give():
+    with pytest.raises(ValueError, match="0.8 is 25% faster"):
+        stretch(_tone(), 3.0)
+
+
+def test_a_stretched_condition_is_named_first_and_the_items_keep_their_labels():
+    assert condition_name(speed=0.8) == "stretch0.8" and file_suffix(speed=0.8) == "-stretch80"
+    assert condition_name(speed=1.25, noise_snr_db=10.0, phone=True) == "stretch1.25+pink@10dB+phone"
+    assert file_suffix(speed=1.25, noise_snr_db=10.0, phone=True) == "-stretch125-noise10dB-phone"
+    fast = bw.in_condition(_items(), speed=0.8)
+    assert [(it.kind, it.text) for it in fast] == [(it.kind, it.text) for it in _items()]
+    assert [len(it.audio) for it in fast] == [round(len(it.audio) * 0.8) for it in _items()]
+    assert "time-stretched to 0.8" in bw.describe_condition(phone=False, noise_snr_db=None, speed=0.8)
+
+
+def test_the_end_of_turn_set_reports_each_voice_and_refuses_a_stretch_out_of_range(capsys):
+    from bench import eot
+
+    row = {"finished": True, "kind": "finished", "source": "joe", "said": "x", "transcript": "x",
+           "heuristic": {"p": 0.9, "ms": 0.1, "ended": "min_silence", "wait_ms": 600}}
+    rows = [{**row, "name": "yes/whole/joe-fast/clean+stretch1.25", "condition": "stretch1.25+clean"},
+            {**row, "name": "yes/whole/joe-slow/clean+stretch1.25", "condition": "stretch1.25+clean",
+             "heuristic": {**row["heuristic"], "ended": "max_silence", "wait_ms": 1500}}]
+    groups = eot.summarise(rows, ["heuristic"])["heuristic"]
+    assert groups["voice=joe-fast"]["waited_max"] == 0.0 and groups["voice=joe-slow"]["waited_max"] == 1.0
+    assert groups["condition=stretch1.25+clean"]["finished"] == 2
+    with pytest.raises(SystemExit):
+        eot.main(["--speed", "3"])
+    assert "give the length factor" in capsys.readouterr().err
