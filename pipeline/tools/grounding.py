@@ -184,6 +184,20 @@ def ungrounded(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) ->
     return missing
 
 
+def groundable(spec: ToolSpec, evidence: Evidence) -> bool:
+    """Could a call of this tool be grounded at all: for each identifying argument that is an
+    order, a card or an amount (`role_of`), the caller said a number as that thing, or an
+    earlier result holds one under such a name. A tool that cannot be is not offered to the
+    model (the session's tool choice): it asks for what is missing instead of inventing it."""
+    needed = {role for name in identifying(spec) if name in spec.required
+              and (role := role_of(name)) is not None}
+    if not needed:
+        return True
+    have = {role for _tokens, mentions in evidence.mentions() for m in mentions for role in m.roles}
+    have |= {role for key, _value in _keyed_scalars(evidence.results) if (role := role_of(key))}
+    return needed <= have
+
+
 def grounded(value: Any, evidence: Evidence, role: str | None = None) -> bool:
     """Is this one value in the caller's words (as spoken) or an earlier result? With a role
     ("order", "card", "amount"), a number must have been given as that."""
