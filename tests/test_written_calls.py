@@ -144,6 +144,24 @@ def test_the_tool_choice_offers_what_the_callers_words_can_use() -> None:
     # an earlier answer to "what's the card?" counts: the evidence is the whole call's
     two = Evidence(said=["Refund order 4417, please.", "9075"], asked=["", "What are the card's last four digits?"])
     assert [s.name for s in offered(specs, two, last_said="9075")] == ["refund"]
+    # a look-up too: no order said, no order looked up; a person's name is a capitalised word
+    @tool()
+    async def look_up_order(order_id: str) -> dict:
+        """Look up an order."""
+        return {}
+
+    @tool()
+    async def look_up_booking(last_name: str) -> dict:
+        """Look up a booking by the guest's last name."""
+        return {}
+
+    looks = [look_up_order, look_up_booking]
+    for line, want in [("Where is my order 5120?", ["look_up_order"]), ("Where is my order?", []),
+                       ("The booking is under Okafor.", ["look_up_booking"]),
+                       ("Can you find my reservation? Last name Garcia.", ["look_up_booking"]),
+                       ("I'd like to check my booking.", []), ("Good morning!", []),
+                       ("My room number is 204 and the view is lovely.", [])]:
+        assert [s.name for s in offered(looks, Evidence(said=[line]), last_said=line)] == want, line
     for line in ["Okay, bye bye.", "That's everything, have a nice day.", "No, nothing else, bye."]:
         assert sounds_closing(line), line
     for line in ["What time do you close today?", "Thanks.", "Is breakfast included?"]:

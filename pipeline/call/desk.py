@@ -27,6 +27,7 @@ from .callctl import CallControl, end_call_tool
 from .core import SessionCore
 from .responder import Responder
 from .response import Response
+from .states import CallState
 
 # Results recorded within this long of each other are answered in one reply: one audio frame,
 # on the simulated clock "the same moment" (everything due at an instant runs before it passes)
@@ -312,6 +313,8 @@ class ToolDesk:
 
     async def _maybe_remind(self) -> None:
         """A side effect the caller never heard about gets a dedicated reply (at most twice)."""
+        if self.control.state is not CallState.OPEN:  # the goodbye is being said: no reminder after it
+            return
         clock = self.core.clock
         untold = await clock.run_in_thread(self.ledger.untold)
         # a reply that a newer response superseded tells nothing: what that one left out is reminded

@@ -3,8 +3,10 @@
 The grammar (`grammar`) then keeps every other call out of the model's reach, so a small model
 that reaches for a tool it cannot use answers in words instead:
 
-- a side effect whose order, card or amount the caller never said (`grounding.groundable`): it
-  would be refused anyway, and the model is to ask for them;
+- a tool whose order, card, amount or person's name the caller never said
+  (`grounding.groundable`): a side effect would be refused anyway, a look-up would look up an
+  invented one, and the model is to ask for them (a small model offered only the refund's
+  neighbour, the order look-up, calls that instead);
 - a tool that ends the call (`ToolSpec.closes`), unless the caller's last words close it
   ("that's all, goodbye"): a small model ends the call on "What time do you close?" or after a
   refund's result;
@@ -41,7 +43,7 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     called, for the reply about their results (empty for a reply to the caller)."""
     done = set(called)
     return [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
-            and (not s.side_effect or groundable(s, evidence))]
+            and groundable(s, evidence)]
 
 
 def must_close(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
