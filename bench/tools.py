@@ -45,7 +45,7 @@ from pipeline.tools import ToolRegistry, parse_tool_call
 from pipeline.tools.choice import must_close, offered
 from pipeline.tools.dialect import JSON
 from pipeline.tools.grounding import Evidence, ungrounded
-from pipeline.tools.stream import ToolCallStream, starts_tool_call
+from pipeline.tools.stream import CallMarkup, ToolCallStream, starts_tool_call
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SET = Path(__file__).resolve().with_name("tool_set.json")
@@ -94,9 +94,16 @@ def _same(a: Any, b: Any) -> bool:
 
 def judge(case: dict[str, Any], text: str, registry: ToolRegistry) -> dict[str, Any]:
     """One line's verdict: what was called, was it right, and would the guard let it run."""
+    written = False
     try:
         call = parse_tool_call(text, registry.specs())
         parsed, error = True, None
+        if call is None:  # a call written inside the words (a markdown block, after a sentence)
+            markup = CallMarkup()
+            markup.push(text)
+            if markup.call:
+                call = parse_tool_call(markup.call, registry.specs())
+                written = call is not None
     except ValueError as exc:
         call, parsed, error = None, False, str(exc)
     picked = call.name if call is not None else (None if parsed else "unparsed")
@@ -108,7 +115,7 @@ def judge(case: dict[str, Any], text: str, registry: ToolRegistry) -> dict[str, 
     if call is not None and registry[call.name].side_effect:
         refused = bool(ungrounded(registry[call.name], call.arguments, Evidence(said=[case["line"]])))
     return {"parsed": parsed, "picked": picked, "right_tool": parsed and picked == wanted,
-            "args_ok": args_ok, "refused": refused, "error": error,
+            "args_ok": args_ok, "refused": refused, "error": error, "written": written,
             "arguments": call.arguments if call is not None else None}
 
 

@@ -54,6 +54,7 @@ class ToolDesk:
         self._asker: Any = None  # the task that starts that reply
         self._reminding: set[str] = set()  # keys with a reminder waiting to start
         self._grammar: tuple[tuple[str, ...], str] | None = None
+        self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
         self.dialect: ToolDialect = JSON  # how the model writes a call: its LLM's, once bound
         if core.config.call.end_call:
             self.use(ToolRegistry(specs=[end_call_tool()]))
@@ -114,7 +115,7 @@ class ToolDesk:
         if not len(self.registry):
             return None
         specs, forced = self.registry.specs(), []
-        if response is not None:
+        if response is not None and self.core.config.call.tool_choice:
             evidence = self.evidence()
             if response.transcript is not None and response.held:  # not yet in the conversation
                 evidence = Evidence([*evidence.said, response.transcript], evidence.results,
@@ -126,6 +127,8 @@ class ToolDesk:
             specs = offered(specs, evidence, last_said=last, called=called)
             forced = must_close(specs, last) if response.purpose == "turn" else []
             specs = forced or specs
+        if response is not None:
+            self._offered[response.id] = {spec.name for spec in specs}
         names = (self.dialect.name, str(not forced), *(spec.name for spec in specs))
         if self._grammar is None or self._grammar[0] != names:
             self._grammar = (names, self.dialect.grammar(specs, allow_text=not forced))
@@ -136,6 +139,12 @@ class ToolDesk:
 
     def say_param(self, spec: ToolSpec, param: str) -> bool:
         return not (spec.name == "end_call" and self.control.farewell_said)  # one farewell a call
+
+    def offers(self, response: Response, name: str) -> bool:
+        """Whether this response's grammar offered the tool (`choice`): a call the model writes
+        in its words (a markdown block) past the grammar is no call of a tool it was not given."""
+        offered = self._offered.get(response.id)
+        return offered is None or name in offered
 
     def repeats(self, response: Response, call: ToolCall) -> bool:
         """This turn already made the call, with the same arguments but the words said while it
@@ -164,6 +173,7 @@ class ToolDesk:
         self.core.spawn(self._run(response, call_id, call))
 
     def settle(self, response: Response, *, clean: bool) -> None:
+        self._offered.pop(response.id, None)
         self._record(*self.results.settle(response.id, clean=clean))
         if not clean and response.item.interrupted and self.ledger is not None:
             # cut off: the words heard before the cut may still have stated an outcome

@@ -52,6 +52,9 @@ class ToolHooks(Protocol):
 
     def say_param(self, spec: ToolSpec, param: str) -> bool: ...
 
+    def offers(self, response: Response, name: str) -> bool:
+        """Whether this response's grammar offered the tool (the session's tool choice)."""
+
     def repeats(self, response: Response, call: ToolCall) -> bool:
         """The same call (its effect's arguments) was already made in this response's turn."""
 

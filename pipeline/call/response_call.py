@@ -63,6 +63,9 @@ class CallOut:
         except ValueError as exc:
             r.ctx.log(f"{r.id}: tool-call markup in the reply, neither said nor run: {exc}")
             return
+        if not r.ctx.tools.offers(r, call.name):
+            r.ctx.log(f"{r.id}: {call.name} written in the reply, not offered to it; neither said nor run")
+            return
         self._open(call.name)
         self._delta(json.dumps(call.arguments))
         self.finish(call)

@@ -80,6 +80,7 @@ class ToolCallStream:
 # What begins a tool call written inside a spoken reply: Qwen's tag (its dialect reads off only
 # a leading one), a stray closing tag, or the bare JSON object of a call.
 _MARKUP = re.compile(r"</?tool_call>|\{\s*\"name\"\s*:")
+_FENCE_END = re.compile(r"`{1,3}[A-Za-z]*\s*$")
 
 
 class CallMarkup:
@@ -105,7 +106,7 @@ class CallMarkup:
         if m:
             self._held = ""
             self._call = text[m.start():]
-            return text[:m.start()]
+            return _FENCE_END.sub("", text[:m.start()])  # a markdown fence around the call is its
         keep = _markup_suffix(text)
         self._held = text[len(text) - keep:] if keep else ""
         return text[:len(text) - keep]
@@ -122,7 +123,9 @@ class CallMarkup:
             return None
         text = re.sub(r"^\s*<tool_call>", "", self._call)
         end = text.find("</tool_call>")
-        return (text[:end] if end >= 0 else text).strip()
+        text = text[:end] if end >= 0 else text
+        fence = text.find("```")
+        return (text[:fence] if fence >= 0 else text).strip()
 
 
 def _markup_suffix(text: str) -> int:
@@ -131,6 +134,8 @@ def _markup_suffix(text: str) -> int:
     for tag in ("<tool_call>", "</tool_call>"):
         keep = max(keep, next((n for n in range(min(len(tag) - 1, len(text)), 0, -1)
                                if tag.startswith(text[-n:])), 0))
+    if fence := _FENCE_END.search(text):  # "```json" may open a call (Qwen writes one so)
+        keep = max(keep, len(text) - fence.start())
     brace = text.rfind("{")
     if brace >= 0 and '{"name":'.startswith(re.sub(r"^\{\s*", "{", text[brace:])):
         keep = max(keep, len(text) - brace)  # '{', '{ "na', ...: a call's object may be beginning
