@@ -182,3 +182,22 @@ def test_qwen_reads_a_result_in_its_own_tool_role() -> None:
     assert out[2] == {"role": "tool", "content": '{"refunded": true}'}
     assert out[3] == {"role": "tool", "content": '{"a": 1} (completed during an interruption)'}
     assert out[0] == messages[0]
+
+
+def test_a_fenced_call_of_a_tool_the_reply_was_not_offered_is_neither_said_nor_run(tmp_path) -> None:
+    """Kept from the refund (no order, no card said), a model writes it in a markdown block:
+    the fence and the call are not spoken and the refund does not run."""
+    fenced = "```json\n" + json.dumps(REFUND).replace("{", "{{").replace("}", "}}") + "\n```"
+    llm = ScriptedLLM(rules=[[r"refund", fenced]])
+    effects: list[dict] = []
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["I want a refund."]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)],
+               setup=lambda s: s.use_tools(refund_desk(effects), ledger=ledger))
+    story = rec.timeline()
+    assert rec.of("response.function_call_arguments.done") == [] and effects == [], story
+    assert not any("`" in line or "{" in line or "json" in line for line in rec.agent_lines), story
+    assert any("not offered to it" in e.message for e in rec.of("x.log")), story
+    assert guarded(["Sure. ```", "json\n", '{"name": "a", "arguments": {}}\n```']) == \
+        ("Sure. ", '{"name": "a", "arguments": {}}')
