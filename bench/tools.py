@@ -42,9 +42,10 @@ from pipeline.call.callctl import end_call_tool
 from pipeline.chunker import SentenceChunker
 from pipeline.stages.llm import Generation
 from pipeline.tools import ToolRegistry, parse_tool_call
+from pipeline.tools.choice import must_close, offered
 from pipeline.tools.dialect import JSON
 from pipeline.tools.grounding import Evidence, ungrounded
-from pipeline.tools.stream import ToolCallStream, starts_tool_call
+from pipeline.tools.stream import CallMarkup, ToolCallStream, starts_tool_call
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SET = Path(__file__).resolve().with_name("tool_set.json")
@@ -93,9 +94,16 @@ def _same(a: Any, b: Any) -> bool:
 
 def judge(case: dict[str, Any], text: str, registry: ToolRegistry) -> dict[str, Any]:
     """One line's verdict: what was called, was it right, and would the guard let it run."""
+    written = False
     try:
         call = parse_tool_call(text, registry.specs())
         parsed, error = True, None
+        if call is None:  # a call written inside the words (a markdown block, after a sentence)
+            markup = CallMarkup()
+            markup.push(text)
+            if markup.call:
+                call = parse_tool_call(markup.call, registry.specs())
+                written = call is not None
     except ValueError as exc:
         call, parsed, error = None, False, str(exc)
     picked = call.name if call is not None else (None if parsed else "unparsed")
@@ -107,14 +115,14 @@ def judge(case: dict[str, Any], text: str, registry: ToolRegistry) -> dict[str, 
     if call is not None and registry[call.name].side_effect:
         refused = bool(ungrounded(registry[call.name], call.arguments, Evidence(said=[case["line"]])))
     return {"parsed": parsed, "picked": picked, "right_tool": parsed and picked == wanted,
-            "args_ok": args_ok, "refused": refused, "error": error,
+            "args_ok": args_ok, "refused": refused, "error": error, "written": written,
             "arguments": call.arguments if call is not None else None}
 
 
 def run_tools(llm: Any, instructions: str, *, quick: bool = False, grammar: bool = True,
               progress: Callable[[], None] | None = None, cases: slice | None = None,
               on_row: Callable[[dict[str, Any]], None] | None = None, half: str | None = None,
-              tts: Any = None) -> dict[str, Any]:
+              tts: Any = None, choice: bool = False) -> dict[str, Any]:
     desks = desk_tools()
     dialect = getattr(llm, "tool_dialect", JSON)
     rows = []
@@ -134,8 +142,12 @@ def run_tools(llm: Any, instructions: str, *, quick: bool = False, grammar: bool
         first = first_chunk_at = None
         first_chunk = ""
         pieces = []
+        # the session's tool choice (`pipeline.tools.choice`): the grammar offers only these
+        choosable = offered(specs, Evidence(said=[case["line"]]), last_said=case["line"]) if choice else specs
+        forced = must_close(choosable, case["line"]) if choice else []
         for piece in llm.stream(messages, cancel=threading.Event(), result=gen,
-                                grammar=dialect.grammar(specs) if grammar else None):
+                                grammar=dialect.grammar(forced or choosable, allow_text=not forced)
+                                if grammar else None):
             first = first if first is not None else perf_s()
             pieces.append(piece)
             if first_chunk_at is None:
@@ -251,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="only these lines of the set (a Python slice), to split a long run")
     parser.add_argument("--prompts", default="plain", help="prompt variants, comma separated: "
                         + ", ".join(PROMPT_VARIANTS))
+    parser.add_argument("--choice", action="store_true",
+                        help="the session's tool choice: the grammar offers only the tools the line "
+                        "can ground, and end_call only when it closes the call (pipeline.tools.choice)")
     parser.add_argument("--half", choices=HALVES, help="only one half of the set (see above)")
     parser.add_argument("--no-audio", action="store_true", help="no Piper: first audio not measured")
     parser.add_argument("--out", type=Path, help="also write the results as JSON here")
@@ -264,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         if v not in PROMPT_VARIANTS:
             parser.error(f"--prompts: {v!r} is not a variant; choose from {', '.join(PROMPT_VARIANTS)}")
     results: dict[str, Any] = {"machine": describe_machine(), "note": args.note,
-                               "grammar": not args.free, "cases": args.cases or "all",
+                               "grammar": not args.free, "choice": args.choice, "cases": args.cases or "all",
                                "half": args.half or "both", "models": {}}
     tts = None if args.no_audio else build_stage("tts", config.tts)
     for name in names:
@@ -273,8 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         for variant in variants:
             instructions = " ".join(x for x in (config.response.instructions, PROMPT_VARIANTS[variant]) if x)
             result = run_tools(llm, instructions, quick=args.quick, grammar=not args.free,
-                               cases=part, on_row=_print_row, half=args.half, tts=tts)
-            label = f"{name or config.llm.name} / {variant}"
+                               cases=part, on_row=_print_row, half=args.half, tts=tts, choice=args.choice)
+            label = f"{name or config.llm.name} / {variant}" + (", tool choice" if args.choice else "")
             results["models"][label] = result
             print(f"## {label} ({'grammar' if not args.free else 'no grammar'})\n")
             print(markdown_table(result["rows"], COLUMNS))

@@ -9,8 +9,9 @@ changes once made, which is why feeding the same text in any split gives the sam
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from .stages.repeats import SaidOnce, sentence_key, stop_at_repeat
+from .stages.repeats import SaidOnce, sentence_key, sentence_keys, stop_at_repeat
 
 __all__ = ["SentenceChunker", "clean_for_speech", "ends_sentence", "sentence_key", "stop_at_repeat"]
 
@@ -137,6 +138,7 @@ class SentenceChunker:
         self.drop_repeats = drop_repeats
         self.repeated = False  # this response said a sentence again: the rest is dropped
         self._said = SaidOnce()  # the sentences emitted so far
+        self._before: set[str] = set()  # sentences earlier replies of this turn said (`said_before`)
         self._buf = ""
         self._scan = 0  # _buf[:_scan] holds no boundary: decisions are final, so skip it
         self._first = True  # no chunk emitted yet in this response
@@ -167,6 +169,12 @@ class SentenceChunker:
         self.reset()
         return chunks + rest
 
+    def said_before(self, texts: Iterable[str]) -> None:
+        """Sentences the caller already heard in this turn (the holding line before a tool's
+        result): one said again is dropped by itself, and the reply goes on; `reset` keeps them."""
+        for text in texts:
+            self._before.update(sentence_keys(text))
+
     def reset(self) -> None:
         """Drop buffered text (barge-in); the next push starts a new response."""
         self._buf = ""
@@ -184,6 +192,9 @@ class SentenceChunker:
             chunk = clean_for_speech(self._buf[:end])
             self._buf = self._buf[end:].lstrip()
             self._scan = 0
+            if (chunk and self.drop_repeats and ends_sentence(chunk) and not self._said.begun
+                    and sentence_key(chunk) in self._before):
+                continue  # said in an earlier reply of this turn: this one says what is new
             if chunk and self.drop_repeats and self._said.repeats(chunk, whole=ends_sentence(chunk)):
                 self.repeated = True
                 self._buf, self._scan = "", 0

@@ -305,8 +305,9 @@ def test_a_runner_without_evidence_runs_as_before(tmp_path) -> None:
 
 def test_a_model_that_keeps_guessing_is_not_asked_again_and_again(tmp_path) -> None:
     """A whole call (fake stages): the model answers every turn and every result with the same
-    invented refund. The first refusal is answered, the refusal in that answer is not: two
-    responses, two refusals, nothing in the ledger, and the call goes on."""
+    invented refund. The first refusal is answered; the answer's call is the same guess again,
+    which is not run a second time (the refusal stands): two responses, one refusal, nothing in
+    the ledger, and the call goes on."""
     from pipeline.call.session import Stages
     from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
     from pipeline.testing.calls import call
@@ -324,7 +325,8 @@ def test_a_model_that_keeps_guessing_is_not_asked_again_and_again(tmp_path) -> N
     rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)],
                setup=lambda s: s.use_tools(ToolRegistry(specs=[refund]), ledger=ledger))
     outputs = [json.loads(i.output) for i in rec.session.conversation.items if i.type == "function_call_output"]
-    assert [o["status"] for o in outputs] == ["not_run", "not_run"], rec.timeline()
+    assert [o["status"] for o in outputs] == ["not_run"], rec.timeline()
+    assert any("repeats this turn's call" in e.message for e in rec.of("x.log")), rec.timeline()
     assert [r.purpose for r in rec.session.responder.responses] == ["turn", "tool_result"]
     assert EFFECTS == [] and ledger.untold() == [] and ledger.get("refund:12345") is None
 

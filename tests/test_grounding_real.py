@@ -56,8 +56,11 @@ def run_line(qwen, transcript: str, tmp_path, tone_s: float):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=[transcript]),
                     completeness=HeuristicCompleteness(), llm=qwen, tts=ToneTTS(ms_per_char=30.0))
+    # the tool choice off: with it, the refund is not offered on these lines at all (nothing said
+    # as an order), and the guard behind it has nothing to refuse
     rec = call(stages, [Clip(caller_tone(tone_s), at_s=0.3)],
-               setup=lambda s: s.use_tools(refund_desk(effects), ledger=ledger))
+               setup=lambda s: s.use_tools(refund_desk(effects), ledger=ledger),
+               config=cfg.load(overrides=["call.tool_choice=false"]))
     return rec, effects, ledger
 
 

@@ -71,7 +71,7 @@ def test_the_dialect_is_read_from_each_models_chat_template(qwen) -> None:
     assert LlamaLLM(n_ctx=256).tool_dialect is JSON  # SmolLM2's template has no tools
 
 
-def qwen_call(qwen, transcript: str, tmp_path, *, setup_extra=None):
+def qwen_call(qwen, transcript: str, tmp_path, *, setup_extra=None, config=None):
     effects: list[dict] = []
     ledger = Ledger(tmp_path / "ledger.sqlite3")
 
@@ -83,7 +83,7 @@ def qwen_call(qwen, transcript: str, tmp_path, *, setup_extra=None):
     # the tone lasts as long as the words take to say (five syllables a second): a transcript
     # the speech heard cannot hold is no turn (pipeline.stages.backchannel.unspoken)
     seconds = max(1.5, syllables(transcript) / 5)
-    rec = call(stages, [Clip(caller_tone(seconds), at_s=0.3)], setup=setup)
+    rec = call(stages, [Clip(caller_tone(seconds), at_s=0.3)], setup=setup, config=config)
     return rec, effects, ledger
 
 
@@ -112,11 +112,28 @@ def test_qwen_calls_the_refund_tool_with_the_callers_order_and_amount(qwen, tmp_
 @needs_qwen
 def test_qwen_inventing_an_order_id_is_refused_and_nothing_moves(qwen, tmp_path) -> None:
     """Asked for a refund with no order and no amount, Qwen calls the refund with made-up ones;
-    the guard refuses the call, the model reads why, and neither the tool nor the ledger runs."""
-    rec, effects, ledger = qwen_call(qwen, "Hi, I want a refund for my order, please.", tmp_path)
+    the guard refuses the call, the model reads why, and neither the tool nor the ledger runs.
+    (The tool choice, off here, does not even offer it the refund: see the next test.)"""
+    no_choice = cfg.load(overrides=["call.tool_choice=false"])
+    rec, effects, ledger = qwen_call(qwen, "Hi, I want a refund for my order, please.", tmp_path,
+                                     config=no_choice)
     calls = rec.of("response.function_call_arguments.done")
     assert calls and calls[0].name == "refund", rec.timeline()  # the invention this guards against
     outputs = [json.loads(i.output) for i in rec.session.conversation.items if i.type == "function_call_output"]
     assert outputs and all(o["status"] == "not_run" for o in outputs), outputs
     assert effects == []
     assert ledger.untold() == [] and ledger.get(f"refund:{json.loads(calls[0].arguments)['order_id']}") is None
+
+
+@pytest.mark.models
+@pytest.mark.slow
+@needs_qwen
+def test_with_the_tool_choice_qwen_asks_instead_of_inventing(qwen, tmp_path) -> None:
+    """The same line with the tool choice on: the refund is not in the grammar (no order, no
+    card said), so no call is made at all and nothing moves. (What Qwen says instead is not yet
+    a question: it may write the refund in a markdown block, which is neither said nor run, and
+    the reply is then silent.)"""
+    rec, effects, ledger = qwen_call(qwen, "Hi, I want a refund for my order, please.", tmp_path)
+    assert rec.of("response.function_call_arguments.done") == [], rec.timeline()
+    assert not any("{" in line or "`" in line for line in rec.agent_lines), rec.timeline()
+    assert effects == [] and ledger.rows() == [], rec.timeline()

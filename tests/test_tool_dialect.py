@@ -124,7 +124,8 @@ def test_qwen_history_shows_earlier_calls_in_tags_once() -> None:
                 {"role": "assistant", "content": "One moment. " + bare},
                 {"role": "user", "content": "[result of refund: {}]"}]
     wrapped = QWEN.history(messages)
-    assert wrapped[0] == messages[0] and wrapped[2] == messages[2]
+    assert wrapped[0] == messages[0]
+    assert wrapped[2] == {"role": "tool", "content": "{}"}  # the result in Qwen's own tool role
     assert wrapped[1]["content"] == f"One moment.\n<tool_call>\n{bare}\n</tool_call>"
     assert QWEN.history(wrapped) == wrapped  # already in tags: left alone
     assert JSON.history(messages) is messages

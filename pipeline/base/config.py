@@ -145,6 +145,9 @@ class CallPolicy:
     pre_hangup_check: bool = False  # one LLM call at goodbye time: is an action still owed?
     pre_hangup_timeout_ms: int = 2000  # the check fails open past this
     end_call: bool = False  # offer the end_call tool (examples/front_desk.py turns it on)
+    # each reply's grammar offers only the tools the caller's words can use (`tools.choice`);
+    # off: every tool, every reply (the grounding guard still refuses an invented side effect)
+    tool_choice: bool = True
     db_path: str = "calls.sqlite3"  # the side-effect ledger
 
 

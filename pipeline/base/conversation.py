@@ -7,12 +7,27 @@ An assistant item cut off by the caller keeps only what the caller heard, marked
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .events import new_id
 
 CUT_OFF_MARK = "— [cut off]"
+# How a tool's output stands in the LLM context (a user message: every chat template has one);
+# a model with a tool role of its own gets it back in that (`tools.dialect`, `read_result`).
+_RESULT = re.compile(r"\[result of (?P<name>[^:(]+?)(?: \((?P<note>[^)]*)\))?: (?P<output>.*)\]", re.DOTALL)
+
+
+def result_message(name: str, output: str, note: str | None = None) -> str:
+    """A tool's output as the context's user message says it."""
+    return f"[result of {name}{f' ({note})' if note else ''}: {output}]"
+
+
+def read_result(text: str) -> tuple[str, str | None, str] | None:
+    """(tool name, note, output) of a message `result_message` wrote; None for any other."""
+    m = _RESULT.fullmatch(text)
+    return (m["name"], m["note"], m["output"]) if m else None
 
 
 @dataclass
@@ -106,6 +121,5 @@ class Conversation:
             elif item.type == "function_call":
                 say("assistant", json.dumps({"name": item.name, "arguments": json.loads(item.arguments or "{}")}))
             elif item.type == "function_call_output":
-                note = f" ({item.note})" if item.note else ""
-                say("user", f"[result of {item.name or 'tool'}{note}: {item.output}]")
+                say("user", result_message(item.name or "tool", item.output or "", item.note))
         return messages

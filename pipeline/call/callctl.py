@@ -56,7 +56,7 @@ def end_call_tool() -> ToolSpec:
     from dataclasses import replace
 
     # "we did not hang up because..." must reach the model even when the goodbye was cut off
-    return replace(end_call, keep_on_interrupt=True)
+    return replace(end_call, keep_on_interrupt=True, closes=True)
 
 
 class CallControl:

@@ -16,6 +16,7 @@ from typing import Any
 from ..base import events as ev
 from ..base.conversation import Item
 from ..tools.buffer import TurnResultBuffer
+from ..tools.choice import must_close, offered
 from ..tools.confirms import confirms
 from ..tools.dialect import JSON, ToolDialect
 from ..tools.dialect import tools_prompt as _json_tools_prompt
@@ -26,6 +27,7 @@ from .callctl import CallControl, end_call_tool
 from .core import SessionCore
 from .responder import Responder
 from .response import Response
+from .states import CallState
 
 # Results recorded within this long of each other are answered in one reply: one audio frame,
 # on the simulated clock "the same moment" (everything due at an instant runs before it passes)
@@ -52,6 +54,7 @@ class ToolDesk:
         self._asker: Any = None  # the task that starts that reply
         self._reminding: set[str] = set()  # keys with a reminder waiting to start
         self._grammar: tuple[tuple[str, ...], str] | None = None
+        self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
         self.dialect: ToolDialect = JSON  # how the model writes a call: its LLM's, once bound
         if core.config.call.end_call:
             self.use(ToolRegistry(specs=[end_call_tool()]))
@@ -105,13 +108,30 @@ class ToolDesk:
     def spec(self, name: str) -> ToolSpec | None:
         return self.registry.get(name)
 
-    def grammar(self) -> str | None:
-        """The constrained-decoding grammar for the current tools (None without tools)."""
+    def grammar(self, response: Response | None = None) -> str | None:
+        """The constrained-decoding grammar for the tools this response may call (`choice`:
+        none it could not ground, no hang-up the caller did not ask for, in the reply about a
+        turn's results none of the calls it answers); None without tools."""
         if not len(self.registry):
             return None
-        names = (self.dialect.name, *(spec.name for spec in self.registry.specs()))
+        specs, forced = self.registry.specs(), []
+        if response is not None and self.core.config.call.tool_choice:
+            evidence = self.evidence()
+            if response.transcript is not None and response.held:  # not yet in the conversation
+                evidence = Evidence([*evidence.said, response.transcript], evidence.results,
+                                    [*evidence.asked, ""])
+            called = () if response.purpose != "tool_result" or response.turn_id is None else (
+                i.name or "" for i in self.core.conversation.items if i.type == "function_call"
+                and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
+            last = evidence.said[-1] if evidence.said else ""
+            specs = offered(specs, evidence, last_said=last, called=called)
+            forced = must_close(specs, last) if response.purpose == "turn" else []
+            specs = forced or specs
+        if response is not None:
+            self._offered[response.id] = {spec.name for spec in specs}
+        names = (self.dialect.name, str(not forced), *(spec.name for spec in specs))
         if self._grammar is None or self._grammar[0] != names:
-            self._grammar = (names, self.dialect.grammar(self.registry.specs()))
+            self._grammar = (names, self.dialect.grammar(specs, allow_text=not forced))
         return self._grammar[1]
 
     def prompt(self) -> str | None:
@@ -119,6 +139,30 @@ class ToolDesk:
 
     def say_param(self, spec: ToolSpec, param: str) -> bool:
         return not (spec.name == "end_call" and self.control.farewell_said)  # one farewell a call
+
+    def offers(self, response: Response, name: str) -> bool:
+        """Whether this response's grammar offered the tool (`choice`): a call the model writes
+        in its words (a markdown block) past the grammar is no call of a tool it was not given."""
+        offered = self._offered.get(response.id)
+        return offered is None or name in offered
+
+    def repeats(self, response: Response, call: ToolCall) -> bool:
+        """This turn already made the call, with the same arguments but the words said while it
+        runs: a model that writes it again after its result (Qwen2.5-0.5B does) asks for nothing
+        new, and what the first one did stands (a side effect's second run would be the ledger's
+        `already_done`, and a reply about that, and so on)."""
+        spec = self.registry.get(call.name)
+        spoken = set(spec.spoken) if spec is not None else set()
+
+        def effect(arguments: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in arguments.items() if k not in spoken}
+
+        for item in self.core.conversation.items:
+            if (item.type == "function_call" and item.name == call.name and item.call_id in self.calls
+                    and self.calls[item.call_id][1] == response.turn_id and response.turn_id is not None
+                    and effect(json.loads(item.arguments or "{}")) == effect(call.arguments)):
+                return True
+        return False
 
     def start(self, response: Response, call_id: str, call: ToolCall) -> None:
         """Called as soon as a call's arguments are final, before its holding line has played."""
@@ -129,6 +173,7 @@ class ToolDesk:
         self.core.spawn(self._run(response, call_id, call))
 
     def settle(self, response: Response, *, clean: bool) -> None:
+        self._offered.pop(response.id, None)
         self._record(*self.results.settle(response.id, clean=clean))
         if not clean and response.item.interrupted and self.ledger is not None:
             # cut off: the words heard before the cut may still have stated an outcome
@@ -278,6 +323,8 @@ class ToolDesk:
 
     async def _maybe_remind(self) -> None:
         """A side effect the caller never heard about gets a dedicated reply (at most twice)."""
+        if self.control.state is not CallState.OPEN:  # the goodbye is being said: no reminder after it
+            return
         clock = self.core.clock
         untold = await clock.run_in_thread(self.ledger.untold)
         # a reply that a newer response superseded tells nothing: what that one left out is reminded

@@ -96,8 +96,11 @@ class Responder:
         except ContextOverflowError as exc:  # this response fails clearly; the next turn may fit
             messages, failure = [], str(exc)
             self.core.emit(ev.error_event("context_length_exceeded", failure))
-        return Response(self.ctx, turn_id, messages, held=held, transcript=transcript, purpose=purpose,
-                        about_keys=about_keys, options=options, failure=failure)
+        response = Response(self.ctx, turn_id, messages, held=held, transcript=transcript, purpose=purpose,
+                            about_keys=about_keys, options=options, failure=failure)
+        if turn_id is not None:  # the holding line is not said again in the reply about its result
+            response.chunker.said_before(r.item.text for r in self.responses if r.turn_id == turn_id)
+        return response
 
     def begin(self, response: Response) -> None:
         if not self.line_open():  # the line is down: nobody to speak to

@@ -15,7 +15,6 @@ output (spoken, or text only) and its place (in the conversation, or out of band
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
@@ -32,8 +31,9 @@ from ..base.protocols import LLM, TTS, AsyncTTS, Generation
 from ..chunker import SentenceChunker
 from ..stages.playback import Playback
 from ..tools.schema import ToolCall, ToolSpec
-from ..tools.stream import ToolCallStream, starts_tool_call
+from ..tools.stream import CallMarkup, ToolCallStream, starts_tool_call
 from .heard import SpokenChunk, heard_text
+from .response_call import CallOut
 from .states import RESPONSE_MOVES, GuardedState, ResponseStatus
 
 
@@ -44,13 +44,19 @@ class ToolHooks(Protocol):
 
     def __len__(self) -> int: ...
 
-    def grammar(self) -> str | None: ...
+    def grammar(self, response: Response | None = None) -> str | None: ...
 
     def spec(self, name: str) -> ToolSpec | None: ...
 
     def specs(self) -> list[ToolSpec]: ...
 
     def say_param(self, spec: ToolSpec, param: str) -> bool: ...
+
+    def offers(self, response: Response, name: str) -> bool:
+        """Whether this response's grammar offered the tool (the session's tool choice)."""
+
+    def repeats(self, response: Response, call: ToolCall) -> bool:
+        """The same call (its effect's arguments) was already made in this response's turn."""
 
     def start(self, response: Response, call_id: str, call: ToolCall) -> None: ...
 
@@ -174,10 +180,9 @@ class Response:
         self.text_so_far = ""
         self.history_version = ctx.tools.history_version
         self.call_item: Item | None = None  # the function call this response made, if any
-        self._call_opened: Item | None = None  # announced at its first argument delta
         self.heard_in_full = False
-        self.call_id, self._call_item_id = ev.new_id("call"), ev.new_id("item")
-        self._call = ToolCallStream(ctx.tools.spec, say_param=ctx.tools.say_param)
+        self.call_id = ev.new_id("call")
+        self.call_out = CallOut(self)
         self._first_chunk_marked = False
         self._spoken_failure: SpokenError | None = None  # apologised for; fails once heard
         self.delivery, self.output, self.placement = ctx.modes(self, held)
@@ -188,11 +193,12 @@ class Response:
         """A speculation not yet adopted: nothing of it has gone out."""
         return self.delivery.held
 
-    def _emit(self, event: ev.Event) -> None:
+    def emit(self, event: ev.Event) -> None:
+        """Out through the response's delivery (held while it is a speculation)."""
         self.delivery.emit(event)
 
     def _mark(self, stage: str, **detail: Any) -> None:
-        self._emit(ev.StageMark(stage=stage, response_id=self.id, turn_id=self.turn_id, detail=detail))
+        self.emit(ev.StageMark(stage=stage, response_id=self.id, turn_id=self.turn_id, detail=detail))
 
     @property
     def may_still_tell(self) -> bool:
@@ -210,9 +216,9 @@ class Response:
     async def run(self) -> None:
         try:
             self._mark("response_start")  # its item is in the history since `Responder.begin`
-            self._emit(ev.ResponseCreated(response={"id": self.id, "status": "in_progress", "output": [],
+            self.emit(ev.ResponseCreated(response={"id": self.id, "status": "in_progress", "output": [],
                                                     **self._described()}))
-            self._emit(ev.OutputItemAdded(response_id=self.id, item=self.item.to_dict()))
+            self.emit(ev.OutputItemAdded(response_id=self.id, item=self.item.to_dict()))
             if self.failure is not None:
                 raise PipelineError(self.failure)
             chunks: asyncio.Queue[str | None] = asyncio.Queue()
@@ -243,7 +249,7 @@ class Response:
         """Step 1: the LLM streams the reply from its thread into `tokens` (None ends it)."""
         ctx = self.ctx
         loop = asyncio.get_running_loop()
-        grammar = ctx.tools.grammar()
+        grammar = ctx.tools.grammar(self)
         policy = replace(ctx.config.response, **self.options.generation)  # the session's, this one's
         own = {"temperature": policy.temperature} if policy.temperature is not None else {}
 
@@ -265,15 +271,17 @@ class Response:
         producer = self._generate(tokens)
         first = True
         call_mode: bool | None = None if len(self.ctx.tools) else False  # decided by the first visible char
+        markup = CallMarkup()  # a call written inside a spoken reply is never said
         while (piece := await tokens.get()) is not None:
             if first:
                 self._mark("llm_first_token")
                 first = False
-            self.text_so_far += piece
             if call_mode is None:
-                call_mode = starts_tool_call(self.text_so_far)
+                call_mode = starts_tool_call(self.text_so_far + piece)
+            piece = markup.push(piece) if call_mode is False else piece
+            self.text_so_far += piece
             if call_mode:
-                for chunk in self._call_progress():
+                for chunk in self.call_out.progress(self.text_so_far):
                     await self._put_chunk(chunks, chunk)
             elif call_mode is False:
                 for chunk in self.output.on_text(self, piece):
@@ -288,51 +296,23 @@ class Response:
             await chunks.put(None)
             return
         if call_mode:
-            for chunk in self._call_progress():
+            for chunk in self.call_out.progress(self.text_so_far):
                 await self._put_chunk(chunks, chunk)
-            self._finish_call()
+            self.call_out.finish(ToolCallStream.finish(self.text_so_far, self.ctx.tools.specs()))
+        elif call_mode is False:
+            self.text_so_far += (tail := markup.finish())  # held back, and words after all
+            for chunk in self.output.on_text(self, tail):
+                await self._put_chunk(chunks, chunk)
+            self.call_out.written(markup.call)
         for chunk in self.chunker.flush() if call_mode else self.output.rest(self):
             await self._put_chunk(chunks, chunk)
         await chunks.put(None)
-
-    # --- tool calls ---------------------------------------------------------------------------
-
-    def _call_progress(self) -> list[str]:
-        """Streams argument deltas; a spoken argument is said as soon as its string is complete."""
-        delta, said = self._call.progress(self.text_so_far)
-        if delta and self._call.name:
-            self._open_call(self._call.name)
-            self._emit(ev.FunctionCallArgumentsDelta(
-                response_id=self.id, item_id=self._call_item_id, call_id=self.call_id, delta=delta))
-        out: list[str] = []
-        for text in said:
-            out += self.chunker.push(text + " ") + self.chunker.flush()
-        return out
-
-    def _open_call(self, name: str) -> Item:
-        """The call's item, announced once, before its first argument delta."""
-        if self._call_opened is None:
-            self._call_opened = Item(type="function_call", id=self._call_item_id, call_id=self.call_id,
-                                     name=name, arguments="", status="in_progress")
-            self._emit(ev.OutputItemAdded(response_id=self.id, item=self._call_opened.to_dict(), output_index=1))
-        return self._call_opened
-
-    def _finish_call(self) -> None:
-        call = ToolCallStream.finish(self.text_so_far, self.ctx.tools.specs())
-        arguments = json.dumps(call.arguments)
-        self.call_item = self._open_call(call.name)
-        self.call_item.name, self.call_item.arguments = call.name, arguments
-        self.call_item.status = "completed"
-        self._emit(ev.FunctionCallArgumentsDone(response_id=self.id, item_id=self.call_item.id,
-                                                call_id=self.call_id, name=call.name, arguments=arguments))
-        self._emit(ev.OutputItemDone(response_id=self.id, item=self.call_item.to_dict(), output_index=1))
-        self.placement.call_made(self, call)
 
     def write_text(self, delta: str) -> None:
         """Text-only: the reply text goes out as it is written (the item keeps all of it)."""
         if delta:
             self.item.text += delta
-            self._emit(ev.OutputTextDelta(response_id=self.id, item_id=self.item.id, delta=delta))
+            self.emit(ev.OutputTextDelta(response_id=self.id, item_id=self.item.id, delta=delta))
 
     async def _put_chunk(self, chunks: asyncio.Queue[str | None], chunk: str) -> None:
         if not self._first_chunk_marked:
@@ -361,11 +341,11 @@ class Response:
             if not self.spoken:
                 self._mark("tts_first_audio", samples=len(audio))
             self.spoken.append(SpokenChunk(chunk, self.generated, len(audio)))
-            self._emit(ev.OutputTranscriptDelta(response_id=self.id, item_id=self.item.id,
+            self.emit(ev.OutputTranscriptDelta(response_id=self.id, item_id=self.item.id,
                                                 delta=(" " if self.generated else "") + chunk))
             for i in range(0, len(audio), delta_samples):
                 piece = audio[i:i + delta_samples]
-                self._emit(ev.OutputAudioDelta(response_id=self.id, item_id=self.item.id, delta=piece,
+                self.emit(ev.OutputAudioDelta(response_id=self.id, item_id=self.item.id, delta=piece,
                                                sample_rate_hz=tts.sample_rate_hz,
                                                audio_ms=(self.generated + i) * 1000 / tts.sample_rate_hz))
                 self.delivery.play(piece)
@@ -393,7 +373,7 @@ class Response:
         # the item itself, in the conversation or not: an out-of-band reply's never is, and a
         # client may have deleted an in-band one while it played (both found by the fuzz test)
         self.item.truncate(audio_end_ms=audio_end_ms, heard_text=heard)
-        self._emit(ev.ItemTruncated(item_id=self.item.id, audio_end_ms=audio_end_ms, transcript=heard))
+        self.emit(ev.ItemTruncated(item_id=self.item.id, audio_end_ms=audio_end_ms, transcript=heard))
 
     def _described(self) -> dict[str, Any]:
         """The response's own settings, for response.created and response.done."""
@@ -412,7 +392,7 @@ class Response:
         usage = {"input_tokens": self.generation.prompt_tokens, "output_tokens": self.generation.output_tokens,
                  "total_tokens": self.generation.prompt_tokens + self.generation.output_tokens}
         output = [self.item.to_dict()] + ([self.call_item.to_dict()] if self.call_item else [])
-        self._emit(ev.ResponseDone(response={
+        self.emit(ev.ResponseDone(response={
             "id": self.id, "status": status, "status_details": details,
             "output": output, "usage": usage, **self._described()}))
         self.done.set()

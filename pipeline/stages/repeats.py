@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-__all__ = ["STOP_REPEAT_WORDS", "SaidOnce", "sentence_key", "stop_at_repeat"]
+__all__ = ["STOP_REPEAT_WORDS", "SaidOnce", "sentence_key", "sentence_keys", "stop_at_repeat"]
 
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*\s")
 # The shortest sentence whose repeat stops a generation: shorter ones ("Dr.", "No.") may be an
@@ -22,6 +22,17 @@ def sentence_key(text: str) -> str:
     """What two sentences share when one repeats the other: the words, any case, without
     punctuation or markup ("I'm glad of that." and "**I'm glad of that!**" are one sentence)."""
     return " ".join(re.findall(r"[a-z0-9]+", text.lower().replace("’", "'")))
+
+
+def sentence_keys(text: str) -> list[str]:
+    """The keys of a text's sentences, in order."""
+    keys, start = [], 0
+    text = text.strip() + " "
+    for m in _SENTENCE_END.finditer(text):
+        keys.append(sentence_key(text[start:m.end()]))
+        start = m.end()
+    keys.append(sentence_key(text[start:]))
+    return [k for k in keys if k]
 
 
 def stop_at_repeat(pieces: Iterable[str], on_stop: Callable[[], None] = lambda: None) -> Iterator[str]:
@@ -54,6 +65,11 @@ class SaidOnce:
     def __init__(self) -> None:
         self._said: set[str] = set()
         self._sentence = ""  # the sentence being said, when a quick fragment began it
+
+    @property
+    def begun(self) -> bool:
+        """A quick fragment has begun a sentence not yet whole."""
+        return bool(self._sentence)
 
     def repeats(self, chunk: str, *, whole: bool) -> bool:
         """Whether `chunk` says again a sentence said before; remembers it if not. `whole`: the

@@ -20,6 +20,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ..base.conversation import read_result
 from .grammar import tool_call_grammar
 from .schema import ToolSpec
 
@@ -47,8 +48,8 @@ class JsonDialect:
     def prompt(self, specs: Iterable[ToolSpec]) -> str:
         return tools_prompt(specs)
 
-    def grammar(self, specs: Iterable[ToolSpec]) -> str:
-        return tool_call_grammar(specs)
+    def grammar(self, specs: Iterable[ToolSpec], *, allow_text: bool = True) -> str:
+        return tool_call_grammar(specs, allow_text=allow_text)
 
     def history(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return messages
@@ -76,17 +77,22 @@ class QwenDialect:
                 "within <tool_call></tool_call> XML tags:\n<tool_call>\n"
                 '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>')
 
-    def grammar(self, specs: Iterable[ToolSpec]) -> str:
-        return tool_call_grammar(specs, wrap=(self.OPEN + "\n", "\n" + self.CLOSE))
+    def grammar(self, specs: Iterable[ToolSpec], *, allow_text: bool = True) -> str:
+        return tool_call_grammar(specs, wrap=(self.OPEN + "\n", "\n" + self.CLOSE), allow_text=allow_text)
 
     def history(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Calls in the history (the assistant's JSON, `Conversation.to_messages`) as Qwen wrote
-        them, so the model reads its own form back."""
+        them, and their results in its `tool` role (its template puts them in
+        `<tool_response>` tags), so the model reads its own form back. A result given as the
+        caller's words is one the model takes for the caller's, and says back to them."""
         out = []
         for m in messages:
             content = m.get("content")
             if m.get("role") == "assistant" and isinstance(content, str) and '{"name": ' in content:
                 m = {**m, "content": _wrap_calls(content, self.OPEN, self.CLOSE)}
+            elif m.get("role") == "user" and isinstance(content, str) and (result := read_result(content)):
+                _name, note, output = result
+                m = {"role": "tool", "content": output if note is None else f"{output} ({note})"}
             out.append(m)
         return out
 

@@ -184,6 +184,35 @@ def ungrounded(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) ->
     return missing
 
 
+def groundable(spec: ToolSpec, evidence: Evidence) -> bool:
+    """Could a call of this tool be made on what the caller said: for each required argument
+    that is an order, a card or an amount (`role_of`), the caller said a number as that thing
+    (or an earlier result holds one under such a name); for a person's name, they said one (a
+    capitalised word inside a sentence: Whisper writes names so). The session's tool choice
+    offers no other (`choice`): the model asks for what is missing instead of inventing it."""
+    needed: set[str] = set()
+    for name in spec.required:
+        if name in spec.spoken:
+            continue
+        role = "name" if _PERSON.search(name) else role_of(name)
+        if role is not None:
+            needed.add(role)
+    if not needed:
+        return True
+    have = {role for _tokens, mentions in evidence.mentions() for m in mentions for role in m.roles}
+    have |= {role for key, _value in _keyed_scalars(evidence.results) if (role := role_of(key))}
+    if any(_PROPER.search(sentence) for text in evidence.said for sentence in SENTENCE.split(text)):
+        have.add("name")
+    have |= {"name" for key, _value in _keyed_scalars(evidence.results) if _PERSON.search(key)}
+    return needed <= have
+
+
+# A person's name as an argument, and as the caller says one: a capitalised word after the
+# sentence's first word ("the name is Patel"), not "I", "I'm", "I'd", "I'll", "I've".
+_PERSON = re.compile(r"(^|_)(name|surname|last_name|first_name|guest)($|_)", re.I)
+_PROPER = re.compile(r"(?<=\s)(?!I\b|I'[a-z]+\b)[A-Z][a-z'-]+")
+
+
 def grounded(value: Any, evidence: Evidence, role: str | None = None) -> bool:
     """Is this one value in the caller's words (as spoken) or an earlier result? With a role
     ("order", "card", "amount"), a number must have been given as that."""

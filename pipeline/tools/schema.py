@@ -40,6 +40,8 @@ class ToolSpec:
     # arguments the caller must have given before it runs (`grounding`); None: the default rule
     # (a side effect's ids, amounts, digits, names, dates), (): none
     grounded: tuple[str, ...] | None = None
+    # it ends the conversation (end_call): offered only after the caller's words close it (`choice`)
+    closes: bool = False
 
     def __post_init__(self) -> None:
         if not _NAME_RE.match(self.name):

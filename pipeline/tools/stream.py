@@ -75,3 +75,68 @@ class ToolCallStream:
         if call is None:
             raise ValueError("the model began a tool call but did not finish it")
         return call
+
+
+# What begins a tool call written inside a spoken reply: Qwen's tag (its dialect reads off only
+# a leading one), a stray closing tag, or the bare JSON object of a call.
+_MARKUP = re.compile(r"</?tool_call>|\{\s*\"name\"\s*:")
+_FENCE_END = re.compile(r"`{1,3}[A-Za-z]*\s*$")
+
+
+class CallMarkup:
+    """The guard between a spoken reply and the chunker: tool-call markup is never spoken.
+
+    A model may write its call after some words ("Let me check. <tool_call>{...}</tool_call>")
+    or write a call again after its result; the dialect reads a call only at a reply's start.
+    `push` lets through the text before the markup (holding back what may yet turn out to be
+    it); from the markup on, the text is the call's (`call`: its JSON, tags read off), which the
+    response runs or drops, never says."""
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._call: str | None = None  # from the markup on
+
+    def push(self, piece: str) -> str:
+        """The piece's speakable text."""
+        if self._call is not None:
+            self._call += piece
+            return ""
+        text = self._held + piece
+        m = _MARKUP.search(text)
+        if m:
+            self._held = ""
+            self._call = text[m.start():]
+            return _FENCE_END.sub("", text[:m.start()])  # a markdown fence around the call is its
+        keep = _markup_suffix(text)
+        self._held = text[len(text) - keep:] if keep else ""
+        return text[:len(text) - keep]
+
+    def finish(self) -> str:
+        """What was held back and turned out to be words."""
+        held, self._held = self._held, ""
+        return held if self._call is None else ""
+
+    @property
+    def call(self) -> str | None:
+        """The call written in the reply (the JSON object, without tags), or None."""
+        if self._call is None:
+            return None
+        text = re.sub(r"^\s*<tool_call>", "", self._call)
+        end = text.find("</tool_call>")
+        text = text[:end] if end >= 0 else text
+        fence = text.find("```")
+        return (text[:fence] if fence >= 0 else text).strip()
+
+
+def _markup_suffix(text: str) -> int:
+    """How many of the last characters could begin tool-call markup."""
+    keep = 0
+    for tag in ("<tool_call>", "</tool_call>"):
+        keep = max(keep, next((n for n in range(min(len(tag) - 1, len(text)), 0, -1)
+                               if tag.startswith(text[-n:])), 0))
+    if fence := _FENCE_END.search(text):  # "```json" may open a call (Qwen writes one so)
+        keep = max(keep, len(text) - fence.start())
+    brace = text.rfind("{")
+    if brace >= 0 and '{"name":'.startswith(re.sub(r"^\{\s*", "{", text[brace:])):
+        keep = max(keep, len(text) - brace)  # '{', '{ "na', ...: a call's object may be beginning
+    return keep

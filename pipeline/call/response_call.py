@@ -1,0 +1,102 @@
+"""A response's function call: its argument deltas as the model writes them, its item, a call
+written after words, and a call the turn already made (not run again).
+
+The call's spoken arguments (the holding line) are said as soon as each string is complete,
+through the response's chunker, while the rest of the call is still being written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from ..base import events as ev
+from ..base.conversation import Item
+from ..chunker import SentenceChunker
+from ..tools.schema import ToolCall
+from ..tools.stream import ToolCallStream
+
+
+class CallOwner(Protocol):
+    """What of its response a call needs (`response.Response`, which imports this module)."""
+
+    id: str
+    call_id: str
+    call_item: Item | None
+    chunker: SentenceChunker
+    ctx: Any  # the response's ResponseContext: its tools (ToolHooks) and log
+    placement: Any  # its Placement: where a finished call goes (`call_made`)
+
+    def emit(self, event: ev.Event) -> None: ...
+
+
+class CallOut:
+    """The one function call a response may make (`Response.call_item` once it is final)."""
+
+    def __init__(self, response: CallOwner) -> None:
+        self.response = response
+        tools = response.ctx.tools
+        self.stream = ToolCallStream(tools.spec, say_param=tools.say_param)
+        self.item_id = ev.new_id("item")
+        self.opened: Item | None = None  # announced at its first argument delta
+
+    def progress(self, text: str) -> list[str]:
+        """Streams argument deltas; a spoken argument is said as soon as its string is complete."""
+        r = self.response
+        delta, said = self.stream.progress(text)
+        if delta and self.stream.name:
+            self._open(self.stream.name)
+            self._delta(delta)
+        out: list[str] = []
+        for line in said:
+            out += r.chunker.push(line + " ") + r.chunker.flush()
+        return out
+
+    def written(self, text: str | None) -> None:
+        """A call the model wrote after its words (`CallMarkup`): this reply's call, its words
+        the holding line; markup that is no call is logged and dropped, never said."""
+        if not text:
+            return
+        r = self.response
+        try:
+            call = ToolCallStream.finish(text, r.ctx.tools.specs())
+        except ValueError as exc:
+            r.ctx.log(f"{r.id}: tool-call markup in the reply, neither said nor run: {exc}")
+            return
+        if not r.ctx.tools.offers(r, call.name):
+            r.ctx.log(f"{r.id}: {call.name} written in the reply, not offered to it; neither said nor run")
+            return
+        self._open(call.name)
+        self._delta(json.dumps(call.arguments))
+        self.finish(call)
+
+    def finish(self, call: ToolCall) -> None:
+        """The call's arguments are final: it starts now, unless this turn made it already."""
+        r = self.response
+        item = self._open(call.name)
+        if r.ctx.tools.repeats(r, call):  # written again after its result: that result stands
+            r.ctx.log(f"{r.id}: {call.name} repeats this turn's call with the same arguments; not run")
+            item.status = "incomplete"
+            r.emit(ev.OutputItemDone(response_id=r.id, item=item.to_dict(), output_index=1))
+            return
+        arguments = json.dumps(call.arguments)
+        item.name, item.arguments, item.status = call.name, arguments, "completed"
+        r.call_item = item
+        r.emit(ev.FunctionCallArgumentsDone(response_id=r.id, item_id=item.id, call_id=r.call_id,
+                                            name=call.name, arguments=arguments))
+        r.emit(ev.OutputItemDone(response_id=r.id, item=item.to_dict(), output_index=1))
+        r.placement.call_made(r, call)
+
+    def _open(self, name: str) -> Item:
+        """The call's item, announced once, before its first argument delta."""
+        r = self.response
+        if self.opened is None:
+            self.opened = Item(type="function_call", id=self.item_id, call_id=r.call_id,
+                               name=name, arguments="", status="in_progress")
+            r.emit(ev.OutputItemAdded(response_id=r.id, item=self.opened.to_dict(), output_index=1))
+        return self.opened
+
+    def _delta(self, delta: str) -> None:
+        r = self.response
+        r.emit(ev.FunctionCallArgumentsDelta(response_id=r.id, item_id=self.item_id, call_id=r.call_id,
+                                             delta=delta))

@@ -1,0 +1,53 @@
+"""The session's tool choice: which tools the model may open a reply with, this reply.
+
+The grammar (`grammar`) then keeps every other call out of the model's reach, so a small model
+that reaches for a tool it cannot use answers in words instead:
+
+- a tool whose order, card, amount or person's name the caller never said
+  (`grounding.groundable`): a side effect would be refused anyway, a look-up would look up an
+  invented one, and the model is to ask for them (a small model offered only the refund's
+  neighbour, the order look-up, calls that instead);
+- a tool that ends the call (`ToolSpec.closes`), unless the caller's last words close it
+  ("that's all, goodbye"): a small model ends the call on "What time do you close?" or after a
+  refund's result;
+- in the reply about a turn's results, the tools that turn already called: a small model writes
+  the call it answers again, word for word.
+
+And one it must make (`must_close`): a caller who closes and asks nothing more ("That's all,
+thanks, goodbye.") is answered by the hang-up tool, whose spoken goodbye the model writes; a
+small model otherwise says goodbye in words and leaves the line open.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .grounding import Evidence, groundable
+from .schema import ToolSpec
+
+# Words that close a conversation; "thanks" alone does not (the caller may go on).
+_CLOSING = re.compile(r"\b(good ?bye|bye|bye-bye|that'?s (all|it|everything)|that is (all|it)|"
+                      r"nothing else|no more questions|have a (nice|good|great|lovely) (day|night|evening|one)|"
+                      r"talk (to you )?later|see you|hang up)\b", re.I)
+
+
+def sounds_closing(text: str) -> bool:
+    """The caller's words close the call ("Okay, bye!", "That's everything, have a nice day.")."""
+    return bool(_CLOSING.search(text.replace("’", "'")))
+
+
+def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
+            called: Iterable[str] = ()) -> list[ToolSpec]:
+    """The tools this reply may call (see the module's list); `called`: the names this turn
+    called, for the reply about their results (empty for a reply to the caller)."""
+    done = set(called)
+    return [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
+            and groundable(s, evidence)]
+
+
+def must_close(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
+    """The closing tools this reply must choose from (see the module), or [] when it may talk."""
+    if "?" in last_said or not sounds_closing(last_said):
+        return []
+    return [s for s in specs if s.closes]
