@@ -78,13 +78,10 @@ class BargeInPolicy:
     # bench/bargein_words.py: 21% of backchannels cancel the reply against 73% for the gate
     # alone, and no more interruptions are missed (27% both: words too short for the gate)
     hear_words: bool = True
-    # a sound too short for the gate's hold ("Wait." ~200 ms) heard out too. On since the
-    # words-from-speech rules (bench/results/2026-12-01-bargein-words*.md, 33 backchannels and
-    # 48 interruptions, wideband / phone band / pink noise at 10 dB): interruptions missed 4% /
-    # 8% / 4% against 31% / 35% / 4% with it off (those shorter than the hold), backchannels
-    # that cancel 0% / 6% / 21% against 0% / 3% / 21%; speech 25% faster / slower (-stretch80,
-    # -stretch125): missed 6% / 4% against 42% / 29%, cancels the same. Off, no quiet condition
-    # meets the <= 5% missed target; on, a quiet room meets both targets
+    # a sound too short for the gate's hold ("Wait." ~200 ms) heard out too (bench/results/
+    # 2026-12-01-bargein-words*.md, 33 backchannels, 48 interruptions): wideband / phone / pink
+    # 10 dB / 25% faster / slower, interruptions missed 4 / 8 / 4 / 6 / 4% against 31 / 35 / 4 /
+    # 42 / 29% with it off, backchannels cancelling 0 / 6 / 21 / 6 / 9% against 0 / 3 / 21 / 6 / 9%
     hear_short_words: bool = True
     backchannels: tuple[str, ...] = (
         "mm-hmm", "mhm", "mm", "hmm", "uh-huh", "yeah", "yes", "yep", "yup", "okay", "ok",
