@@ -256,9 +256,12 @@ class BargeIn:
         elif isinstance(paused, _Paused) and (
                 not self.gate.candidate or end_ms - paused.at_ms >= policy.resume_after_false_ms):
             turn = self.turns.turn
-            if (policy.hear_words and policy.hear_short_words and not self.gate.candidate
-                    and turn is not None and turn.over_agent):
-                self._start_hearing(end_ms, fired=False)  # too short for the gate: its words decide
+            # too short for the gate: its words decide. Not with speakers (echo_guard): there a
+            # short sound is mostly the agent's own echo left by the filter, and each would hold
+            # the agent silent for a transcription pass
+            if (policy.hear_words and policy.hear_short_words and not policy.echo_guard
+                    and not self.gate.candidate and turn is not None and turn.over_agent):
+                self._start_hearing(end_ms, fired=False)
                 return
             self.core.emit(ev.StageMark(stage="false_interruption", detail={
                 "paused_ms": end_ms - paused.at_ms}))

@@ -81,7 +81,8 @@ class BargeInPolicy:
     # a sound too short for the gate's hold ("Wait." ~200 ms) heard out too (bench/results/
     # 2026-12-01-bargein-words*.md, 33 backchannels, 48 interruptions): wideband / phone / pink
     # 10 dB / 25% faster / slower, interruptions missed 4 / 8 / 4 / 6 / 4% against 31 / 35 / 4 /
-    # 42 / 29% with it off, backchannels cancelling 0 / 6 / 21 / 6 / 9% against 0 / 3 / 21 / 6 / 9%
+    # 42 / 29% with it off, backchannels cancelling 0 / 6 / 21 / 6 / 9% against 0 / 3 / 21 / 6 / 9%.
+    # Not with echo_guard: short sounds there are mostly echo residue (tests/test_bargein.py)
     hear_short_words: bool = True
     backchannels: tuple[str, ...] = (
         "mm-hmm", "mhm", "mm", "hmm", "uh-huh", "yeah", "yes", "yep", "yup", "okay", "ok",
