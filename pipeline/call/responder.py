@@ -99,7 +99,9 @@ class Responder:
         response = Response(self.ctx, turn_id, messages, held=held, transcript=transcript, purpose=purpose,
                             about_keys=about_keys, options=options, failure=failure)
         if turn_id is not None:  # the holding line is not said again in the reply about its result
-            response.chunker.said_before(r.item.text for r in self.responses if r.turn_id == turn_id)
+            # (words that reached the caller: a speculation dropped unheard said nothing)
+            response.chunker.said_before(r.item.text for r in self.responses
+                                         if r.turn_id == turn_id and r.delivery.reaches_caller)
         return response
 
     def begin(self, response: Response) -> None:
