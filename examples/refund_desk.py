@@ -149,7 +149,7 @@ def scripted_llm() -> ScriptedLLM:
         [r"go through|went through|did it work", "It is still processing. I will tell you the moment it lands."],
         [r"shipping", "Shipping usually takes three days."],
         [r"again", refund_call("4417", "1234", "Let me try that again.")],
-        [r"where is|status of|look up", {"name": "look_up_order",
+        [r"where is|where's|status of|look up", {"name": "look_up_order",
                                           "arguments": {"holding_line": "Let me pull up that order for you.",
                                                         "order_id": "5120"}}],
         [r"refund", refund_call("4417", "1234")],

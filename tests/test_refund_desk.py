@@ -165,7 +165,7 @@ def test_a_late_read_only_result_after_cancel_never_leaks(real_stages, say, tmp_
     rec = d.run(real_stages, [Clip(say("Where is my order fifty one twenty?"), 0.3),
                               Clip(say("Never mind that, how long does shipping take?"), None,
                                    after=after_stage("first_audio_out", 1), delay_s=0.5)])
-    assert [c.name for c in rec.of("response.function_call_arguments.done")] == ["look_up_order"]
+    assert [c.name for c in rec.of("response.function_call_arguments.done")] == ["look_up_order"], rec.timeline()
     assert _outputs(rec) == []
     assert any("dropped the look_up_order result" in e.message for e in rec.of("x.log"))
     for request in d.llm.requests:
