@@ -47,6 +47,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -119,12 +120,7 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
         speculations: list[dict[str, Any]] = []  # the server's `speculation` marks' details
 
         async def read() -> None:
-            async for message in ws:
-                now = loop.time()
-                event = json.loads(message)
-                kind = event["type"]
-                if "perf" in event:
-                    offset[0] = min(offset[0], now - event["perf"])
+            async for now, event, kind in stamped(ws, loop, offset):
                 if kind == "input_audio_buffer.committed":
                     commits.append(now)
                 elif kind == "conversation.item.input_audio_transcription.completed":
@@ -191,6 +187,18 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+async def stamped(ws: Any, loop: asyncio.AbstractEventLoop,
+                  offset: list[float]) -> AsyncIterator[tuple[float, dict[str, Any], str]]:
+    """Each server event with its arrival time on `loop`'s clock and its type; `offset[0]` keeps
+    the smallest client clock - server `perf` seen (the clocks' offset, to read server marks)."""
+    async for message in ws:
+        now = loop.time()
+        event = json.loads(message)
+        if "perf" in event:
+            offset[0] = min(offset[0], now - event["perf"])
+        yield now, event, event["type"]
 
 
 def start_server(extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
