@@ -46,7 +46,7 @@ import numpy as np
 from pipeline.base.audio import INPUT_RATE_HZ, dbfs, resample, to_int16
 
 from .summary import median, p90
-from .wire import stamped
+from .wire import server_events
 
 WIRE_RATE_HZ = 24_000
 CHUNK_MS = 20  # a WebRTC or phone frame; the microphone's own delay is up to one chunk
@@ -217,7 +217,7 @@ async def one_call(url: str, question: np.ndarray, item: Item, *, cap_s: float =
                 finished.set()
 
         async def read() -> None:
-            async for now, event, kind in stamped(ws, loop, offset):
+            async for now, event, kind in server_events(ws, loop, offset):
                 if kind == "response.output_audio.delta":
                     delta = heard.add(now, event["response_id"], base64.b64decode(event["delta"]))
                     if "id" not in first and delta["sounds"]:

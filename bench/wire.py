@@ -120,7 +120,7 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
         speculations: list[dict[str, Any]] = []  # the server's `speculation` marks' details
 
         async def read() -> None:
-            async for now, event, kind in stamped(ws, loop, offset):
+            async for now, event, kind in server_events(ws, loop, offset):
                 if kind == "input_audio_buffer.committed":
                     commits.append(now)
                 elif kind == "conversation.item.input_audio_transcription.completed":
@@ -189,7 +189,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-async def stamped(ws: Any, loop: asyncio.AbstractEventLoop,
+async def server_events(ws: Any, loop: asyncio.AbstractEventLoop,
                   offset: list[float]) -> AsyncIterator[tuple[float, dict[str, Any], str]]:
     """Each server event with its arrival time on `loop`'s clock and its type; `offset[0]` keeps
     the smallest client clock - server `perf` seen (the clocks' offset, to read server marks)."""
