@@ -42,9 +42,10 @@ from pipeline.call.callctl import end_call_tool
 from pipeline.chunker import SentenceChunker
 from pipeline.stages.llm import Generation
 from pipeline.tools import ToolRegistry, parse_tool_call
+from pipeline.tools.ask import names_a_tool, question
 from pipeline.tools.choice import must_close, offered
 from pipeline.tools.dialect import JSON
-from pipeline.tools.grounding import Evidence, ungrounded
+from pipeline.tools.grounding import Evidence, not_given, ungrounded
 from pipeline.tools.stream import CallMarkup, ToolCallStream, starts_tool_call
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -92,8 +93,10 @@ def _same(a: Any, b: Any) -> bool:
     return norm(a) == norm(b)
 
 
-def judge(case: dict[str, Any], text: str, registry: ToolRegistry) -> dict[str, Any]:
-    """One line's verdict: what was called, was it right, and would the guard let it run."""
+def judge(case: dict[str, Any], text: str, registry: ToolRegistry,
+          offered_names: set[str] | None = None) -> dict[str, Any]:
+    """One line's verdict: what was called, was it right, would the guard let it run, and what
+    the caller would get in a session (`session`, see `session_outcome`)."""
     written = False
     try:
         call = parse_tool_call(text, registry.specs())
@@ -116,7 +119,42 @@ def judge(case: dict[str, Any], text: str, registry: ToolRegistry) -> dict[str, 
         refused = bool(ungrounded(registry[call.name], call.arguments, Evidence(said=[case["line"]])))
     return {"parsed": parsed, "picked": picked, "right_tool": parsed and picked == wanted,
             "args_ok": args_ok, "refused": refused, "error": error, "written": written,
-            "arguments": call.arguments if call is not None else None}
+            "arguments": call.arguments if call is not None else None,
+            "session": session_outcome(case["line"], text, registry, call, written=written,
+                                       refused=bool(refused), offered_names=offered_names)}
+
+
+def session_outcome(line: str, text: str, registry: ToolRegistry, call: Any, *, written: bool,
+                    refused: bool, offered_names: set[str] | None) -> str:
+    """What the caller gets in a session from this reply, by the session's own rules: `run:NAME`
+    (the call is made and its tool runs), `ask` (a question back: the reply's own, or the one
+    the session owes for a tool the caller has not given enough for, `pipeline.tools.ask`),
+    `words` (an answer with no question) or `silence`.
+
+    A call at the reply's start is made (the grammar offered it); a call written in the words
+    is made only where the reply was offered its tool (`ToolDesk.offers`); a side effect the
+    grounding guard refuses runs nothing and its reply asks for what was refused."""
+    markup = CallMarkup()
+    words = (markup.push(text) + markup.finish()).strip() if not starts_tool_call(text) else ""
+    if call is not None and (not written or offered_names is None or call.name in offered_names):
+        if refused:
+            return "ask"
+        return f"run:{call.name}"
+    chunker = SentenceChunker()
+    sentences = chunker.push(words + " ") + chunker.flush()
+    talked = [n for x in sentences if (n := names_a_tool(x, registry.specs())) is not None]
+    words = " ".join(x for x in sentences if names_a_tool(x, registry.specs()) is None)  # never said
+    if "?" in words:
+        return "ask"
+    name = call.name if call is not None else None
+    if name is None and markup.call:  # cut off mid-call: its name, where it got that far
+        m = re.search(r'"name"\s*:\s*"([^"]+)"', markup.call)
+        name = m.group(1) if m else None
+    name = name or (talked[0] if talked else None)
+    spec = registry.get(name) if name else None
+    if spec is not None and question(spec, not_given(spec, Evidence(said=[line]))):
+        return "ask"
+    return "words" if words else "silence"
 
 
 def run_tools(llm: Any, instructions: str, *, quick: bool = False, grammar: bool = True,
@@ -172,7 +210,8 @@ def run_tools(llm: Any, instructions: str, *, quick: bool = False, grammar: bool
                      "first_ms": round((first - t0) * 1000) if first is not None else None,
                      "first_chunk_ms": round((first_chunk_at - t0) * 1000) if first_chunk_at else None,
                      "first_audio_ms": first_audio_ms,
-                     "ms": round((perf_s() - t0) * 1000), **judge(case, text, registry)})
+                     "ms": round((perf_s() - t0) * 1000),
+                     **judge(case, text, registry, {x.name for x in choosable} if choice else None)})
         if on_row:
             on_row(rows[-1])
         if progress:
@@ -182,7 +221,7 @@ def run_tools(llm: Any, instructions: str, *, quick: bool = False, grammar: bool
 
 def _print_row(row: dict[str, Any]) -> None:
     """One line's verdict as it is made, so a long run that is stopped still says something."""
-    print(json.dumps({k: row[k] for k in ("index", "desk", "prompt", "expect", "expected", "picked", "args_ok",
+    print(json.dumps({k: row[k] for k in ("index", "desk", "prompt", "expect", "expected", "picked", "args_ok", "session",
                                           "refused", "first_ms", "first_audio_ms", "ms")}),
           file=sys.stderr, flush=True)
 
@@ -213,6 +252,11 @@ def tally(rows: list[dict[str, Any]], *, halves: bool = True) -> dict[str, Any]:
         "guard_wrongly_refused": sum(bool(r["refused"]) and bool(r["args_ok"]) for r in side),
         # let through although the call was wrong (another tool was needed, or none)
         "invented_let_through": sum(r["refused"] is False and not r["right_tool"] for r in side),
+        # what the caller gets in a session (`session_outcome`)
+        "session_runs_right": sum(r.get("session") == f"run:{r.get('expected')}" for r in need),
+        "session_false_runs": sum(str(r.get("session", "")).startswith("run:") for r in other),
+        "session_asks_right": sum(r["expect"] == "ask" and r.get("session") == "ask" for r in rows),
+        "session_silent": sum(r.get("session") == "silence" for r in rows),
         "first_ms_median": round(statistics.median(firsts)) if firsts else None,
         "first_audio_ms_median": round(statistics.median(audio)) if audio else None,
         "ms_median": round(statistics.median(r["ms"] for r in rows)) if rows else None,
@@ -236,12 +280,16 @@ def summary_line(t: dict[str, Any]) -> str:
             f"side-effect calls refused by the guard {t['guard_refused']}/{t['side_effect_calls']} "
             f"(right calls wrongly refused {t['guard_wrongly_refused']}, wrong calls let through "
             f"{t['invented_let_through']}); {t['parsed']}/{t['n']} parsed; "
+            f"in a session: the right tool runs {_pct(t['session_runs_right'], t['calls_expected'])}, "
+            f"a tool runs where none should {_pct(t['session_false_runs'], t['plain_expected'])}, "
+            f"asked back {_pct(t['session_asks_right'], t['asks_expected'])}, silent {t['session_silent']}; "
             f"first token median {t['first_ms_median']} ms, first audio "
             f"{t.get('first_audio_ms_median')} ms, whole reply {t['ms_median']} ms")
 
 
 COLUMNS = (("desk", "desk"), ("prompt", "caller said"), ("expect", "needs"), ("expected", "tool"),
            ("picked", "model called"), ("args_ok", "args right"), ("refused", "guard refused"),
+           ("session", "in a session"),
            ("first_ms", "first token ms"), ("first_audio_ms", "first audio ms"), ("ms", "ms"))
 
 

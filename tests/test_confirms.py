@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from pipeline.tools.confirms import confirms, facts, spoken_amounts, spoken_digit_runs
+from pipeline.tools.confirms import confirms, facts, spoken_amounts, spoken_digit_runs, statement
 from pipeline.tools.ledger_rows import Row
 
 
@@ -98,3 +98,20 @@ def test_a_row_without_amount_or_target_needs_only_the_outcome():
     booking = row(arguments={"room": "sea-view double"}, result={"booking_id": "B7"})
     assert confirms(booking, "All done, your room is booked and confirmed.").told
     assert not confirms(booking, "I am still working on that booking.").told
+
+
+@pytest.mark.parametrize(("result", "arguments", "said"), [
+    ({"amount": "64.50", "card_last4": "9075"}, {}, "That went through: 64.50 dollars to the card ending 9075."),
+    ({"refunded": True}, {"order_id": "4417", "card_last4": "1234"}, "That went through to the card ending 1234."),
+    ({"amount": 20}, {"account": "DE89 3704 0044 0532 0130 00"}, "That went through: 20 dollars to the account ending 3000."),
+    ({}, {}, "That went through."),
+])
+def test_the_sessions_statement_of_an_effect_is_one_that_tells_it(result, arguments, said):
+    """What the session says after a reply that did not state an effect (`statement`) states it
+    as `confirms` reads it, facts and all."""
+    done = row(result=result, arguments=arguments)
+    assert statement(done) == said
+    assert confirms(done, said).told
+    failed = row("failed")
+    assert confirms(failed, statement(failed)).told
+    assert statement(row("pending")) is None

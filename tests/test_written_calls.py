@@ -199,5 +199,7 @@ def test_a_fenced_call_of_a_tool_the_reply_was_not_offered_is_neither_said_nor_r
     assert rec.of("response.function_call_arguments.done") == [] and effects == [], story
     assert not any("`" in line or "{" in line or "json" in line for line in rec.agent_lines), story
     assert any("not offered to it" in e.message for e in rec.of("x.log")), story
+    # and the caller is asked for what the refund needs, not left in silence (`tools.ask`)
+    assert rec.agent_lines == ["Could you tell me the order number and the last four digits of the card?"], story
     assert guarded(["Sure. ```", "json\n", '{"name": "a", "arguments": {}}\n```']) == \
         ("Sure. ", '{"name": "a", "arguments": {}}')

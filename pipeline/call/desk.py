@@ -15,12 +15,13 @@ from typing import Any
 
 from ..base import events as ev
 from ..base.conversation import Item
+from ..tools.ask import owes_question, question
 from ..tools.buffer import TurnResultBuffer
 from ..tools.choice import must_close, offered
-from ..tools.confirms import confirms
+from ..tools.confirms import confirms, statement
 from ..tools.dialect import JSON, ToolDialect
 from ..tools.dialect import tools_prompt as _json_tools_prompt
-from ..tools.grounding import Evidence, evidence_from
+from ..tools.grounding import Evidence, evidence_from, not_given
 from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
 from .callctl import CallControl, end_call_tool
@@ -55,6 +56,8 @@ class ToolDesk:
         self._reminding: set[str] = set()  # keys with a reminder waiting to start
         self._grammar: tuple[tuple[str, ...], str] | None = None
         self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
+        self._questions: dict[str, str | None] = {}  # response id -> the question a refusal owes
+        self._rows: dict[str, list[Any]] = {}  # response id -> the ledger rows it is about
         self.dialect: ToolDialect = JSON  # how the model writes a call: its LLM's, once bound
         if core.config.call.end_call:
             self.use(ToolRegistry(specs=[end_call_tool()]))
@@ -116,10 +119,7 @@ class ToolDesk:
             return None
         specs, forced = self.registry.specs(), []
         if response is not None and self.core.config.call.tool_choice:
-            evidence = self.evidence()
-            if response.transcript is not None and response.held:  # not yet in the conversation
-                evidence = Evidence([*evidence.said, response.transcript], evidence.results,
-                                    [*evidence.asked, ""])
+            evidence = self._evidence_for(response)
             called = () if response.purpose != "tool_result" or response.turn_id is None else (
                 i.name or "" for i in self.core.conversation.items if i.type == "function_call"
                 and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
@@ -133,6 +133,32 @@ class ToolDesk:
         if self._grammar is None or self._grammar[0] != names:
             self._grammar = (names, self.dialect.grammar(specs, allow_text=not forced))
         return self._grammar[1]
+
+    def _evidence_for(self, response: Response) -> Evidence:
+        """The evidence, with the words a held (preemptive) response answers: not yet in the
+        conversation."""
+        evidence = self.evidence()
+        if response.transcript is not None and response.held:
+            evidence = Evidence([*evidence.said, response.transcript], evidence.results, [*evidence.asked, ""])
+        return evidence
+
+    def owed(self, response: Response, reached: str | None, said: str) -> str | None:
+        """See `ToolHooks.owed`."""
+        out = [ask] if owes_question(said) and (ask := self._question(response, reached)) else []
+        for row in self._rows.pop(response.id, ()):
+            if not confirms(row, said).told and (line := statement(row)) is not None:
+                self.core.log(f"{response.id} did not state {row.business_key}; the session says it")
+                out.append(line)
+        return " ".join(out) or None
+
+    def _question(self, response: Response, reached: str | None) -> str | None:
+        """A tool this reply was not offered for want of what the caller has not said
+        (`grounding.not_given`), or a refusal this reply answers: what to ask for."""
+        spec = self.registry.get(reached) if reached else None
+        if spec is not None and not self.offers(response, spec.name):
+            if (ask := question(spec, not_given(spec, self._evidence_for(response)))) is not None:
+                return ask
+        return self._questions.get(response.id)
 
     def prompt(self) -> str | None:
         return self.dialect.prompt(self.registry.specs()) if len(self.registry) else None
@@ -286,10 +312,18 @@ class ToolDesk:
                 if self._superseded(version):
                     self._unanswered.clear()
                     return
+                rows = [row for key in keys if self.ledger is not None
+                        and (row := await self.core.clock.run_in_thread(self.ledger.get, key)) is not None]
                 if responder.active is None and not responder.caller_speaking():  # never talk over the caller
                     turn_id = self._unanswered[0].turn_id
+                    refused = [r for r in self._unanswered if "ungrounded" in r.extra and r.name in self.registry]
                     self._unanswered.clear()
-                    responder.begin(responder.new(turn_id, purpose="tool_result", about_keys=keys))
+                    reply = responder.new(turn_id, purpose="tool_result", about_keys=keys)
+                    self._rows[reply.id] = rows
+                    if refused:  # the reply about a refusal asks for what was missing (`tools.ask`)
+                        self._questions[reply.id] = question(self.registry[refused[0].name],
+                                                             refused[0].extra["ungrounded"])
+                    responder.begin(reply)
                     return
                 await self.core.floor.wait()
         finally:
@@ -358,6 +392,7 @@ class ToolDesk:
                 note = ("The caller has not heard this outcome yet. Tell them now, in one short sentence: "
                         f"[result of {row.tool}: {outcome}]")
                 reminder = responder.new(None, purpose="reminder", system_note=note, about_keys=(key,))
+                self._rows[reminder.id] = [row]
                 responder.begin(reminder)
                 await reminder.done.wait()
                 await self._judge_told(reminder, reminder.item.text or "")

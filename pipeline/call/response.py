@@ -30,6 +30,7 @@ from ..base.errors import PipelineError, SpokenError
 from ..base.protocols import LLM, TTS, AsyncTTS, Generation
 from ..chunker import SentenceChunker
 from ..stages.playback import Playback
+from ..tools.ask import names_a_tool
 from ..tools.schema import ToolCall, ToolSpec
 from ..tools.stream import CallMarkup, ToolCallStream, starts_tool_call
 from .heard import SpokenChunk, heard_text
@@ -57,6 +58,12 @@ class ToolHooks(Protocol):
 
     def repeats(self, response: Response, call: ToolCall) -> bool:
         """The same call (its effect's arguments) was already made in this response's turn."""
+
+    def owed(self, response: Response, reached: str | None, said: str) -> str | None:
+        """Words this reply owes the caller after its own (`said`): the question back where they
+        ask none (`tools.ask`), for the tool it reached for but did not call (`reached`: written
+        in its words, or talked about) or the refusal it answers; the outcome of an effect it is
+        about that they do not state (`tools.confirms.statement`)."""
 
     def start(self, response: Response, call_id: str, call: ToolCall) -> None: ...
 
@@ -178,6 +185,8 @@ class Response:
         self._tasks: list[asyncio.Future[Any]] = []
         self.done = asyncio.Event()
         self.text_so_far = ""
+        self._said = ""  # the chunks put out to be spoken
+        self._talked_about: str | None = None  # a tool a dropped sentence named (`tools.ask`)
         self.history_version = ctx.tools.history_version
         self.call_item: Item | None = None  # the function call this response made, if any
         self.heard_in_full = False
@@ -301,9 +310,15 @@ class Response:
             self.call_out.finish(ToolCallStream.finish(self.text_so_far, self.ctx.tools.specs()))
         elif call_mode is False:
             self.text_so_far += (tail := markup.finish())  # held back, and words after all
-            for chunk in self.output.on_text(self, tail):
+            for chunk in [*self.output.on_text(self, tail), *self.output.rest(self)]:
                 await self._put_chunk(chunks, chunk)
-            self.call_out.written(markup.call)
+            reached = self.call_out.written(markup.call) or self._talked_about
+            said = self.text_so_far if self.options.text_only else self._said
+            if len(self.ctx.tools) and (owed := self.ctx.tools.owed(self, reached, said)):
+                owed = (" " if self.text_so_far.strip() else "") + owed  # never silence where words are owed
+                self.text_so_far += owed
+                for chunk in self.output.on_text(self, owed):
+                    await self._put_chunk(chunks, chunk)
         for chunk in self.chunker.flush() if call_mode else self.output.rest(self):
             await self._put_chunk(chunks, chunk)
         await chunks.put(None)
@@ -315,6 +330,11 @@ class Response:
             self.emit(ev.OutputTextDelta(response_id=self.id, item_id=self.item.id, delta=delta))
 
     async def _put_chunk(self, chunks: asyncio.Queue[str | None], chunk: str) -> None:
+        if len(self.ctx.tools) and (named := names_a_tool(chunk, self.ctx.tools.specs())) is not None:
+            self.ctx.log(f"{self.id}: not said, it talks about the tool {named}: {chunk!r}")
+            self._talked_about = self._talked_about or named
+            return
+        self._said += (" " if self._said else "") + chunk
         if not self._first_chunk_marked:
             self._first_chunk_marked = True
             self._mark("first_chunk", text=chunk)

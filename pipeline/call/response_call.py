@@ -8,6 +8,7 @@ through the response's chunker, while the rest of the call is still being writte
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Protocol
 
 from ..base import events as ev
@@ -52,23 +53,26 @@ class CallOut:
             out += r.chunker.push(line + " ") + r.chunker.flush()
         return out
 
-    def written(self, text: str | None) -> None:
+    def written(self, text: str | None) -> str | None:
         """A call the model wrote after its words (`CallMarkup`): this reply's call, its words
-        the holding line; markup that is no call is logged and dropped, never said."""
+        the holding line; markup that is no call is logged and dropped, never said. Returns the
+        tool it reached for where it was not made (its name, as far as the markup got), else None."""
         if not text:
-            return
+            return None
         r = self.response
         try:
             call = ToolCallStream.finish(text, r.ctx.tools.specs())
         except ValueError as exc:
             r.ctx.log(f"{r.id}: tool-call markup in the reply, neither said nor run: {exc}")
-            return
+            m = re.search(r'"name"\s*:\s*"([^"]+)"', text)  # cut off mid-call: its name, if written
+            return m.group(1) if m else None
         if not r.ctx.tools.offers(r, call.name):
             r.ctx.log(f"{r.id}: {call.name} written in the reply, not offered to it; neither said nor run")
-            return
+            return call.name
         self._open(call.name)
         self._delta(json.dumps(call.arguments))
         self.finish(call)
+        return None
 
     def finish(self, call: ToolCall) -> None:
         """The call's arguments are final: it starts now, unless this turn made it already."""

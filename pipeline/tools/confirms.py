@@ -86,6 +86,26 @@ def confirms(row: Row, heard: str) -> Verdict:
     return Verdict(False, missing)
 
 
+def statement(row: Row) -> str | None:
+    """The sentence that tells this finished effect, its facts as `confirms` reads them: what the
+    session says after a reply about the effect that did not state it ("The refund was committed
+    and succeeded." names neither amount nor card). None for an effect not yet finished."""
+    if row.state == "failed":
+        return "I'm sorry, that did not go through."
+    if row.state != "committed":
+        return None
+    amount, target = facts(row)
+    said = "That went through"
+    if amount is not None:
+        said += f": {amount:.2f} dollars" if amount != amount.to_integral_value() else f": {int(amount)} dollars"
+    if target is not None:
+        carded = any("card" in k or "last4" in k for src in (row.result or {}, row.arguments)
+                     for k, _v in _flat(src))
+        said += (f" to the {'card' if carded else 'account'} ending {target}" if target.isdigit()
+                 else f" for {target}")
+    return said + "."
+
+
 def facts(row: Row) -> tuple[Decimal | None, str | None]:
     """The amount and target the caller must hear, from the result first, then the arguments."""
     amount: Decimal | None = None

@@ -185,26 +185,33 @@ def ungrounded(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) ->
 
 
 def groundable(spec: ToolSpec, evidence: Evidence) -> bool:
-    """Could a call of this tool be made on what the caller said: for each required argument
-    that is an order, a card or an amount (`role_of`), the caller said a number as that thing
-    (or an earlier result holds one under such a name); for a person's name, they said one (a
-    capitalised word inside a sentence: Whisper writes names so). The session's tool choice
-    offers no other (`choice`): the model asks for what is missing instead of inventing it."""
-    needed: set[str] = set()
+    """Could a call of this tool be made on what the caller said (`not_given` is empty)? The
+    session's tool choice offers no other (`choice`): the model asks for what is missing
+    instead of inventing it."""
+    return not not_given(spec, evidence)
+
+
+def not_given(spec: ToolSpec, evidence: Evidence) -> list[str]:
+    """The required arguments (by name) the caller has given nothing for: an order, a card or an
+    amount (`role_of`) the caller never said a number as (and no earlier result holds one under
+    such a name), a person's name when they said none (a capitalised word inside a sentence:
+    Whisper writes names so). What the agent asks for when the model reaches for the tool
+    anyway (`ask.question`)."""
+    needed: dict[str, str] = {}
     for name in spec.required:
         if name in spec.spoken:
             continue
         role = "name" if _PERSON.search(name) else role_of(name)
         if role is not None:
-            needed.add(role)
+            needed[name] = role
     if not needed:
-        return True
+        return []
     have = {role for _tokens, mentions in evidence.mentions() for m in mentions for role in m.roles}
     have |= {role for key, _value in _keyed_scalars(evidence.results) if (role := role_of(key))}
     if any(_PROPER.search(sentence) for text in evidence.said for sentence in SENTENCE.split(text)):
         have.add("name")
     have |= {"name" for key, _value in _keyed_scalars(evidence.results) if _PERSON.search(key)}
-    return needed <= have
+    return [name for name, role in needed.items() if role not in have]
 
 
 # A person's name as an argument, and as the caller says one: a capitalised word after the

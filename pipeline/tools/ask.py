@@ -1,0 +1,73 @@
+"""The question back: what the agent asks when the model reached for a tool it could not use.
+
+A small model asked "I want a refund" writes the refund call anyway, with an order id nobody
+said. The session's tool choice keeps the call out of the grammar, and the grounding guard
+refuses one that gets through, but then the caller hears nothing, or the model's second guess.
+What the caller is owed is the question: "Could you tell me the order number and the last four
+digits of the card to refund to?".
+
+The question names the arguments the caller has not given (`grounding.not_given` for a call the
+model only wrote, the refusal's list for one the guard refused), each in the tool's own words:
+the first sentence of the argument's description ("The order number, e.g. \\"4417\\"." is "the
+order number"), else what its role is called ("order": "the order number"), else its name.
+It is said only where the model's own words asked nothing (`owes_question`): a reply that
+already asks "Which order is it?" is not asked again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .roles import role_of
+from .schema import ToolSpec
+
+_BY_ROLE = {"order": "the order number", "card": "the last four digits of the card",
+            "amount": "the amount", "name": "your name"}
+_EXAMPLE = re.compile(r"[,;(]?\s*(e\.g\.|\b(for example|such as)\b).*$", re.I | re.S)
+
+
+def question(spec: ToolSpec, missing: Iterable[str]) -> str | None:
+    """One question asking for these arguments of `spec` (None when there are none)."""
+    wanted = list(dict.fromkeys(what(spec, name) for name in missing))
+    if not wanted:
+        return None
+    listed = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
+    return f"Could you tell me {listed}?"
+
+
+def what(spec: ToolSpec, name: str) -> str:
+    """An argument as the agent asks for it: "the order number"."""
+    prop = spec.parameters.get("properties", {}).get(name, {})
+    described = str(prop.get("description", "")).strip()
+    if described:
+        first = re.split(r"(?<=[.!?])\s", _EXAMPLE.sub("", described), maxsplit=1)[0]
+        first = first.strip().rstrip(".!?:,; ")
+        if first:
+            head = first[0].lower() + first[1:]
+            return head if re.match(r"(the|a|an|your|their|its)\b", head) else f"the {head}"
+    role = "name" if re.search(r"(^|_)(name|surname)($|_)", name) else role_of(name)
+    if role in _BY_ROLE:
+        return _BY_ROLE[role]
+    return "the " + name.replace("_", " ")
+
+
+def owes_question(said: str) -> bool:
+    """The reply's own words ask the caller nothing: the question back is still owed."""
+    return "?" not in said
+
+
+def names_a_tool(sentence: str, specs: Iterable[ToolSpec]) -> str | None:
+    """The tool a sentence talks about by its identifier, which is never said to a caller: a
+    small model that cannot make the call writes about it instead ("You may call the `refund`
+    function with the arguments ..."). Named means written as code (`refund`, `refund(`), with
+    "function" or "tool" beside it ("the refund function", "call look_up_order"), or, for a name
+    no caller would say (`look_up_order`, `end_call`), at all."""
+    for spec in specs:
+        name = re.escape(spec.name)
+        pattern = (rf"`{name}`|\b{name}\(|\b{name}\s+(function|tool)\b|\b(function|tool|call)\s+`?{name}\b")
+        if "_" in spec.name:
+            pattern += rf"|\b{name}\b"
+        if re.search(pattern, sentence, re.I):
+            return spec.name
+    return None
