@@ -35,7 +35,7 @@ def test_llm_model_names_an_embedded_model() -> None:
 
     with pytest.raises(ValueError, match="qwen2.5-coder-0.5b"):
         LlamaLLM(model="qwen-7b")
-    assert cfg.Config.default().llm.params.get("model") is None  # the default model is unchanged
+    assert cfg.Config.default().llm.params.get("model") == "qwen2.5-coder-0.5b"  # the embedded default
     assert MODELS["smollm2-135m"] == "llm/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 

@@ -105,9 +105,6 @@ def test_a_refund_on_qwen_is_held_over_run_once_and_the_goodbye_ends_the_call(se
     assert len(hangups) == 1 and hangups[0].ts >= bye.ts and rec.caller.hung_up, story
 
 
-@pytest.mark.xfail(strict=True, reason="Qwen2.5-Coder-0.5B answers the refund's result without its "
-                   "amount or card ('The refund was committed and succeeded.'), which states no "
-                   "outcome the caller can check, so it is not told (tools.confirms)")
 def test_the_reply_about_the_refund_on_qwen_states_it_and_marks_it_told(seed_call) -> None:
     rec, world = seed_call
     assert world["ledger"].get("refund:4417").told, rec.timeline()

@@ -154,7 +154,8 @@ def _default_stages() -> dict[str, StageConfig]:
         "vad": StageConfig("silero"),
         "stt": StageConfig("faster-whisper"),
         "turns": StageConfig("heuristic"),
-        "llm": StageConfig("llama-cpp"),
+        # the embedded model that calls tools (README, "Embedded LLMs"); smollm2-135m: faster, no tools
+        "llm": StageConfig("llama-cpp", {"model": "qwen2.5-coder-0.5b"}),
         "tts": StageConfig("piper"),
     }
 
