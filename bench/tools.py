@@ -293,6 +293,34 @@ COLUMNS = (("desk", "desk"), ("prompt", "caller said"), ("expect", "needs"), ("e
            ("first_ms", "first token ms"), ("first_audio_ms", "first audio ms"), ("ms", "ms"))
 
 
+def rejudge(path: Path, out: Path | None) -> int:
+    """`--rejudge`: the stored replies of a run judged again (the latencies are the run's)."""
+    from .summary import markdown_table
+
+    results = json.loads(path.read_text(encoding="utf-8"))
+    desks = desk_tools()
+    for label, result in results["models"].items():
+        rows = []
+        for row in result["rows"]:
+            case = CASES[row["index"]]
+            registry = desks[case["desk"]]
+            names = ({s.name for s in offered(registry.specs(), Evidence(said=[case["line"]]), last_said=case["line"])}
+                     if results.get("choice") else None)
+            rows.append({**row, **judge(case, row["output"], registry, names)})
+        results["models"][label] = tally(rows)
+        print(f"## {label} (re-judged from {path.name})\n")
+        print(markdown_table(rows, COLUMNS))
+        print()
+        print(summary_line(results["models"][label]))
+        for h, t in results["models"][label]["halves"].items():
+            print(f"- {h} half: {summary_line(t)}")
+        print(flush=True)
+    results["rejudged_from"] = path.name
+    if out:
+        out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from pipeline.base.config import StageConfig, build_stage
     from pipeline.transports.runtime import add_config_args, load_config
@@ -318,7 +346,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-audio", action="store_true", help="no Piper: first audio not measured")
     parser.add_argument("--out", type=Path, help="also write the results as JSON here")
     parser.add_argument("--note", default="", help="a note for the results (e.g. the machine's load)")
+    parser.add_argument("--rejudge", type=Path, metavar="JSON",
+                        help="no model: judge the replies stored in an earlier --out file again, with "
+                        "this code's judge (what a session now does with them), and report that")
     args = parser.parse_args(argv)
+    if args.rejudge is not None:
+        return rejudge(args.rejudge, args.out)
     config = load_config(args)
     names = args.models.split(",") if args.models else [None]
     part = slice(*(int(x) if x else None for x in args.cases.split(":"))) if args.cases else None

@@ -6,7 +6,15 @@ from decimal import Decimal
 
 import pytest
 
-from pipeline.tools.confirms import confirms, facts, spoken_amounts, spoken_digit_runs, statement
+from pipeline.call.owed import STILL_RUNNING as STILL
+from pipeline.tools.confirms import (
+    claims_done,
+    confirms,
+    facts,
+    spoken_amounts,
+    spoken_digit_runs,
+    statement,
+)
 from pipeline.tools.ledger_rows import Row
 
 
@@ -115,3 +123,14 @@ def test_the_sessions_statement_of_an_effect_is_one_that_tells_it(result, argume
     failed = row("failed")
     assert confirms(failed, statement(failed)).told
     assert statement(row("pending")) is None
+
+
+@pytest.mark.parametrize(("sentence", "claims"), [
+    ("Yes, it went through.", True), ("Your refund has been processed.", True),
+    ("Done: order 4417 went back to the card.", True),
+    ("Did that go through?", False), ("It did not go through.", False),
+    ("It is still processing.", False), (STILL, False), ("The card was declined.", False),
+    ("Let me process that refund.", False), ("I can't tell yet whether it went through.", False),
+])
+def test_a_claim_that_something_went_through(sentence, claims):
+    assert claims_done(sentence) is claims

@@ -15,17 +15,18 @@ from typing import Any
 
 from ..base import events as ev
 from ..base.conversation import Item
-from ..tools.ask import owes_question, question
+from ..tools.ask import question
 from ..tools.buffer import TurnResultBuffer
 from ..tools.choice import must_close, offered
-from ..tools.confirms import confirms, statement
+from ..tools.confirms import confirms
 from ..tools.dialect import JSON, ToolDialect
 from ..tools.dialect import tools_prompt as _json_tools_prompt
-from ..tools.grounding import Evidence, evidence_from, not_given
+from ..tools.grounding import Evidence, evidence_from
 from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
 from .callctl import CallControl, end_call_tool
 from .core import SessionCore
+from .owed import OwedWords
 from .responder import Responder
 from .response import Response
 from .states import CallState
@@ -56,8 +57,7 @@ class ToolDesk:
         self._reminding: set[str] = set()  # keys with a reminder waiting to start
         self._grammar: tuple[tuple[str, ...], str] | None = None
         self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
-        self._questions: dict[str, str | None] = {}  # response id -> the question a refusal owes
-        self._rows: dict[str, list[Any]] = {}  # response id -> the ledger rows it is about
+        self.words = OwedWords(self)  # what a reply must not say, and what it owes (`owed`)
         self.dialect: ToolDialect = JSON  # how the model writes a call: its LLM's, once bound
         if core.config.call.end_call:
             self.use(ToolRegistry(specs=[end_call_tool()]))
@@ -119,12 +119,14 @@ class ToolDesk:
             return None
         specs, forced = self.registry.specs(), []
         if response is not None and self.core.config.call.tool_choice:
-            evidence = self._evidence_for(response)
+            evidence = self.evidence_for(response)
             called = () if response.purpose != "tool_result" or response.turn_id is None else (
                 i.name or "" for i in self.core.conversation.items if i.type == "function_call"
                 and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
             last = evidence.said[-1] if evidence.said else ""
-            specs = offered(specs, evidence, last_said=last, called=called)
+            # a reply about an effect's outcome tells it, and calls nothing new (Qwen2.5-0.5B
+            # looked the order up again, and the refund was never told)
+            specs = [] if response.about_keys else offered(specs, evidence, last_said=last, called=called)
             forced = must_close(specs, last) if response.purpose == "turn" else []
             specs = forced or specs
         if response is not None:
@@ -134,7 +136,7 @@ class ToolDesk:
             self._grammar = (names, self.dialect.grammar(specs, allow_text=not forced))
         return self._grammar[1]
 
-    def _evidence_for(self, response: Response) -> Evidence:
+    def evidence_for(self, response: Response) -> Evidence:
         """The evidence, with the words a held (preemptive) response answers: not yet in the
         conversation."""
         evidence = self.evidence()
@@ -142,23 +144,11 @@ class ToolDesk:
             evidence = Evidence([*evidence.said, response.transcript], evidence.results, [*evidence.asked, ""])
         return evidence
 
-    def owed(self, response: Response, reached: str | None, said: str) -> str | None:
-        """See `ToolHooks.owed`."""
-        out = [ask] if owes_question(said) and (ask := self._question(response, reached)) else []
-        for row in self._rows.pop(response.id, ()):
-            if not confirms(row, said).told and (line := statement(row)) is not None:
-                self.core.log(f"{response.id} did not state {row.business_key}; the session says it")
-                out.append(line)
-        return " ".join(out) or None
+    def screen(self, response: Response, chunk: str) -> str | None:
+        return self.words.screen(response, chunk)
 
-    def _question(self, response: Response, reached: str | None) -> str | None:
-        """A tool this reply was not offered for want of what the caller has not said
-        (`grounding.not_given`), or a refusal this reply answers: what to ask for."""
-        spec = self.registry.get(reached) if reached else None
-        if spec is not None and not self.offers(response, spec.name):
-            if (ask := question(spec, not_given(spec, self._evidence_for(response)))) is not None:
-                return ask
-        return self._questions.get(response.id)
+    def owed(self, response: Response, reached: str | None, said: str) -> str | None:
+        return self.words.owed(response, reached, said)
 
     def prompt(self) -> str | None:
         return self.dialect.prompt(self.registry.specs()) if len(self.registry) else None
@@ -194,6 +184,7 @@ class ToolDesk:
         """Called as soon as a call's arguments are final, before its holding line has played."""
         self.calls[call_id] = (response.id, response.turn_id)
         spec = self.registry.get(call.name)
+        self.words.started(call_id, spec)
         if spec is not None and spec.fn is None:
             return  # a client's tool: the client runs it and sends function_call_output
         self.core.spawn(self._run(response, call_id, call))
@@ -269,6 +260,7 @@ class ToolDesk:
             emit(ev.error_event("duplicate_result", f"{result.call_id!r} already has a result"))
             return False
         self._delivered.add(result.call_id)
+        self.words.finished(result.call_id)
         if result.business_key:
             self.ledger_keys.add(result.business_key)
         self._record(*self.results.add(result))
@@ -319,9 +311,9 @@ class ToolDesk:
                     refused = [r for r in self._unanswered if "ungrounded" in r.extra and r.name in self.registry]
                     self._unanswered.clear()
                     reply = responder.new(turn_id, purpose="tool_result", about_keys=keys)
-                    self._rows[reply.id] = rows
+                    self.words.rows[reply.id] = rows
                     if refused:  # the reply about a refusal asks for what was missing (`tools.ask`)
-                        self._questions[reply.id] = question(self.registry[refused[0].name],
+                        self.words.questions[reply.id] = question(self.registry[refused[0].name],
                                                              refused[0].extra["ungrounded"])
                     responder.begin(reply)
                     return
@@ -392,7 +384,7 @@ class ToolDesk:
                 note = ("The caller has not heard this outcome yet. Tell them now, in one short sentence: "
                         f"[result of {row.tool}: {outcome}]")
                 reminder = responder.new(None, purpose="reminder", system_note=note, about_keys=(key,))
-                self._rows[reminder.id] = [row]
+                self.words.rows[reminder.id] = [row]
                 responder.begin(reminder)
                 await reminder.done.wait()
                 await self._judge_told(reminder, reminder.item.text or "")

@@ -30,7 +30,7 @@ from ..base.errors import PipelineError, SpokenError
 from ..base.protocols import LLM, TTS, AsyncTTS, Generation
 from ..chunker import SentenceChunker
 from ..stages.playback import Playback
-from ..tools.ask import names_a_tool
+from ..tools.ask import after_words
 from ..tools.schema import ToolCall, ToolSpec
 from ..tools.stream import CallMarkup, ToolCallStream, starts_tool_call
 from .heard import SpokenChunk, heard_text
@@ -58,6 +58,9 @@ class ToolHooks(Protocol):
 
     def repeats(self, response: Response, call: ToolCall) -> bool:
         """The same call (its effect's arguments) was already made in this response's turn."""
+
+    def screen(self, response: Response, chunk: str) -> str | None:
+        """Why this chunk of the reply is not said (`call.owed`), or None: it is."""
 
     def owed(self, response: Response, reached: str | None, said: str) -> str | None:
         """Words this reply owes the caller after its own (`said`): the question back where they
@@ -185,8 +188,7 @@ class Response:
         self._tasks: list[asyncio.Future[Any]] = []
         self.done = asyncio.Event()
         self.text_so_far = ""
-        self._said = ""  # the chunks put out to be spoken
-        self._talked_about: str | None = None  # a tool a dropped sentence named (`tools.ask`)
+        self._said, self._screened = "", True  # the chunks put out to be spoken; screened (`call.owed`)
         self.history_version = ctx.tools.history_version
         self.call_item: Item | None = None  # the function call this response made, if any
         self.heard_in_full = False
@@ -312,11 +314,12 @@ class Response:
             self.text_so_far += (tail := markup.finish())  # held back, and words after all
             for chunk in [*self.output.on_text(self, tail), *self.output.rest(self)]:
                 await self._put_chunk(chunks, chunk)
-            reached = self.call_out.written(markup.call) or self._talked_about
+            reached = self.call_out.written(markup.call)
             said = self.text_so_far if self.options.text_only else self._said
             if len(self.ctx.tools) and (owed := self.ctx.tools.owed(self, reached, said)):
-                owed = (" " if self.text_so_far.strip() else "") + owed  # never silence where words are owed
+                owed = after_words(self.text_so_far, owed)  # never silence where words are owed
                 self.text_so_far += owed
+                self._screened = False  # the session's own words
                 for chunk in self.output.on_text(self, owed):
                     await self._put_chunk(chunks, chunk)
         for chunk in self.chunker.flush() if call_mode else self.output.rest(self):
@@ -330,9 +333,8 @@ class Response:
             self.emit(ev.OutputTextDelta(response_id=self.id, item_id=self.item.id, delta=delta))
 
     async def _put_chunk(self, chunks: asyncio.Queue[str | None], chunk: str) -> None:
-        if len(self.ctx.tools) and (named := names_a_tool(chunk, self.ctx.tools.specs())) is not None:
-            self.ctx.log(f"{self.id}: not said, it talks about the tool {named}: {chunk!r}")
-            self._talked_about = self._talked_about or named
+        if self._screened and len(self.ctx.tools) and (why := self.ctx.tools.screen(self, chunk)) is not None:
+            self.ctx.log(f"{self.id}: not said, {why}: {chunk!r}")
             return
         self._said += (" " if self._said else "") + chunk
         if not self._first_chunk_marked:

@@ -71,3 +71,13 @@ def names_a_tool(sentence: str, specs: Iterable[ToolSpec]) -> str | None:
         if re.search(pattern, sentence, re.I):
             return spec.name
     return None
+
+
+def after_words(said: str, owed: str) -> str:
+    """The owed words as they follow what was said: after a clause the chunker let go on its
+    own ("Yes," when "it went through." was not said), the sentence goes on in lower case."""
+    if not said.strip():
+        return owed
+    if said.rstrip().endswith((",", ";", ":")) and not owed.startswith(("I ", "I'")):
+        owed = owed[:1].lower() + owed[1:]
+    return " " + owed

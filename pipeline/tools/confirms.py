@@ -86,6 +86,14 @@ def confirms(row: Row, heard: str) -> Verdict:
     return Verdict(False, missing)
 
 
+def claims_done(sentence: str) -> bool:
+    """The sentence says something went through ("Yes, it went through."), not that it may or
+    did not, and asks nothing."""
+    text = sentence.lower().replace("-", " ").strip()
+    return (bool(_DONE.search(text)) and not text.endswith("?") and not _NEGATED.search(text)
+            and not _OPEN.search(text) and not _states_failure(text))
+
+
 def statement(row: Row) -> str | None:
     """The sentence that tells this finished effect, its facts as `confirms` reads them: what the
     session says after a reply about the effect that did not state it ("The refund was committed

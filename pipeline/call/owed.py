@@ -1,0 +1,99 @@
+"""What a reply must not say, and what it still owes the caller after its own words.
+
+A small model is a weak judge of what the caller may hear. The session holds two lines for it:
+
+Not said (`screen`, each chunk before it is spoken):
+- a sentence that talks about a tool by its identifier ("You may call the `refund` function
+  ...", `tools.ask.names_a_tool`);
+- a sentence that says an effect went through while one is still running: asked "Did that go
+  through?" before the gateway answered, Qwen2.5-0.5B said "Yes, it went through."
+
+Owed (`owed`, after the reply's last word), where the words said do not already do it:
+- the question back (`tools.ask.question`) for a tool the reply reached for and could not use
+  (written in its words, cut off mid-call, or talked about), or for the side effect the
+  grounding guard refused that this reply answers;
+- in place of a claim that was not said, the effect's honest state (`STILL_RUNNING`);
+- the outcome of an effect the reply is about (`tools.confirms.statement`), so the caller hears
+  what moved and where ("The refund was committed and succeeded." names neither).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..tools.ask import names_a_tool, owes_question, question
+from ..tools.confirms import claims_done, confirms, statement
+from ..tools.grounding import Evidence, not_given
+from ..tools.schema import ToolRegistry, ToolSpec
+
+if TYPE_CHECKING:
+    from .response import Response
+
+
+class Desk(Protocol):
+    """What of the session's tools this needs (`desk.ToolDesk`)."""
+
+    registry: ToolRegistry
+    core: Any  # its log
+
+    def offers(self, response: Response, name: str) -> bool: ...
+
+    def evidence_for(self, response: Response) -> Evidence: ...
+
+# Said where a claim that it went through was not: an open state, which never counts as told.
+STILL_RUNNING = "It's still going through; I'll tell you as soon as it's done."
+
+
+class OwedWords:
+    """The desk's part of each reply's words (`ToolHooks.screen`, `ToolHooks.owed`)."""
+
+    def __init__(self, desk: Desk) -> None:
+        self.desk = desk
+        self.questions: dict[str, str | None] = {}  # response id -> the question its refusal owes
+        self.rows: dict[str, list[Any]] = {}  # response id -> the ledger rows it is about
+        self.running: dict[str, str] = {}  # call id -> the side-effecting tool it runs
+        self._talked: dict[str, str] = {}  # response id -> a tool a dropped sentence named
+        self._claimed: set[str] = set()  # responses that claimed a running effect done
+
+    def started(self, call_id: str, spec: ToolSpec | None) -> None:
+        if spec is not None and spec.side_effect:
+            self.running[call_id] = spec.name
+
+    def finished(self, call_id: str) -> None:
+        self.running.pop(call_id, None)
+
+    def screen(self, response: Response, chunk: str) -> str | None:
+        """Why this chunk is not said (None: it is)."""
+        named = names_a_tool(chunk, self.desk.registry.specs())
+        if named is not None:
+            self._talked.setdefault(response.id, named)
+            return f"it talks about the tool {named}"
+        if self.running and claims_done(chunk):
+            self._claimed.add(response.id)
+            return f"it says done while {', '.join(sorted(set(self.running.values())))} still runs"
+        return None
+
+    def owed(self, response: Response, reached: str | None, said: str) -> str | None:
+        out = []
+        if owes_question(said) and (ask := self._question(response, reached or self._talked.get(response.id))):
+            out.append(ask)
+        if response.id in self._claimed and self.running:
+            out.append(STILL_RUNNING)
+        for row in self.rows.pop(response.id, ()):
+            if not confirms(row, said).told and (line := statement(row)) is not None:
+                self.desk.core.log(f"{response.id} did not state {row.business_key}; the session says it")
+                out.append(line)
+        self._talked.pop(response.id, None)
+        self._claimed.discard(response.id)
+        self.questions.pop(response.id, None)
+        return " ".join(out) or None
+
+    def _question(self, response: Response, reached: str | None) -> str | None:
+        """A tool this reply was not offered for want of what the caller has not said
+        (`grounding.not_given`), or a refusal this reply answers: what to ask for."""
+        desk = self.desk
+        spec = desk.registry.get(reached) if reached else None
+        if spec is not None and not desk.offers(response, spec.name):
+            if (ask := question(spec, not_given(spec, desk.evidence_for(response)))) is not None:
+                return ask
+        return self.questions.pop(response.id, None)
