@@ -85,7 +85,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def real_stages():
-    """VAD, whisper tiny.en, SmolLM2, Piper and the heuristic turn signal, loaded once."""
+    """VAD, whisper tiny.en, the default LLM (Qwen2.5-Coder-0.5B), Piper and the heuristic turn
+    signal, loaded once."""
     from pipeline.call.session import Stages
 
     return Stages.load(cfg.Config.default())

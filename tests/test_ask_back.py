@@ -147,22 +147,6 @@ def test_a_claim_that_a_running_effect_went_through_is_not_said(tmp_path) -> Non
     """Asked "Did that go through?" while the refund still ran, Qwen2.5-0.5B answered "Yes, it
     went through.": the caller hears the honest state instead, and the outcome once it lands."""
     from pipeline.call.owed import STILL_RUNNING
-
-    def slow_desk(clock) -> ToolRegistry:
-        @tool(spoken=("holding_line",), side_effect=True, business_key=lambda a: f"refund:{a['order_id']}")
-        async def refund(holding_line: str, order_id: str, card_last4: str) -> dict:
-            """Refund an order to the caller's card.
-
-            Args:
-                holding_line: What to say while the refund runs.
-                order_id: The order number.
-                card_last4: The last four digits of the card.
-            """
-            await clock.sleep(6.0)
-            return {"refunded": True, "order_id": order_id, "card_last4": card_last4}
-
-        return ToolRegistry(specs=[refund])
-
     from pipeline.transports.scripted import after_stage
 
     from .test_written_calls import ASK, REFUND
@@ -174,12 +158,12 @@ def test_a_claim_that_a_running_effect_went_through_is_not_said(tmp_path) -> Non
                     completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
     rec = call(stages, [Clip(caller_tone(2.4), at_s=0.3),
                         Clip(caller_tone(1.2), None, after=after_stage("heard_in_full", 1), delay_s=0.3)],
-               setup=lambda s: s.use_tools(slow_desk(s.clock), ledger=ledger))
+               setup=lambda s: s.use_tools(refund_desk([], clock=s.clock, latency_s=6.0), ledger=ledger))
     story = rec.timeline()
     heard = " ".join(rec.agent_lines)
     assert "Yes, it went through." not in heard, story
-    assert STILL_RUNNING in heard, story
-    assert heard.index(STILL_RUNNING) < heard.index("went back to the card ending 9075"), story
+    assert "Yes, " + STILL_RUNNING[0].lower() + STILL_RUNNING[1:] in heard, story  # after the "Yes," said
+    assert heard.index("still going through") < heard.index("went back to the card ending 9075"), story
     assert ledger.get("refund:4417").told, story
 
 

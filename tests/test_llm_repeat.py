@@ -15,8 +15,9 @@ from pipeline.testing import call
 pytestmark = pytest.mark.models
 
 LOOP = [{"role": "user", "content": "Ask not what your country can do for you."}]
-# SmolLM2 loops only now and then (the demo's "I'm glad of that." three times); a grammar makes
-# the real model write the loop every time, so the stage's guard is what ends it.
+# A small model loops only now and then (SmolLM2 answered the demo "I'm glad of that." three
+# times); a grammar makes the real model (the default, Qwen) write the loop every time, so the
+# stage's guard is what ends it.
 LOOP_GRAMMAR = 'root ::= "I\'m glad of that. I\'m glad of that. I\'m glad of that. Goodbye."'
 
 

@@ -6,6 +6,7 @@ model, tone caller, simulated clock)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pipeline.call.callctl import end_call_tool
 from pipeline.call.session import Stages
@@ -46,7 +47,9 @@ def test_braces_and_angles_that_are_no_call_are_said() -> None:
         assert guarded([text]) == (text, None), text
 
 
-def refund_desk(effects: list[dict]) -> ToolRegistry:
+def refund_desk(effects: list[dict], *, clock: Any = None, latency_s: float = 0.0) -> ToolRegistry:
+    """The refund tool; with a clock, each refund takes `latency_s` on it."""
+
     @tool(spoken=("holding_line",), side_effect=True, business_key=lambda a: f"refund:{a['order_id']}")
     async def refund(holding_line: str, order_id: str, card_last4: str) -> dict:
         """Refund an order to the caller's card.
@@ -56,6 +59,8 @@ def refund_desk(effects: list[dict]) -> ToolRegistry:
             order_id: The order number.
             card_last4: The last four digits of the card.
         """
+        if clock is not None:
+            await clock.sleep(latency_s)
         effects.append({"order_id": order_id, "card_last4": card_last4})
         return {"refunded": True, "order_id": order_id, "card_last4": card_last4}
 

@@ -317,7 +317,7 @@ class Response:
             reached = self.call_out.written(markup.call)
             said = self.text_so_far if self.options.text_only else self._said
             if len(self.ctx.tools) and (owed := self.ctx.tools.owed(self, reached, said)):
-                owed = after_words(self.text_so_far, owed)  # never silence where words are owed
+                owed = after_words(said or self.text_so_far, owed)  # never silence where words are owed
                 self.text_so_far += owed
                 self._screened = False  # the session's own words
                 for chunk in self.output.on_text(self, owed):
