@@ -191,6 +191,7 @@ class ToolDesk:
 
     def settle(self, response: Response, *, clean: bool) -> None:
         self._offered.pop(response.id, None)
+        self.words.forget(response.id)
         self._record(*self.results.settle(response.id, clean=clean))
         if not clean and response.item.interrupted and self.ledger is not None:
             # cut off: the words heard before the cut may still have stated an outcome

@@ -83,10 +83,15 @@ class OwedWords:
             if not confirms(row, said).told and (line := statement(row)) is not None:
                 self.desk.core.log(f"{response.id} did not state {row.business_key}; the session says it")
                 out.append(line)
-        self._talked.pop(response.id, None)
-        self._claimed.discard(response.id)
-        self.questions.pop(response.id, None)
+        self.forget(response.id)
         return " ".join(out) or None
+
+    def forget(self, response_id: str) -> None:
+        """The response has ended (its words owed, or cut off before its last word)."""
+        self.rows.pop(response_id, None)
+        self._talked.pop(response_id, None)
+        self._claimed.discard(response_id)
+        self.questions.pop(response_id, None)
 
     def _question(self, response: Response, reached: str | None) -> str | None:
         """A tool this reply was not offered for want of what the caller has not said
