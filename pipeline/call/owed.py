@@ -40,6 +40,7 @@ class Desk(Protocol):
 
     def evidence_for(self, response: Response) -> Evidence: ...
 
+
 # Said where a claim that it went through was not: an open state, which never counts as told.
 STILL_RUNNING = "It's still going through; I'll tell you as soon as it's done."
 
