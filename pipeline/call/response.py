@@ -59,14 +59,12 @@ class ToolHooks(Protocol):
     def repeats(self, response: Response, call: ToolCall) -> bool:
         """The same call (its effect's arguments) was already made in this response's turn."""
 
-    def screen(self, response: Response, chunk: str) -> str | None:
-        """Why this chunk of the reply is not said (`call.owed`), or None: it is."""
+    def screen(self, response: Response, chunk: str) -> str | None: ...  # why it is not said (`call.owed`)
 
     def owed(self, response: Response, reached: str | None, said: str) -> str | None:
-        """Words this reply owes the caller after its own (`said`): the question back where they
-        ask none (`tools.ask`), for the tool it reached for but did not call (`reached`: written
-        in its words, or talked about) or the refusal it answers; the outcome of an effect it is
-        about that they do not state (`tools.confirms.statement`)."""
+        """Words this reply owes the caller after its own (`said`): the question back for the tool
+        it reached for but did not call (`reached`) or the refusal it answers, where they ask none;
+        an outcome it is about that they do not state (`call.owed`)."""
 
     def start(self, response: Response, call_id: str, call: ToolCall) -> None: ...
 
@@ -312,9 +310,11 @@ class Response:
             self.call_out.finish(ToolCallStream.finish(self.text_so_far, self.ctx.tools.specs()))
         elif call_mode is False:
             self.text_so_far += (tail := markup.finish())  # held back, and words after all
-            for chunk in [*self.output.on_text(self, tail), *self.output.rest(self)]:
+            for chunk in self.output.on_text(self, tail):
                 await self._put_chunk(chunks, chunk)
             reached = self.call_out.written(markup.call)
+            for chunk in self.output.rest(self) if len(self.ctx.tools) else []:  # screened before owed
+                await self._put_chunk(chunks, chunk)
             said = self.text_so_far if self.options.text_only else self._said
             if len(self.ctx.tools) and (owed := self.ctx.tools.owed(self, reached, said)):
                 owed = after_words(said or self.text_so_far, owed)  # never silence where words are owed
@@ -322,7 +322,7 @@ class Response:
                 self._screened = False  # the session's own words
                 for chunk in self.output.on_text(self, owed):
                     await self._put_chunk(chunks, chunk)
-        for chunk in self.chunker.flush() if call_mode else self.output.rest(self):
+        for chunk in self.chunker.flush() if call_mode or len(self.ctx.tools) else self.output.rest(self):
             await self._put_chunk(chunks, chunk)
         await chunks.put(None)
 
