@@ -82,10 +82,11 @@ def test_a_turn_reply_heard_in_full_that_confirms_marks_told(real_stages, say, t
     assert not any(line.startswith("Just to confirm") for line in lines), story
 
 
-def test_a_reply_that_names_neither_amount_nor_card_is_not_told(real_stages, say, tmp_path):
+def test_a_reply_that_names_neither_amount_nor_card_is_followed_by_the_statement(real_stages, say, tmp_path):
     """The confirmation is cut off before the card; the caller asks for another card; the refusal
-    ("can't change a refund that has already gone through") is heard in full but names neither
-    amount nor card, so the effect stays untold until a reminder states it."""
+    ("can't change a refund that has already gone through") names neither amount nor card, so
+    on its own it tells nothing. The session says the outcome after it, in the same reply
+    (`call.owed`), and that heard is what marks it told: no reminder is needed."""
     d = CardDesk(tmp_path, latency_s=1.0)
     rec = d.run(real_stages, [
         Clip(say(ASK), 0.3),
@@ -99,12 +100,12 @@ def test_a_reply_that_names_neither_amount_nor_card_is_not_told(real_stages, say
     truncated = rec.of("conversation.item.truncated")
     assert len(truncated) == 1 and "9075" not in truncated[0].transcript, story  # cut before the card
     lines = rec.agent_lines
-    refusal = next((i for i, line in enumerate(lines) if line.startswith("I can't change a refund")), None)
-    reminder = next((i for i, line in enumerate(lines) if line.startswith("Just to confirm")), None)
-    assert refusal is not None and reminder is not None, story
-    assert reminder > refusal and reminder in _confirming(lines), story
+    refusal = next((line for line in lines if line.startswith("I can't change a refund")), None)
+    assert refusal is not None, story
+    assert refusal.endswith("That went through: 64.50 dollars to the card ending 9075."), story
+    assert not any(line.startswith("Just to confirm") for line in lines), story
     row = d.ledger.get(KEY)
-    assert row.told and row.tell_attempts == 1, story
+    assert row.told and row.tell_attempts == 0, story
     assert [e["amount"] for e in d.gateway.effects()] == ["64.50"]
 
 
