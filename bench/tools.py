@@ -46,7 +46,7 @@ from pipeline.tools.ask import names_a_tool, question
 from pipeline.tools.choice import must_close, offered
 from pipeline.tools.dialect import JSON
 from pipeline.tools.grounding import Evidence, not_given, ungrounded
-from pipeline.tools.stream import CallMarkup, ToolCallStream, starts_tool_call
+from pipeline.tools.stream import CallMarkup, ToolCallStream, called_name, starts_tool_call
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SET = Path(__file__).resolve().with_name("tool_set.json")
@@ -148,8 +148,7 @@ def session_outcome(line: str, text: str, registry: ToolRegistry, call: Any, *, 
         return "ask"
     name = call.name if call is not None else None
     if name is None and markup.call:  # cut off mid-call: its name, where it got that far
-        m = re.search(r'"name"\s*:\s*"([^"]+)"', markup.call)
-        name = m.group(1) if m else None
+        name = called_name(markup.call)
     name = name or (talked[0] if talked else None)
     spec = registry.get(name) if name else None
     if spec is not None and question(spec, not_given(spec, Evidence(said=[line]))):

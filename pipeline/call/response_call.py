@@ -8,14 +8,13 @@ through the response's chunker, while the rest of the call is still being writte
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Protocol
 
 from ..base import events as ev
 from ..base.conversation import Item
 from ..chunker import SentenceChunker
 from ..tools.schema import ToolCall
-from ..tools.stream import ToolCallStream
+from ..tools.stream import ToolCallStream, called_name
 
 
 class CallOwner(Protocol):
@@ -64,8 +63,7 @@ class CallOut:
             call = ToolCallStream.finish(text, r.ctx.tools.specs())
         except ValueError as exc:
             r.ctx.log(f"{r.id}: tool-call markup in the reply, neither said nor run: {exc}")
-            m = re.search(r'"name"\s*:\s*"([^"]+)"', text)  # cut off mid-call: its name, if written
-            return m.group(1) if m else None
+            return called_name(text)  # cut off mid-call: its name, if written
         if not r.ctx.tools.offers(r, call.name):
             r.ctx.log(f"{r.id}: {call.name} written in the reply, not offered to it; neither said nor run")
             return call.name

@@ -18,6 +18,12 @@ _NAME = re.compile(r'"name"\s*:\s*"([^"]+)"')
 _ARGS = re.compile(r'"arguments"\s*:\s*')
 
 
+def called_name(text: str) -> str | None:
+    """The tool a call's text names, as far as it got ('{"name": "refund", "argu' names refund)."""
+    m = _NAME.search(text)
+    return m.group(1) if m else None
+
+
 def starts_tool_call(text: str) -> bool | None:
     """True if the reply is a tool call, False if it is speech, None while nothing visible yet."""
     visible = text.lstrip()
@@ -49,10 +55,10 @@ class ToolCallStream:
             if len(args_text) > self._args_sent:
                 delta = args_text[self._args_sent:]
                 self._args_sent = len(args_text)
-        name = _NAME.search(text)
+        name = called_name(text)
         if name:
-            self.name = name.group(1)
-        spec = self._lookup(name.group(1)) if name else None
+            self.name = name
+        spec = self._lookup(name) if name else None
         said: list[str] = []
         if spec is None:
             return delta, said
