@@ -147,8 +147,8 @@ class ToolDesk:
     def screen(self, response: Response, chunk: str) -> str | None:
         return self.words.screen(response, chunk)
 
-    def owed(self, response: Response, reached: str | None, said: str) -> str | None:
-        return self.words.owed(response, reached, said)
+    async def owed(self, response: Response, reached: str | None, said: str) -> str | None:
+        return await self.words.owed(response, reached, said)
 
     def prompt(self) -> str | None:
         return self.dialect.prompt(self.registry.specs()) if len(self.registry) else None
@@ -305,14 +305,11 @@ class ToolDesk:
                 if self._superseded(version):
                     self._unanswered.clear()
                     return
-                rows = [row for key in keys if self.ledger is not None
-                        and (row := await self.core.clock.run_in_thread(self.ledger.get, key)) is not None]
                 if responder.active is None and not responder.caller_speaking():  # never talk over the caller
                     turn_id = self._unanswered[0].turn_id
                     refused = [r for r in self._unanswered if "ungrounded" in r.extra and r.name in self.registry]
                     self._unanswered.clear()
                     reply = responder.new(turn_id, purpose="tool_result", about_keys=keys)
-                    self.words.rows[reply.id] = rows
                     if refused:  # the reply about a refusal asks for what was missing (`tools.ask`)
                         self.words.questions[reply.id] = question(self.registry[refused[0].name],
                                                              refused[0].extra["ungrounded"])
@@ -385,7 +382,6 @@ class ToolDesk:
                 note = ("The caller has not heard this outcome yet. Tell them now, in one short sentence: "
                         f"[result of {row.tool}: {outcome}]")
                 reminder = responder.new(None, purpose="reminder", system_note=note, about_keys=(key,))
-                self.words.rows[reminder.id] = [row]
                 responder.begin(reminder)
                 await reminder.done.wait()
                 await self._judge_told(reminder, reminder.item.text or "")

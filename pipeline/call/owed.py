@@ -34,7 +34,8 @@ class Desk(Protocol):
     """What of the session's tools this needs (`desk.ToolDesk`)."""
 
     registry: ToolRegistry
-    core: Any  # its log
+    core: Any  # its log and clock
+    ledger: Any  # the rows a reply is about (None without side effects)
 
     def offers(self, response: Response, name: str) -> bool: ...
 
@@ -51,7 +52,6 @@ class OwedWords:
     def __init__(self, desk: Desk) -> None:
         self.desk = desk
         self.questions: dict[str, str | None] = {}  # response id -> the question its refusal owes
-        self.rows: dict[str, list[Any]] = {}  # response id -> the ledger rows it is about
         self.running: dict[str, str] = {}  # call id -> the side-effecting tool it runs
         self._talked: dict[str, str] = {}  # response id -> a tool a dropped sentence named
         self._claimed: set[str] = set()  # responses that claimed a running effect done
@@ -74,22 +74,29 @@ class OwedWords:
             return f"it says done while {', '.join(sorted(set(self.running.values())))} still runs"
         return None
 
-    def owed(self, response: Response, reached: str | None, said: str) -> str | None:
+    async def owed(self, response: Response, reached: str | None, said: str) -> str | None:
         out = []
         if owes_question(said) and (ask := self._question(response, reached or self._talked.get(response.id))):
             out.append(ask)
         if response.id in self._claimed and self.running:
             out.append(STILL_RUNNING)
-        for row in self.rows.pop(response.id, ()):
+        for row in await self._rows(response):
             if not confirms(row, said).told and (line := statement(row)) is not None:
                 self.desk.core.log(f"{response.id} did not state {row.business_key}; the session says it")
                 out.append(line)
         self.forget(response.id)
         return " ".join(out) or None
 
+    async def _rows(self, response: Response) -> list[Any]:
+        """The ledger rows of the effects the reply is about (read in a thread: the ledger's rule)."""
+        ledger = self.desk.ledger
+        if ledger is None or not response.about_keys:
+            return []
+        rows = await self.desk.core.clock.run_in_thread(lambda: [ledger.get(k) for k in response.about_keys])
+        return [row for row in rows if row is not None]
+
     def forget(self, response_id: str) -> None:
         """The response has ended (its words owed, or cut off before its last word)."""
-        self.rows.pop(response_id, None)
         self._talked.pop(response_id, None)
         self._claimed.discard(response_id)
         self.questions.pop(response_id, None)

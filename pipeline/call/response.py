@@ -61,7 +61,7 @@ class ToolHooks(Protocol):
 
     def screen(self, response: Response, chunk: str) -> str | None: ...  # why it is not said (`call.owed`)
 
-    def owed(self, response: Response, reached: str | None, said: str) -> str | None:
+    async def owed(self, response: Response, reached: str | None, said: str) -> str | None:
         """Words this reply owes the caller after its own (`said`): the question back for the tool
         it reached for but did not call (`reached`) or the refusal it answers, where they ask none;
         an outcome it is about that they do not state (`call.owed`)."""
@@ -316,7 +316,7 @@ class Response:
             for chunk in self.output.rest(self) if len(self.ctx.tools) else []:  # screened before owed
                 await self._put_chunk(chunks, chunk)
             said = self.text_so_far if self.options.text_only else self._said
-            if len(self.ctx.tools) and (owed := self.ctx.tools.owed(self, reached, said)):
+            if len(self.ctx.tools) and (owed := await self.ctx.tools.owed(self, reached, said)):
                 owed = after_words(said or self.text_so_far, owed)  # never silence where words are owed
                 self.text_so_far += owed
                 self._screened = False  # the session's own words
