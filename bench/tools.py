@@ -142,8 +142,9 @@ def session_outcome(line: str, text: str, registry: ToolRegistry, call: Any, *, 
         return f"run:{call.name}"
     chunker = SentenceChunker()
     sentences = chunker.push(words + " ") + chunker.flush()
-    talked = [n for x in sentences if (n := names_a_tool(x, registry.specs())) is not None]
-    words = " ".join(x for x in sentences if names_a_tool(x, registry.specs()) is None)  # never said
+    named = [(x, names_a_tool(x, registry.specs())) for x in sentences]
+    talked = [n for _x, n in named if n is not None]
+    words = " ".join(x for x, n in named if n is None)  # a sentence naming a tool is never said
     if "?" in words:
         return "ask"
     name = call.name if call is not None else None
