@@ -146,6 +146,8 @@ def test_the_tool_choice_offers_what_the_callers_words_can_use() -> None:
     assert names("I paid sixty four fifty for it.") == []
     assert names("That's all, thanks, goodbye.") == ["end_call"]
     assert names(ASK, called=("refund",)) == []
+    # a reply about a side effect's outcome says it: no tool, even one the words could ground
+    assert offered(specs, Evidence(said=[ASK]), last_said=ASK, telling=True) == []
     # an earlier answer to "what's the card?" counts: the evidence is the whole call's
     two = Evidence(said=["Refund order 4417, please.", "9075"], asked=["", "What are the card's last four digits?"])
     assert [s.name for s in offered(specs, two, last_said="9075")] == ["refund"]

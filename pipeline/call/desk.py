@@ -124,9 +124,7 @@ class ToolDesk:
                 i.name or "" for i in self.core.conversation.items if i.type == "function_call"
                 and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
             last = evidence.said[-1] if evidence.said else ""
-            # a reply about an effect's outcome tells it, and calls nothing new (Qwen2.5-0.5B
-            # looked the order up again, and the refund was never told)
-            specs = [] if response.about_keys else offered(specs, evidence, last_said=last, called=called)
+            specs = offered(specs, evidence, last_said=last, called=called, telling=bool(response.about_keys))
             forced = must_close(specs, last) if response.purpose == "turn" else []
             specs = forced or specs
         if response is not None:

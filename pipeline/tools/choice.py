@@ -11,7 +11,9 @@ that reaches for a tool it cannot use answers in words instead:
   ("that's all, goodbye"): a small model ends the call on "What time do you close?" or after a
   refund's result;
 - in the reply about a turn's results, the tools that turn already called: a small model writes
-  the call it answers again, word for word.
+  the call it answers again, word for word;
+- in a reply about a side effect's outcome (`telling`), none: it is to say the outcome, and
+  Qwen2.5-0.5B looked the order up again instead, so the refund was never told.
 
 And one it must make (`must_close`): a caller who closes and asks nothing more ("That's all,
 thanks, goodbye.") is answered by the hang-up tool, whose spoken goodbye the model writes; a
@@ -38,9 +40,12 @@ def sounds_closing(text: str) -> bool:
 
 
 def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
-            called: Iterable[str] = ()) -> list[ToolSpec]:
+            called: Iterable[str] = (), telling: bool = False) -> list[ToolSpec]:
     """The tools this reply may call (see the module's list); `called`: the names this turn
-    called, for the reply about their results (empty for a reply to the caller)."""
+    called, for the reply about their results (empty for a reply to the caller); `telling`:
+    the reply is about a side effect's outcome."""
+    if telling:
+        return []
     done = set(called)
     return [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
             and groundable(s, evidence)]
