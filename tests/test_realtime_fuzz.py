@@ -304,3 +304,43 @@ def test_a_response_asked_for_while_a_turn_is_open_is_made(server, pause_s):
     created = [e for e in outcome.events if e["type"] == "response.created"]
     done = [e["response"]["status"] for e in outcome.events if e["type"] == "response.done"]
     assert len(created) == 1 and done == ["completed"], types
+
+
+def _as_the_reply_ends(act):
+    """A call of one turn where `act(session)` runs as the reply's response.done goes out (it is
+    still the active response then): what act returned, and the call's record."""
+    import numpy as np
+
+    from pipeline.base import events as ev
+    from pipeline.testing import call
+    from pipeline.transports.scripted import Clip
+
+    answers: list[tuple[str, object]] = []
+
+    def setup(session) -> None:
+        def on_done(event: ev.Event) -> None:
+            if isinstance(event, ev.ResponseDone) and not answers:
+                answers.append((event.response["status"], act(session)))
+        session.listeners.add(on_done, ev.EventPhase.OBSERVER)
+
+    t = np.arange(16_000) / 16_000
+    tone = (0.3 * np.sin(2 * np.pi * 300 * t)).astype(np.float32)
+    return answers, call(fuzz_stages(), [Clip(tone, 0.3)], setup=setup)
+
+
+def test_a_cancel_landing_as_a_reply_ends_on_its_own_is_refused():
+    """Found by the long fuzz under load (a response.cancel that was neither refused nor acted
+    on): a reply that completed stays the active one for one pass of the loop after its
+    response.done went out, and a cancel read in that pass was taken in silence with nothing
+    cancelled. It is refused (response_cancel_not_active), as it is a moment later."""
+    answers, record = _as_the_reply_ends(lambda session: session.client.cancel_response())
+    assert answers == [("completed", False)], answers
+    assert [d.response["status"] for d in record.done] == ["completed"]
+
+
+def test_a_response_asked_for_as_a_reply_ends_is_made_after_it():
+    """The same pass of the loop: a client that sends response.create the moment it reads
+    response.done is not told a response is still in progress; the new one follows."""
+    answers, record = _as_the_reply_ends(lambda session: session.client.request_response())
+    assert answers == [("completed", None)], answers
+    assert [d.response["status"] for d in record.done] == ["completed", "completed"]

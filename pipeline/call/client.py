@@ -138,12 +138,15 @@ class ClientControl:
         """response.create: start a response now (does not wait for it to end).
 
         It first waits for the words of turns already committed (they are part of its context).
-        ResponseInProgress while another response is active, as on a hosted API; an out-of-band
-        one (`options.out_of_band`) waits for the active one instead.
+        ResponseInProgress while another response is being made, as on a hosted API; one asked
+        for as the active one ends (its response.done sent, or a cancel stopping it), and an
+        out-of-band one (`options.out_of_band`), wait for it instead.
         """
         options = options or ResponseOptions(text_only=self._responder.text_only)
         active = self._responder.active
-        if not options.out_of_band and (self._starting or (active is not None and not active.held)):
+        # one that is ending (its response.done out, or a cancel stopping it) is waited for
+        making = active is not None and not active.held and active.status is ResponseStatus.IN_PROGRESS
+        if not options.out_of_band and (self._starting or making):
             raise ResponseInProgress(active.id if active is not None else "(starting)")
         self._starting += 1
         self.core.spawn(self._start_response(options))

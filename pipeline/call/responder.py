@@ -155,12 +155,19 @@ class Responder:
         """Stop the response being made; False when there is none. A cancel repeated before any
         new response begins acts on the one already cancelled, in silence, whether or not it has
         ended yet: two cancels sent back to back (the Agents SDK's interrupt) must not race its end."""
-        if self.active is None or self.active.held:
-            last = self.responses[-1] if self.responses else None
-            return last is not None and last is self._client_cancelled
-        self.active.cancel(reason)
-        self._client_cancelled = self.active
-        return True
+        active = self.active
+        if active is not None and not active.held and active.status is ResponseStatus.IN_PROGRESS:
+            active.cancel(reason)
+            self._client_cancelled = active
+            return True
+        if active is not None and not active.held and active.status is ResponseStatus.CANCELLED:
+            self._client_cancelled = active  # stopped by the caller's barge-in, still ending
+            return True
+        # Nothing to stop. A response that ended on its own is still `active` for one pass of
+        # the loop after its response.done went out (the long fuzz under load landed a cancel
+        # there): it is not cancelled, so the cancel is refused, as once it is gone.
+        last = self.responses[-1] if self.responses else None
+        return last is not None and last is self._client_cancelled
 
     def drop_unheard_reply(self) -> None:
         """The caller speaks again before a word of the reply has sounded ("...for order 42"):
