@@ -210,7 +210,7 @@ class SentenceChunker:
         With `final`, the text is complete: never waits, and without a boundary it is all one
         chunk.
         """
-        clauses = self.quick_first_fragment and self._first
+        clauses = self.quick_first_fragment and self._first and not self._may_be_said_before(s)
         n = len(s)
         i = self._scan
         while i < n:
@@ -244,6 +244,14 @@ class SentenceChunker:
             i += 1
         self._scan = n
         return n if final else None
+
+    def _may_be_said_before(self, s: str) -> bool:
+        """The reply so far could be the start of a sentence this turn already said: its first
+        chunk is then the whole sentence, so that a repeat is recognised and dropped ("Okay,"
+        would otherwise go out as a quick fragment before the holding line it begins)."""
+        if not self._before or not (start := sentence_key(s)):
+            return False
+        return any(key.startswith(start) or start.startswith(key + " ") for key in self._before)
 
     def _clause_end(self, s: str, i: int, final: bool) -> int | None:
         """End of a quick first fragment at the comma/colon/dash at i; 0 if not a boundary."""

@@ -101,6 +101,22 @@ def test_wrong_card_while_pending_updates_the_one_refund(real_stages, say, tmp_p
     assert len([r for r in rec.session.responder.responses if r.purpose == "tool_result"]) == 1
 
 
+def test_the_reply_about_results_of_two_turns_says_neither_holding_line_again(real_stages, say, tmp_path):
+    """The refund (asked in the first turn) and the card change (the second) land together, and
+    one reply answers both: a model that opens it with the second turn's holding line, as Qwen
+    did, has that sentence dropped too, not only the first turn's."""
+    d = Desk(tmp_path, latency_s=8.0)
+    again = "Okay, switching it to the other card."
+    d.llm.rules.insert(0, next((p, again + " " + r) for p, r in d.llm.rules if "committed" in p.pattern))
+    rec = d.run(real_stages, [Clip(say(ASK), 0.3),
+                              Clip(say("Wait, please use a different credit card instead, the one "
+                                       "ending five six seven eight."), None,
+                                   after=after_stage("heard_in_full", 1), delay_s=0.2)])
+    assert d.provider.effects[0]["card_last4"] == "5678" and d.mismatches(rec) == []
+    said = " ".join(rec.agent_lines)
+    assert said.count(again) == 1 and said.count("on its way to the card ending 5678") == 1, rec.timeline()
+
+
 def test_a_provider_error_is_said_and_nothing_moves(real_stages, say, tmp_path):
     d = Desk(tmp_path, fail_with="the card issuer declined the refund")
     rec = d.run(real_stages, [Clip(say(ASK), 0.3)])

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from pipeline.call.callctl import end_call_tool
 from pipeline.call.session import Stages
 from pipeline.chunker import SentenceChunker
@@ -131,6 +133,20 @@ def test_a_sentence_said_before_in_the_turn_is_dropped_alone() -> None:
     chunker.said_before(["One moment."])
     out = chunker.push("One moment. It went through. It went through. More.")
     assert out + chunker.flush() == ["It went through."]  # a repeat within the reply still ends it
+
+
+@pytest.mark.parametrize("pieces", [["Okay, switching it to the other card. Done."],
+                                    ["Okay", ",", " switching it", " to the other card.", " Done."]])
+def test_a_sentence_said_before_is_dropped_even_where_a_quick_fragment_would_begin(pieces) -> None:
+    """With quick first fragments on (the default), "Okay," would go out alone before the rest
+    of a holding line said before, and the repeat was no longer a whole sentence to drop."""
+    chunker = SentenceChunker()
+    chunker.said_before(["Okay, switching it to the other card."])
+    out = [c for p in pieces for c in chunker.push(p)]
+    assert out + chunker.flush() == ["Done."]
+    fresh = SentenceChunker()
+    fresh.said_before(["Okay, switching it to the other card."])
+    assert fresh.push("Okay, so the refund went through. ")[0] == "Okay,"  # another sentence: quick
 
 
 def test_the_tool_choice_offers_what_the_callers_words_can_use() -> None:

@@ -304,10 +304,11 @@ class ToolDesk:
                     self._unanswered.clear()
                     return
                 if responder.active is None and not responder.caller_speaking():  # never talk over the caller
-                    turn_id = self._unanswered[0].turn_id
+                    turn_id, *others = dict.fromkeys(r.turn_id for r in self._unanswered)
                     refused = [r for r in self._unanswered if "ungrounded" in r.extra and r.name in self.registry]
                     self._unanswered.clear()
-                    reply = responder.new(turn_id, purpose="tool_result", about_keys=keys)
+                    reply = responder.new(turn_id, purpose="tool_result", about_keys=keys,
+                                          also_turns=tuple(t for t in others if t is not None))
                     if refused:  # the reply about a refusal asks for what was missing (`tools.ask`)
                         self.words.questions[reply.id] = question(self.registry[refused[0].name],
                                                              refused[0].extra["ungrounded"])

@@ -85,9 +85,12 @@ class Responder:
         return fit.messages
 
     def new(self, turn_id: str | None, *, held: bool = False, transcript: str | None = None,
-            purpose: str = "turn", about_keys: tuple[str, ...] = (),
+            purpose: str = "turn", about_keys: tuple[str, ...] = (), also_turns: tuple[str, ...] = (),
             system_note: str | None = None, options: ResponseOptions | None = None) -> Response:
-        """A response over the current context (a held one answers `transcript`, not yet added)."""
+        """A response over the current context (a held one answers `transcript`, not yet added).
+
+        `also_turns`: other turns it answers for (a reply about results that landed together,
+        called in different turns): what their replies said is not said again either."""
         options = options or ResponseOptions(text_only=self.text_only)
         failure = None
         try:
@@ -98,10 +101,11 @@ class Responder:
             self.core.emit(ev.error_event("context_length_exceeded", failure))
         response = Response(self.ctx, turn_id, messages, held=held, transcript=transcript, purpose=purpose,
                             about_keys=about_keys, options=options, failure=failure)
-        if turn_id is not None:  # the holding line is not said again in the reply about its result
+        turns = {turn_id, *also_turns} - {None}
+        if turns:  # the holding line is not said again in the reply about its result
             # (words that reached the caller: a speculation dropped unheard said nothing)
             response.chunker.said_before(r.item.text for r in self.responses
-                                         if r.turn_id == turn_id and r.delivery.reaches_caller)
+                                         if r.turn_id in turns and r.delivery.reaches_caller)
         return response
 
     def begin(self, response: Response) -> None:
