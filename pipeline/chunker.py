@@ -246,9 +246,8 @@ class SentenceChunker:
         return n if final else None
 
     def _may_be_said_before(self, s: str) -> bool:
-        """The reply so far could be the start of a sentence this turn already said: its first
-        chunk is then the whole sentence, so that a repeat is recognised and dropped ("Okay,"
-        would otherwise go out as a quick fragment before the holding line it begins)."""
+        """The reply so far may begin a sentence said before: its first chunk is then the whole
+        sentence, so the repeat is dropped ("Okay," would go out alone before it)."""
         if not self._before or not (start := sentence_key(s)):
             return False
         return any(key.startswith(start) or start.startswith(key + " ") for key in self._before)

@@ -117,6 +117,21 @@ def test_the_reply_about_results_of_two_turns_says_neither_holding_line_again(re
     assert said.count(again) == 1 and said.count("on its way to the card ending 5678") == 1, rec.timeline()
 
 
+def test_the_reply_about_a_result_does_not_repeat_a_later_turns_holding_line(real_stages, say, tmp_path):
+    """The card change on Qwen: the caller's second turn made another call (a look-up, with its
+    holding line) while the refund ran; the refund landed, and the reply about it opened with
+    the look-up's holding line, said a moment before. It says only what is new."""
+    d = Desk(tmp_path, latency_s=8.0, lookup_latency_s=9.0)  # under the tools' 10 s timeout
+    again = "Let me pull up that order for you."
+    d.llm.rules.insert(0, next((p, again + " " + r) for p, r in d.llm.rules if "committed" in p.pattern))
+    rec = d.run(real_stages, [Clip(say(ASK), 0.3),
+                              Clip(say("Where is my order?"), None, after=after_stage("heard_in_full", 1),
+                                   delay_s=0.2)])
+    said = " ".join(rec.agent_lines)
+    assert said.count(again) == 1 and said.count("on its way to the card ending 1234") == 1, rec.timeline()
+    assert d.mismatches(rec) == []
+
+
 def test_a_provider_error_is_said_and_nothing_moves(real_stages, say, tmp_path):
     d = Desk(tmp_path, fail_with="the card issuer declined the refund")
     rec = d.run(real_stages, [Clip(say(ASK), 0.3)])

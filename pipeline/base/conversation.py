@@ -90,6 +90,10 @@ class Conversation:
         self.items.remove(item)
         return item
 
+    def last_user_id(self) -> str | None:
+        """The caller's latest message (a spoken turn's item id is its turn id)."""
+        return next((i.id for i in reversed(self.items) if i.type == "message" and i.role == "user"), None)
+
     def previous_id(self, item: Item) -> str | None:
         idx = self.items.index(item) if item in self.items else len(self.items)
         return self.items[idx - 1].id if idx > 0 else None

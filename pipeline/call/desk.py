@@ -307,8 +307,11 @@ class ToolDesk:
                     turn_id, *others = dict.fromkeys(r.turn_id for r in self._unanswered)
                     refused = [r for r in self._unanswered if "ungrounded" in r.extra and r.name in self.registry]
                     self._unanswered.clear()
+                    # it says what is new: nothing its calls' turns said, nor what was said since
+                    # the caller last spoke (another call's holding line, which Qwen repeated)
+                    latest = self.core.conversation.last_user_id()
                     reply = responder.new(turn_id, purpose="tool_result", about_keys=keys,
-                                          also_turns=tuple(t for t in others if t is not None))
+                                          also_turns=tuple(t for t in (*others, latest) if t is not None))
                     if refused:  # the reply about a refusal asks for what was missing (`tools.ask`)
                         self.words.questions[reply.id] = question(self.registry[refused[0].name],
                                                              refused[0].extra["ungrounded"])
