@@ -43,7 +43,7 @@ from pipeline.chunker import SentenceChunker
 from pipeline.stages.llm import Generation
 from pipeline.tools import ToolRegistry, parse_tool_call
 from pipeline.tools.ask import names_a_tool, question
-from pipeline.tools.choice import must_close, offered
+from pipeline.tools.choice import asked_for, must_close, offered
 from pipeline.tools.dialect import JSON
 from pipeline.tools.grounding import Evidence, not_given, ungrounded
 from pipeline.tools.stream import CallMarkup, ToolCallStream, called_name, starts_tool_call
@@ -152,6 +152,8 @@ def session_outcome(line: str, text: str, registry: ToolRegistry, call: Any, *, 
         name = called_name(markup.call)
     name = name or (talked[0] if talked else None)
     spec = registry.get(name) if name else None
+    if spec is None and offered_names is not None:  # asked for by name, not offered: asked back
+        spec = asked_for(registry.specs(), line)
     if spec is not None and question(spec, not_given(spec, Evidence(said=[line]))):
         return "ask"
     return "words" if words else "silence"

@@ -174,3 +174,50 @@ def test_owed_words_follow_what_was_said() -> None:
     assert after_words("Sure.", "Could you tell me?") == " Could you tell me?"
     assert after_words("Yes,", "It's still going.") == " it's still going."
     assert after_words("Yes,", "I'm sorry.") == " I'm sorry."
+
+
+def order_desk(effects: list[dict]) -> ToolRegistry:
+    """The refund and its neighbour, an order look-up (no side effect)."""
+    @tool(spoken=("holding_line",))
+    async def look_up_order(holding_line: str, order_id: str) -> dict:
+        """Look an order up.
+
+        Args:
+            holding_line: What to say while looking.
+            order_id: The order number.
+        """
+        return {"order_id": order_id, "status": "shipped"}
+
+    return ToolRegistry(specs=[look_up_order, *refund_desk(effects).specs()])
+
+
+def test_a_side_effect_asked_for_by_name_and_not_given_enough_offers_no_neighbour() -> None:
+    """Qwen2.5-0.5B, kept from the refund on "Refund order 4417, please." (no card), looked the
+    order up instead: the reply is offered no tool and asks."""
+    from pipeline.tools.choice import asked_for, offered
+
+    specs = order_desk([]).specs()
+
+    def names(line: str) -> list[str]:
+        return [s.name for s in offered(specs, Evidence(said=[line]), last_said=line)]
+
+    assert asked_for(specs, "Refund order 4417, please.").name == "refund"
+    assert names("Refund order 4417, please.") == []
+    assert names("Can you refund order 4417, please? The card ends in 1234.") == ["look_up_order", "refund"]
+    assert names("Where is order 4417?") == ["look_up_order"]  # no refund asked for
+    # a question about refunds asks for none; "refunds" is not the tool's name either
+    assert asked_for(specs, "How long does a refund take for order 4417?") is None
+    assert names("How long does a refund take for order 4417?") == ["look_up_order"]
+    assert asked_for(specs, "How long do refunds usually take?") is None
+
+
+def test_a_reply_to_a_side_effect_asked_for_without_enough_asks_for_the_rest(tmp_path) -> None:
+    llm = ScriptedLLM(rules=[[r"refund", "Sure, I can help with that."]])
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Refund order 4417, please."]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)],
+               setup=lambda s: s.use_tools(order_desk([]), ledger=Ledger(tmp_path / "l.sqlite3")))
+    story = rec.timeline()
+    assert " ".join(rec.agent_lines) == ("Sure, I can help with that. Could you tell me the last four "
+                                         "digits of the card?"), story
+    assert not rec.of("response.function_call_arguments.done"), story

@@ -352,7 +352,8 @@ def test_the_desk_reads_an_answer_as_what_the_agent_asked_for(tmp_path, question
                              [".", question]])
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=[
-                        "I want a refund of twenty dollars to the card ending 1234.", "It's 5521."]),
+                        # not "a refund": the tool asked for by name is asked about (tools.ask)
+                        "I want my money back, twenty dollars to the card ending 1234.", "It's 5521."]),
                     completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
     # each tone as long as its words take to say (the call refuses words the speech cannot hold)
     rec = call(stages, [Clip(caller_tone(3.2), at_s=0.3),

@@ -10,8 +10,9 @@ Not said (`screen`, each chunk before it is spoken):
 
 Owed (`owed`, after the reply's last word), where the words said do not already do it:
 - the question back (`tools.ask.question`) for a tool the reply reached for and could not use
-  (written in its words, cut off mid-call, or talked about), or for the side effect the
-  grounding guard refused that this reply answers;
+  (written in its words, cut off mid-call, or talked about), or that the caller asked for by
+  name and was not offered (`tools.choice.asked_for`), or for the side effect the grounding
+  guard refused that this reply answers;
 - in place of a claim that was not said, the effect's honest state (`STILL_RUNNING`);
 - the outcome of an effect the reply is about (`tools.confirms.statement`), so the caller hears
   what moved and where ("The refund was committed and succeeded." names neither).
@@ -22,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..tools.ask import names_a_tool, owes_question, question
+from ..tools.choice import asked_for
 from ..tools.confirms import claims_done, confirms, statement
 from ..tools.grounding import Evidence, not_given
 from ..tools.schema import ToolRegistry, ToolSpec
@@ -76,7 +78,8 @@ class OwedWords:
 
     async def owed(self, response: Response, reached: str | None, said: str) -> str | None:
         out = []
-        if owes_question(said) and (ask := self._question(response, reached or self._talked.get(response.id))):
+        reached = reached or self._talked.get(response.id) or self._asked_for(response)
+        if owes_question(said) and (ask := self._question(response, reached)):
             out.append(ask)
         if response.id in self._claimed and self.running:
             out.append(STILL_RUNNING)
@@ -100,6 +103,14 @@ class OwedWords:
         self._talked.pop(response_id, None)
         self._claimed.discard(response_id)
         self.questions.pop(response_id, None)
+
+    def _asked_for(self, response: Response) -> str | None:
+        """The side effect the caller's words this reply answers asked for by name."""
+        if response.purpose != "turn":
+            return None
+        said = self.desk.evidence_for(response).said
+        spec = asked_for(self.desk.registry.specs(), said[-1]) if said else None
+        return spec.name if spec is not None else None
 
     def _question(self, response: Response, reached: str | None) -> str | None:
         """A tool this reply was not offered for want of what the caller has not said

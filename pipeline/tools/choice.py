@@ -13,7 +13,10 @@ that reaches for a tool it cannot use answers in words instead:
 - in the reply about a turn's results, the tools that turn already called: a small model writes
   the call it answers again, word for word;
 - in a reply about a side effect's outcome (`telling`), none: it is to say the outcome, and
-  Qwen2.5-0.5B looked the order up again instead, so the refund was never told.
+  Qwen2.5-0.5B looked the order up again instead, so the refund was never told;
+- where the caller asks for a side effect by its name and has not given what it needs
+  (`asked_for`: "Refund order 4417, please.", no card), no other tool: Qwen2.5-0.5B, kept from
+  the refund, looked the order up instead; the reply is to ask (`tools.ask`).
 
 And one it must make (`must_close`): a caller who closes and asks nothing more ("That's all,
 thanks, goodbye.") is answered by the hang-up tool, whose spoken goodbye the model writes; a
@@ -39,6 +42,22 @@ def sounds_closing(text: str) -> bool:
     return bool(_CLOSING.search(text.replace("’", "'")))
 
 
+# A caller's question about a thing ("How long does a refund take?") asks for no action.
+_ABOUT = re.compile(r"\W*(how|what|when|why|where|who|which|whose|is|are|was|were|does|do|did)\b", re.I)
+
+
+def asked_for(specs: Iterable[ToolSpec], last_said: str) -> ToolSpec | None:
+    """The side-effecting tool the caller's last words ask for by its name ("refund" in "Refund
+    order 4417, please."; `book_table` as "book table"), not in a question about it."""
+    if _ABOUT.match(last_said):
+        return None
+    words = last_said.replace("’", "'")
+    for spec in specs:
+        if spec.side_effect and re.search(rf"\b{re.escape(spec.name.replace('_', ' '))}\b", words, re.I):
+            return spec
+    return None
+
+
 def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
             called: Iterable[str] = (), telling: bool = False) -> list[ToolSpec]:
     """The tools this reply may call (see the module's list); `called`: the names this turn
@@ -46,7 +65,9 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     the reply is about a side effect's outcome."""
     if telling:
         return []
-    done = set(called)
+    specs, done = list(specs), set(called)
+    if (wanted := asked_for(specs, last_said)) is not None and not groundable(wanted, evidence):
+        return [s for s in specs if s.closes and sounds_closing(last_said)]
     return [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
             and groundable(s, evidence)]
 
