@@ -42,10 +42,10 @@ from pipeline.call.callctl import end_call_tool
 from pipeline.chunker import SentenceChunker
 from pipeline.stages.llm import Generation
 from pipeline.tools import ToolRegistry, parse_tool_call
-from pipeline.tools.ask import names_a_tool, question
+from pipeline.tools.ask import asking_for, names_a_tool, question
 from pipeline.tools.choice import asked_for, must_close, offered
 from pipeline.tools.dialect import JSON
-from pipeline.tools.grounding import Evidence, not_given, ungrounded
+from pipeline.tools.grounding import Evidence, invented_ids, not_given, ungrounded
 from pipeline.tools.stream import CallMarkup, ToolCallStream, called_name, starts_tool_call
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -142,7 +142,15 @@ def session_outcome(line: str, text: str, registry: ToolRegistry, call: Any, *, 
         return f"run:{call.name}"
     chunker = SentenceChunker()
     sentences = chunker.push(words + " ") + chunker.flush()
-    named = [(x, names_a_tool(x, registry.specs())) for x in sentences]
+    said = Evidence(said=[line])
+
+    def about(sentence: str) -> str | None:  # the tool a sentence that is not said is about
+        if invented := invented_ids(sentence, said):  # an id nobody gave: asked for instead
+            spec = asking_for(invented[0], registry.specs(), lambda s: not_given(s, said))
+            return spec.name if spec is not None else "?"
+        return names_a_tool(sentence, registry.specs())
+
+    named = [(x, about(x)) for x in sentences]
     talked = [n for _x, n in named if n is not None]
     words = " ".join(x for x, n in named if n is None)  # a sentence naming a tool is never said
     if "?" in words:
@@ -150,11 +158,11 @@ def session_outcome(line: str, text: str, registry: ToolRegistry, call: Any, *, 
     name = call.name if call is not None else None
     if name is None and markup.call:  # cut off mid-call: its name, where it got that far
         name = called_name(markup.call)
-    name = name or (talked[0] if talked else None)
+    name = name or next((t for t in talked if t != "?"), None)
     spec = registry.get(name) if name else None
     if spec is None and offered_names is not None:  # asked for by name, not offered: asked back
         spec = asked_for(registry.specs(), line)
-    if spec is not None and question(spec, not_given(spec, Evidence(said=[line]))):
+    if spec is not None and question(spec, not_given(spec, said)):
         return "ask"
     return "words" if words else "silence"
 

@@ -221,3 +221,46 @@ def test_a_reply_to_a_side_effect_asked_for_without_enough_asks_for_the_rest(tmp
     assert " ".join(rec.agent_lines) == ("Sure, I can help with that. Could you tell me the last four "
                                          "digits of the card?"), story
     assert not rec.of("response.function_call_arguments.done"), story
+
+
+def test_an_order_nobody_gave_is_not_stated_and_is_asked_for(tmp_path) -> None:
+    """Asked "Where is my order?", Qwen2.5-0.5B said "The order number is 4417." (its schema's
+    example): that sentence is not said; the caller is asked for the order number, by the tool
+    that needs least else (the look-up, not the refund)."""
+    llm = ScriptedLLM(rules=[[r"where", "Sure. The order number is 4417."]])
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Where is my order?"]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)],
+               setup=lambda s: s.use_tools(order_desk([]), ledger=Ledger(tmp_path / "l.sqlite3")))
+    story = rec.timeline()
+    assert " ".join(rec.agent_lines) == "Sure. Could you tell me the order number?", story
+    assert any("states an id nobody gave (order)" in e.message for e in rec.of("x.log")), story
+
+
+def test_an_order_the_instructions_or_a_result_give_is_said() -> None:
+    from pipeline.tools.grounding import invented_ids
+
+    nobody = Evidence(said=["Where is my order?"])
+    assert invented_ids("The order number is 4417.", nobody) == ["order"]
+    assert invented_ids("It went to the card ending 9999.", nobody) == ["card"]
+    assert invented_ids("Refunds take 5 days and cost 2 dollars.", nobody) == []  # no id
+    assert invented_ids("Order 5120 has shipped.", Evidence(said=["Where is my order?"],
+                                                            results=[{"order_id": "5120"}])) == []
+    # said by the caller in words, or left unmarked among other numbers: a read-back is said
+    assert invented_ids("Order 4417, to the card ending 1234.",
+                        Evidence(said=["Refund forty four seventeen, card one two three four, 20 dollars."])) == []
+    told = Evidence(said=["Where is my order?", "You are the desk for order 5120."])
+    assert invented_ids("Your order 5120 is on its way.", told) == []
+
+
+def test_an_order_the_desks_instructions_give_is_said(tmp_path) -> None:
+    llm = ScriptedLLM(rules=[[r"where", "Your order 5120 is on its way."]])
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Where is my order?"]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    from dataclasses import replace
+
+    config = cfg.Config.default()
+    config.response = replace(config.response, instructions="You answer for the caller's order 5120, a chef's knife.")
+    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)], config=config,
+               setup=lambda s: s.use_tools(order_desk([]), ledger=Ledger(tmp_path / "l.sqlite3")))
+    assert rec.agent_lines == ["Your order 5120 is on its way."], rec.timeline()

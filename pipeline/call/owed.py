@@ -5,6 +5,9 @@ A small model is a weak judge of what the caller may hear. The session holds two
 Not said (`screen`, each chunk before it is spoken):
 - a sentence that talks about a tool by its identifier ("You may call the `refund` function
   ...", `tools.ask.names_a_tool`);
+- a sentence that states an order number or card digits nobody gave (`grounding.invented_ids`:
+  asked "Where is my order?", Qwen2.5-0.5B said "The order number is 4417.", its schema's
+  example); the question back asks for it instead;
 - a sentence that says an effect went through while one is still running: asked "Did that go
   through?" before the gateway answered, Qwen2.5-0.5B said "Yes, it went through."
 
@@ -22,10 +25,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..tools.ask import names_a_tool, owes_question, question
+from ..tools.ask import asking_for, names_a_tool, owes_question, question
 from ..tools.choice import asked_for
 from ..tools.confirms import claims_done, confirms, statement
-from ..tools.grounding import Evidence, not_given
+from ..tools.grounding import Evidence, invented_ids, not_given
 from ..tools.schema import ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
@@ -71,10 +74,24 @@ class OwedWords:
         if named is not None:
             self._talked.setdefault(response.id, named)
             return f"it talks about the tool {named}"
+        if invented := invented_ids(chunk, lambda: self._words_evidence(response)):
+            specs = self.desk.registry.specs()
+            evidence = self.desk.evidence_for(response)
+            spec = asking_for(invented[0], specs, lambda s: not_given(s, evidence))
+            if spec is not None:
+                self._talked.setdefault(response.id, spec.name)
+            return f"it states an id nobody gave ({invented[0]})"
         if self.running and claims_done(chunk):
             self._claimed.add(response.id)
             return f"it says done while {', '.join(sorted(set(self.running.values())))} still runs"
         return None
+
+    def _words_evidence(self, response: Response) -> Evidence:
+        """What the agent's own words may take an id from: the caller's words and results, and
+        the instructions it was given (a desk told the caller's booking reference)."""
+        evidence = self.desk.evidence_for(response)
+        told = response.options.instructions or self.desk.core.config.response.instructions
+        return Evidence([*evidence.said, told], evidence.results, [*evidence.asked, ""]) if told else evidence
 
     async def owed(self, response: Response, reached: str | None, said: str) -> str | None:
         out = []

@@ -17,7 +17,7 @@ already asks "Which order is it?" is not asked again.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .roles import role_of
 from .schema import ToolSpec
@@ -50,6 +50,13 @@ def what(spec: ToolSpec, name: str) -> str:
     if role in _BY_ROLE:
         return _BY_ROLE[role]
     return "the " + name.replace("_", " ")
+
+
+def asking_for(role: str, specs: Iterable[ToolSpec], missing: Callable[[ToolSpec], list[str]]) -> ToolSpec | None:
+    """The tool to ask for a thing of this role ("order") about: the one with an argument of it
+    that needs the least else the caller has not given (`missing`), the look-up before the refund."""
+    having = [s for s in specs if any(role_of(a) == role for a in s.parameters.get("properties", {}))]
+    return min(having, key=lambda s: len(missing(s)), default=None)
 
 
 def owes_question(said: str) -> bool:

@@ -51,7 +51,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -236,6 +236,24 @@ def grounded(value: Any, evidence: Evidence, role: str | None = None) -> bool:
     if (time := _TIME.match(text)) is not None:
         return _time_said(int(time.group(1)), int(time.group(2)), evidence)
     return _in_tokens(spoken_tokens(text), evidence.tokens())
+
+
+def invented_ids(text: str, evidence: Evidence | Callable[[], Evidence]) -> list[str]:
+    """The roles ("order", "card") of the ids an agent's words state that nobody gave: asked
+    "Where is my order?", Qwen2.5-0.5B said "The order number is 4417." (its schema's example).
+    Said at all is enough here (as anything: words act on nothing, and a read-back of a number
+    the caller left unmarked is not to be dropped). `evidence` may be made only when needed."""
+    out: list[str] = []
+    for sentence in SENTENCE.split(cue_text(text)):
+        tokens = spoken_tokens(sentence)
+        for mention in find_mentions(tokens, frozenset()):
+            if not (roles := sorted(mention.roles & {"order", "card"})):
+                continue
+            if callable(evidence):
+                evidence = evidence()
+            if not grounded("".join(tokens[mention.start:mention.end]), evidence):
+                out += roles
+    return out
 
 
 def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:
