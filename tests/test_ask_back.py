@@ -67,6 +67,14 @@ def refused_call(tmp_path, said: str, reply_about_refusal: str):
     return rec, effects, ledger
 
 
+def one_turn(tmp_path, said: str, llm: ScriptedLLM, tools: ToolRegistry, config: cfg.Config | None = None):
+    """One caller turn (`said`) to the scripted model, with these tools and a ledger file."""
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=[said]), completeness=HeuristicCompleteness(),
+                    llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    return call(stages, [Clip(caller_tone(1.2), at_s=0.3)], config=config,
+                setup=lambda s: s.use_tools(tools, ledger=Ledger(tmp_path / "l.sqlite3")))
+
+
 def test_the_reply_about_a_refusal_asks_for_what_was_refused(tmp_path) -> None:
     rec, effects, ledger = refused_call(tmp_path, "I want a refund to my card ending 1234.",
                                         "Sorry about that.")
@@ -132,11 +140,7 @@ def test_a_reply_that_talks_about_calling_the_tool_asks_the_caller_instead(tmp_p
     """Qwen2.5-0.5B kept from the refund (no order, no card said) answered "You may call the
     `refund` function with the arguments ...": the caller hears the question back instead."""
     talk = 'You may call the `refund` function with the arguments "Let me process that refund."'
-    llm = ScriptedLLM(rules=[[r"refund", talk]])
-    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["I want a refund."]),
-                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
-    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)],
-               setup=lambda s: s.use_tools(refund_desk([]), ledger=Ledger(tmp_path / "l.sqlite3")))
+    rec = one_turn(tmp_path, "I want a refund.", ScriptedLLM(rules=[[r"refund", talk]]), refund_desk([]))
     story = rec.timeline()
     assert " ".join(rec.agent_lines) == ("Could you tell me the order number and the last four digits "
                                          "of the card?"), story
@@ -213,10 +217,7 @@ def test_a_side_effect_asked_for_by_name_and_not_given_enough_offers_no_neighbou
 
 def test_a_reply_to_a_side_effect_asked_for_without_enough_asks_for_the_rest(tmp_path) -> None:
     llm = ScriptedLLM(rules=[[r"refund", "Sure, I can help with that."]])
-    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Refund order 4417, please."]),
-                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
-    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)],
-               setup=lambda s: s.use_tools(order_desk([]), ledger=Ledger(tmp_path / "l.sqlite3")))
+    rec = one_turn(tmp_path, "Refund order 4417, please.", llm, order_desk([]))
     story = rec.timeline()
     assert " ".join(rec.agent_lines) == ("Sure, I can help with that. Could you tell me the last four "
                                          "digits of the card?"), story
@@ -228,10 +229,7 @@ def test_an_order_nobody_gave_is_not_stated_and_is_asked_for(tmp_path) -> None:
     example): that sentence is not said; the caller is asked for the order number, by the tool
     that needs least else (the look-up, not the refund)."""
     llm = ScriptedLLM(rules=[[r"where", "Sure. The order number is 4417."]])
-    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Where is my order?"]),
-                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
-    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)],
-               setup=lambda s: s.use_tools(order_desk([]), ledger=Ledger(tmp_path / "l.sqlite3")))
+    rec = one_turn(tmp_path, "Where is my order?", llm, order_desk([]))
     story = rec.timeline()
     assert " ".join(rec.agent_lines) == "Sure. Could you tell me the order number?", story
     assert any("states an id nobody gave (order)" in e.message for e in rec.of("x.log")), story
@@ -255,12 +253,9 @@ def test_an_order_the_instructions_or_a_result_give_is_said() -> None:
 
 def test_an_order_the_desks_instructions_give_is_said(tmp_path) -> None:
     llm = ScriptedLLM(rules=[[r"where", "Your order 5120 is on its way."]])
-    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Where is my order?"]),
-                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
     from dataclasses import replace
 
     config = cfg.Config.default()
     config.response = replace(config.response, instructions="You answer for the caller's order 5120, a chef's knife.")
-    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)], config=config,
-               setup=lambda s: s.use_tools(order_desk([]), ledger=Ledger(tmp_path / "l.sqlite3")))
+    rec = one_turn(tmp_path, "Where is my order?", llm, order_desk([]), config)
     assert rec.agent_lines == ["Your order 5120 is on its way."], rec.timeline()
