@@ -259,3 +259,23 @@ def test_an_order_the_desks_instructions_give_is_said(tmp_path) -> None:
     config.response = replace(config.response, instructions="You answer for the caller's order 5120, a chef's knife.")
     rec = one_turn(tmp_path, "Where is my order?", llm, order_desk([]), config)
     assert rec.agent_lines == ["Your order 5120 is on its way."], rec.timeline()
+
+
+def test_a_reminder_states_the_card_its_ledger_row_holds(tmp_path) -> None:
+    """An effect recorded before a restart is told in this call by a reminder, whose card is in
+    the ledger's row (the reminder's note), not in anything this caller said: it is said."""
+    ledger = Ledger(tmp_path / "l.sqlite3")
+    ledger.intend(business_key="refund:4417", tool="refund", arguments={"order_id": "4417", "card_last4": "9075"},
+                  target="", call_id="c1")
+    ledger.commit("refund:4417", {"refunded": True, "order_id": "4417", "card_last4": "9075"})
+    llm = ScriptedLLM(rules=[[r"not heard this outcome", "Just to confirm, it went to the card ending {card_last4}."]],
+                      replies=["Shipping takes three days."])
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["How long does shipping take?"]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+
+    def setup(session) -> None:
+        session.use_tools(refund_desk([]), ledger=ledger)
+        session.tools.ledger_keys |= {"refund:4417"}  # this caller's effect
+
+    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)], setup=setup)
+    assert "Just to confirm, it went to the card ending 9075." in rec.agent_lines, rec.timeline()

@@ -87,11 +87,15 @@ class OwedWords:
         return None
 
     def _words_evidence(self, response: Response) -> Evidence:
-        """What the agent's own words may take an id from: the caller's words and results, and
-        the instructions it was given (a desk told the caller's booking reference)."""
+        """What the agent's own words may take an id from: the caller's words and results, the
+        instructions it was given (a desk told the caller's booking reference) and this reply's
+        notes (a reminder's outcome, read from the ledger); not the tools' schema, whose example
+        ids Qwen read out."""
         evidence = self.desk.evidence_for(response)
-        told = response.options.instructions or self.desk.core.config.response.instructions
-        return Evidence([*evidence.said, told], evidence.results, [*evidence.asked, ""]) if told else evidence
+        told = [response.options.instructions or self.desk.core.config.response.instructions]
+        told += [str(m.get("content", "")) for m in response.messages[1:] if m.get("role") == "system"]
+        told = [t for t in told if t]
+        return Evidence([*evidence.said, *told], evidence.results, [*evidence.asked, *[""] * len(told)])
 
     async def owed(self, response: Response, reached: str | None, said: str) -> str | None:
         out = []
