@@ -143,11 +143,9 @@ class ClientControl:
         out-of-band one (`options.out_of_band`), wait for it instead.
         """
         options = options or ResponseOptions(text_only=self._responder.text_only)
-        active = self._responder.active
-        # one that is ending (its response.done out, or a cancel stopping it) is waited for
-        making = active is not None and not active.held and active.status is ResponseStatus.IN_PROGRESS
-        if not options.out_of_band and (self._starting or making):
-            raise ResponseInProgress(active.id if active is not None else "(starting)")
+        making = self._responder.making  # one that is ending is waited for instead
+        if not options.out_of_band and (self._starting or making is not None):
+            raise ResponseInProgress(making.id if making is not None else "(starting)")
         self._starting += 1
         self.core.spawn(self._start_response(options))
 

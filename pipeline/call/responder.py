@@ -24,6 +24,9 @@ _TEMPLATE_TOKENS = 8  # chat-template tokens around one message (ChatML adds 5)
 _DROP_STEP = 8  # drop turns eight at a time: the prompt's start, and the model's cache, survive
 
 
+_STOPPABLE = (ResponseStatus.IN_PROGRESS, ResponseStatus.CANCELLED)
+
+
 class Responder:
     def __init__(self, core: SessionCore, *, llm: LLM, tts: TTS, playback: Playback, tools: ToolHooks,
                  caller_speaking: Callable[[], bool], line_open: Callable[[], bool],
@@ -160,18 +163,23 @@ class Responder:
         new response begins acts on the one already cancelled, in silence, whether or not it has
         ended yet: two cancels sent back to back (the Agents SDK's interrupt) must not race its end."""
         active = self.active
-        if active is not None and not active.held and active.status is ResponseStatus.IN_PROGRESS:
+        # one being made, or one a barge-in stopped that is still ending (cancel is then a no-op)
+        if active is not None and not active.held and active.status in _STOPPABLE:
             active.cancel(reason)
             self._client_cancelled = active
-            return True
-        if active is not None and not active.held and active.status is ResponseStatus.CANCELLED:
-            self._client_cancelled = active  # stopped by the caller's barge-in, still ending
             return True
         # Nothing to stop. A response that ended on its own is still `active` for one pass of
         # the loop after its response.done went out (the long fuzz under load landed a cancel
         # there): it is not cancelled, so the cancel is refused, as once it is gone.
         last = self.responses[-1] if self.responses else None
         return last is not None and last is self._client_cancelled
+
+    @property
+    def making(self) -> Response | None:
+        """The client-visible response still being made: not held, not ending (one that ended
+        on its own or was cancelled is `active` until its task's last step has run)."""
+        active = self.active
+        return active if active is not None and not active.held and active.status is ResponseStatus.IN_PROGRESS else None
 
     def drop_unheard_reply(self) -> None:
         """The caller speaks again before a word of the reply has sounded ("...for order 42"):
