@@ -58,7 +58,7 @@ class OwedWords:
         self.desk = desk
         self.questions: dict[str, str | None] = {}  # response id -> the question its refusal owes
         self.running: dict[str, str] = {}  # call id -> the side-effecting tool it runs
-        self._talked: dict[str, str] = {}  # response id -> a tool a dropped sentence named
+        self._talked: dict[str, str] = {}  # response id -> the tool a dropped sentence was about
         self._claimed: set[str] = set()  # responses that claimed a running effect done
 
     def started(self, call_id: str, spec: ToolSpec | None) -> None:
@@ -99,8 +99,8 @@ class OwedWords:
 
     async def owed(self, response: Response, reached: str | None, said: str) -> str | None:
         out = []
-        reached = reached or self._talked.get(response.id) or self._asked_for(response)
-        if owes_question(said) and (ask := self._question(response, reached)):
+        if owes_question(said) and (ask := self._question(
+                response, reached or self._talked.get(response.id) or self._asked_for(response))):
             out.append(ask)
         if response.id in self._claimed and self.running:
             out.append(STILL_RUNNING)
