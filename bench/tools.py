@@ -144,10 +144,10 @@ def session_outcome(line: str, text: str, registry: ToolRegistry, call: Any, *, 
     sentences = chunker.push(words + " ") + chunker.flush()
     said = Evidence(said=[line])
 
-    def about(sentence: str) -> str | None:  # the tool a sentence that is not said is about
+    def about(sentence: str) -> str | None:  # not said: the tool it is about ("" none); None: said
         if invented := invented_ids(sentence, said):  # an id nobody gave: asked for instead
             spec = asking_for(invented[0], registry.specs(), lambda s: not_given(s, said))
-            return spec.name if spec is not None else "?"
+            return spec.name if spec is not None else ""
         return names_a_tool(sentence, registry.specs())
 
     named = [(x, about(x)) for x in sentences]
@@ -158,7 +158,7 @@ def session_outcome(line: str, text: str, registry: ToolRegistry, call: Any, *, 
     name = call.name if call is not None else None
     if name is None and markup.call:  # cut off mid-call: its name, where it got that far
         name = called_name(markup.call)
-    name = name or next((t for t in talked if t != "?"), None)
+    name = name or next((t for t in talked if t), None)
     spec = registry.get(name) if name else None
     if spec is None and offered_names is not None:  # asked for by name, not offered: asked back
         spec = asked_for(registry.specs(), line)
