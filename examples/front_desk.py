@@ -57,6 +57,7 @@ def scripted_llm(goodbye: str = GOODBYE) -> ScriptedLLM:
         [r"result of end_call.*\"hung_up\": false", "Of course, I am still here."],
         [r"breakfast", "Yes, breakfast is included, from seven to ten."],
         [r"late check", "Late checkout until one is free for members."],
+        [r"\bdogs?\b", "Yes, dogs are welcome, for ten dollars a night."],
         [r"that's all|that is all|nothing else|bye", end],
         [r"booking|reservation", {"name": "look_up_booking", "arguments": {
             "holding_line": "Let me pull up your booking.", "last_name": "Garcia"}}],

@@ -227,6 +227,26 @@ def test_the_hang_up_cap_bounds_the_grace_after_a_late_goodbye(real_stages, say)
     assert hangups[0].ts - call_made.ts <= 8.0 + 0.03, (hangups[0].ts - call_made.ts, story)
 
 
+@pytest.mark.parametrize("delay_s", [0.05, 0.35])
+def test_a_request_after_a_late_goodbye_is_answered_whenever_it_commits(real_stages, say, delay_s):
+    """The goodbye is heard about 7 s after end_call and the caller asks on: the turn commits
+    after the 8 s cap (on whichever threshold Whisper's words lead to), and is answered."""
+    voice = desk.StallingVoice(real_stages.tts, stall_at_chunk=2, stall_s=4.0, match="Harbor Hotel")
+    rec = _run(real_stages, [
+        Clip(say(ASK), 0.3),
+        Clip(say(DONE), None, after=after_stage("heard_in_full", 2), delay_s=0.5),
+        Clip(say("Oh wait, can I bring my dog too?"), None, after=after_stage("heard_in_full", 3),
+             delay_s=delay_s),
+        Clip(silence(4000), None, after=after_stage("heard_in_full", 4), delay_s=0.0),
+    ], tts=voice, preemptive=False)
+    story = rec.timeline()
+    call_made = next(e for e in rec.of("response.function_call_arguments.done") if e.name == "end_call")
+    request = next(e for e in rec.of("input_audio_buffer.committed") if e.ts > _goodbye_done(rec).ts)
+    assert request.ts - call_made.ts > 8.0, (request.ts - call_made.ts, story)  # the case
+    assert any("dogs are welcome" in line for line in rec.agent_lines), story
+    assert _hangups(rec) == [] and rec.session.control.state == "open", story
+
+
 class _Owes:
     """A model that, asked at goodbye time, says one action is still owed (then NONE)."""
 
