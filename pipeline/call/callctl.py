@@ -4,6 +4,10 @@
 as the call. The line closes only once that response is done (heard to the end) and the speaker
 has drained, capped at `hangup_cap_ms`. A caller who talks over the goodbye keeps the line open; a
 caller who answers the farewell ("okay, bye!") is let finish; a new request cancels the close.
+
+The cap bounds a silent close (a goodbye that stalls, or quiet after it), never a conversation:
+its clock and the grace's stop while the caller holds the floor, from the first word until the
+turn's words are known. The words, not the turn-end threshold, decide farewell or new request.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..base import events as ev
+from ..base.clock import Clock
 from ..base.conversation import Item
 from ..base.protocols import LLM, AudioSink, HangUpSink
 from ..stages.playback import Playback
@@ -86,6 +92,11 @@ class CallControl:
         self.farewell_said = False
         self._why: str | None = None
         self._checked = False
+        # committed caller turns whose words are not known yet (item id -> commit time): the
+        # caller still holds the floor until they are, whatever threshold committed the turn
+        self._deciding: dict[str, float] = {}
+        self._speech_end_s: float | None = None  # the session clock at the caller's last speech stop
+        core.listeners.add(self._on_event, ev.EventPhase.SESSION)
 
     @property
     def state(self) -> CallState:
@@ -118,10 +129,10 @@ class CallControl:
     async def _close(self, response_id: str, reason: str, check: Any) -> dict[str, Any]:
         clock = self.core.clock
         repeat = self.farewell_said
-        deadline = clock.now() + self.cap_s
+        cap = _CapClock(clock, self.cap_s)
         response = self.find_response(response_id)
         if response is not None and response.status is ResponseStatus.IN_PROGRESS:
-            await self._until(response.done.wait(), deadline)
+            await self._until(response.done.wait(), cap.deadline())
         if response is not None and response.status is ResponseStatus.IN_PROGRESS:  # never finished
             self.core.log(f"the goodbye did not finish within {self.cap_s:g} s; hanging up anyway",
                           level="warning")
@@ -130,31 +141,48 @@ class CallControl:
         if response is not None and response.status is not ResponseStatus.COMPLETED:
             return {"hung_up": False, "why": "the caller talked over the goodbye"}
         self.farewell_said = True
-        await self._until(self.playback.drained.wait(), deadline)
+        await self._until(self.playback.drained.wait(), cap.deadline())
         if check is not None:
             missing = await check
             if missing:
                 return {"hung_up": False, "why": f"before hanging up, still to do: {missing}"}
         # let a caller who answers the farewell finish; a new request cancels the close. The
         # grace is quiet after the drain, bounded by the cap: a goodbye that drains 7.5 s into an
-        # 8 s cap closes at 8 s, not 8.3. A caller still talking is heard out (a farewell goes on
-        # closing, a new request keeps the line): the cap never cuts the caller off.
+        # 8 s cap closes at 8 s, not 8.3. While the caller holds the floor neither clock runs: a
+        # farewell goes on closing once its words are known, a new request keeps the line.
         grace = self.repeat_grace_s if repeat else self.grace_s
         quiet_since: float | None = None
         while True:
             if self._state is not CallState.CLOSING:
                 return {"hung_up": False, "why": self._why or "the call went on"}
-            if self.caller_speaking():
+            if self._caller_holds_floor():
                 quiet_since = None
-                await self.core.floor.wait()
+                cap.stop()
+                await self._until(self.core.floor.wait(), clock.now() + self.cap_s)  # re-checks a stale decision
                 continue
-            quiet_since = clock.now() if quiet_since is None else quiet_since
-            left = min(grace - (clock.now() - quiet_since), deadline - clock.now())
+            if quiet_since is None:  # quiet from the caller's last word on (now, if none was said)
+                quiet_since = cap.run(since=self._speech_end_s)
+            left = min(grace - (clock.now() - quiet_since), cap.left_s())
             if left <= 0:
                 break
             await self._until(self.core.floor.wait(), clock.now() + left)
         self.teardown(reason)
         return {"hung_up": True}
+
+    def _caller_holds_floor(self) -> bool:
+        """Speaking, paused inside an open turn, or a committed turn whose words are not known."""
+        if self.caller_speaking():
+            return True
+        now = self.core.clock.now()  # a turn whose words never come (a crashed pass) holds no longer than the cap
+        return any(now - at < self.cap_s for at in self._deciding.values())
+
+    def _on_event(self, event: ev.Event) -> None:
+        if isinstance(event, ev.SpeechStopped):
+            self._speech_end_s = event.ts
+        elif isinstance(event, ev.InputCommitted) and self._state is CallState.CLOSING:
+            self._deciding[event.item_id] = self.core.clock.now()
+        elif isinstance(event, ev.TranscriptionCompleted) and self._deciding.pop(event.item_id, None) is not None:
+            self.core.floor.pulse()  # the words are known: `on_caller_turn` decides before the close re-checks
 
     async def _until(self, waiting: Awaitable[Any], deadline: float) -> None:
         """Wait for something, but not past `deadline` on the session clock."""
@@ -212,3 +240,33 @@ class CallControl:
             cancel.set()  # a time-out stops the model thread too, freeing its lock
         answer = text.strip().splitlines()[0].strip() if text.strip() else ""
         return None if not answer or answer.upper().startswith("NONE") else answer
+
+
+class _CapClock:
+    """The hang-up cap's clock: it runs while nobody is speaking and stops while the caller holds
+    the floor, so the cap bounds a stalled goodbye or the quiet after it, never the caller."""
+
+    def __init__(self, clock: Clock, cap_s: float) -> None:
+        self.clock = clock
+        self._left_s = cap_s
+        self._since: float | None = clock.now()  # running since then; None: stopped
+        self._stopped_s = 0.0
+
+    def left_s(self) -> float:
+        return self._left_s - (self.clock.now() - self._since if self._since is not None else 0.0)
+
+    def deadline(self) -> float:
+        return self.clock.now() + self.left_s()
+
+    def stop(self) -> None:
+        if self._since is not None:
+            self._left_s, self._since, self._stopped_s = self.left_s(), None, self.clock.now()
+
+    def run(self, *, since: float | None = None) -> float:
+        """Run again from `since` (the caller's last word) if that came after the stop, else from
+        now; returns when it runs from."""
+        now = self.clock.now()
+        if self._since is None:
+            self._since = min(since, now) if since is not None and since >= self._stopped_s else now
+            return self._since
+        return now
