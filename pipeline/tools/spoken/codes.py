@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from .words import Word, is_number_word, number_runs, read_group, words
 
@@ -45,8 +46,7 @@ def code_said(value: str, text: str) -> tuple[int, int] | None:
     target = squash(value)
     if not target:
         return None
-    ws = _drop_as_in(words(text))
-    edges = _edges(ws)
+    ws, edges = _read(text)
     for i in range(len(ws)):
         if ws[i].text in _SEPARATORS:
             continue
@@ -60,6 +60,12 @@ def code_said(value: str, text: str) -> tuple[int, int] | None:
 
 
 Edge = tuple[str, int]  # what some words read as, and the index of the word after them
+
+
+@lru_cache(maxsize=64)  # one text (a transcript, the instructions) is asked about many values
+def _read(text: str) -> tuple[list[Word], list[list[Edge]]]:
+    ws = _drop_as_in(words(text))
+    return ws, _edges(ws)
 
 
 def _match(target: str, ws: list[Word], edges: list[list[Edge]], i: int, k: int) -> Iterator[int]:

@@ -83,12 +83,12 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
     if _texts(ws, i, 4) in (["the", "day", "after", "tomorrow"], ["the", "day", "before", "yesterday"]):
         sign = 1 if ws[i + 2].text == "after" else -1
         return Days(i, i + 4, frozenset({as_day(today + timedelta(2 * sign))}))
-    if (found := _weekday(ws, i, today, written=written)) is not None:
-        return found
-    if (found := _month_day(ws, i, today, written=written)) is not None:
-        return found
-    if t == "in" and (found := _in_days(ws, i, today)) is not None:
-        return found
+    if (named := _weekday(ws, i, today, written=written)) is not None:
+        return named
+    if (named := _month_day(ws, i, today, written=written)) is not None:
+        return named
+    if t == "in" and (named := _in_days(ws, i, today)) is not None:
+        return named
     if t == "the" and (taken := read_ordinal(ws, i + 1)) is not None and 1 <= taken[0] <= 31 \
             and (taken[1] >= len(ws) or ws[taken[1]].text != "of"):
         return Days(i, taken[1], frozenset(_day_of_month(taken[0], today)))  # "on the 3rd"

@@ -19,6 +19,7 @@ An address in parts ("42 Elm Street, Springfield") is said when each part is, an
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .words import Word, number_runs, read_ordinal, words
 
@@ -44,8 +45,7 @@ def name_said(value: str, text: str) -> tuple[int, int] | None:
     parts = [p for p in re.split(r"[,;\n]", value) if _slots(words(p))]
     if not parts:
         return None
-    ws = words(text)
-    said = _slots(ws)
+    ws, said = _read(text)
     first: tuple[int, int] | None = None
     for part in parts:
         span = _find(_slots(words(part)), said, ws)
@@ -56,6 +56,12 @@ def name_said(value: str, text: str) -> tuple[int, int] | None:
 
 
 Slot = tuple[int, int, frozenset[str]]  # words [start, end) and what they can be read as
+
+
+@lru_cache(maxsize=64)  # one text (a transcript, the instructions) is asked about many values
+def _read(text: str) -> tuple[list[Word], list[Slot]]:
+    ws = words(text)
+    return ws, _slots(ws)
 
 
 def _slots(ws: list[Word]) -> list[Slot]:
@@ -124,6 +130,7 @@ def _joined(one: frozenset[str], first: frozenset[str], second: frozenset[str]) 
                if not (y.isdigit() or z.isdigit()))
 
 
+@lru_cache(maxsize=65536)
 def similar(a: str, b: str) -> bool:
     """Two words a caller may mean the same by, as Whisper may write them."""
     if a == b:
@@ -132,12 +139,13 @@ def similar(a: str, b: str) -> bool:
         return False
     if a + "s" == b or b + "s" == a:  # "Mary's" written "Marys"
         return True
-    distance = edit_distance(a, b)
     longest = max(len(a), len(b))
-    alike = sound_key(a) == sound_key(b)
-    if longest <= 5:  # "Park" and "Mark" differ by a letter, and are two streets
-        return alike and distance <= 2
-    return distance <= longest // 4 or (alike and distance <= (longest + 1) // 3)
+    most = 1 if longest <= 5 else (longest + 1) // 3  # "Park" and "Mark" are two streets
+    if abs(len(a) - len(b)) > most or (distance := edit_distance(a, b)) > most:
+        return False
+    if longest > 5 and distance <= longest // 4:
+        return True
+    return sound_key(a) == sound_key(b)
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -160,6 +168,7 @@ _SOUND_RULES = [(re.compile(p), r) for p, r in (
 )]
 
 
+@lru_cache(maxsize=65536)
 def sound_key(word: str) -> str:
     """A short key that words sounding alike share ("smith", "smyth"; "catherine", "katherine";
     "stephen", "steven"): consonants as they sound, vowels after the first letter dropped, a

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
+from typing import Literal
 
 from .clock import clock_at
 from .kinds import stem
@@ -37,11 +39,12 @@ class NumberSaid:
     clock: bool
 
 
-def numbers_said(text: str) -> list[NumberSaid]:
+@lru_cache(maxsize=64)  # one text is asked about many values
+def numbers_said(text: str) -> tuple[NumberSaid, ...]:
     ws = words(text)
     runs = number_runs(ws)
     in_run = {k for run in runs for k in range(run.start, run.end)}
-    out = []
+    out: list[NumberSaid] = []
     for run in runs:
         before: list[str] = []
         k = run.start - 1
@@ -56,11 +59,11 @@ def numbers_said(text: str) -> list[NumberSaid]:
         clock = _clock_starts(ws, run.start)
         out.append(NumberSaid(ws[run.start].start, ws[run.end - 1].end, run.values,
                               tuple(before), tuple(after), clock))
-    return out
+    return tuple(out)
 
 
 def number_said(value: str, text: str, *, cues: Collection[str] = (),
-                rivals: Collection[str] = ()) -> tuple[int, int] | None | bool:
+                rivals: Collection[str] = ()) -> tuple[int, int] | Literal[False] | None:
     """Where the text says this number in this role (characters start, end); None when it does
     not; False when the value is no number (judge it another way)."""
     wanted = spoken_number(value)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Literal
 
 from .clock import Clock, Span, clock_at, settle
 from .days import Day, as_day, day_matches, days_at
@@ -71,7 +73,7 @@ def moments(ws: list[Word], now: datetime | None, *, written: bool = False,
 
 
 def time_said(value: str, text: str, now: datetime | None, *,
-              slack_min: int = SLACK_MIN) -> tuple[int, int] | None | bool:
+              slack_min: int = SLACK_MIN) -> tuple[int, int] | Literal[False] | None:
     """Where the text says the time or date this value is (characters start, end); None when it
     does not; False when the value names no time or date at all (judge it as text)."""
     vws = words(value)
@@ -81,8 +83,7 @@ def time_said(value: str, text: str, now: datetime | None, *,
     want_days = frozenset().union(*(m.days for m in wanted))
     want_spans = tuple(s for m in wanted for s in m.spans)
     want_now = any(m.now for m in wanted) and now is None
-    ws = words(text)
-    said = moments(ws, now, slack_min=slack_min)
+    ws, said = _read(text, now, slack_min)
     hits: list[Moment] = []
     if want_spans:
         hit = next((m for m in said if any(_overlap(s, w) for s in m.spans for w in want_spans)), None)
@@ -104,6 +105,12 @@ def time_said(value: str, text: str, now: datetime | None, *,
     if not hits:
         return None
     return ws[min(m.start for m in hits)].start, ws[max(m.end for m in hits) - 1].end
+
+
+@lru_cache(maxsize=64)  # one text is asked about many values
+def _read(text: str, now: datetime | None, slack_min: int) -> tuple[list[Word], list[Moment]]:
+    ws = words(text)
+    return ws, moments(ws, now, slack_min=slack_min)
 
 
 def _now_at(ws: list[Word], i: int, now: datetime | None, slack_min: int) -> Moment | None:

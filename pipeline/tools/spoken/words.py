@@ -132,8 +132,8 @@ def read_group(ws: list[Word], i: int, *, in_run: bool = False) -> tuple[Decimal
         j += 1
     if j == i or (ws[j - 1].text == "a"):
         return None
-    value = total + current
-    return Decimal(value), str(value), j
+    number = total + current
+    return Decimal(number), str(number), j
 
 
 def read_ordinal(ws: list[Word], i: int) -> tuple[int, int] | None:
