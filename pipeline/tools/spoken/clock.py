@@ -32,6 +32,8 @@ _PLACING = {"at", "around", "by", "until", "till", "til", "before", "after", "fr
 _FOLLOWS_TIME = {"today", "tonight", "tomorrow", "please", "then", "this", "in", "on", "and",
                  "or", "sharp", "ish", "latest", "the", "if", "so", "that", "is", "works", "would",
                  "instead", "not", "rather", "next", "yesterday", "to"}
+_DAYPART_AFTER = [["in", "the", p] for p in ("morning", "afternoon", "evening")] + [
+    ["this", p] for p in ("morning", "afternoon", "evening")] + [["at", "night"]]
 _AFTER_HOUR = {"past": 1, "after": 1, "to": -1, "till": -1, "til": -1, "before": -1}
 
 
@@ -45,6 +47,7 @@ class Clock:
     spans: tuple[Span, ...]
     settled: bool
     daypart: bool = False
+    bare: bool = False  # only the words' shape says time ("seven thirty"): a price reads alike
 
 
 def clock_at(ws: list[Word], i: int, *, written: bool = False) -> Clock | None:
@@ -124,6 +127,7 @@ def _hour_minutes(ws: list[Word], i: int, *, written: bool) -> Clock | None:
     """ "6 pm", "six thirty", "18:00", "6.30pm", "seven o'clock", "eighteen hundred hours"."""
     t = ws[i].text
     padded = False
+    taken: tuple[int, int] | None = None
     if (m := _CLOCK_TIME.fullmatch(t)) is not None:
         h, minute, j, clocky = int(m.group(1)), int(m.group(2)), i + 1, True
         padded = m.group(1).startswith("0")
@@ -152,12 +156,15 @@ def _hour_minutes(ws: list[Word], i: int, *, written: bool) -> Clock | None:
                 return None
             return Clock(i, j, (((h % 12 + (12 if half == "pm" else 0)) * 60 + minute,) * 2,), True)
         clocky = True  # o'clock
+    bare = False
     if not (clocky or written or _placed(ws, i, j)):
-        return None
+        if taken is None or not 1 <= h <= 12:
+            return None
+        bare = True  # "seven thirty": an hour and its minutes, or a price said the same way
     if padded or h == 0 or h > 12:
-        return Clock(i, j, (((h % 24) * 60 + minute,) * 2,), True)
+        return Clock(i, j, (((h % 24) * 60 + minute,) * 2,), True, bare=bare)
     spans = (((h % 12) * 60 + minute,) * 2, ((h % 12 + 12) * 60 + minute,) * 2)
-    return Clock(i, j, spans, False)
+    return Clock(i, j, spans, False, bare=bare)
 
 
 def _minutes_after(ws: list[Word], j: int) -> tuple[int, int] | None:
@@ -193,11 +200,9 @@ def _suffix(ws: list[Word], j: int) -> tuple[str, int] | None:
 def _placed(ws: list[Word], i: int, j: int) -> bool:
     """Is the bare number at ws[i:j] a time by the words around it: "at six", "six tonight"?"""
     after = ws[j] if j < len(ws) else None
-    for k in range(j, min(j + 3, len(ws))):
-        if ws[k].after_break and k > j:
-            break
-        if ws[k].text in DAYPARTS:
-            return True  # "six in the evening", "six tonight"
+    if _texts(ws, j, 3) in _DAYPART_AFTER or _texts(ws, j, 2) in _DAYPART_AFTER \
+            or _texts(ws, j, 1) in (["tonight"], ["tonite"]):
+        return True  # "six in the evening", "six tonight", "eleven at night", not "one night"
     before = ws[i - 1].text if i > 0 and not ws[i].after_break else ""
     if before not in _PLACING:
         return False

@@ -71,7 +71,8 @@ _WORDS: tuple[tuple[ValueKind, frozenset[str]], ...] = (
         "score tip minutes".split())),
     (ValueKind.TEXT, frozenset(
         "reason note notes message summary description comment comments details detail text "
-        "body subject remark remarks explanation question line greeting topic".split())),
+        "body subject remark remarks explanation question line greeting topic request requests "
+        "problem issue complaint feedback symptoms".split())),
 )
 _PROSE_LENGTH = 80  # a string allowed more characters than a name or an address is prose
 _STOP = frozenset("a an the of to for in on at by with from and or is are be it its this that "

@@ -93,7 +93,8 @@ def _role(said: NumberSaid, own: set[str], other: set[str]) -> bool | None:
 
 def _clock_starts(ws: list[Word], i: int) -> bool:
     """Is the number at ws[i] a time of day ("6 pm", "at 6", "six thirty tonight")?"""
-    found = clock_at(ws, i)
-    if found is not None and not found.daypart:
-        return True
-    return i > 0 and (earlier := clock_at(ws, i - 1)) is not None and earlier.end > i
+    for start in (i, i - 1):
+        found = clock_at(ws, start) if start >= 0 else None
+        if found is not None and found.end > i and not (found.daypart or found.bare):
+            return True
+    return False
