@@ -150,6 +150,35 @@ def test_find_said_gives_the_span() -> None:
     assert text[start:end] == "6 pm"
 
 
+def test_counts_next_to_a_part_of_the_day_are_not_times() -> None:
+    assert not said_in("13:00", "checking in tomorrow for one night", kind=T, now=NOW)
+    assert not said_in("14:00", "for two people tonight at eight", kind=T, now=NOW)
+    assert said_in("20:00", "for two people tonight at eight", kind=T, now=NOW)
+
+
+def test_an_hour_and_its_minutes_alone_are_a_time_but_still_a_number() -> None:
+    assert said_in("07:30", "No, seven thirty, not six thirty.", kind=T, now=NOW)
+    assert said_in("730", "seven thirty", kind=NUM) and said_in("7.30", "seven thirty", kind=NUM)
+    assert not said_in("07:30", "seven", kind=T, now=NOW)
+
+
+def test_what_the_issue_saw_invented_is_not_said() -> None:
+    thursday = "I had an appointment last Thursday and it went really well"
+    assert not said_in("John Doe", thursday, kind=NAME)
+    assert not said_in("2026-06-04T10:30", thursday, kind=DT, now=NOW)
+    assert not said_in("10:30 AM", thursday, kind=T, now=NOW)
+    taxi = "I took a taxi to Elm Street yesterday"
+    assert not said_in("2026-06-03T10:00", taxi, kind=DT, now=NOW)
+    assert not said_in("now", taxi, kind=T, now=NOW)
+    card = "I found my card again, it was in my coat"
+    assert not said_in("Bank of America", card, kind=NAME)
+    assert not said_in(10.99, card, kind=NUM)
+    cab = "a cab at the central station at 6 pm"
+    assert not said_in("14:00", cab, kind=T, now=NOW)
+    assert said_in("Central Station", cab, kind=ADDR)
+    assert not said_in("10:00 AM", "right now", kind=T, now=datetime(2026, 6, 3, 16, 0))
+
+
 # --- codes ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("said", [
@@ -223,6 +252,14 @@ def test_numbers_keep_the_role_they_were_said_in() -> None:
     assert not said_in("4417", text, kind=NUM, cues=last4, rivals=ref)
     assert said_in("4417", "4417 is my booking number", kind=NUM, cues=ref, rivals=last4)
     assert said_in("4417", "it's 4417", kind=NUM, cues=ref, rivals=last4)  # unmarked: any
+    # unmarked, in answer to a question: the question's role
+    asked_last4 = "Thanks. And what are the last four digits of the account?"
+    assert not said_in("4417", "it's 4417", kind=NUM, cues=ref, rivals=last4, asked=asked_last4)
+    assert said_in("4417", "it's 4417", kind=NUM, cues=last4, rivals=ref, asked=asked_last4)
+    assert said_in("4417", "it's 4417", kind=NUM, cues=ref, rivals=last4,
+                   asked="What is the booking reference?")
+    # a word in the line itself outranks the question
+    assert said_in("4417", "booking 4417", kind=NUM, cues=ref, rivals=last4, asked=asked_last4)
 
 
 def test_a_time_of_day_is_not_a_count_unless_the_argument_is_a_time() -> None:

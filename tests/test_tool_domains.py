@@ -9,6 +9,7 @@ import re
 import pytest
 
 from bench import tool_domains as td
+from pipeline.tools import tool_call_grammar
 from pipeline.tools.spoken import Source, cue_words, said_in, sources_of
 
 CASES = td.cases()
@@ -51,6 +52,11 @@ def test_tools_load_as_the_session_holds_a_clients_functions() -> None:
         assert set(domain["acts"]) <= {spec.name for spec in registry}, name
         assert domain["instructions"].strip()
         assert any(spec.side_effect for spec in registry)
+
+
+def test_each_domains_tools_make_a_call_grammar() -> None:
+    for name in td.DOMAINS:
+        assert "call" in tool_call_grammar(list(td.registry(name)))
 
 
 def test_lines_are_distinct_and_not_the_issues_own() -> None:

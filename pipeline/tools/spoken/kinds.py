@@ -76,7 +76,8 @@ _WORDS: tuple[tuple[ValueKind, frozenset[str]], ...] = (
 )
 _PROSE_LENGTH = 80  # a string allowed more characters than a name or an address is prose
 _STOP = frozenset("a an the of to for in on at by with from and or is are be it its this that "
-                  "as if any e g eg ie etc".split())
+                  "as if any e g eg ie etc how many much what which your my our their his her "
+                  "caller user please".split())
 
 
 def kind_from_schema(name: str, schema: dict[str, Any]) -> ValueKind | None:

@@ -23,12 +23,14 @@ _TIMES = (ValueKind.TIME, ValueKind.DATE, ValueKind.DATETIME)
 
 def find_said(value: str | int | float, text: str, *, kind: ValueKind,
               now: datetime | None = None, cues: Collection[str] = (),
-              rivals: Collection[str] = (), slack_min: int = SLACK_MIN) -> Span | None:
+              rivals: Collection[str] = (), asked: str = "", slack_min: int = SLACK_MIN
+              ) -> Span | None:
     """Where (characters start, end) `text` says `value`, read as `kind`; None if it does not.
 
     `now`: when the text was said, for "tomorrow", "Thursday", "right now" (a value within
-    `slack_min` minutes of `now` is "now"). `cues`, `rivals`: for a number, the words that name
-    this argument and the words that name the tool's other arguments (`kinds.cue_words`).
+    `slack_min` minutes of `now` is "now"). For a number: `cues` and `rivals`, the words that
+    name this argument and those that name the tool's others (`kinds.cue_words`); `asked`, what
+    the agent said before the text (its question gives an unmarked number its role).
     A blank value is never said."""
     raw = str(value).strip()
     if not raw:
@@ -37,7 +39,7 @@ def find_said(value: str | int | float, text: str, *, kind: ValueKind,
         found = time_said(raw, text, now, slack_min=slack_min)
         return name_said(raw, text) if found is False else found or None
     if kind is ValueKind.NUMBER:
-        found = number_said(raw, text, cues=cues, rivals=rivals)
+        found = number_said(raw, text, cues=cues, rivals=rivals, asked=asked)
         return name_said(raw, text) if found is False else found or None
     if kind is ValueKind.CODE:
         found = code_said(raw, text)
@@ -51,8 +53,8 @@ def find_said(value: str | int | float, text: str, *, kind: ValueKind,
 
 
 def said_in(value: str | int | float, text: str, *, kind: ValueKind, now: datetime | None = None,
-            cues: Collection[str] = (), rivals: Collection[str] = (),
+            cues: Collection[str] = (), rivals: Collection[str] = (), asked: str = "",
             slack_min: int = SLACK_MIN) -> bool:
     """Does `text` say `value`, read as `kind`? (`find_said` tells where.)"""
-    return find_said(value, text, kind=kind, now=now, cues=cues, rivals=rivals,
+    return find_said(value, text, kind=kind, now=now, cues=cues, rivals=rivals, asked=asked,
                      slack_min=slack_min) is not None

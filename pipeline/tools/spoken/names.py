@@ -71,7 +71,7 @@ def _slots(ws: list[Word]) -> list[Slot]:
     i = 0
     while i < len(ws):
         if (run := numbers.get(i)) is not None:
-            readings = {str(v.normalize()) if v == v.to_integral() else str(v) for v in run.values}
+            readings = {str(int(v)) if v == v.to_integral() else str(v) for v in run.values}
             readings.add(run.digits)
             out.append((i, run.end, frozenset(_plain(r) for r in readings)))
             i = run.end

@@ -5,7 +5,8 @@ A value is said as a number when some number the caller said can mean it (`words
 "forty-two", "a hundred and twenty", "two fifty" as 250 or 2.50), and said in its role: the
 nearest word around that number that names an argument decides. A word among this argument's
 own cues ("party", "guest" for `party_size`) takes it; a word among another argument's cues only
-(`rivals`) keeps it from this one; a number no such word marks may be any. A time of day ("6 pm",
+(`rivals`) keeps it from this one; a number no such word marks has the role of the agent's question
+it answers, if that names one, or may be any. A time of day ("6 pm",
 "at 6") is not a count or a price unless the argument is itself a time.
 """
 
@@ -63,20 +64,25 @@ def numbers_said(text: str) -> tuple[NumberSaid, ...]:
 
 
 def number_said(value: str, text: str, *, cues: Collection[str] = (),
-                rivals: Collection[str] = ()) -> tuple[int, int] | Literal[False] | None:
+                rivals: Collection[str] = (), asked: str = "") -> tuple[int, int] | Literal[False] | None:
     """Where the text says this number in this role (characters start, end); None when it does
-    not; False when the value is no number (judge it another way)."""
+    not; False when the value is no number (judge it another way). `asked`: what the agent said
+    before the text; a number no word of the text names has the role the question asked for
+    ("What are the last four digits?" - "It's 4417")."""
     wanted = spoken_number(value)
     if wanted is None:
         return False
     own = {stem(c) for c in cues}
     other = {stem(c) for c in rivals} - own
+    question = _role(NumberSaid(0, 0, frozenset(), tuple(stem(w.text) for w in words(asked)), (),
+                                False), own, other)
     for said in numbers_said(text):
         if wanted not in said.values:
             continue
         if said.clock and not own & TIME_CUES:
             continue  # "at 6" is not six people
-        if _role(said, own, other) is not False:
+        role = _role(said, own, other)
+        if role is True or (role is None and question is not False):
             return said.start, said.end
     return None
 

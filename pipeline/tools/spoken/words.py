@@ -48,7 +48,6 @@ class Word:
     start: int
     end: int
     after_break: bool = False
-    glued: bool = False  # written against the word before, no space: "K7Q2", "6pm", "5th"
 
 
 def words(text: str) -> list[Word]:
@@ -59,14 +58,14 @@ def words(text: str) -> list[Word]:
     for m in _TOKEN.finditer(text):
         raw = m.group()
         gap = text[last_end:m.start()]
-        glued = bool(out) and m.start() == last_end
-        if (glued and raw.lower() in _ORDINAL_SUFFIX and out[-1].text.isdigit()):
+        glued = bool(out) and m.start() == last_end  # "5th": no space between
+        if glued and raw.lower() in _ORDINAL_SUFFIX and out[-1].text.isdigit():
             prev = out.pop()
             out.append(Word(prev.text + raw.lower(), prev.raw + raw, prev.start, m.end(),
-                            prev.after_break, prev.glued))
+                            prev.after_break))
         else:
             out.append(Word(raw.lower(), raw, m.start(), m.end(),
-                            bool(out) and bool(_BREAK.search(gap)), glued))
+                            bool(out) and bool(_BREAK.search(gap))))
         last_end = m.end()
     return out
 
