@@ -288,6 +288,7 @@ def test_spoken_number_parsing() -> None:
     ("MacDonald", "it's mac donald"), ("Mac Donald", "macdonald"), ("Smith", "S M I T H"),
     ("O'Brien", "obrien"), ("Amazon", "a charge from amazon I don't recognise"),
     ("The Grand Hotel", "the grand hotel please"), ("The Grand Hotel", "grand hotel"),
+    ("Mr. Hale", "this is Marcus Hale"), ("Dr Okafor", "can I see Okafor"),
 ])
 def test_names_as_whisper_writes_them(value: str, said: str) -> None:
     assert said_in(value, said, kind=NAME)
@@ -297,7 +298,7 @@ def test_names_as_whisper_writes_them(value: str, said: str) -> None:
     ("John Doe", "I had an appointment last Thursday and it went really well"),
     ("Bank of America", "I found my card again, it was in my coat"),
     ("Park Street", "mark street"), ("Maria Lopez", "my name is Mario"), ("Doe", "do it"),
-    ("Lee", "I see"), ("Anna", "and a"),
+    ("Lee", "I see"), ("Anna", "and a"), ("Mr. Smith", "mister"), ("Dr. Patel", "a doctor"),
 ])
 def test_names_not_said(value: str, said: str) -> None:
     assert not said_in(value, said, kind=NAME)
@@ -320,7 +321,7 @@ def test_addresses(value: str, said: str) -> None:
 @pytest.mark.parametrize(("value", "said"), [
     ("43 Elm Street", "forty two elm street"), ("42 Elm Street, Springfield", "42 elm street"),
     ("Airport", "I took a taxi to Elm Street yesterday"), ("42 Oak Street", "42 elm street"),
-    ("5th Avenue", "sixth avenue"),
+    ("5th Avenue", "sixth avenue"), ("Oak Dr", "oak road"),
 ])
 def test_addresses_not_said(value: str, said: str) -> None:
     assert not said_in(value, said, kind=ADDR)

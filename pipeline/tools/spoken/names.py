@@ -3,8 +3,8 @@
 Whisper spells a name it has not heard before as it sounds ("Katherine" for "Catherine", "Smyth"
 for "Smith", "Mac Donald" for "MacDonald"), writes numbers as words or digits ("42 Elm Street",
 "forty two elm street"), and abbreviates or not ("St", "Street"). A value is said when its words,
-in the same sequence, are consecutive words of the text (a "the" or "a" between them aside), each the
-same word read loosely:
+in the same sequence, are consecutive words of the text (a "the" or "a" between them, or a title of
+the value's own the caller left out, "Mr." or "Dr.", aside), each the same word read loosely:
 - case and punctuation aside; a street type, a compass point or a title in short or in full
   ("St" is "Street" or "Saint", "Ave" "Avenue", "Dr" "Drive" or "Doctor", "N" "North");
 - an ordinal as its number ("5th", "fifth": 5), a number in digits or words, read over as many
@@ -36,6 +36,8 @@ _SHORT = {
     "centre": ("center",), "theatre": ("theater",),
 }
 _SKIPPABLE = {"the", "a", "an", "of", "and", "at", "on", "in"}  # optional on either side
+_TITLES = {"mr", "mister", "mrs", "missus", "ms", "miss", "dr", "doctor", "prof", "professor",
+           "sir", "madam"}  # a value's own title the caller may leave out ("Mr. Hale": "Hale")
 _VOWELS = re.compile(r"[aeiouy]")
 
 
@@ -104,8 +106,9 @@ def _align(want: list[Slot], k: int, said: list[Slot], i: int) -> int | None:
     if k == len(want):
         return i
     readings = want[k][2]
-    if readings & _SKIPPABLE and (end := _align(want, k + 1, said, i)) is not None:
-        return end  # the value's own "of"/"the" left out by the caller
+    if (readings & _SKIPPABLE or (k == 0 and readings & _TITLES)) \
+            and (end := _align(want, k + 1, said, i)) is not None:
+        return end  # the value's own "of", "the" or "Mr." left out by the caller
     if i >= len(said):
         return None
     if k > 0 and said[i][2] & _SKIPPABLE and (end := _align(want, k, said, i + 1)) is not None:
