@@ -48,7 +48,8 @@ def test_six_pm_said_many_ways_is_18_00(said: str) -> None:
     ("18:00", "a table for six"),  # six people, not six o'clock
     ("17:00", "I live at 5 Elm Street"),
     ("14:00", "tomorrow morning"),
-    ("09:00", "a quarter past nine"),
+    ("09:00", "a quarter past nine"), ("08:15", "quarter past eight in the evening"),
+    ("09:30", "half an hour"),
 ])
 def test_times_not_said_do_not_match(value: str, said: str) -> None:
     assert not said_in(value, said, kind=T, now=NOW)
@@ -61,6 +62,8 @@ def test_times_not_said_do_not_match(value: str, said: str) -> None:
     ("18:05", "six oh five pm"), ("07:00", "seven o'clock"), ("20:00", "at 8 please"),
     ("23:00", "eleven at night"), ("6", "at six"), ("18", "at 6 pm"), ("17:00", "at 5"),
     ("18:30", "6.30pm"), ("7:45 am", "seven forty five in the morning"),
+    ("09:30", "half nine"), ("21:30", "half nine tonight"), ("00:00", "12 am"),
+    ("12:30", "twelve thirty pm"), ("18:00", "around 6-ish"), ("13:00", "1 o'clock in the afternoon"),
 ])
 def test_clock_times(value: str, said: str) -> None:
     assert said_in(value, said, kind=T, now=NOW)

@@ -68,8 +68,13 @@ def clock_at(ws: list[Word], i: int, *, written: bool = False) -> Clock | None:
 
 
 def _to_or_past(ws: list[Word], i: int) -> Clock | None:
-    """ "half past five", "quarter to seven", "ten past six", "twenty five minutes to eight"."""
+    """ "half past five", "quarter to seven", "ten past six", "twenty five minutes to eight",
+    "half nine"."""
     t = ws[i].text
+    if t == "half" and (hour := _hour_of(ws, i + 1)) is not None and not ws[i + 1].after_break:
+        h, end = hour  # "half nine": half past nine, as said in Britain
+        spans = tuple(((b + 30) % 1440,) * 2 for b in ((h % 12) * 60, (h % 12 + 12) * 60))
+        return _suffixed(ws, Clock(i, end, spans, False))
     if t == "half":
         minutes, j = 30, i + 1
     elif t == "quarter" or (t == "a" and i + 1 < len(ws) and ws[i + 1].text == "quarter"):
