@@ -7,7 +7,8 @@ and 18:00) until a part of the day in the same clause settles it ("six in the ev
 
 A bare number is a time only where the words make it one: a clock word after it (pm, o'clock),
 or a word that places a time before it ("at six", "by 7", "around eight") with nothing after it
-that makes it something else ("at 5 Elm Street").
+that makes it something else ("at 5 Elm Street"). An hour with its minutes ("seven thirty", "half
+nine") is a time by itself, marked `bare`: a price is said the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .words import Word, read_group
 
 Span = tuple[int, int]  # minutes after midnight, both ends included; a point is (m, m)
 
+# The hours a part of the day spans: a common reading, not a measurement
 DAYPARTS: dict[str, Span] = {
     "morning": (5 * 60, 12 * 60), "afternoon": (12 * 60, 18 * 60),
     "evening": (17 * 60, 22 * 60), "night": (19 * 60, 24 * 60), "tonight": (17 * 60, 24 * 60),

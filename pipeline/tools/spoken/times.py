@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Literal
 
-from .clock import Clock, Span, clock_at, settle
+from .clock import DAYPARTS, Clock, Span, clock_at, settle
 from .days import Day, as_day, day_matches, days_at
 from .words import Word, read_group, words
 
@@ -31,7 +31,10 @@ _NOW_WORDS = (("right", "now"), ("right", "away"), ("straight", "away"), ("strai
 _NOT_NOW_BEFORE = {"until", "till", "by", "for", "just", "before", "from", "right"}
 _DURATIONS = {"minute": 1, "minutes": 1, "mins": 1, "min": 1, "hour": 60, "hours": 60, "hrs": 60}
 _ISO_TIME = re.compile(r"[Tt ](\d{1,2}):(\d{2})")
-SLACK_MIN = 20  # how far from "now" a time may be and still be "now": a car or a table that soon
+# How far after "now" a time may be and still be "now" (a car or a table that soon), and how far
+# before (the words were said a moment ago): choices, not measurements; `slack_min` overrides.
+SLACK_MIN = 20
+_PAST_SLACK_MIN = 5
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ def moments(ws: list[Word], now: datetime | None, *, written: bool = False,
         elif (d := days_at(ws, i, ref.date(), written=written)) is not None:
             found.append(Moment(d.start, d.end, days=d.days))
             if ws[i].text in ("tonight", "tonite"):
-                clocks.append(Clock(i, d.end, ((17 * 60, 24 * 60),), True, daypart=True))
+                clocks.append(Clock(i, d.end, (DAYPARTS["tonight"],), True, daypart=True))
             i = d.end
             if (iso := _iso_time(ws[d.start].text)) is not None:
                 clocks.append(Clock(d.start, d.end, ((iso, iso),), True))
@@ -148,7 +151,7 @@ def _at_offset(start: int, end: int, now: datetime | None, offset_min: int, slac
         return Moment(start, end, now=now_itself)
     at = now + timedelta(minutes=offset_min)
     minute = at.hour * 60 + at.minute
-    low, high = max(0, minute - min(slack_min, 5)), min(24 * 60, minute + slack_min)
+    low, high = max(0, minute - min(slack_min, _PAST_SLACK_MIN)), min(24 * 60, minute + slack_min)
     return Moment(start, end, days=frozenset({as_day(at.date())}), spans=((low, high),),
                   now=now_itself)
 
