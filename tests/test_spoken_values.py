@@ -239,7 +239,7 @@ def test_numbers_said(value: str | int, said: str) -> None:
 
 @pytest.mark.parametrize(("value", "said"), [
     ("42", "forty-three"), ("24", "forty-two"), ("50", "two fifty"), ("6", "a table for 4 at 6"),
-    ("10.99", "I found my card again"), ("100", "a hundred and twenty"),
+    ("10.99", "I found my card again"), ("100", "a hundred and twenty"), ("3", "three and a half"),
 ])
 def test_numbers_not_said(value: str, said: str) -> None:
     assert not said_in(value, said, kind=NUM, cues={"party", "size"})

@@ -197,7 +197,7 @@ def number_runs(ws: list[Word]) -> list[NumberRun]:
                 and "." not in groups[0][1]:
             values.add(groups[0][0] + groups[1][0] / 100)  # "two fifty": 2.50 as well as 250
         if len(groups) == 1 and [w.text for w in ws[j:j + 3]] == ["and", "a", "half"]:
-            values.add(groups[0][0] + Decimal("0.5"))
+            values = {groups[0][0] + Decimal("0.5")}  # three and a half is not three
             j += 3
         out.append(NumberRun(i, j, tuple(groups), frozenset(values)))
         i = j
