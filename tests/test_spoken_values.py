@@ -429,3 +429,17 @@ def test_any_value_and_text_give_an_answer(value: str, text: str, kind: ValueKin
                                            with_now: bool) -> None:
     span = find_said(value, text, kind=kind, now=NOW if with_now else None)
     assert span is None or 0 <= span[0] < span[1] <= len(text)
+
+
+def test_x_source_and_x_kind_travel_in_a_clients_function() -> None:
+    from pipeline.tools import ToolSpec, tool_call_grammar
+
+    definition = {"type": "function", "name": "book", "description": "Book a ride.",
+                  "parameters": {"type": "object", "required": ["when"], "properties": {
+                      "when": {"type": "string", "x-kind": "time",
+                               "x-source": ["caller", "instructions"]}}}}
+    spec = ToolSpec.from_openai(definition)
+    prop = spec.parameters["properties"]["when"]
+    assert kind_from_schema("when", prop) is T
+    assert sources_of("when", prop) == {Source.CALLER, Source.INSTRUCTIONS}
+    assert tool_call_grammar([spec])
