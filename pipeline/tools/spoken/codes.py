@@ -1,0 +1,143 @@
+"""A code as a caller spells it: "K7Q2" is "k seven q two", "K 7 Q 2" or "k as in kilo, 7, q, 2".
+
+A code (an id, a reference, a plate, a phone number, an e-mail address) is found when its letters
+and digits, case and punctuation aside, are read by consecutive words of the text, each word read
+as what a caller means by it: a letter ("k", "kay", "kilo"), digits ("seven", "forty one",
+"double seven", "oh" after a digit), a separator said aloud ("dash", "dot", "at"), or itself
+("john" in "john dot smith at mail dot com"). The words just before and after must not go on
+spelling: "k seven q two three" does not say "K7Q2".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+from .words import Word, is_number_word, number_runs, read_group, words
+
+_LETTER_NAMES = {
+    "ay": "a", "bee": "b", "be": "b", "cee": "c", "see": "c", "sea": "c", "dee": "d", "ee": "e",
+    "eff": "f", "ef": "f", "gee": "g", "aitch": "h", "haitch": "h", "eye": "i", "jay": "j",
+    "kay": "k", "el": "l", "ell": "l", "em": "m", "en": "n", "oh": "o", "pee": "p", "pea": "p",
+    "cue": "q", "queue": "q", "ar": "r", "are": "r", "ess": "s", "es": "s", "tee": "t",
+    "tea": "t", "you": "u", "vee": "v", "ex": "x", "why": "y", "zed": "z", "zee": "z",
+}
+_ALPHABET = {  # the spelling alphabet callers and agents read codes in
+    "alpha": "a", "alfa": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e",
+    "foxtrot": "f", "golf": "g", "hotel": "h", "india": "i", "juliet": "j", "juliett": "j",
+    "kilo": "k", "lima": "l", "mike": "m", "november": "n", "oscar": "o", "papa": "p",
+    "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t", "uniform": "u", "victor": "v",
+    "whiskey": "w", "whisky": "w", "xray": "x", "yankee": "y", "zulu": "z",
+}
+_SEPARATORS = {"dash", "hyphen", "dot", "point", "slash", "underscore", "space", "at", "and",
+               "then", "capital", "uppercase", "lowercase", "small", "letter", "number", "digit"}
+_HOMOPHONES = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}  # only mid-code
+_REPEAT = {"double", "triple"}
+
+
+def squash(text: str) -> str:
+    """Letters and digits only, lower case: what a code is, whatever it is written with."""
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+def code_said(value: str, text: str) -> tuple[int, int] | None:
+    """Where (characters start, end) the text says this code, spelled or spoken; None if not."""
+    target = squash(value)
+    if not target:
+        return None
+    ws, edges = _read(text)
+    for i in range(len(ws)):
+        if ws[i].text in _SEPARATORS:
+            continue
+        for j in _match(target, ws, edges, i, 0):
+            if _spells(ws, i - 1) and not ws[i].after_break:
+                break  # the code said started earlier: "k k seven" is not "K7"
+            if j < len(ws) and _spells(ws, j) and not ws[j].after_break:
+                continue  # the code said goes on: "k seven q two three" is not K7Q2
+            return ws[i].start, ws[j - 1].end
+    return None
+
+
+Edge = tuple[str, int]  # what some words read as, and the index of the word after them
+
+
+@lru_cache(maxsize=64)  # one text (a transcript, the instructions) is asked about many values
+def _read(text: str) -> tuple[list[Word], list[list[Edge]]]:
+    ws = _drop_as_in(words(text))
+    return ws, _edges(ws)
+
+
+def _match(target: str, ws: list[Word], edges: list[list[Edge]], i: int, k: int) -> Iterator[int]:
+    """Word indexes just past a reading of target[k:] that starts at ws[i]."""
+    if k == len(target):
+        yield i
+        return
+    if i >= len(ws):
+        return
+    for reading, after in edges[i]:
+        if reading == "" and k == 0:
+            continue
+        if k == 0 and ws[i].text in _HOMOPHONES and reading == _HOMOPHONES[ws[i].text]:
+            continue  # "to" is a 2 only inside a code
+        if target.startswith(reading, k):
+            yield from _match(target, ws, edges, after, k + len(reading))
+
+
+def _edges(ws: list[Word]) -> list[list[Edge]]:
+    """What the words from each index on can stand for in a spelled code, and where they end."""
+    out: list[set[Edge]] = []
+    for i, w in enumerate(ws):
+        e = {(squash(w.text), i + 1)}
+        for table in (_LETTER_NAMES, _ALPHABET, _HOMOPHONES):
+            if w.text in table:
+                e.add((table[w.text], i + 1))
+        if w.text in _SEPARATORS:
+            e.add(("", i + 1))
+        if w.text in ("oh", "o"):
+            e.add(("0", i + 1))
+        out.append(e)
+    for run in number_runs(ws):
+        j = run.start
+        for _value, digits in run.groups:  # each group over the words it was read from
+            end = _group_end(ws, j, run.end, in_run=j > run.start)
+            out[j].add((digits, end))
+            j = end
+    return [sorted(e, key=lambda edge: -len(edge[0])) for e in out]
+
+
+def _group_end(ws: list[Word], j: int, limit: int, *, in_run: bool) -> int:
+    """Where the number group read from ws[j] ends ("double seven" is two words)."""
+    if ws[j].text in _REPEAT:
+        return min(j + 2, limit)
+    taken = read_group(ws, j, in_run=in_run)
+    return min(taken[2], limit) if taken is not None else j + 1
+
+
+def _spells(ws: list[Word], i: int) -> bool:
+    """Does ws[i] go on spelling a code: a digit, a lone letter, a spelling-alphabet word?"""
+    if i < 0 or i >= len(ws):
+        return False
+    text = ws[i].text
+    return (text[:1].isdigit() or is_number_word(text) or text in _ALPHABET or text in _REPEAT
+            or (len(text) == 1 and text.isalpha() and text not in ("a", "i")))
+
+
+def _drop_as_in(ws: list[Word]) -> list[Word]:
+    """ "k as in kilo", "b for bravo": the letter, once (the example word is not a letter)."""
+    out: list[Word] = []
+    i = 0
+    while i < len(ws):
+        out.append(ws[i])
+        letter = ws[i].text
+        if len(letter) == 1 and letter.isalpha():
+            if [w.text for w in ws[i + 1:i + 3]] == ["as", "in"] and i + 3 < len(ws) \
+                    and ws[i + 3].text.startswith(letter):
+                i += 4
+                continue
+            if i + 2 < len(ws) and ws[i + 1].text == "for" and len(ws[i + 2].text) > 1 \
+                    and ws[i + 2].text.startswith(letter):
+                i += 3
+                continue
+        i += 1
+    return out

@@ -1,0 +1,205 @@
+"""Which calendar days a caller's words name: "tomorrow", "next Thursday", "June 3rd", "the 3rd of
+June", "2026-06-03", relative to the moment they were said.
+
+A day is (year, month, day), the year None when the caller did not say one ("June 3rd"). A word
+that can mean more than one day names them all: "next Thursday" said on a Monday is the
+Thursday of this week to some callers and of the next to others; "Thursday" said on a Thursday
+is today or a week from today.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from .words import Word, read_group, read_ordinal
+
+Day = tuple[int | None, int, int]  # (year, or None when not said; month; day)
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY_SHORT = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # in written values only
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_MONTH_SHORT = {m[:3]: n + 1 for n, m in enumerate(_MONTHS)} | {"sept": 9}
+_ISO = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+_SLASHED = re.compile(r"(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?")
+_UNITS_OF_DAYS = {"day": 1, "days": 1, "week": 7, "weeks": 7}
+
+
+@dataclass(frozen=True)
+class Days:
+    """Days named by ws[start:end]."""
+
+    start: int
+    end: int
+    days: frozenset[Day]
+
+
+def day_matches(said: Day, wanted: Day) -> bool:
+    """The same day, a year nobody said matching any year."""
+    return said[1:] == wanted[1:] and (said[0] is None or wanted[0] is None or said[0] == wanted[0])
+
+
+def as_day(d: date) -> Day:
+    return (d.year, d.month, d.day)
+
+
+def month_of(text: str, *, written: bool) -> int | None:
+    """A month by its name ("june"), or its short form ("jun", "sept") in a written value."""
+    text = text.rstrip(".")
+    if text in _MONTHS:
+        return _MONTHS.index(text) + 1
+    return _MONTH_SHORT.get(text) if written else None
+
+
+def weekday_of(text: str, *, written: bool) -> int | None:
+    text = text.rstrip("s") if text.endswith("days") else text  # "on thursdays"
+    if text in WEEKDAYS:
+        return WEEKDAYS.index(text)
+    if written and text[:3] in _WEEKDAY_SHORT and text in (text[:3], text[:4], "thurs", "tues"):
+        return _WEEKDAY_SHORT.index(text[:3])
+    return None
+
+
+def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Days | None:
+    """The days named by the words starting at ws[i], if any."""
+    t = ws[i].text
+    if (m := _ISO.match(t)) is not None:
+        found = _valid(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        return Days(i, i + 1, frozenset(found)) if found else None
+    if (m := _SLASHED.fullmatch(t)) is not None:
+        year = _year_number(int(m.group(3))) if m.group(3) else None
+        a, b = int(m.group(1)), int(m.group(2))
+        found = _valid(year, a, b) | _valid(year, b, a)  # 6/3: June 3rd, or the 6th of March
+        return Days(i, i + 1, frozenset(found)) if found else None
+    if t in ("today", "tonight", "tonite"):
+        return Days(i, i + 1, frozenset({as_day(today)}))
+    if t in ("tomorrow", "tmrw", "tomorrow's"):
+        return Days(i, i + 1, frozenset({as_day(today + timedelta(1))}))
+    if t == "yesterday":
+        return Days(i, i + 1, frozenset({as_day(today - timedelta(1))}))
+    if _texts(ws, i, 4) in (["the", "day", "after", "tomorrow"], ["the", "day", "before", "yesterday"]):
+        sign = 1 if ws[i + 2].text == "after" else -1
+        return Days(i, i + 4, frozenset({as_day(today + timedelta(2 * sign))}))
+    if (named := _weekday(ws, i, today, written=written)) is not None:
+        return named
+    if (named := _month_day(ws, i, today, written=written)) is not None:
+        return named
+    if t == "in" and (named := _in_days(ws, i, today)) is not None:
+        return named
+    if t == "the" and (taken := read_ordinal(ws, i + 1)) is not None and 1 <= taken[0] <= 31 \
+            and (taken[1] >= len(ws) or ws[taken[1]].text != "of"):
+        return Days(i, taken[1], frozenset(_day_of_month(taken[0], today)))  # "on the 3rd"
+    return None
+
+
+def _weekday(ws: list[Word], i: int, today: date, *, written: bool) -> Days | None:
+    """ "Thursday", "this Thursday", "next Thursday", "last Thursday", "the weekend"."""
+    mod = ws[i].text if ws[i].text in ("this", "next", "last", "coming", "past", "the") else None
+    j = i + 1 if mod else i
+    if mod == "this" and _texts(ws, j, 1) == ["past"]:
+        mod, j = "last", j + 1
+    if j < len(ws) and ws[j].text == "weekend" and mod != "past":
+        saturday = today + timedelta((5 - today.weekday()) % 7)
+        if mod == "next" and today.weekday() < 5:
+            saturday += timedelta(7)
+        if mod == "last":
+            saturday -= timedelta(7)
+        return Days(i, j + 1, frozenset({as_day(saturday), as_day(saturday + timedelta(1))}))
+    if j >= len(ws) or (wd := weekday_of(ws[j].text, written=written)) is None:
+        return None
+    if mod == "the":
+        return None  # "the Thursday after": not a day this reader can place
+    ahead = (wd - today.weekday()) % 7
+    if mod in ("last", "past"):
+        back = (today.weekday() - wd) % 7 or 7
+        return Days(i, j + 1, frozenset({as_day(today - timedelta(back))}))
+    if mod == "next":
+        first = today + timedelta(ahead or 7)
+        return Days(i, j + 1, frozenset({as_day(first), as_day(first + timedelta(7))}))
+    found = {as_day(today + timedelta(ahead))}
+    if ahead == 0:
+        found.add(as_day(today + timedelta(7)))
+    return Days(i, j + 1, frozenset(found))
+
+
+def _month_day(ws: list[Word], i: int, today: date, *, written: bool) -> Days | None:
+    """ "June 3rd", "June the third", "the 3rd of June", "3 June", each with a year or not."""
+    if (month := month_of(ws[i].text, written=written)) is not None:
+        j = i + 1 + (_texts(ws, i + 1, 1) == ["the"])
+        day = _day_number(ws, j)
+        if day is None or (j < len(ws) and ws[j].after_break and not written):
+            return None
+        year, end = _year_at(ws, day[1])
+        found = _valid(year, month, day[0])
+        return Days(i, end, frozenset(found)) if found else None
+    j = i + (ws[i].text == "the")
+    day = _day_number(ws, j)
+    if day is None:
+        return None
+    k = day[1] + (_texts(ws, day[1], 1) == ["of"])
+    if k >= len(ws) or (month := month_of(ws[k].text, written=written)) is None:
+        return None
+    year, end = _year_at(ws, k + 1)
+    found = _valid(year, month, day[0])
+    return Days(i, end, frozenset(found)) if found else None
+
+
+def _day_number(ws: list[Word], j: int) -> tuple[int, int] | None:
+    """A day of the month at ws[j]: "3rd", "third", "3", "three"."""
+    if (taken := read_ordinal(ws, j)) is not None:
+        return taken if 1 <= taken[0] <= 31 else None
+    group = read_group(ws, j)
+    if group is not None and group[0] == int(group[0]) and 1 <= group[0] <= 31:
+        return int(group[0]), group[2]
+    return None
+
+
+def _year_at(ws: list[Word], j: int) -> tuple[int | None, int]:
+    """A year said after a day ("2026", "twenty twenty six"), and the index after it."""
+    first = read_group(ws, j)
+    if first is None or first[0] != int(first[0]):
+        return None, j
+    if 1900 <= first[0] <= 2100:
+        return int(first[0]), first[2]
+    second = read_group(ws, first[2])
+    if first[0] in (19, 20) and second is not None and 0 <= second[0] <= 99 \
+            and not ws[first[2]].after_break:
+        return int(first[0] * 100 + second[0]), second[2]
+    return None, j
+
+
+def _in_days(ws: list[Word], i: int, today: date) -> Days | None:
+    """ "in three days", "in a week", "in two weeks"."""
+    if _texts(ws, i + 1, 1) == ["a"]:
+        count, j = 1, i + 2
+    elif (group := read_group(ws, i + 1)) is not None and group[0] == int(group[0]):
+        count, j = int(group[0]), group[2]
+    else:
+        return None
+    if j >= len(ws) or ws[j].text not in _UNITS_OF_DAYS:
+        return None
+    return Days(i, j + 1, frozenset({as_day(today + timedelta(count * _UNITS_OF_DAYS[ws[j].text]))}))
+
+
+def _day_of_month(day: int, today: date) -> set[Day]:
+    """ "the 3rd": of this month, or of the next when this month's has passed."""
+    nxt = date(today.year + (today.month == 12), today.month % 12 + 1, 1)
+    return _valid(today.year, today.month, day) | _valid(nxt.year, nxt.month, day)
+
+
+def _valid(year: int | None, month: int, day: int) -> set[Day]:
+    if not 1 <= month <= 12:
+        return set()
+    last = calendar.monthrange(year if year is not None else 2000, month)[1]  # 2000: a leap year
+    return {(year, month, day)} if 1 <= day <= last else set()
+
+
+def _year_number(y: int) -> int:
+    return y + 2000 if y < 100 else y
+
+
+def _texts(ws: list[Word], i: int, n: int) -> list[str]:
+    return [w.text for w in ws[i:i + n]]

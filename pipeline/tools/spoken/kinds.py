@@ -1,0 +1,201 @@
+"""What kind of value an argument holds, and where its value may come from, read from its schema.
+
+Every argument's value must come from somewhere (`Source`): what the caller said, an earlier
+tool result, the instructions (which hold what the deployment put there: an account, a CRM
+record), or text the agent composes (a holding line, a summary). Its kind (`ValueKind`) says how
+"said" is judged (`match.said_in`) and which sources it may have by default (`default_sources`):
+a name, an id, a code, a date, a time, a number or an address must be said; free prose may be
+composed.
+
+The kind comes from the JSON Schema property (`kind_from_schema`): its `x-kind`; its `format`
+(date, time, date-time, email); the words of its name, the head word first ("pickup_time" is a
+time, "phone_number" a code, "number_of_guests" a number), then of its description; its `type`
+(integer, number); a `pattern` (a code). A short string nothing else places is a name: what is
+not prose must be said. A property can set its sources itself: `"x-source": "caller"`,
+`"composed"`, or a list (`["caller", "instructions"]`), read by `sources_of`.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Any
+
+SOURCE_KEY = "x-source"
+KIND_KEY = "x-kind"
+
+
+class ValueKind(Enum):
+    TIME = "time"
+    DATE = "date"
+    DATETIME = "datetime"
+    CODE = "code"
+    NUMBER = "number"
+    NAME = "name"
+    ADDRESS = "address"
+    TEXT = "text"
+
+
+class Source(Enum):
+    CALLER = "caller"
+    RESULT = "result"
+    INSTRUCTIONS = "instructions"
+    COMPOSED = "composed"
+
+
+SAID = frozenset({Source.CALLER, Source.RESULT, Source.INSTRUCTIONS})
+ANY = frozenset(Source)
+
+_FORMATS = {"date": ValueKind.DATE, "time": ValueKind.TIME, "date-time": ValueKind.DATETIME,
+            "email": ValueKind.CODE, "idn-email": ValueKind.CODE, "uuid": ValueKind.CODE,
+            "hostname": ValueKind.CODE, "ipv4": ValueKind.CODE, "ipv6": ValueKind.CODE,
+            "uri": ValueKind.CODE, "phone": ValueKind.CODE}
+# English words that say what a property holds, in any domain; first listed, first placed
+_WORDS: tuple[tuple[ValueKind, frozenset[str]], ...] = (
+    (ValueKind.CODE, frozenset(
+        "id ids uuid guid code codes ref reference pin zip zipcode postcode iban swift bic sku "
+        "plate license licence confirmation locator ticket serial tracking membership "
+        "passport vin phone mobile tel telephone email mail username login handle extension "
+        "pnr digits last4 lastfour ssn ein tin".split())),
+    (ValueKind.DATETIME, frozenset("datetime timestamp when".split())),
+    (ValueKind.DATE, frozenset("date day dob birthday birthdate".split())),
+    (ValueKind.TIME, frozenset("time hour clock".split())),
+    (ValueKind.ADDRESS, frozenset(
+        "address street location destination origin pickup dropoff city town place venue "
+        "airport station where addr postal".split())),
+    (ValueKind.NAME, frozenset("name names surname firstname lastname fullname person who "
+                               "contact holder company business".split())),
+    (ValueKind.NUMBER, frozenset(
+        "count size quantity qty num total price cost fee sum limit percent percentage seats "
+        "people persons guests nights adults children age weight height duration rating "
+        "score tip minutes".split())),
+    (ValueKind.TEXT, frozenset(
+        "reason note notes message summary description comment comments details detail text "
+        "body subject remark remarks explanation question line greeting topic request requests "
+        "problem issue complaint feedback symptoms".split())),
+)
+_PROSE_LENGTH = 80  # a string allowed more characters than a name or an address is prose
+_STOP = frozenset("a an the of to for in on at by with from and or is are be it its this that "
+                  "as if any e g eg ie etc how many much what which your my our their his her "
+                  "caller user please".split())
+
+
+def kind_from_schema(name: str, schema: dict[str, Any]) -> ValueKind | None:
+    """The kind of value this property holds; None for one with nothing to trace (a boolean, a
+    constant, an object: the schema or the model's own judgement bounds it)."""
+    if (explicit := schema.get(KIND_KEY)) is not None:
+        try:
+            return ValueKind(explicit)
+        except ValueError:
+            raise ValueError(f"The argument {name!r} has \"{KIND_KEY}\": {explicit!r}; use one of "
+                             f"{', '.join(k.value for k in ValueKind)}.") from None
+    kind = schema.get("type")
+    if kind == "array":
+        return kind_from_schema(name, schema.get("items") or {})
+    if kind in ("boolean", "object", "null") or "const" in schema:
+        return None
+    if (fmt := schema.get("format")) in _FORMATS:
+        return _FORMATS[fmt]
+    if (found := _by_words(name_words(name), head_first=True)) is not None:
+        return found
+    if (found := _by_words(_words_of(schema.get("description", "")), head_first=False)) is not None:
+        return found
+    if kind in ("integer", "number"):
+        return ValueKind.NUMBER
+    if "pattern" in schema:
+        return ValueKind.CODE
+    if "enum" in schema or schema.get("maxLength", 0) > _PROSE_LENGTH:
+        return ValueKind.TEXT
+    return ValueKind.NAME
+
+
+def default_sources(kind: ValueKind | None) -> frozenset[Source]:
+    """Where a value of this kind may come from when its property says nothing: prose (and a
+    value with nothing to trace) from anywhere, the agent's own words included; everything
+    else from what was said (by the caller, a result or the instructions)."""
+    return ANY if kind in (None, ValueKind.TEXT) else SAID
+
+
+def sources_of(name: str, schema: dict[str, Any]) -> frozenset[Source]:
+    """Where this property's value may come from: its `x-source`, or its kind's default."""
+    raw = schema.get(SOURCE_KEY)
+    if raw is None:
+        return default_sources(kind_from_schema(name, schema))
+    listed = [raw] if isinstance(raw, str) else raw
+    try:
+        found = frozenset(Source(v) for v in listed)
+    except (TypeError, ValueError):
+        found = frozenset()
+    if not found or not isinstance(listed, list | tuple):
+        raise ValueError(f"The argument {name!r} has \"{SOURCE_KEY}\": {raw!r}; use one of "
+                         f"{', '.join(s.value for s in Source)}, or a list of them.")
+    return found
+
+
+def cue_words(name: str, schema: dict[str, Any]) -> frozenset[str]:
+    """The words a property's name and description say it is, singular: what a caller's words
+    around a number may name it by ("party_size", "number of guests": party, size, guest)."""
+    return frozenset(stem(w) for w in [*name_words(name), *_words_of(schema.get("description", ""))]
+                     if w not in _STOP and not w.isdigit())
+
+
+def name_words(name: str) -> list[str]:
+    """A property name's words: "pickupTime", "pickup_time" and "pickup-time" are pickup, time;
+    "last4" is last4."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
+    return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+
+
+def stem(word: str) -> str:
+    """A word without its plural or possessive ending: "guests" and "guest's" are "guest"."""
+    word = word.lower().removesuffix("'s")
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _words_of(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _by_words(ws: list[str], *, head_first: bool) -> ValueKind | None:
+    """The kind these words name. In a name the head word leads: the last, or the one before
+    "of" ("number_of_guests": number); "X_number" is an id, "number_of_X" a count."""
+    if not ws:
+        return None
+    if head_first:
+        if "of" in ws and ws.index("of") > 0:
+            head = ws.index("of") - 1
+            if ws[head] in ("number", "num", "count"):
+                return ValueKind.NUMBER
+        else:
+            head = len(ws) - 1
+        if ws[head] in ("number", "no", "nr", "account") and head > 0:
+            return ValueKind.CODE
+        for w in [ws[head], *reversed(ws[:head]), *ws[head + 1:]]:
+            if (found := _kind_of_word(w)) is not None:
+                return _with_date_and_time(found, ws)
+        return None
+    kinds = {k for w in ws if (k := _kind_of_word(w)) is not None}
+    for kind, _ in _WORDS:
+        if kind in kinds:
+            return _with_date_and_time(kind, ws)
+    return None
+
+
+def _kind_of_word(word: str) -> ValueKind | None:
+    if re.fullmatch(r"last_?(4|four)", word):
+        return ValueKind.CODE
+    for kind, names in _WORDS:
+        if word in names or stem(word) in names:
+            return kind
+    return None
+
+
+def _with_date_and_time(kind: ValueKind, ws: list[str]) -> ValueKind:
+    """ "date_time", "the date and time of the visit": both, a date-time."""
+    if kind in (ValueKind.DATE, ValueKind.TIME) and {"date", "day"} & set(ws) and "time" in ws:
+        return ValueKind.DATETIME
+    return kind

@@ -1,0 +1,192 @@
+"""A name or an address as Whisper writes what the caller said.
+
+Whisper spells a name it has not heard before as it sounds ("Katherine" for "Catherine", "Smyth"
+for "Smith", "Mac Donald" for "MacDonald"), writes numbers as words or digits ("42 Elm Street",
+"forty two elm street"), and abbreviates or not ("St", "Street"). A value is said when its words,
+in the same sequence, are consecutive words of the text (a "the" or "a" between them, or a title of
+the value's own the caller left out, "Mr." or "Dr.", aside), each the same word read loosely:
+- case and punctuation aside; a street type, a compass point or a title in short or in full
+  ("St" is "Street" or "Saint", "Ave" "Avenue", "Dr" "Drive" or "Doctor", "N" "North");
+- an ordinal as its number ("5th", "fifth": 5), a number in digits or words, read over as many
+  words as it takes ("forty two": 42, "sixteen oh four": 1604);
+- a word sounds the same (`sound_key`, a small phonetic key) and is close in spelling, or (six
+  letters or more) is within a quarter of its letters by edit distance; a word of two letters
+  or fewer only as itself; digits only as themselves;
+- a word split or joined ("MacDonald" and "Mac Donald").
+An address in parts ("42 Elm Street, Springfield") is said when each part is, anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from .words import Word, number_runs, read_ordinal, words
+
+_SHORT = {
+    "st": ("street", "saint"), "str": ("street",), "ave": ("avenue",), "av": ("avenue",),
+    "rd": ("road",), "blvd": ("boulevard",), "dr": ("drive", "doctor"), "ln": ("lane",),
+    "ct": ("court",), "pl": ("place",), "sq": ("square",), "hwy": ("highway",),
+    "pkwy": ("parkway",), "ter": ("terrace",), "cres": ("crescent",), "cir": ("circle",),
+    "apt": ("apartment",), "ste": ("suite",), "fl": ("floor",), "bldg": ("building",),
+    "n": ("north",), "s": ("south",), "e": ("east",), "w": ("west",), "ne": ("northeast",),
+    "nw": ("northwest",), "se": ("southeast",), "sw": ("southwest",), "mt": ("mount",),
+    "ft": ("fort",), "mr": ("mister",), "mrs": ("missus",), "ms": ("miss",), "jr": ("junior",),
+    "sr": ("senior",), "no": ("number",), "intl": ("international",), "ctr": ("center",),
+    "centre": ("center",), "theatre": ("theater",),
+}
+_SKIPPABLE = {"the", "a", "an", "of", "and", "at", "on", "in"}  # optional on either side
+_TITLES = {"mr", "mister", "mrs", "missus", "ms", "miss", "dr", "doctor", "prof", "professor",
+           "sir", "madam"}  # a value's own title the caller may leave out ("Mr. Hale": "Hale")
+_VOWELS = re.compile(r"[aeiouy]")
+
+
+def name_said(value: str, text: str) -> tuple[int, int] | None:
+    """Where (characters start, end) the text says this name, address or phrase; None if not.
+    An address in parts must have every part said; the span is the first part's."""
+    parts = [p for p in re.split(r"[,;\n]", value) if _slots(words(p))]
+    if not parts:
+        return None
+    ws, said = _read(text)
+    first: tuple[int, int] | None = None
+    for part in parts:
+        span = _find(_slots(words(part)), said, ws)
+        if span is None:
+            return None
+        first = first or span
+    return first
+
+
+Slot = tuple[int, int, frozenset[str]]  # words [start, end) and what they can be read as
+
+
+@lru_cache(maxsize=64)  # one text (a transcript, the instructions) is asked about many values
+def _read(text: str) -> tuple[list[Word], list[Slot]]:
+    ws = words(text)
+    return ws, _slots(ws)
+
+
+def _slots(ws: list[Word]) -> list[Slot]:
+    """Each word's readings, and numbers over the words they were said in."""
+    out: list[Slot] = []
+    numbers = {run.start: run for run in number_runs(ws)}
+    i = 0
+    while i < len(ws):
+        if (run := numbers.get(i)) is not None:
+            readings = {str(int(v)) if v == v.to_integral() else str(v) for v in run.values}
+            readings.add(run.digits)
+            out.append((i, run.end, frozenset(_plain(r) for r in readings)))
+            i = run.end
+            continue
+        if (ordinal := read_ordinal(ws, i)) is not None:
+            out.append((i, ordinal[1], frozenset({str(ordinal[0])})))
+            i = ordinal[1]
+            continue
+        text = _plain(ws[i].text)
+        if text:
+            out.append((i, i + 1, frozenset({text, *_SHORT.get(text, ())})))
+        i += 1
+    return out
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.lower().replace("'s", ""))
+
+
+def _find(want: list[Slot], said: list[Slot], ws: list[Word]) -> tuple[int, int] | None:
+    for start in range(len(said)):
+        end = _align(want, 0, said, start)
+        if end is not None and end > start:
+            return ws[said[start][0]].start, ws[said[end - 1][1] - 1].end
+    return None
+
+
+def _align(want: list[Slot], k: int, said: list[Slot], i: int) -> int | None:
+    """The index in `said` just past a reading of want[k:] that starts at said[i]."""
+    if k == len(want):
+        return i
+    readings = want[k][2]
+    if (readings & _SKIPPABLE or (k == 0 and readings & _TITLES)) \
+            and (end := _align(want, k + 1, said, i)) is not None:
+        return end  # the value's own "of", "the" or "Mr." left out by the caller
+    if i >= len(said):
+        return None
+    if k > 0 and said[i][2] & _SKIPPABLE and (end := _align(want, k, said, i + 1)) is not None:
+        return end  # "central (the) station"
+    if _alike(readings, said[i][2]) and (end := _align(want, k + 1, said, i + 1)) is not None:
+        return end
+    if i + 1 < len(said) and _joined(readings, said[i][2], said[i + 1][2]) \
+            and (end := _align(want, k + 1, said, i + 2)) is not None:
+        return end  # "MacDonald" said as "Mac Donald"
+    if k + 1 < len(want) and _joined(said[i][2], readings, want[k + 1][2]) \
+            and (end := _align(want, k + 2, said, i + 1)) is not None:
+        return end  # "Mac Donald" written "MacDonald"
+    return None
+
+
+def _alike(a: frozenset[str], b: frozenset[str]) -> bool:
+    return any(similar(x, y) for x in a for y in b)
+
+
+def _joined(one: frozenset[str], first: frozenset[str], second: frozenset[str]) -> bool:
+    return any(similar(x, y + z) for x in one for y in first for z in second
+               if not (y.isdigit() or z.isdigit()))
+
+
+@lru_cache(maxsize=65536)
+def similar(a: str, b: str) -> bool:
+    """Two words a caller may mean the same by, as Whisper may write them."""
+    if a == b:
+        return True
+    if a.isdigit() or b.isdigit() or min(len(a), len(b)) <= 2:
+        return False
+    if a + "s" == b or b + "s" == a:  # "Mary's" written "Marys"
+        return True
+    longest = max(len(a), len(b))
+    most = 1 if longest <= 5 else (longest + 1) // 3  # "Park" and "Mark" are two streets
+    if abs(len(a) - len(b)) > most or (distance := edit_distance(a, b)) > most:
+        return False
+    if longest > 5 and distance <= longest // 4:
+        return True
+    return sound_key(a) == sound_key(b)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance: insertions, deletions and substitutions, one each."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+_SOUND_RULES = [(re.compile(p), r) for p, r in (
+    (r"^(kn|gn|pn|wr|ps)", lambda m: m.group()[1]), (r"^x", "s"), (r"^wh", "w"), (r"mb$", "m"),
+    (r"ph", "f"), (r"gh(?![aeiouy])", ""), (r"ck", "k"), (r"sch", "sk"), (r"tch", "ch"),
+    (r"c(?=[iey])", "s"), (r"[cs]h", "x"), (r"th", "0"), (r"dg(?=[eiy])", "j"),
+    (r"g(?=[eiy])", "j"), (r"[cq]", "k"), (r"x", "ks"), (r"z", "s"), (r"v", "f"),
+    (r"d", "t"), (r"(?<=[aeiou])[wy](?![aeiou])", ""), (r"h(?![aeiou])", ""),
+)]
+
+
+@lru_cache(maxsize=65536)
+def sound_key(word: str) -> str:
+    """A short key that words sounding alike share ("smith", "smyth"; "catherine", "katherine";
+    "stephen", "steven"): consonants as they sound, vowels after the first letter dropped, a
+    letter doubled once."""
+    w = re.sub(r"[^a-z]", "", word.lower())
+    if not w:
+        return ""
+    for pattern, repl in _SOUND_RULES:
+        w = pattern.sub(repl, w)  # type: ignore[arg-type]
+    if not w:
+        return ""
+    head = "a" if _VOWELS.match(w[0]) else w[0]
+    tail = _VOWELS.sub("", w[1:])
+    key = head
+    for ch in tail:
+        if ch != key[-1]:
+            key += ch
+    return key

@@ -1,0 +1,106 @@
+"""A number the caller said, with the words that say what it is ("42 dollars", "a table for 4",
+"at 6", "the reference ending 1234").
+
+A value is said as a number when some number the caller said can mean it (`words.number_runs`:
+"forty-two", "a hundred and twenty", "two fifty" as 250 or 2.50), and said in its role: the
+nearest word around that number that names an argument decides. A word among this argument's
+own cues ("party", "guest" for `party_size`) takes it; a word among another argument's cues only
+(`rivals`) keeps it from this one; a number no such word marks has the role of the agent's question
+it answers, if that names one, or may be any. A time of day ("6 pm",
+"at 6") is not a count or a price unless the argument is itself a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from typing import Literal
+
+from .clock import clock_at
+from .kinds import stem
+from .words import Word, number_runs, spoken_number, words
+
+_BEFORE = 5  # words before a number that may say what it is ("the one it ends in 1234")
+_AFTER = 4
+TIME_CUES = frozenset({"time", "hour", "clock", "when", "at"})
+
+
+@dataclass(frozen=True)
+class NumberSaid:
+    """One number in a text: characters start:end, what it can mean, the words around it
+    (nearest first, not past a pause or another number) and whether it was a time of day."""
+
+    start: int
+    end: int
+    values: frozenset[Decimal]
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    clock: bool
+
+
+@lru_cache(maxsize=64)  # one text is asked about many values
+def numbers_said(text: str) -> tuple[NumberSaid, ...]:
+    ws = words(text)
+    runs = number_runs(ws)
+    in_run = {k for run in runs for k in range(run.start, run.end)}
+    out: list[NumberSaid] = []
+    for run in runs:
+        before: list[str] = []
+        k = run.start - 1
+        while k >= 0 and len(before) < _BEFORE and not ws[k + 1].after_break and k not in in_run:
+            before.append(stem(ws[k].text))
+            k -= 1
+        after: list[str] = []
+        k = run.end
+        while k < len(ws) and len(after) < _AFTER and not ws[k].after_break and k not in in_run:
+            after.append(stem(ws[k].text))
+            k += 1
+        clock = _clock_starts(ws, run.start)
+        out.append(NumberSaid(ws[run.start].start, ws[run.end - 1].end, run.values,
+                              tuple(before), tuple(after), clock))
+    return tuple(out)
+
+
+def number_said(value: str, text: str, *, cues: Collection[str] = (),
+                rivals: Collection[str] = (), asked: str = "") -> tuple[int, int] | Literal[False] | None:
+    """Where the text says this number in this role (characters start, end); None when it does
+    not; False when the value is no number (judge it another way). `asked`: what the agent said
+    before the text; a number no word of the text names has the role the question asked for
+    ("What are the last four digits?" - "It's 4417")."""
+    wanted = spoken_number(value)
+    if wanted is None:
+        return False
+    own = {stem(c) for c in cues}
+    other = {stem(c) for c in rivals} - own
+    question = _role(NumberSaid(0, 0, frozenset(), tuple(stem(w.text) for w in words(asked)), (),
+                                False), own, other)
+    for said in numbers_said(text):
+        if wanted not in said.values:
+            continue
+        if said.clock and not own & TIME_CUES:
+            continue  # "at 6" is not six people
+        role = _role(said, own, other)
+        if role is True or (role is None and question is not False):
+            return said.start, said.end
+    return None
+
+
+def _role(said: NumberSaid, own: set[str], other: set[str]) -> bool | None:
+    """True: the nearest naming word is this argument's; False: another's; None: none names it."""
+    for word in [*said.before, *said.after]:
+        if word in own and word not in other:
+            return True
+        if word in other:
+            return False
+    return None
+
+
+def _clock_starts(ws: list[Word], i: int) -> bool:
+    """Is the number at ws[i] a time of day ("6 pm", "at 6", "six thirty tonight")?"""
+    for start in (i, i - 1):
+        found = clock_at(ws, start) if start >= 0 else None
+        if found is not None and found.end > i and not (found.daypart or found.bare):
+            return True
+    return False

@@ -1,0 +1,206 @@
+"""Was this time or date said? Both sides read into days and times of day before comparing.
+
+A value ("18:00", "2026-06-04T18:00", "6 PM", "Thursday", "now") and the caller's words ("a cab
+at six in the evening", "next Thursday", "right now") are read the same way (`days`, `clock`),
+relative to `now`, the moment the words were said; the value was said when every part it states
+is among what the words name: its day among the days said, its time of day within a time said
+(a point, or a part of the day: "tomorrow morning" holds 09:30). "14:00" is not "at 6 pm".
+
+"now", "right now", "as soon as possible", "in twenty minutes" name the moment they were said
+in: a value within `slack_min` of it was said. Without a `now`, they match only a value that is
+itself such a word. A value that names a time of day but no day ("pickup 18:00"), or a day and
+time where the caller named only the time ("at six": today or tomorrow), is held to the time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Literal
+
+from .clock import DAYPARTS, Clock, Span, clock_at, settle
+from .days import Day, as_day, day_matches, days_at
+from .words import Word, read_group, words
+
+_REFERENCE = datetime(2000, 1, 3, 12, 0)  # stands for "now" when none is given: both sides alike
+_NOW_WORDS = (("right", "now"), ("right", "away"), ("straight", "away"), ("straightaway",),
+              ("immediately",), ("asap",), ("a", "s", "a", "p"), ("as", "soon", "as", "possible"),
+              ("as", "soon", "as", "you", "can"), ("at", "once"), ("now",))
+_NOT_NOW_BEFORE = {"until", "till", "by", "for", "just", "before", "from", "right"}
+_DURATIONS = {"minute": 1, "minutes": 1, "mins": 1, "min": 1, "hour": 60, "hours": 60, "hrs": 60}
+_ISO_TIME = re.compile(r"[Tt ](\d{1,2}):(\d{2})")
+# How far after "now" a time may be and still be "now" (a car or a table that soon), and how far
+# before (the words were said a moment ago): choices, not measurements; `slack_min` overrides.
+SLACK_MIN = 20
+_PAST_SLACK_MIN = 5
+
+
+@dataclass(frozen=True)
+class Moment:
+    """What ws[start:end] name: days, times of day, and whether it is "now" itself."""
+
+    start: int
+    end: int
+    days: frozenset[Day] = frozenset()
+    spans: tuple[Span, ...] = ()
+    now: bool = False
+    daypart: bool = field(default=False, compare=False)
+
+
+def moments(ws: list[Word], now: datetime | None, *, written: bool = False,
+            slack_min: int = SLACK_MIN) -> list[Moment]:
+    """Every day, time of day and "now" the words name, as they come."""
+    ref = now or _REFERENCE
+    found: list[Moment] = []
+    clocks: list[Clock] = []
+    i = 0
+    while i < len(ws):
+        if (m := _now_at(ws, i, now, slack_min)) is not None:
+            found.append(m)
+            i = m.end
+        elif (d := days_at(ws, i, ref.date(), written=written)) is not None:
+            found.append(Moment(d.start, d.end, days=d.days))
+            if ws[i].text in ("tonight", "tonite"):
+                clocks.append(Clock(i, d.end, (DAYPARTS["tonight"],), True, daypart=True))
+            i = d.end
+            if (iso := _iso_time(ws[d.start].text)) is not None:
+                clocks.append(Clock(d.start, d.end, ((iso, iso),), True))
+        elif (c := clock_at(ws, i, written=written)) is not None:
+            clocks.append(c)
+            i = c.end
+        else:
+            i += 1
+    return found + [Moment(c.start, c.end, spans=c.spans, daypart=c.daypart) for c in _settled(ws, clocks)]
+
+
+def time_said(value: str, text: str, now: datetime | None, *,
+              slack_min: int = SLACK_MIN) -> tuple[int, int] | Literal[False] | None:
+    """Where the text says the time or date this value is (characters start, end); None when it
+    does not; False when the value names no time or date at all (judge it as text)."""
+    vws = words(value)
+    wanted = moments(vws, now, written=True, slack_min=0)
+    if not wanted:
+        return False
+    want_days = frozenset().union(*(m.days for m in wanted))
+    want_spans = tuple(s for m in wanted for s in m.spans)
+    want_now = any(m.now for m in wanted) and now is None
+    ws, said = _read(text, now, slack_min)
+    hits: list[Moment] = []
+    if want_spans:
+        hit = next((m for m in said if any(_overlap(s, w) for s in m.spans for w in want_spans)), None)
+        if hit is None:
+            return None
+        hits.append(hit)
+    if want_now:
+        hit = next((m for m in said if m.now), None)
+        if hit is None:
+            return None
+        hits.append(hit)
+    if want_days:
+        hit = next((m for m in said if any(day_matches(s, w) for s in m.days for w in want_days)),
+                   None)
+        if hit is not None:
+            hits.append(hit)
+        elif not (hits and not any(m.days for m in said) and _soon(want_days, now)):
+            return None  # a time said with no day: today's, or tomorrow's when it has passed
+    if not hits:
+        return None
+    return ws[min(m.start for m in hits)].start, ws[max(m.end for m in hits) - 1].end
+
+
+@lru_cache(maxsize=64)  # one text is asked about many values
+def _read(text: str, now: datetime | None, slack_min: int) -> tuple[list[Word], list[Moment]]:
+    ws = words(text)
+    return ws, moments(ws, now, slack_min=slack_min)
+
+
+def _now_at(ws: list[Word], i: int, now: datetime | None, slack_min: int) -> Moment | None:
+    for phrase in _NOW_WORDS:
+        if tuple(w.text for w in ws[i:i + len(phrase)]) != phrase:
+            continue
+        end = i + len(phrase)
+        if phrase == ("now",) and (_before(ws, i) in _NOT_NOW_BEFORE or _opens_clause(ws, i)):
+            return None  # "for now", "Now, about my ...": not a time
+        return _at_offset(i, end, now, 0, slack_min, now_itself=True)
+    return _in_a_while(ws, i, now, slack_min)
+
+
+def _in_a_while(ws: list[Word], i: int, now: datetime | None, slack_min: int) -> Moment | None:
+    """ "in twenty minutes", "in half an hour", "in an hour", "in a few minutes"."""
+    if ws[i].text != "in":
+        return None
+    texts = [w.text for w in ws[i + 1:i + 5]]
+    if texts[:3] in (["half", "an", "hour"], ["a", "half", "hour"]):
+        return _at_offset(i, i + 4, now, 30, slack_min)
+    if texts[:2] in (["an", "hour"], ["one", "hour"]):
+        return _at_offset(i, i + 3, now, 60, slack_min)
+    if texts[:3] in (["a", "few", "minutes"], ["a", "couple", "minutes"]) or texts[:2] == ["a", "minute"]:
+        return _at_offset(i, i + 1 + (3 if texts[1] != "minute" else 2), now, 5, slack_min)
+    group = read_group(ws, i + 1)
+    if group is None or group[2] >= len(ws) or ws[group[2]].text not in _DURATIONS:
+        return None
+    offset = int(group[0] * _DURATIONS[ws[group[2]].text])
+    return _at_offset(i, group[2] + 1, now, offset, slack_min)
+
+
+def _at_offset(start: int, end: int, now: datetime | None, offset_min: int, slack_min: int,
+               *, now_itself: bool = False) -> Moment:
+    if now is None:
+        return Moment(start, end, now=now_itself)
+    at = now + timedelta(minutes=offset_min)
+    minute = at.hour * 60 + at.minute
+    low, high = max(0, minute - min(slack_min, _PAST_SLACK_MIN)), min(24 * 60, minute + slack_min)
+    return Moment(start, end, days=frozenset({as_day(at.date())}), spans=((low, high),),
+                  now=now_itself)
+
+
+def _settled(ws: list[Word], clocks: list[Clock]) -> list[Clock]:
+    """Times said without am or pm, settled by a part of the day in the same clause; a part of
+    the day used so names no range of its own ("six in the evening" is not 19:00)."""
+    parts = [c for c in clocks if c.daypart]
+    used: set[int] = set()
+    out: list[Clock] = []
+    for c in clocks:
+        if c.daypart or c.settled:
+            out.append(c)
+            continue
+        near = next((p for p in parts if _same_clause(ws, c, p)), None)
+        if near is not None and (settled := settle(c, near.spans[0])).settled:
+            used.add(id(near))
+            c = settled
+        out.append(c)
+    return [c for c in out if id(c) not in used]
+
+
+def _same_clause(ws: list[Word], a: Clock, b: Clock) -> bool:
+    lo, hi = (a, b) if a.start < b.start else (b, a)
+    if hi.start - lo.end > 4:
+        return False
+    return not any(w.after_break for w in ws[lo.end:hi.start + 1])
+
+
+def _iso_time(token: str) -> int | None:
+    """The time in a written date-time ("2026-06-04T18:00:00"), in minutes after midnight."""
+    m = _ISO_TIME.search(token)
+    return int(m.group(1)) * 60 + int(m.group(2)) if m is not None else None
+
+
+def _overlap(a: Span, b: Span) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _soon(days: frozenset[Day], now: datetime | None) -> bool:
+    if now is None:
+        return True
+    near = {as_day(now.date()), as_day(now.date() + timedelta(1))}
+    return any(day_matches(n, d) for d in days for n in near)
+
+
+def _before(ws: list[Word], i: int) -> str:
+    return ws[i - 1].text if i > 0 and not ws[i].after_break else ""
+
+
+def _opens_clause(ws: list[Word], i: int) -> bool:
+    return (i == 0 or ws[i].after_break) and i + 1 < len(ws) and ws[i + 1].after_break
