@@ -27,7 +27,8 @@ from ..base.audio import FRAME_SAMPLES, INPUT_RATE_HZ, PickupBuffer, StreamResam
 from ..base.clock import Clock
 from ..base.config import CallPolicy
 from ..base.errors import PipelineError
-from ..base.protocols import CallInput
+from ..base.listeners import Ordered
+from ..base.protocols import CallInput, PlayedAudioPhase
 
 Device = int | str | None
 ReferenceCallback = Callable[[np.ndarray, int], None]
@@ -121,8 +122,9 @@ class SoundCardTransport:
         quickest reply, or seconds (e.g. 0.1) where a busy machine makes the sound crackle.
     on_reference: `(samples16k, at_sample)` for every played block when `speakers` is set;
         `at_sample` is where that audio is due at the microphone, as an index into the 16 kHz
-        input handed to the session (its input audio clock). A session with the echo guard on
-        sets it (this transport is an `EchoReferenceSink`).
+        input handed to the session (its input audio clock). Given here, it is the first of
+        the `on_reference` listeners; a session with the echo guard on adds its own (this
+        transport is an `EchoReferenceSink`).
     max_s: as a `Transport`, how long `run` listens (None: until the agent hangs up or Ctrl-C).
     """
 
@@ -140,7 +142,9 @@ class SoundCardTransport:
         self.output_rate_hz = output_rate_hz
         self.buffer_ms = buffer_ms
         self.device_latency = device_latency
-        self.on_reference = on_reference
+        self.on_reference: Ordered[ReferenceCallback] = Ordered(PlayedAudioPhase)
+        if on_reference is not None:
+            self.on_reference.add(on_reference, PlayedAudioPhase.ECHO_GUARD)
         self.max_s = max_s
         self.hung_up = False
         self.on_hang_up: Callable[[], None] | None = None
@@ -347,7 +351,7 @@ class SoundCardTransport:
         with self._lock:
             played = self._pull(out)
         outdata[:] = out[:, None]
-        if played and self.speakers and self.on_reference is not None:
+        if played and self.speakers and self.on_reference:
             self._reference(out, time_info.currentTime + self._out_latency_s)
 
     def _pull(self, out: np.ndarray) -> int:
@@ -380,15 +384,15 @@ class SoundCardTransport:
     def _reference(self, out: np.ndarray, dac_time: float) -> None:
         assert self._ref_resampler is not None
         x16 = self._ref_resampler.process(out)
-        anchor, loop, callback = self._anchor, self._loop, self.on_reference
-        if anchor is None or loop is None or callback is None:
+        anchor, loop = self._anchor, self._loop
+        if anchor is None or loop is None:
             return
         # Both streams' times come from PortAudio's one clock: map the time this block sounds
         # onto the microphone's sample index, then onto the session's (minus dropped pickup).
         captured_at, index = anchor
         at_sample = index + round((dac_time - captured_at) * INPUT_RATE_HZ) - self.dropped_samples
         with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(callback, x16, at_sample)
+            loop.call_soon_threadsafe(self.on_reference, x16, at_sample)
 
 
 async def wait_for_hangup(seconds: float | None, stop: asyncio.Event | None = None) -> None:
