@@ -18,7 +18,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -29,28 +28,11 @@ from ..base.config import CallPolicy
 from ..base.errors import PipelineError
 from ..base.listeners import Ordered
 from ..base.protocols import CallInput, PlayedAudioPhase
+from .sound_devices import LIST_HINT, Device, import_sounddevice, pick_format, resolve_device
 
-Device = int | str | None
 ReferenceCallback = Callable[[np.ndarray, int], None]
 
-_LIST_HINT = "list them with python -m sounddevice"
 _CONTIGUOUS_S = 0.005  # a frame starting this close to the previous one's end continues it
-
-
-def import_sounddevice() -> ModuleType:
-    """sounddevice, or a PipelineError that says what to install."""
-    try:
-        import sounddevice
-    except OSError as exc:  # sounddevice is installed but the PortAudio library is not
-        raise PipelineError(
-            "the PortAudio library is not installed: install it (Debian/Ubuntu: "
-            "apt-get install libportaudio2) and try again"
-        ) from exc
-    except ImportError as exc:
-        raise PipelineError(
-            "the sounddevice package is not installed: pip install sounddevice"
-        ) from exc
-    return sounddevice
 
 
 class Reframer:
@@ -72,35 +54,6 @@ class Reframer:
     def pending(self) -> int:
         """Samples (16 kHz) waiting for the rest of their frame."""
         return len(self._carry)
-
-
-def _resolve_device(sd: ModuleType, device: Device, kind: str) -> dict[str, Any]:
-    what, flag = ("microphone", "--input-device") if kind == "input" else ("speaker", "--output-device")
-    try:
-        return dict(sd.query_devices(device, kind))
-    except (ValueError, sd.PortAudioError) as exc:
-        if device is None:
-            raise PipelineError(
-                f"no {what} found: connect one or pass {flag} ({_LIST_HINT})") from exc
-        raise PipelineError(
-            f"no {kind} device matches {device!r}: pass {flag} with a number or a name "
-            f"({_LIST_HINT})") from exc
-
-
-def _pick_format(sd: ModuleType, info: dict[str, Any], kind: str, preferred_hz: int) -> tuple[int, int]:
-    """The first (rate, channels) the device accepts: preferred rate first, mono first."""
-    check = sd.check_input_settings if kind == "input" else sd.check_output_settings
-    max_channels = int(info[f"max_{kind}_channels"])
-    for rate in dict.fromkeys((preferred_hz, int(info["default_samplerate"]))):
-        for channels in dict.fromkeys((1, min(2, max_channels))):
-            try:
-                check(device=info["index"], samplerate=rate, channels=channels, dtype="float32")
-                return rate, channels
-            except (ValueError, sd.PortAudioError):
-                continue
-    raise PipelineError(
-        f"the {kind} device {info['name']!r} accepts neither {preferred_hz} Hz nor its own "
-        f"default rate as float32 audio: pick another with --{kind}-device ({_LIST_HINT})")
 
 
 class SoundCardTransport:
@@ -188,11 +141,11 @@ class SoundCardTransport:
         sd = import_sounddevice()
         with contextlib.suppress(RuntimeError):
             self._loop = asyncio.get_running_loop()
-        self.input_info = _resolve_device(sd, self.input_device, "input")
-        self.input_rate_hz, self._in_channels = _pick_format(sd, self.input_info, "input", INPUT_RATE_HZ)
+        self.input_info = resolve_device(sd, self.input_device, "input")
+        self.input_rate_hz, self._in_channels = pick_format(sd, self.input_info, "input", INPUT_RATE_HZ)
         self._reframer = Reframer(self.input_rate_hz)
-        self.output_info = _resolve_device(sd, self.output_device, "output")
-        self.stream_rate_hz, self._out_channels = _pick_format(
+        self.output_info = resolve_device(sd, self.output_device, "output")
+        self.stream_rate_hz, self._out_channels = pick_format(
             sd, self.output_info, "output", self.output_rate_hz)
         self._ref_resampler = StreamResampler(self.stream_rate_hz, INPUT_RATE_HZ)
         opening = "microphone"
@@ -214,7 +167,7 @@ class SoundCardTransport:
             self.close()
             raise PipelineError(
                 f"cannot open the {opening} ({exc}): close programs that hold it, or pick another "
-                f"device with --input-device / --output-device ({_LIST_HINT})") from exc
+                f"device with --input-device / --output-device ({LIST_HINT})") from exc
 
     def _add(self, stream: Any) -> Any:
         self._streams.append(stream)
