@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from .base.config import TurnPolicy
 from .base.protocols import Completeness, ScoringLLM
 from .stages.vad import WINDOW_MS
 
-__all__ = ["Completeness", "HeuristicCompleteness", "LLMCompleteness", "TurnDetector", "VadSignal"]
+__all__ = ["Completeness", "HeuristicCompleteness", "LLMCompleteness", "TurnDetector", "VadEdge", "VadSignal"]
 
 
 # Words that promise more is coming; a transcript ending in one is not finished.
@@ -110,9 +111,16 @@ class LLMCompleteness:
         return yes / (yes + no) if yes + no > 0 else 0.5
 
 
+class VadEdge(StrEnum):
+    """Where the detector's speech state changed."""
+
+    SPEECH_STARTED = "speech_started"
+    SPEECH_STOPPED = "speech_stopped"
+
+
 @dataclass
 class VadSignal:
-    kind: str  # "speech_started" | "speech_stopped"
+    kind: VadEdge
     at_ms: float  # speech onset (before padding) or end of the last speech window
 
 
@@ -149,7 +157,7 @@ class TurnDetector:
             if not self.in_speech and self._above >= self.start_windows:
                 self.in_speech = True
                 self.last_speech_end_ms = None
-                return VadSignal("speech_started", self._onset_ms)
+                return VadSignal(VadEdge.SPEECH_STARTED, self._onset_ms)
         else:
             self._above = 0
             # Silero's hysteresis: in speech, silence starts only below (threshold - hysteresis);
@@ -159,7 +167,7 @@ class TurnDetector:
             if self.in_speech and self._below >= self.stop_windows:
                 self.in_speech = False
                 self.last_speech_end_ms = self._last_above_end_ms
-                return VadSignal("speech_stopped", self._last_above_end_ms)
+                return VadSignal(VadEdge.SPEECH_STOPPED, self._last_above_end_ms)
         return None
 
     def silence_ms(self, now_ms: float) -> float:

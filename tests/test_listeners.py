@@ -1,4 +1,5 @@
-"""Event listeners: called in their declared order, and one that fails does not break the call.
+"""Listeners (of events, caller frames, VAD windows, played frames): called in their declared
+order, and one that fails does not break the call.
 
 The call here runs on fakes (a loudness VAD, scripted STT and LLM, a tone voice), so it needs no
 models."""
@@ -17,9 +18,10 @@ from pipeline.base.clock import SimClock
 from pipeline.base.config import Config
 from pipeline.base.listeners import Ordered
 from pipeline.call.core import SessionCore
-from pipeline.call.input_path import WindowPhase
+from pipeline.call.input_path import CallerFramePhase, WindowPhase
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.stages.playback import FramePhase
 from pipeline.testing import call
 from pipeline.transports.scripted import Clip
 from pipeline.turns import HeuristicCompleteness
@@ -70,6 +72,7 @@ def test_the_session_wires_the_gate_before_turn_taking_and_its_own_bookkeeping_f
 
     session = Session(Config.default(), fake_stages(), clock=SimClock(), sink=ScriptedCaller([]))
     assert list(session.input.on_window) == [session.bargein.on_window, session.turns.on_window]
+    assert list(session.input.on_frame) == [session.turns.on_frame]
     seen = []
     session.listeners.add(seen.append, ev.EventPhase.OBSERVER)
     session.client.on_agent_frame(lambda *frame: None)
@@ -164,3 +167,63 @@ def test_append_keeps_working_and_places_a_listener_after_every_phase():
     calls.append(lambda: "appended")
     calls.add(lambda: "first", Phase.FIRST)
     assert [f() for f in calls] == ["first", "appended"]
+
+
+def test_a_listener_that_raises_does_not_stop_the_others_and_is_reported_once(caplog):
+    heard: list[tuple[str, int]] = []
+    reports: list[tuple[str, str, tuple[object, ...]]] = []
+
+    def broken(n: int) -> None:
+        raise RuntimeError(f"frame {n}")
+
+    calls: Ordered = Ordered(Phase, on_failure=lambda fn, error, args: reports.append(
+        (fn.__name__, str(error), args)))
+    calls.add(lambda n: heard.append(("late", n)), Phase.LATE)
+    calls.add(broken, Phase.EARLY)
+    calls.add(lambda n: heard.append(("early", n)), Phase.EARLY)
+    for n in range(3):
+        calls(n)
+    assert heard == [("early", 0), ("late", 0), ("early", 1), ("late", 1), ("early", 2), ("late", 2)]
+    assert reports == [("broken", "frame 0", (0,))]  # its first failure only
+
+    logged: Ordered = Ordered(Phase)  # no report given: the failure is logged, with its traceback
+    logged.add(broken, Phase.EARLY)
+    with caplog.at_level(logging.ERROR, logger="pipeline.base.listeners"):
+        logged(7)
+        logged(8)
+    assert [r.getMessage() for r in caplog.records] == [
+        "listener test_a_listener_that_raises_does_not_stop_the_others_and_is_reported_once.<locals>.broken "
+        "failed (it is not reported again)"]
+    assert caplog.records[0].exc_info is not None
+    logged.clear()
+    logged.add(broken, Phase.EARLY)
+    logged(9)  # cleared: a listener added again is reported again
+    assert len(caplog.records) == 2
+
+
+def test_audio_listeners_that_raise_on_every_frame_do_not_stop_the_audio():
+    failing = {"caller frame": 0, "window": 0, "played frame": 0, "played audio": 0}
+
+    def raises(what: str):
+        def listener(*_args: object) -> None:
+            failing[what] += 1
+            raise ValueError(f"no {what}")
+        listener.__qualname__ = f"broken {what}"
+        return listener
+
+    def setup(session) -> None:
+        session.input.on_frame.add(raises("caller frame"), CallerFramePhase.TURNS)  # before turn taking
+        session.input.on_window.add(raises("window"), WindowPhase.GATE)
+        session.playback.frame_listeners.add(raises("played frame"), FramePhase.TRANSPORT)
+        session.playback.on_audio.append(raises("played audio"))
+
+    rec = call(fake_stages(), [Clip(caller_tone(), 0.3)], setup=setup)
+
+    assert rec.transcripts == ["What time is checkout?"], rec.timeline()
+    assert [d.response["status"] for d in rec.done] == ["completed"], rec.timeline()
+    assert rec.agent_lines == [REPLY]
+    assert rec.stages("first_audio_out") and rec.stages("heard_in_full"), rec.timeline()
+    assert all(n > 10 for n in failing.values()), failing  # called on every frame, all along
+    errors = sorted(e.error["message"] for e in rec.of("error"))
+    assert len(errors) == 4, errors  # each reported once, as a server_error naming it
+    assert all(m.startswith("listener broken ") and "ValueError" in m for m in errors), errors

@@ -30,12 +30,8 @@ import pytest
 from pipeline.base.audio import FRAME_SAMPLES, INPUT_RATE_HZ, resample
 from pipeline.base.errors import PipelineError
 from pipeline.transports.live import add_live_args, live_main
-from pipeline.transports.soundcard import (
-    Reframer,
-    SoundCardTransport,
-    import_sounddevice,
-    wait_for_hangup,
-)
+from pipeline.transports.sound_devices import import_sounddevice
+from pipeline.transports.soundcard import Reframer, SoundCardTransport, wait_for_hangup
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "null_audio_device.sh"

@@ -13,7 +13,7 @@ import itertools
 import json
 from collections import deque
 from dataclasses import dataclass, field, fields
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
@@ -250,15 +250,43 @@ class Error(Event):
 # --- local extensions (not in the hosted API; prefixed so clients can ignore them) ------------
 
 
+class Milestone(StrEnum):
+    """What an `x.stage` mark says happened. A member is its string on the wire and in logs."""
+
+    STT_FINAL = "stt_final"  # a turn's final transcript (detail: passes, cadence)
+    RESPONSE_START = "response_start"
+    LLM_FIRST_TOKEN = "llm_first_token"
+    LLM_DONE = "llm_done"  # the reply's last token
+    FIRST_CHUNK = "first_chunk"  # the first text sent to the voice
+    TTS_FIRST_AUDIO = "tts_first_audio"
+    FIRST_AUDIO_OUT = "first_audio_out"  # the reply's first frame handed to the transport
+    HEARD_IN_FULL = "heard_in_full"
+    CONTEXT_FIT = "context_fit"  # older turns dropped to fit the model's context
+    SPECULATION = "speculation"  # a held reply adopted or dropped (detail: source, outcome)
+    BARGE_IN_PAUSE = "barge_in_pause"  # playback paused on a candidate
+    BARGE_IN_LISTEN = "barge_in_listen"  # a candidate's verdict: not yet an interruption
+    BARGE_IN_GATE = "barge_in_gate"  # the gate fired
+    BARGE_IN = "barge_in"  # the reply was interrupted
+    FALSE_INTERRUPTION = "false_interruption"  # the candidate was not one: playback resumed
+    SLOW_CLIENT_DROPPED = "slow_client_dropped"  # a connection dropped a client that read too slowly
+
+
 @dataclass(kw_only=True)
 class StageMark(Event):
     """A pipeline milestone for timing: llm first token, first chunk, TTS first audio, played."""
 
     type: ClassVar[str] = "x.stage"
-    stage: str
+    stage: Milestone | str  # always a Milestone once made: a string naming one is taken as it
     response_id: str | None = None
     turn_id: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        try:
+            self.stage = Milestone(self.stage)
+        except ValueError:  # a misspelt mark would go unread by every reader: fail where it is made
+            raise ValueError(f"{self.stage!r} is no stage mark anyone reads: use a member of "
+                             "Milestone (pipeline/base/events.py), adding it there if it is new") from None
 
 
 @dataclass(kw_only=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import events as ev
+from .events import Milestone
 
 STAGES = ("speech_end", "stt_final", "turn_commit", "llm_first_token", "first_chunk",
           "tts_first_audio", "first_audio_out")
@@ -54,10 +55,10 @@ def turn_timings(events: list[ev.Event]) -> list[TurnTiming]:
             turns[e.item_id].perf_s["stt_final"] = e.perf
         elif isinstance(e, ev.StageMark) and e.turn_id in turns:
             t = turns[e.turn_id]
-            if e.stage == "stt_final":
+            if e.stage is Milestone.STT_FINAL:
                 t.compute_ms["stt_final"] = e.detail.get("final_compute_ms", 0.0)
                 t.stt = dict(e.detail)
-            elif e.stage == "response_start":
+            elif e.stage is Milestone.RESPONSE_START:
                 if e.response_id and t.response_id is None:
                     t.response_id = e.response_id
                     starts[e.response_id] = e
@@ -68,7 +69,7 @@ def turn_timings(events: list[ev.Event]) -> list[TurnTiming]:
                 t.clock_s[e.stage] = e.ts
                 t.perf_s[e.stage] = e.perf
                 start = starts.get(e.response_id) if e.response_id is not None else None
-                if start is not None and e.stage != "first_audio_out":
+                if start is not None and e.stage is not Milestone.FIRST_AUDIO_OUT:
                     t.compute_ms[e.stage] = (e.perf - start.perf) * 1000.0
         elif isinstance(e, ev.ResponseDone) and e.response["id"] in resp_turn:
             turns[resp_turn[e.response["id"]]].status = e.response["status"]

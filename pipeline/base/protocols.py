@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -234,12 +235,19 @@ class ConfirmedSink(Protocol):
         ...
 
 
+class PlayedAudioPhase(IntEnum):
+    """Who hears agent audio as it sounds (`EchoReferenceSink.on_reference`, `Playback.on_audio`)."""
+
+    ECHO_GUARD = 0  # the echo guard's reference: what to take out of the microphone
+
+
 @runtime_checkable
 class EchoReferenceSink(Protocol):
     """A speaker that knows when each block really sounds (a sound card's DAC time) and reports
-    the echo guard's reference itself: `on_reference(samples16k, at_input_sample)`."""
+    the echo guard's reference itself: `on_reference(samples16k, at_input_sample)`, called in
+    `PlayedAudioPhase` order."""
 
-    on_reference: Callable[[np.ndarray, int], None] | None
+    on_reference: Ordered[Callable[[np.ndarray, int], None]]
 
 
 # --- pipeline.transport ----------------------------------------------------------------------
@@ -285,6 +293,6 @@ class RecordingTransport(Protocol):
 __all__ = [
     "VAD", "ForkableVAD", "STT", "Completeness", "Generation", "LLM", "CountingLLM", "ScoringLLM", "TTS",
     "AsyncTTS", "AudioSink", "BufferedSink", "ClearableSink",
-    "ConfirmedSink", "HangUpSink", "EchoReferenceSink",
+    "ConfirmedSink", "HangUpSink", "EchoReferenceSink", "PlayedAudioPhase",
     "CallInput", "Transport", "RecordingTransport", "Messages",
 ]

@@ -25,8 +25,7 @@ class SessionCore:
         self.config = config
         self.clock = clock
         self.events = events if events is not None else ev.EventLog()
-        self.listeners: Ordered[Listener] = Ordered(ev.EventPhase)
-        self._failed: set[int] = set()  # listeners (by id; each is held in `listeners`) reported
+        self.listeners: Ordered[Listener] = Ordered(ev.EventPhase, on_failure=self.listener_failed)
         self.conversation = Conversation()
         self.tasks: set[asyncio.Future[Any]] = set()
         # pulsed when who holds the floor may have changed: a response ended, the caller's turn
@@ -42,24 +41,21 @@ class SessionCore:
         also fails on that error event is already reported, so reporting cannot recur."""
         event.ts = self.clock.now()
         self.events.append(event)
-        failures: list[tuple[Listener, Exception]] | None = None  # none made per event unless one fails
-        for listener in self.listeners:
-            try:
-                listener(event)
-            except Exception as exc:  # one listener's bug must not end the call
-                if id(listener) not in self._failed:
-                    self._failed.add(id(listener))
-                    failures = [*(failures or ()), (listener, exc)]
-        for listener, error in failures or ():
-            name = listener_name(listener)
-            log.error("event listener %s failed on %s", name, event.type, exc_info=error)
-            self.emit(ev.error_event("server_error", f"event listener {name} failed on {event.type} "
-                                     f"({type(error).__name__}: {error}); it is not reported again"))
+        self.listeners(event)
+
+    def listener_failed(self, listener: Callable[..., Any], error: Exception, args: tuple[Any, ...]) -> None:
+        """The first failure of one of the call's listeners (of events, caller frames, VAD
+        windows, played frames): logged, and told to the client as a server_error event."""
+        name = listener_name(listener)
+        event = args[0] if args and isinstance(args[0], ev.Event) else None
+        what = f"event listener {name} failed on {event.type}" if event is not None else f"listener {name} failed"
+        log.error("%s", what, exc_info=error)
+        self.emit(ev.error_event("server_error", f"{what} ({type(error).__name__}: {error}); "
+                                 "it is not reported again"))
 
     def drop_listeners(self) -> None:
         """The call is over: forget every listener (and which of them failed)."""
         self.listeners.clear()
-        self._failed.clear()
 
     def log(self, message: str, *, level: str = "info") -> None:
         self.emit(ev.CallLog(message=message, level=level))

@@ -33,6 +33,13 @@ FrameConsumer = Callable[[np.ndarray], None]
 WindowConsumer = Callable[[np.ndarray, float, float], None]  # (window, voice prob, end_ms)
 
 
+class CallerFramePhase(IntEnum):
+    """Who is handed each frame of caller audio first."""
+
+    TURNS = 0  # turn taking: the open turn's audio
+    OBSERVER = 1  # recordings and other transports, after the session's own parts
+
+
 class WindowPhase(IntEnum):
     """Who reads each VAD window first."""
 
@@ -53,8 +60,9 @@ class InputPath:
         self._inbox: asyncio.Queue[np.ndarray | Callable[[], None] | None] = asyncio.Queue()
         self._window = np.zeros(0, np.float32)
         self._history: deque[tuple[int, np.ndarray]] = deque()
-        self.on_frame: list[FrameConsumer] = []
-        self.on_window: Ordered[WindowConsumer] = Ordered(WindowPhase)
+        # a consumer that raises is reported once and the audio goes on (`base.listeners`)
+        self.on_frame: Ordered[FrameConsumer] = Ordered(CallerFramePhase, on_failure=core.listener_failed)
+        self.on_window: Ordered[WindowConsumer] = Ordered(WindowPhase, on_failure=core.listener_failed)
         self.echo: Any = None
         self._ref_offset: int | None = None
         if echo_guard:  # speakers, not headphones: the agent's voice reaches the mic
@@ -132,8 +140,7 @@ class InputPath:
         self._history.append((self.samples_in, frame))
         while self._history and self._history[0][0] < self.samples_in - _HISTORY_MS * INPUT_RATE_HZ // 1000:
             self._history.popleft()
-        for consumer in self.on_frame:
-            consumer(frame)
+        self.on_frame(frame)
         self._window = np.concatenate([self._window, frame])
         consumed = self.samples_in - (len(self._window) - len(frame))  # sample index of window start
         self.samples_in += len(frame)
@@ -142,8 +149,7 @@ class InputPath:
             consumed += WINDOW_SAMPLES
             end_ms = consumed * 1000.0 / INPUT_RATE_HZ
             prob = self.vad.probability(window)
-            for window_consumer in self.on_window:
-                window_consumer(window, prob, end_ms)
+            self.on_window(window, prob, end_ms)
 
     def history_since(self, from_ms: float) -> np.ndarray:
         """Input audio from `from_ms` on, out of the history ring (prefix padding, trims)."""

@@ -39,6 +39,7 @@ from ..base.protocols import (
     BufferedSink,
     Completeness,
     EchoReferenceSink,
+    PlayedAudioPhase,
 )
 from ..stages.playback import Playback
 from ..tools import ToolRegistry
@@ -47,7 +48,7 @@ from .callctl import CallControl
 from .client import ClientControl
 from .core import Listener, SessionCore
 from .desk import ToolDesk
-from .input_path import InputPath, WindowPhase
+from .input_path import CallerFramePhase, InputPath, WindowPhase
 from .responder import Responder
 from .response import Response
 from .response_modes import DEFAULT_MODES, ResponseModes
@@ -89,13 +90,13 @@ class Session:
         self.input = InputPath(core, stages.vad, echo_guard=config.bargein.echo_guard,
                                agent_rate_hz=stages.tts.sample_rate_hz)
         # a sink that buffers (a socket, a sound card) gets frames a little ahead of time
-        self.playback = Playback(clock, sink, stages.tts.sample_rate_hz,
+        self.playback = Playback(clock, sink, stages.tts.sample_rate_hz, on_failure=core.listener_failed,
                                  lead_s=sink.lead_s if isinstance(sink, BufferedSink) else 0.0)
         if self.input.echo is not None:
             if isinstance(sink, EchoReferenceSink):  # the device knows when each block sounds
-                sink.on_reference = self.input.echo.push_reference
+                sink.on_reference.add(self.input.echo.push_reference, PlayedAudioPhase.ECHO_GUARD)
             else:
-                self.playback.on_audio = self.input.on_reference
+                self.playback.on_audio.add(self.input.on_reference, PlayedAudioPhase.ECHO_GUARD)
         self.control = self._call_control(CallControl)
         self.tools = ToolDesk(core, self.control)
         self.responder = Responder(core, llm=stages.llm, tts=stages.tts, playback=self.playback,
@@ -107,7 +108,7 @@ class Session:
                                       control=self.control, history_since=self.input.history_since,
                                       now_ms=lambda: self.input.now_ms)
         self.bargein = BargeIn(core, playback=self.playback, turns=self.turns, responder=self.responder)
-        self.input.on_frame.append(self.turns.on_frame)
+        self.input.on_frame.add(self.turns.on_frame, CallerFramePhase.TURNS)
         self.input.on_window.add(self.bargein.on_window, WindowPhase.GATE)
         self.input.on_window.add(self.turns.on_window, WindowPhase.TURNS)
         self.client = ClientControl(core, input_path=self.input, turns=self.turns, bargein=self.bargein,

@@ -9,6 +9,7 @@ the benchmark's adoption rate reads them.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Protocol
 
 from ..base import events as ev
@@ -19,12 +20,20 @@ from .response import Response
 from .states import ResponseStatus
 
 
+class TranscriptSource(StrEnum):
+    """Which transcript a speculation answers (`response.speculate_from` names one)."""
+
+    QUICK = "quick"  # the quick pass over the whole turn at speech-stop
+    PARTIAL = "partial"  # the last partial transcript
+    FINAL = "final"  # the final pass
+
+
 class Speculated(Protocol):
     """What speculation reads and keeps on a turn (`turn_taking.Turn`)."""
 
     item_id: str
     preemptive: Response | None
-    speculated_from: str | None
+    speculated_from: str | None  # a TranscriptSource, once `Speculation.start` has set it
 
     @property
     def over_agent(self) -> bool: ...
@@ -37,16 +46,17 @@ class Speculation:
         self.used = 0  # adopted at commit
         self.discarded = 0  # dropped: the final said other words, or the caller went on
 
-    def start(self, turn: Speculated, text: str, *, source: str) -> None:
+    def start(self, turn: Speculated, text: str, *, source: TranscriptSource | str) -> None:
         """Generate (held) while the turn may still be committed. `source` says which
-        transcript `text` is ("quick", "partial" or "final"), for the adoption rate."""
+        transcript `text` is (a `TranscriptSource` or its name), for the adoption rate."""
+        origin = TranscriptSource(source)  # a misspelt source fails here, not in the readout
         response = self.core.config.response
         if (not response.preemptive or not self.responder.auto_respond
                 or not text.strip() or self.responder.active is not None
                 or turn.preemptive is not None or turn.over_agent):
             return
         turn.preemptive = self.responder.new(turn.item_id, held=True, transcript=text)
-        turn.speculated_from = source
+        turn.speculated_from = origin
         self.responder.begin(turn.preemptive)
 
     def drop(self, turn: Speculated) -> None:
@@ -84,6 +94,6 @@ class Speculation:
         await self.responder.create_response(turn_id=turn.item_id)
 
     def _ended(self, turn: Speculated, spec: Response, outcome: str) -> None:
-        self.core.emit(ev.StageMark(stage="speculation", response_id=spec.id, turn_id=turn.item_id,
+        self.core.emit(ev.StageMark(stage=ev.Milestone.SPECULATION, response_id=spec.id, turn_id=turn.item_id,
                                     detail={"source": turn.speculated_from, "outcome": outcome,
                                             "transcript": spec.transcript}))

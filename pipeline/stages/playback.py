@@ -18,11 +18,12 @@ from enum import IntEnum
 import numpy as np
 
 from ..base.clock import Clock, Pulse
-from ..base.listeners import Ordered
-from ..base.protocols import AudioSink, ClearableSink, ConfirmedSink
+from ..base.listeners import FailureReport, Ordered, log_failure
+from ..base.protocols import AudioSink, ClearableSink, ConfirmedSink, PlayedAudioPhase
 
 FRAME_MS = 20
 FrameListener = Callable[[str, str, float], None]  # (response_id, item_id, at_s) of each frame
+AudioListener = Callable[[np.ndarray, float], None]  # (samples, at_s) of each frame
 
 
 class FramePhase(IntEnum):
@@ -42,14 +43,15 @@ class _Piece:
 class Playback:
     """Plays queued agent audio in 20 ms frames on the clock; `clear()` stops it at once."""
 
-    def __init__(self, clock: Clock, sink: AudioSink, rate_hz: int, *,
-                 on_audio: Callable[[np.ndarray, float], None] | None = None,
-                 lead_s: float = 0.0) -> None:
+    def __init__(self, clock: Clock, sink: AudioSink, rate_hz: int, *, lead_s: float = 0.0,
+                 on_failure: FailureReport = log_failure) -> None:
         self.clock = clock
         self.sink = sink
         self.rate_hz = rate_hz
-        self.frame_listeners: Ordered[FrameListener] = Ordered(FramePhase)  # told of every frame handed out
-        self.on_audio = on_audio  # (samples, at_s): the known playback signal, for the echo guard
+        # told of every frame handed out; one that raises is reported to `on_failure` once
+        self.frame_listeners: Ordered[FrameListener] = Ordered(FramePhase, on_failure=on_failure)
+        # (samples, at_s): the known playback signal, for the echo guard
+        self.on_audio: Ordered[AudioListener] = Ordered(PlayedAudioPhase, on_failure=on_failure)
         self.changed = Pulse()  # a frame went out, or audio was dropped: heard counts moved
         self.lead_s = lead_s
         self.frame_samples = rate_hz * FRAME_MS // 1000
@@ -99,7 +101,7 @@ class Playback:
         self._queue.clear()
         self._ahead.clear()
         self.frame_listeners.clear()
-        self.on_audio = None
+        self.on_audio.clear()
         if self._confirming is not None:
             self._confirming.on_confirmed = None
 
@@ -185,8 +187,7 @@ class Playback:
             if at - self.lead_s > self.clock.now():
                 await self.clock.sleep_until(at - self.lead_s)
             self.sink.write_output(frame, self.rate_hz, at)
-            if self.on_audio is not None:
-                self.on_audio(frame, at)
+            self.on_audio(frame, at)
             self.current_item = piece.item_id
             self.sent[piece.item_id] = self.sent.get(piece.item_id, 0) + len(frame)
             if self.lead_s:
@@ -194,7 +195,6 @@ class Playback:
                 while self._ahead and self._ahead[0][0] <= self.clock.now():
                     self._ahead.popleft()
             self._playing_until = at + len(frame) / self.rate_hz
-            for listener in self.frame_listeners:
-                listener(piece.response_id, piece.item_id, at)
+            self.frame_listeners(piece.response_id, piece.item_id, at)
             self.changed.pulse()
             await self.clock.sleep_until(self._playing_until - self.lead_s)

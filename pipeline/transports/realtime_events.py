@@ -14,41 +14,45 @@ Where the internal stream differs from a hosted API on purpose, the wire is stil
 - An assistant message is announced at its first word or sound, so a response that only calls a
   function has no empty message before the call; its `.done` events come at `response.done`,
   which here comes once the reply has been heard (see docs/realtime.md).
+
+Which method encodes which event is a table keyed by event class (`@encodes`), and the events
+never sent are declared (`INTERNAL`); the objects the events carry are `realtime_shapes.py`'s.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..base import events as ev
-from ..tools import ToolSpec
-from .realtime_protocol import PCM16_24K, AudioFormat
+from .realtime_shapes import BETA, GA, Wire, WireSettings, WireShapes
 
-GA, BETA = "ga", "beta"
-REASONS = {"turn_detected", "client_cancelled", "max_output_tokens", "content_filter"}
 _BETA_NAMES = {"response.output_audio.delta": "response.audio.delta",
                "response.output_audio.done": "response.audio.done",
                "response.output_audio_transcript.delta": "response.audio_transcript.delta",
                "response.output_audio_transcript.done": "response.audio_transcript.done",
                "response.output_text.delta": "response.text.delta",
                "response.output_text.done": "response.text.done"}
-_BETA_PARTS = {"output_audio": "audio", "output_text": "text"}
-Wire = dict[str, Any]
+
+Encoder = Callable[["WireEncoder", Any], list[Wire]]  # a WireEncoder method: one event -> wire events
+# The wire form of each event class, keyed by class: a renamed event keeps its encoder, and
+# tests/test_realtime_events.py checks that every event class is here or in INTERNAL.
+ENCODERS: dict[type[ev.Event], Encoder] = {}
+# Never sent as such: a turn's speech_stopped goes out with its commit (see above), and agent
+# audio is sent by the connection's sink, paced and in the client's format (`audio` below).
+INTERNAL: frozenset[type[ev.Event]] = frozenset({ev.SpeechStopped, ev.OutputAudioDelta})
 
 
-@dataclass
-class WireSettings:
-    """What the connection (not the session) decides: formats, the client's tools, names."""
-
-    session_id: str = field(default_factory=lambda: ev.new_id("sess"))
-    conversation_id: str = field(default_factory=lambda: ev.new_id("conv"))
-    input_format: AudioFormat = PCM16_24K
-    output_format: AudioFormat = PCM16_24K
-    tools: list[ToolSpec] = field(default_factory=list)
-    model: str = "local"
-    voice: str = "piper"
-    transcription_model: str = "faster-whisper"
+def encodes(*classes: type[ev.Event]) -> Callable[[Encoder], Encoder]:
+    """Register a WireEncoder method as the wire form of these event classes."""
+    def register(method: Encoder) -> Encoder:
+        for cls in classes:
+            if cls in ENCODERS or cls in INTERNAL:
+                raise TypeError(f"{cls.__name__} already has a wire form: give each event one")
+            ENCODERS[cls] = method
+        return method
+    return register
 
 
 @dataclass
@@ -74,8 +78,7 @@ class _Response:
 
 class WireEncoder:
     def __init__(self, dialect: str, settings: WireSettings) -> None:
-        if dialect not in (GA, BETA):
-            raise ValueError(f"dialect must be {GA!r} or {BETA!r}, got {dialect!r}")
+        self.shapes = WireShapes(dialect, settings)
         self.dialect = dialect
         self.settings = settings
         self._responses: dict[str, _Response] = {}
@@ -88,31 +91,37 @@ class WireEncoder:
     # --- one internal event -> wire events -----------------------------------------------------
 
     def encode(self, event: ev.Event) -> list[Wire]:
-        if event.type.startswith("x."):
-            return [event.to_dict()]  # local extensions keep our stamps; only opted-in clients
-        handler = getattr(self, "_" + type(event).__name__, None)
-        return handler(event) if handler is not None else []
+        encoder = ENCODERS.get(type(event))
+        return encoder(self, event) if encoder is not None else []
 
     def _wire(self, kind: str, **fields: Any) -> Wire:
         if self.dialect == BETA:
             kind = _BETA_NAMES.get(kind, kind)
         return {"type": kind, "event_id": ev.new_id("event"), **fields}
 
-    def _SessionCreated(self, e: ev.SessionCreated) -> list[Wire]:
-        out = [self._wire("session.created", session=self.session(e.session))]
+    @encodes(ev.StageMark, ev.CallLog)
+    def _local(self, e: ev.Event) -> list[Wire]:
+        return [e.to_dict()]  # local extensions (`x.`) keep our stamps; only opted-in clients
+
+    @encodes(ev.SessionCreated)
+    def _session_created(self, e: ev.SessionCreated) -> list[Wire]:
+        out = [self._wire("session.created", session=self.shapes.session(e.session))]
         if self.dialect == BETA:
             out.append(self._wire("conversation.created", conversation={
                 "id": self.settings.conversation_id, "object": "realtime.conversation"}))
         return out
 
-    def _SessionUpdated(self, e: ev.SessionUpdated) -> list[Wire]:
-        return [self._wire("session.updated", session=self.session(e.session))]
+    @encodes(ev.SessionUpdated)
+    def _session_updated(self, e: ev.SessionUpdated) -> list[Wire]:
+        return [self._wire("session.updated", session=self.shapes.session(e.session))]
 
-    def _SpeechStarted(self, e: ev.SpeechStarted) -> list[Wire]:
+    @encodes(ev.SpeechStarted)
+    def _speech_started(self, e: ev.SpeechStarted) -> list[Wire]:
         self._speaking.add(e.item_id)
         return [self._wire(e.type, item_id=e.item_id, audio_start_ms=e.audio_start_ms)]
 
-    def _InputCommitted(self, e: ev.InputCommitted) -> list[Wire]:
+    @encodes(ev.InputCommitted)
+    def _input_committed(self, e: ev.InputCommitted) -> list[Wire]:
         out = []
         if e.item_id in self._speaking:
             self._speaking.discard(e.item_id)
@@ -124,39 +133,47 @@ class WireEncoder:
                 "content": [{"type": "input_audio", "transcript": None}]}
         return out + self._announce(item)
 
-    def _InputCleared(self, e: ev.InputCleared) -> list[Wire]:
+    @encodes(ev.InputCleared)
+    def _input_cleared(self, e: ev.InputCleared) -> list[Wire]:
         return [self._wire(e.type)]
 
-    def _TranscriptionDelta(self, e: ev.TranscriptionDelta) -> list[Wire]:
+    @encodes(ev.TranscriptionDelta)
+    def _transcription_delta(self, e: ev.TranscriptionDelta) -> list[Wire]:
         return [self._wire(e.type, item_id=e.item_id, content_index=e.content_index, delta=e.delta)]
 
-    def _TranscriptionCompleted(self, e: ev.TranscriptionCompleted) -> list[Wire]:
+    @encodes(ev.TranscriptionCompleted)
+    def _transcription_completed(self, e: ev.TranscriptionCompleted) -> list[Wire]:
         seconds = round(self._input_s.pop(e.item_id, 0.0), 3)
         return [self._wire(e.type, item_id=e.item_id, content_index=e.content_index,
                            transcript=e.transcript, usage={"type": "duration", "seconds": seconds})]
 
-    def _ItemCreated(self, e: ev.ItemCreated) -> list[Wire]:
+    @encodes(ev.ItemCreated)
+    def _item_created(self, e: ev.ItemCreated) -> list[Wire]:
         return self._announce(e.item)
 
-    def _ItemDeleted(self, e: ev.ItemDeleted) -> list[Wire]:
+    @encodes(ev.ItemDeleted)
+    def _item_deleted(self, e: ev.ItemDeleted) -> list[Wire]:
         self._announced.discard(e.item_id)
         return [self._wire(e.type, item_id=e.item_id)]
 
     def forget(self, item_id: str) -> list[Wire]:
         """A deleted item the client was told of that the session never kept (an empty turn)."""
-        return self._ItemDeleted(ev.ItemDeleted(item_id=item_id)) if item_id in self._announced else []
+        return self._item_deleted(ev.ItemDeleted(item_id=item_id)) if item_id in self._announced else []
 
     def knows(self, item_id: str) -> bool:
         return item_id in self._announced
 
-    def _ItemTruncated(self, e: ev.ItemTruncated) -> list[Wire]:
+    @encodes(ev.ItemTruncated)
+    def _item_truncated(self, e: ev.ItemTruncated) -> list[Wire]:
         return [self._wire(e.type, item_id=e.item_id, content_index=e.content_index,
                            audio_end_ms=e.audio_end_ms)]
 
-    def _ItemRetrieved(self, e: ev.ItemRetrieved) -> list[Wire]:
-        return [self._wire(e.type, item=self.item(e.item))]
+    @encodes(ev.ItemRetrieved)
+    def _item_retrieved(self, e: ev.ItemRetrieved) -> list[Wire]:
+        return [self._wire(e.type, item=self.shapes.item(e.item))]
 
-    def _Error(self, e: ev.Error) -> list[Wire]:
+    @encodes(ev.Error)
+    def _error(self, e: ev.Error) -> list[Wire]:
         error = {"type": e.error.get("type", "invalid_request_error"), "code": e.error.get("code"),
                  "message": e.error.get("message", ""), "param": e.error.get("param"),
                  "event_id": e.error.get("event_id")}
@@ -164,14 +181,16 @@ class WireEncoder:
 
     # --- responses -----------------------------------------------------------------------------
 
-    def _ResponseCreated(self, e: ev.ResponseCreated) -> list[Wire]:
+    @encodes(ev.ResponseCreated)
+    def _response_created(self, e: ev.ResponseCreated) -> list[Wire]:
         body = e.response
         r = _Response(body["id"], body.get("conversation") != "none",
                       body.get("modalities") == ["text"], body.get("metadata"))
         self._responses[r.id] = r
-        return [self._wire(e.type, response=self.response(body, r, []))]
+        return [self._wire(e.type, response=self._response(body, r, []))]
 
-    def _OutputItemAdded(self, e: ev.OutputItemAdded) -> list[Wire]:
+    @encodes(ev.OutputItemAdded)
+    def _output_item_added(self, e: ev.OutputItemAdded) -> list[Wire]:
         r = self._responses.get(e.response_id)
         if r is None:
             return []
@@ -180,17 +199,20 @@ class WireEncoder:
             return []
         return self._open(r, e.item, None)
 
-    def _OutputItemDone(self, e: ev.OutputItemDone) -> list[Wire]:
+    @encodes(ev.OutputItemDone)
+    def _output_item_done(self, e: ev.OutputItemDone) -> list[Wire]:
         r = self._responses.get(e.response_id)
         out = r.outputs.get(e.item["id"]) if r is not None else None
         if r is None or out is None or out.done:
             return []
         return self._close(r, out, e.item)
 
-    def _OutputTranscriptDelta(self, e: ev.OutputTranscriptDelta) -> list[Wire]:
+    @encodes(ev.OutputTranscriptDelta)
+    def _output_transcript_delta(self, e: ev.OutputTranscriptDelta) -> list[Wire]:
         return self._content(e.response_id, e.item_id, e.delta, "response.output_audio_transcript.delta")
 
-    def _OutputTextDelta(self, e: ev.OutputTextDelta) -> list[Wire]:
+    @encodes(ev.OutputTextDelta)
+    def _output_text_delta(self, e: ev.OutputTextDelta) -> list[Wire]:
         return self._content(e.response_id, e.item_id, e.delta, "response.output_text.delta")
 
     def audio(self, response_id: str, item_id: str, b64: str) -> list[Wire]:
@@ -209,7 +231,8 @@ class WireEncoder:
         r.outputs[item_id].text += delta
         return out + [self._wire(kind, **self._where(r, item_id), delta=delta)]
 
-    def _FunctionCallArgumentsDelta(self, e: ev.FunctionCallArgumentsDelta) -> list[Wire]:
+    @encodes(ev.FunctionCallArgumentsDelta)
+    def _function_call_arguments_delta(self, e: ev.FunctionCallArgumentsDelta) -> list[Wire]:
         r = self._responses.get(e.response_id)
         if r is None or e.item_id not in r.outputs:
             return []
@@ -217,7 +240,8 @@ class WireEncoder:
         return [self._wire(e.type, response_id=e.response_id, item_id=e.item_id,
                            output_index=where["output_index"], call_id=e.call_id, delta=e.delta)]
 
-    def _FunctionCallArgumentsDone(self, e: ev.FunctionCallArgumentsDone) -> list[Wire]:
+    @encodes(ev.FunctionCallArgumentsDone)
+    def _function_call_arguments_done(self, e: ev.FunctionCallArgumentsDone) -> list[Wire]:
         r = self._responses.get(e.response_id)
         if r is None or e.item_id not in r.outputs:
             return []
@@ -227,7 +251,8 @@ class WireEncoder:
                            output_index=where["output_index"], call_id=e.call_id, **named,
                            arguments=e.arguments)]
 
-    def _ResponseDone(self, e: ev.ResponseDone) -> list[Wire]:
+    @encodes(ev.ResponseDone)
+    def _response_done(self, e: ev.ResponseDone) -> list[Wire]:
         body = e.response
         r = self._responses.pop(body["id"], None)
         if r is None:
@@ -240,8 +265,8 @@ class WireEncoder:
                 if item.get("status") == "in_progress":  # a call cut off mid-arguments
                     item = {**item, "status": "incomplete"}
                 out += self._close(r, output, item)
-        wire_items = [self.item(final[i]) for i in r.outputs if i in final]
-        return out + [self._wire(e.type, response=self.response(body, r, wire_items))]
+        wire_items = [self.shapes.item(final[i]) for i in r.outputs if i in final]
+        return out + [self._wire(e.type, response=self._response(body, r, wire_items))]
 
     # --- the item lifecycle --------------------------------------------------------------------
 
@@ -259,7 +284,7 @@ class WireEncoder:
         if part is not None:
             opened["content"] = []
         out = [self._wire("response.output_item.added", response_id=r.id, output_index=output.index,
-                          item=self.item(opened))]
+                          item=self.shapes.item(opened))]
         if r.in_conversation:
             out += self._announce(opened, done=False)
         if part is not None:
@@ -280,7 +305,7 @@ class WireEncoder:
             else:
                 out.append(self._wire("response.output_text.done", **where, text=text))
             out.append(self._wire("response.content_part.done", **where, part=self._part(output.part, text)))
-        wire_item = self.item(item)
+        wire_item = self.shapes.item(item)
         out.append(self._wire("response.output_item.done", response_id=r.id,
                               output_index=output.index, item=wire_item))
         if r.in_conversation and self.dialect == GA:
@@ -295,7 +320,7 @@ class WireEncoder:
         previous, self._last_item = self._last_item, item["id"]
         self._announced.add(item["id"])
         self._previous_of[item["id"]] = previous
-        wire_item = self.item(item)
+        wire_item = self.shapes.item(item)
         if self.dialect == BETA:
             return [self._wire("conversation.item.created", item=wire_item, previous_item_id=previous)]
         out = [self._wire("conversation.item.added", item=wire_item, previous_item_id=previous)]
@@ -313,90 +338,6 @@ class WireEncoder:
     def _part(self, part: str, text: str) -> Wire:
         return {"type": "audio", "transcript": text} if part == "audio" else {"type": "text", "text": text}
 
-    # --- object shapes -------------------------------------------------------------------------
-
-    def item(self, item: Wire) -> Wire:
-        """An internal item in this dialect's shape (`object`, content part names)."""
-        out = {"object": "realtime.item", **item}
-        if self.dialect == BETA and "content" in out:
-            out["content"] = [{**c, "type": _BETA_PARTS.get(c.get("type", ""), c.get("type"))}
-                              for c in out["content"]]
-        return out
-
-    def response(self, body: Wire, r: _Response, output: list[Wire]) -> Wire:
-        s = self.settings
-        out: Wire = {"object": "realtime.response", "id": r.id, "status": body["status"],
-                     "status_details": self._status_details(body), "output": output,
-                     "conversation_id": s.conversation_id if r.in_conversation else None,
-                     "metadata": r.metadata, "usage": self._usage(body.get("usage")),
-                     "max_output_tokens": "inf"}
-        if self.dialect == BETA:
-            out["modalities"] = ["text"] if r.text_only else ["audio", "text"]
-            out["voice"] = s.voice
-            out["output_audio_format"] = _beta_format(s.output_format)
-        else:
-            out["output_modalities"] = ["text"] if r.text_only else ["audio"]
-            out["audio"] = {"output": {"format": s.output_format.to_dict(), "voice": s.voice}}
-        return out
-
-    def _status_details(self, body: Wire) -> Wire | None:
-        status = body["status"]
-        details = body.get("status_details") or {}
-        if status in ("in_progress", "completed"):
-            return None
-        out: Wire = {"type": status}
-        if status == "failed":
-            message = (details.get("error") or {}).get("message", "the response failed")
-            out["error"] = {"type": "server_error", "code": "server_error", "message": message}
-        elif status == "cancelled":  # our own reasons (a discarded speculation) read as a cancel
-            reason = details.get("reason")
-            out["reason"] = reason if reason in REASONS else "client_cancelled"
-        else:
-            out["reason"] = "max_output_tokens"
-        return out
-
-    def _usage(self, usage: Wire | None) -> Wire | None:
-        if usage is None:
-            return None
-        tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
-        details_in: Wire = {"text_tokens": tokens_in, "audio_tokens": 0, "cached_tokens": 0}
-        if self.dialect == GA:
-            details_in |= {"image_tokens": 0, "cached_tokens_details": {
-                "text_tokens": 0, "audio_tokens": 0, "image_tokens": 0}}
-        return {"total_tokens": tokens_in + tokens_out, "input_tokens": tokens_in,
-                "output_tokens": tokens_out, "input_token_details": details_in,
-                "output_token_details": {"text_tokens": tokens_out, "audio_tokens": 0}}
-
-    def session(self, base: Wire) -> Wire:
-        """The session object: the session's settings plus the connection's (formats, tools)."""
-        s = self.settings
-        vad = base.get("turn_detection")
-        if vad is not None:
-            vad = {k: vad[k] for k in ("type", "threshold", "prefix_padding_ms", "silence_duration_ms",
-                                       "create_response", "interrupt_response")}
-        tools = [{"type": "function", "name": t.name, "description": t.description,
-                  "parameters": t.parameters} for t in s.tools]
-        text_only = base.get("output_modalities") == ["text"]
-        common = {"object": "realtime.session", "id": s.session_id, "instructions": base["instructions"],
-                  "tools": tools, "tool_choice": "auto"}
-        tokens = base.get("max_output_tokens") or "inf"  # the settings a session.update applied
-        speed = {"speed": base["speed"]} if base.get("speed") is not None else {}
-        if self.dialect == BETA:
-            temperature = {"temperature": base["temperature"]} if base.get("temperature") is not None else {}
-            return {**common, "modalities": ["text"] if text_only else ["audio", "text"],
-                    "voice": s.voice, "input_audio_format": _beta_format(s.input_format),
-                    "output_audio_format": _beta_format(s.output_format),
-                    "input_audio_transcription": {"model": s.transcription_model},
-                    "turn_detection": vad, "max_response_output_tokens": tokens, **temperature, **speed}
-        return {**common, "type": "realtime", "model": s.model,
-                "output_modalities": ["text"] if text_only else ["audio"],
-                "audio": {"input": {"format": s.input_format.to_dict(), "turn_detection": vad,
-                                    "transcription": {"model": s.transcription_model}},
-                          "output": {"format": s.output_format.to_dict(), "voice": s.voice, **speed}},
-                "max_output_tokens": tokens}
-
-
-def _beta_format(fmt: AudioFormat) -> str | None:
-    """The beta protocol names only 24 kHz PCM and G.711; a 16 kHz session has no beta name."""
-    legacy = fmt.legacy
-    return legacy if isinstance(legacy, str) else None
+    def _response(self, body: Wire, r: _Response, output: list[Wire]) -> Wire:
+        return self.shapes.response(body, output, in_conversation=r.in_conversation,
+                                    text_only=r.text_only, metadata=r.metadata)

@@ -39,6 +39,7 @@ import numpy as np
 from ..base import events as ev
 from ..base.audio import INPUT_RATE_HZ, StreamResampler, to_int16
 from ..base.metrics import turn_timings
+from ..call.input_path import CallerFramePhase
 from ..call.session import Session
 from ..stages.playback import FRAME_MS
 from .ops_metrics import EndReason, tool_state
@@ -152,7 +153,7 @@ class CallRecording:
         self.finished = False
         self.failed = False
         session.listeners.add(self.on_event, ev.EventPhase.OBSERVER)
-        session.input.on_frame.append(self._caller_frame)
+        session.input.on_frame.add(self._caller_frame, CallerFramePhase.OBSERVER)
         session.client.on_agent_frame(self._agent_frame)
 
     # --- while the call runs (on the event loop: appends only) --------------------------------
@@ -177,7 +178,7 @@ class CallRecording:
     def _caller_frame(self, frame: np.ndarray) -> None:
         if self.finished or self.failed:
             return
-        try:  # a frame listener that raises would end the call's input: a full disk must not
+        try:  # a full disk ends the recording (marked failed), not only this frame
             self._caller.write(to_int16(frame).astype("<i2").tobytes())
         except OSError as exc:
             self._fail(exc)

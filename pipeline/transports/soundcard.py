@@ -18,7 +18,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -27,29 +26,13 @@ from ..base.audio import FRAME_SAMPLES, INPUT_RATE_HZ, PickupBuffer, StreamResam
 from ..base.clock import Clock
 from ..base.config import CallPolicy
 from ..base.errors import PipelineError
-from ..base.protocols import CallInput
+from ..base.listeners import Ordered
+from ..base.protocols import CallInput, PlayedAudioPhase
+from .sound_devices import LIST_HINT, Device, import_sounddevice, pick_format, resolve_device
 
-Device = int | str | None
 ReferenceCallback = Callable[[np.ndarray, int], None]
 
-_LIST_HINT = "list them with python -m sounddevice"
 _CONTIGUOUS_S = 0.005  # a frame starting this close to the previous one's end continues it
-
-
-def import_sounddevice() -> ModuleType:
-    """sounddevice, or a PipelineError that says what to install."""
-    try:
-        import sounddevice
-    except OSError as exc:  # sounddevice is installed but the PortAudio library is not
-        raise PipelineError(
-            "the PortAudio library is not installed: install it (Debian/Ubuntu: "
-            "apt-get install libportaudio2) and try again"
-        ) from exc
-    except ImportError as exc:
-        raise PipelineError(
-            "the sounddevice package is not installed: pip install sounddevice"
-        ) from exc
-    return sounddevice
 
 
 class Reframer:
@@ -73,35 +56,6 @@ class Reframer:
         return len(self._carry)
 
 
-def _resolve_device(sd: ModuleType, device: Device, kind: str) -> dict[str, Any]:
-    what, flag = ("microphone", "--input-device") if kind == "input" else ("speaker", "--output-device")
-    try:
-        return dict(sd.query_devices(device, kind))
-    except (ValueError, sd.PortAudioError) as exc:
-        if device is None:
-            raise PipelineError(
-                f"no {what} found: connect one or pass {flag} ({_LIST_HINT})") from exc
-        raise PipelineError(
-            f"no {kind} device matches {device!r}: pass {flag} with a number or a name "
-            f"({_LIST_HINT})") from exc
-
-
-def _pick_format(sd: ModuleType, info: dict[str, Any], kind: str, preferred_hz: int) -> tuple[int, int]:
-    """The first (rate, channels) the device accepts: preferred rate first, mono first."""
-    check = sd.check_input_settings if kind == "input" else sd.check_output_settings
-    max_channels = int(info[f"max_{kind}_channels"])
-    for rate in dict.fromkeys((preferred_hz, int(info["default_samplerate"]))):
-        for channels in dict.fromkeys((1, min(2, max_channels))):
-            try:
-                check(device=info["index"], samplerate=rate, channels=channels, dtype="float32")
-                return rate, channels
-            except (ValueError, sd.PortAudioError):
-                continue
-    raise PipelineError(
-        f"the {kind} device {info['name']!r} accepts neither {preferred_hz} Hz nor its own "
-        f"default rate as float32 audio: pick another with --{kind}-device ({_LIST_HINT})")
-
-
 class SoundCardTransport:
     """Microphone in, speaker out, for one live session on this machine.
 
@@ -121,8 +75,9 @@ class SoundCardTransport:
         quickest reply, or seconds (e.g. 0.1) where a busy machine makes the sound crackle.
     on_reference: `(samples16k, at_sample)` for every played block when `speakers` is set;
         `at_sample` is where that audio is due at the microphone, as an index into the 16 kHz
-        input handed to the session (its input audio clock). A session with the echo guard on
-        sets it (this transport is an `EchoReferenceSink`).
+        input handed to the session (its input audio clock). Given here, it is the first of
+        the `on_reference` listeners; a session with the echo guard on adds its own (this
+        transport is an `EchoReferenceSink`).
     max_s: as a `Transport`, how long `run` listens (None: until the agent hangs up or Ctrl-C).
     """
 
@@ -140,7 +95,9 @@ class SoundCardTransport:
         self.output_rate_hz = output_rate_hz
         self.buffer_ms = buffer_ms
         self.device_latency = device_latency
-        self.on_reference = on_reference
+        self.on_reference: Ordered[ReferenceCallback] = Ordered(PlayedAudioPhase)
+        if on_reference is not None:
+            self.on_reference.add(on_reference, PlayedAudioPhase.ECHO_GUARD)
         self.max_s = max_s
         self.hung_up = False
         self.on_hang_up: Callable[[], None] | None = None
@@ -184,11 +141,11 @@ class SoundCardTransport:
         sd = import_sounddevice()
         with contextlib.suppress(RuntimeError):
             self._loop = asyncio.get_running_loop()
-        self.input_info = _resolve_device(sd, self.input_device, "input")
-        self.input_rate_hz, self._in_channels = _pick_format(sd, self.input_info, "input", INPUT_RATE_HZ)
+        self.input_info = resolve_device(sd, self.input_device, "input")
+        self.input_rate_hz, self._in_channels = pick_format(sd, self.input_info, "input", INPUT_RATE_HZ)
         self._reframer = Reframer(self.input_rate_hz)
-        self.output_info = _resolve_device(sd, self.output_device, "output")
-        self.stream_rate_hz, self._out_channels = _pick_format(
+        self.output_info = resolve_device(sd, self.output_device, "output")
+        self.stream_rate_hz, self._out_channels = pick_format(
             sd, self.output_info, "output", self.output_rate_hz)
         self._ref_resampler = StreamResampler(self.stream_rate_hz, INPUT_RATE_HZ)
         opening = "microphone"
@@ -210,7 +167,7 @@ class SoundCardTransport:
             self.close()
             raise PipelineError(
                 f"cannot open the {opening} ({exc}): close programs that hold it, or pick another "
-                f"device with --input-device / --output-device ({_LIST_HINT})") from exc
+                f"device with --input-device / --output-device ({LIST_HINT})") from exc
 
     def _add(self, stream: Any) -> Any:
         self._streams.append(stream)
@@ -347,7 +304,7 @@ class SoundCardTransport:
         with self._lock:
             played = self._pull(out)
         outdata[:] = out[:, None]
-        if played and self.speakers and self.on_reference is not None:
+        if played and self.speakers and self.on_reference:
             self._reference(out, time_info.currentTime + self._out_latency_s)
 
     def _pull(self, out: np.ndarray) -> int:
@@ -380,15 +337,15 @@ class SoundCardTransport:
     def _reference(self, out: np.ndarray, dac_time: float) -> None:
         assert self._ref_resampler is not None
         x16 = self._ref_resampler.process(out)
-        anchor, loop, callback = self._anchor, self._loop, self.on_reference
-        if anchor is None or loop is None or callback is None:
+        anchor, loop = self._anchor, self._loop
+        if anchor is None or loop is None:
             return
         # Both streams' times come from PortAudio's one clock: map the time this block sounds
         # onto the microphone's sample index, then onto the session's (minus dropped pickup).
         captured_at, index = anchor
         at_sample = index + round((dac_time - captured_at) * INPUT_RATE_HZ) - self.dropped_samples
         with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(callback, x16, at_sample)
+            loop.call_soon_threadsafe(self.on_reference, x16, at_sample)
 
 
 async def wait_for_hangup(seconds: float | None, stop: asyncio.Event | None = None) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..base import events as ev
 from ..base.clock import perf_s
+from ..base.events import Milestone
 from ..call.session import Session
 from .ops_metrics import EndReason, tool_state
 
@@ -155,13 +156,13 @@ class CallTrace:
 
     def _mark(self, e: ev.StageMark) -> None:
         rid = e.response_id
-        if e.stage == "stt_final" and e.turn_id in self._turns:
+        if e.stage is Milestone.STT_FINAL and e.turn_id in self._turns:
             compute_s = float(e.detail.get("final_compute_ms", 0.0)) / 1000
             attrs = {f"pipeline.{k}": v for k, v in e.detail.items()
                      if isinstance(v, int | float | str | bool)}
             self._span("stt.final", self._turns[e.turn_id], e.perf - compute_s, e.perf,
                        **{"pipeline.turn_id": e.turn_id, **attrs})
-        elif e.stage == "response_start" and rid is not None and rid not in self._responses:
+        elif e.stage is Milestone.RESPONSE_START and rid is not None and rid not in self._responses:
             if e.turn_id is not None and e.turn_id in self._turns:
                 self._response_turn[rid] = e.turn_id
             preemptive = e.perf < self._committed.get(e.turn_id or "", float("inf"))
@@ -170,24 +171,24 @@ class CallTrace:
                 "pipeline.preemptive": preemptive})
             self._responses[rid] = span
             self._llm[rid] = self._child("llm", span, e.perf, {"pipeline.response_id": rid})
-        elif e.stage == "llm_first_token" and rid in self._llm:
+        elif e.stage is Milestone.LLM_FIRST_TOKEN and rid in self._llm:
             self._llm[rid].add_event("first_token", timestamp=self._ns(e.perf))
-        elif e.stage == "first_chunk" and rid in self._responses:
+        elif e.stage is Milestone.FIRST_CHUNK and rid in self._responses:
             self._voice_free[rid] = e.perf
-        elif e.stage == "llm_done" and rid in self._llm:
+        elif e.stage is Milestone.LLM_DONE and rid in self._llm:
             self._llm.pop(rid).end(end_time=self._ns(e.perf))
-        elif e.stage == "first_audio_out" and rid in self._responses:
+        elif e.stage is Milestone.FIRST_AUDIO_OUT and rid in self._responses:
             self._responses[rid].add_event("first_audio_out", timestamp=self._ns(e.perf))
-        elif e.stage == "barge_in_gate":
+        elif e.stage is Milestone.BARGE_IN_GATE:
             self._gate_fired = e.perf
-        elif e.stage in ("barge_in", "false_interruption"):
+        elif e.stage in (Milestone.BARGE_IN, Milestone.FALSE_INTERRUPTION):
             self._barge_in(e)
 
     def _barge_in(self, e: ev.StageMark) -> None:
         decision_s = float(e.detail.get("decision_ms", 0.0)) / 1000
         start = self._gate_fired if self._gate_fired is not None else e.perf - decision_s
         self._gate_fired = None
-        outcome = "cancelled" if e.stage == "barge_in" else "resumed"
+        outcome = "cancelled" if e.stage is Milestone.BARGE_IN else "resumed"
         parent = self._responses.get(e.response_id or "", self.call)
         attrs = {f"pipeline.{k}": v for k, v in e.detail.items()
                  if isinstance(v, int | float | str | bool)}
