@@ -75,16 +75,14 @@ class BargeInPolicy:
     # longest silence that still belongs to one turn, max_silence_ms)
     resume_after_false_ms: int = 1500
     # Once the gate fires, playback pauses and the words decide: only backchannels resume it.
-    # On the barge-in set (33 backchannels, 48 interruptions) 0% of backchannels cancel the
-    # reply against 73% for the gate alone; interruptions missed: 31% against 27%, mostly words
-    # too short for the gate (`python -m bench.bargein_words --short-words`,
+    # Backchannels cancelling the reply 0% against 73% for the gate alone, interruptions missed
+    # 31% against 27% (of 33 and 48: `python -m bench.bargein_words --short-words`,
     # bench/results/2026-12-01-bargein-words.md)
     hear_words: bool = True
     # a sound too short for the gate's hold (a quick "Wait.") heard out too: wideband / phone /
-    # pink 10 dB / 25% faster / slower, interruptions missed 4 / 8 / 4 / 6 / 4% against 31 / 35 /
-    # 4 / 42 / 29% with it off, backchannels cancelling 0 / 6 / 21 / 6 / 9% against 0 / 3 / 21 /
-    # 6 / 9% (the same command, then with --phone, --noise 10, --speed 0.8, --speed 1.25:
-    # bench/results/2026-12-01-bargein-words{,-phone,-noise10dB,-stretch80,-stretch125}.md).
+    # pink 10 dB / 25% faster / slower (--phone, --noise 10, --speed 0.8 / 1.25: the -phone,
+    # -noise10dB, -stretch80, -stretch125 files), interruptions missed 4/8/4/6/4% against
+    # 31/35/4/42/29% without it, backchannels cancelling 0/6/21/6/9% against 0/3/21/6/9%.
     # Not with echo_guard: short sounds there are mostly echo residue (tests/test_bargein.py)
     hear_short_words: bool = True
     backchannels: tuple[str, ...] = (
@@ -92,15 +90,13 @@ class BargeInPolicy:
         "right", "i see", "sure", "got it", "all right", "alright", "uh", "um", "oh",
         "thanks", "thank you", "cool", "great", "nice", "wow", "really")
     # still talking this long after the gate fired: a real interruption. Backchannels run
-    # 300-800 ms voiced in bench/bargein_words.py's set (its results say so); the gate fires
-    # >= 250 ms in, speech-stop needs 160 ms more
+    # 300-800 ms (voiced, in bench/bargein_words.py's set); the gate fires >= 250 ms in,
+    # speech-stop needs 160 ms more
     decide_within_ms: int = 1000
     # words Whisper wrote less sure than this (mean token log-probability) do not cancel the
     # reply: a short non-lexical sound is where tiny.en hallucinates (the set's "Mm-hmm." heard
-    # as "in my mom.", bench/results/2026-12-01-bargein-words.md; tests/test_bargein_words.py
-    # plays such sounds over a reply). -1.0 is Whisper's own threshold for a failed decode
-    # (`log_prob_threshold`). A caller still talking past
-    # decide_within_ms cancels regardless.
+    # as "in my mom." in those results). -1.0 is Whisper's own threshold for a failed decode
+    # (`log_prob_threshold`). A caller still talking past decide_within_ms cancels regardless.
     min_word_logprob: float = -1.0
 
 
@@ -118,11 +114,10 @@ class ResponsePolicy:
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
     # What a speculation starts from; adopted if the final says the same words, else dropped and
     # begun again from the final. "quick": the STT's quick pass over the whole turn at
-    # speech-stop (whisper on a window sized to the turn, a median 93 ms: `python -m
-    # bench.stt_window`, bench/results/2026-12-01-stt-window.md; `QuickSTT`), or the final where
-    # the STT has none: 5 and 9 of 14 wire calls adopted a reply begun before the final against
-    # 1 of 14 waiting for it, end of speech to audio median 0.86 and 0.76 of it in two loaded
-    # runs (`python -m bench.wire`, bench/results/2026-12-01-wire-ab.md and -wire-ab-partials.md).
+    # speech-stop (whisper on a window sized to the turn; `QuickSTT`), or the final where the
+    # STT has none: 5 and 9 of 14 wire calls adopted a reply begun before the final against 1 of
+    # 14 waiting for it, end of speech to audio median 0.86 and 0.76 of it in two loaded runs
+    # (`python -m bench.wire`, bench/results/2026-12-01-wire-ab.md and -wire-ab-partials.md).
     # "partial": the last partial as it stood, which lacks the last words ("...for two people"
     # for "...tonight"): 3 of 21 adopted (bench/results/2026-12-01-wire-ab-last-partial.md).
     # "final": wait for the final pass.
