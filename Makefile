@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-shake setup models system-deps lint bench clean
+.PHONY: demo test test-quick test-models test-slow test-shake setup models system-deps lint bench clean
 
 demo: setup models
 	mkdir -p out
@@ -18,11 +18,19 @@ define pytest_tier
 $(BIN)/python -m pytest -q -m "$(1)" $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || exit $$rc; }
 endef
 
-# the quick tier: everything not marked slow
-test: setup models
-	$(call pytest_tier,not slow)
+# the README's test command: the quick tier, then the model tier (.ci/run adds the slow tier)
+test: test-quick test-models
 
-# the slow tier: the tests marked slow (.ci/run runs both), the long protocol fuzz among them
+# the quick tier: fakes and the simulated clock, no model file opened. PIPELINE_NO_MODELS points
+# the models directory at an empty one (tests/conftest.py): a test that opens a model unmarked fails
+test-quick: setup
+	PIPELINE_NO_MODELS=1 $(call pytest_tier,not models and not slow)
+
+# the model tier: the tests that open a model file (marked models, or taking a model fixture)
+test-models: setup models
+	$(call pytest_tier,models and not slow)
+
+# the slow tier: the tests marked slow (.ci/run runs it after `make test`), the long protocol fuzz among them
 test-slow: setup models
 	$(call pytest_tier,slow)
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.base.clock import perf_s
+from pipeline.testing import commit_after_ms
 
 from .machine import describe_machine, machine_line
 from .summary import describe, write_results
@@ -148,9 +149,7 @@ EARLY_THRESHOLDS = (0.9, 0.95, 0.99)
 def judge_policy(rows: list[dict[str, Any]], key: Callable[[dict[str, Any]], float],
                  policy: Any) -> dict[str, Any]:
     """Cut-off rate per pause length and over the medium range, and the finished turns' waits,
-    through the real TurnDetector (`bench.eot.commit_after_ms`)."""
-    from .eot import commit_after_ms
-
+    through the real TurnDetector (`pipeline.testing.commit_after_ms`)."""
     fin = [key(r) for r in rows if r["finished"]]
     unf = [key(r) for r in rows if not r["finished"]]
 
@@ -214,7 +213,7 @@ def render_early(results: dict[str, Any]) -> str:
            "clip's signal probabilities as `bench.eot` stored them, from the transcript at "
            "speech-stop). No model runs.", "",
            "How it is computed: every clip goes through the real `TurnDetector` on a simulated "
-           "clock (`bench.eot.commit_after_ms`): 320 ms of speech, then silence, `end_of_turn` "
+           "clock (`pipeline.testing.commit_after_ms`): 320 ms of speech, then silence, `end_of_turn` "
            "checked after every 32 ms VAD window with the clip's score, as the session does. A "
            "mid-sentence pause of length L is **cut off** if the detector commits before it has "
            "heard the caller's next words (speech from L on, confirmed after `min_speech_ms`). A "

@@ -70,10 +70,11 @@ class StreamingTranscriber:
 
     def __init__(self, backend: STTBackend, clock: Clock, *, partial_interval_ms: int | None = None,
                  min_partial_ms: int = 300) -> None:
-        """A full-window tiny.en pass over a few seconds takes ~0.45 s on 2 cores (bench/), so a
-        pass every 500 ms keeps at most one in flight; a sized one ~0.1 s, so every 250 ms (the
-        backend's `partial_interval_ms` says which, 500 ms when it says nothing). Under 300 ms
-        of audio Whisper mostly hallucinates."""
+        """A full-window tiny.en pass over a few seconds takes a median 447 ms on 2 cores, so a
+        pass every 500 ms keeps at most one in flight; a sized one 93 ms, so every 250 ms
+        (`python -m bench.stt_window`, bench/results/2026-12-01-stt-window.md; the backend's
+        `partial_interval_ms` says which, 500 ms when it says nothing). Under 300 ms of audio
+        Whisper mostly hallucinates."""
         self.backend = backend
         self.clock = clock
         if partial_interval_ms is None:
@@ -175,7 +176,7 @@ class StreamingTranscriber:
     def start_quick_pass(self) -> asyncio.Task[str | None]:
         """At VAD speech-stop, just before `start_final`: the backend's quick pass over the whole
         turn, all its words (the last partial began up to a cadence before the speech ended),
-        ready ~0.1 s after speech-stop: a speculation's start while the final pass, the one the
+        ready soon after speech-stop (a sized pass): a speculation's start while the final pass, the one the
         reply must agree with, still runs. Its text is None where the quick pass declined."""
         if self._quick_task is not None and not self._quick_task.done():
             self._quick_task.cancel()

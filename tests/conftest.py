@@ -1,4 +1,11 @@
-"""Shared fixtures: the real models (loaded once per run), speech clips, and call helpers."""
+"""Shared fixtures: the real models (loaded once per run), speech clips, and call helpers.
+
+The tiers (docs/testing.md): a test that opens a model file is in the model tier, marked `models`,
+and the quick tier (`-m "not models and not slow"`) runs without one. A test that takes one of
+MODEL_FIXTURES is marked here, so no marker is forgotten; a module that loads a model itself
+says `pytestmark = pytest.mark.models`. Under PIPELINE_NO_MODELS (`make test-quick`) the models
+directory is an empty one, so a test that opens a model unmarked fails instead of passing slowly.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,8 @@ import functools
 import importlib
 import os
 import sys
+import tempfile
+from collections.abc import Generator
 from pathlib import Path
 from types import ModuleType
 
@@ -14,8 +23,12 @@ import numpy as np
 import pytest
 
 from pipeline.base import config as cfg
-from pipeline.base.models import models_dir
+from pipeline.base.models import ENV, models_dir
 from pipeline.testing import Speaker, caller_tts, jfk
+
+NO_MODELS = os.environ.get("PIPELINE_NO_MODELS", "").strip() not in ("", "0")
+if NO_MODELS:
+    os.environ[ENV] = tempfile.mkdtemp(prefix="no-models-")  # empty: the quick tier's proof
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = models_dir()  # $MODELS_DIR, else the repository's models/
@@ -67,20 +80,42 @@ def _wire_checkable() -> bool:
     return True
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+# the fixtures below that open a model file: a test that takes one (itself or through another
+# fixture) needs the models
+MODEL_FIXTURES = frozenset({"real_stages", "jfk_16k", "caller_voice", "say"})
+
+
+def _needs_models(item: pytest.Item) -> bool:
+    return item.get_closest_marker("models") is not None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config,
+                                   items: list[pytest.Item]) -> Generator[None, None, None]:
+    # before `-m` selects: the marker a model fixture implies
+    for item in items:
+        if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())) and not _needs_models(item):
+            item.add_marker(pytest.mark.models)
+    yield
+    # after: what the selection needs
     realtime = any("realtime" in getattr(getattr(item, "module", None), "__name__", "") for item in items)
     if in_ci() and realtime and not _wire_checkable():
         raise pytest.UsageError("CI is set and the realtime wire check needs the openai package: "
                                 f"{CLIENTS_EXTRA}")
-    missing = [str(p.relative_to(ROOT)) for p in MODEL_FILES.values() if not p.is_file()]
-    if not missing:
+    needing = [item for item in items if _needs_models(item)]
+    if needing and NO_MODELS:
+        items[:] = [item for item in items if not _needs_models(item)]
+        config.hook.pytest_deselected(items=needing)  # the quick tier has no models to give them
+        return
+    missing = [str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
+               for p in MODEL_FILES.values() if not p.is_file()]
+    if not missing or not needing:
         return
     if os.environ.get("PIPELINE_REQUIRE_MODELS"):
         raise pytest.UsageError(f"models missing ({', '.join(missing)}): run scripts/download_models.sh")
     skip = pytest.mark.skip(reason="models/ is incomplete: run scripts/download_models.sh")
-    for item in items:
-        if "models" in item.keywords:
-            item.add_marker(skip)
+    for item in needing:
+        item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,5 @@
-"""bench/tools.py: the labelled tool-choice set is well formed, and its verdicts count right."""
+"""bench/tools.py: the labelled tool-choice set is well formed, its verdicts count right, and the
+grounding guard passes the arguments its side-effect lines give."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from collections import Counter
 
 from bench import tools as bt
+from pipeline.tools.grounding import Evidence, ungrounded
 
 
 def test_the_set_has_every_kind_of_line_and_names_real_tools() -> None:
@@ -61,3 +63,23 @@ def test_verdicts_and_their_tally() -> None:
     assert t["guard_wrongly_refused"] == 0 and t["invented_let_through"] == 0
     assert t["first_ms_median"] == 90
     assert "recall 2/2 (100%)" in bt.summary_line(t)
+
+
+def _labelled_effects() -> list[tuple[str, object, dict]]:
+    desks = bt.desk_tools()
+    return [(case["line"], desks[case["desk"]][case["tool"]], case["arguments"]) for case in bt.CASES
+            if case["expect"] == "tool" and desks[case["desk"]][case["tool"]].side_effect
+            and case.get("arguments")]
+
+
+def test_every_labelled_line_grounds_its_right_arguments_and_not_them_swapped() -> None:
+    """The tool-choice set's side-effect lines (bench/tool_set.json): the arguments the line
+    gives pass the guard; the same numbers in each other's places (the card's digits as the
+    order, the order as the card) do not."""
+    cases = _labelled_effects()
+    assert len(cases) >= 10
+    for line, spec, args in cases:
+        evidence = Evidence(said=[line])
+        assert ungrounded(spec, args, evidence) == [], line
+        swapped = {**args, "order_id": args["card_last4"], "card_last4": args["order_id"]}
+        assert sorted(ungrounded(spec, swapped, evidence)) == ["card_last4", "order_id"], line

@@ -363,25 +363,3 @@ def test_the_desk_reads_an_answer_as_what_the_agent_asked_for(tmp_path, question
     assert [o["status"] for o in outputs] == (["committed"] if runs else ["not_run"]), rec.timeline()
     assert EFFECTS == ([{"order_id": "5521", "amount": 20.0}] if runs else [])
     assert (ledger.get("refund:5521") is not None) is runs
-
-
-def _labelled_effects() -> list[tuple[str, object, dict]]:
-    from bench.tools import CASES, desk_tools
-
-    desks = desk_tools()
-    return [(case["line"], desks[case["desk"]][case["tool"]], case["arguments"]) for case in CASES
-            if case["expect"] == "tool" and desks[case["desk"]][case["tool"]].side_effect
-            and case.get("arguments")]
-
-
-def test_every_labelled_line_grounds_its_right_arguments_and_not_them_swapped() -> None:
-    """The tool-choice set's side-effect lines (bench/tool_set.json): the arguments the line
-    gives pass the guard; the same numbers in each other's places (the card's digits as the
-    order, the order as the card) do not."""
-    cases = _labelled_effects()
-    assert len(cases) >= 10
-    for line, spec, args in cases:
-        evidence = Evidence(said=[line])
-        assert ungrounded(spec, args, evidence) == [], line
-        swapped = {**args, "order_id": args["card_last4"], "card_last4": args["order_id"]}
-        assert sorted(ungrounded(spec, swapped, evidence)) == ["card_last4", "order_id"], line

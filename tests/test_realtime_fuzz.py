@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.serve_calls import ServerThread
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.testing import ServerThread
 from pipeline.turns import HeuristicCompleteness
 
 from .realtime_fuzz import Outcome, Step, judge, play, sequences

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from websockets.asyncio.client import connect
 
-from bench.serve_calls import ServerThread
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.testing import ServerThread
 from pipeline.turns import HeuristicCompleteness
 
 from .test_realtime_server import Client, EnergyVAD, user_text

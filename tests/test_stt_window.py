@@ -90,6 +90,7 @@ def test_the_config_sets_the_window_and_refuses_an_unknown_one() -> None:
         WhisperSTT(window="wide")
 
 
+@pytest.mark.models  # the model loads before the cadence is checked
 def test_a_partial_cadence_under_a_pass_is_refused() -> None:
     from pipeline.stt import WhisperSTT
 

@@ -94,9 +94,9 @@ def test_early_commit_waits_while_the_caller_speaks_and_restarts_with_the_silenc
 
 
 def test_a_pause_is_cut_off_only_if_the_detector_commits_before_the_words_resume():
-    """The set's judgement (bench.eot.commit_after_ms) on the detector's own clock: 32 ms VAD
+    """The set's judgement (pipeline.testing.commit_after_ms) on the detector's own clock: 32 ms VAD
     windows; resumed speech is heard after min_speech_ms (three windows), the clock running on."""
-    from bench.eot import commit_after_ms
+    from pipeline.testing import commit_after_ms
 
     off, early = TurnPolicy(), _early()
     assert commit_after_ms(off, 0.95) == pytest.approx(19 * WINDOW_MS)  # the first window >= 600

@@ -58,8 +58,8 @@ class TurnPolicy:
     # bench/results/2026-12-01-eot-early.md)
     early_silence_ms: int = 0
     early_threshold: float = 0.95
-    # a turn longer than this is committed as it stands: its audio and its transcription passes
-    # stay bounded (600 s of unbroken input once held 406 MB); a minute is a long phone turn
+    # a turn longer than this is committed as it stands, so its audio and its transcription
+    # passes stay bounded however long the input runs unbroken; a minute is a long phone turn
     max_turn_ms: int = 60_000
 
 
@@ -75,13 +75,14 @@ class BargeInPolicy:
     # longest silence that still belongs to one turn, max_silence_ms)
     resume_after_false_ms: int = 1500
     # Once the gate fires, playback pauses and the words decide: only backchannels resume it.
-    # bench/bargein_words.py: 21% of backchannels cancel the reply against 73% for the gate
-    # alone, and no more interruptions are missed (27% both: words too short for the gate)
+    # Backchannels cancelling the reply 0% against 73% for the gate alone, interruptions missed
+    # 31% against 27% (of 33 and 48: `python -m bench.bargein_words --short-words`,
+    # bench/results/2026-12-01-bargein-words.md)
     hear_words: bool = True
-    # a sound too short for the gate's hold ("Wait." ~200 ms) heard out too (bench/results/
-    # 2026-12-01-bargein-words*.md, 33 backchannels, 48 interruptions): wideband / phone / pink
-    # 10 dB / 25% faster / slower, interruptions missed 4 / 8 / 4 / 6 / 4% against 31 / 35 / 4 /
-    # 42 / 29% with it off, backchannels cancelling 0 / 6 / 21 / 6 / 9% against 0 / 3 / 21 / 6 / 9%.
+    # a sound too short for the gate's hold (a quick "Wait.") heard out too: wideband / phone /
+    # pink 10 dB / 25% faster / slower (--phone, --noise 10, --speed 0.8 / 1.25: the -phone,
+    # -noise10dB, -stretch80, -stretch125 files), interruptions missed 4/8/4/6/4% against
+    # 31/35/4/42/29% without it, backchannels cancelling 0/6/21/6/9% against 0/3/21/6/9%.
     # Not with echo_guard: short sounds there are mostly echo residue (tests/test_bargein.py)
     hear_short_words: bool = True
     backchannels: tuple[str, ...] = (
@@ -93,11 +94,9 @@ class BargeInPolicy:
     # speech-stop needs 160 ms more
     decide_within_ms: int = 1000
     # words Whisper wrote less sure than this (mean token log-probability) do not cancel the
-    # reply: a short non-lexical sound is where tiny.en hallucinates ("in MMM." for a "mm-hmm"
-    # at -1.16, the sound itself at -0.84; "Stop." -0.36: tiny.en int8, an Intel Xeon's 2 cores
-    # with CT2_FORCE_CPU_ISA=AVX2, in test_a_backchannel_that_passes_the_gate_resumes_the_reply).
-    # -1.0 is Whisper's own threshold for a failed decode. A caller still talking past
-    # decide_within_ms cancels regardless.
+    # reply: a short non-lexical sound is where tiny.en hallucinates (the set's "Mm-hmm." heard
+    # as "in my mom." in those results). -1.0 is Whisper's own threshold for a failed decode
+    # (`log_prob_threshold`). A caller still talking past decide_within_ms cancels regardless.
     min_word_logprob: float = -1.0
 
 
@@ -115,12 +114,13 @@ class ResponsePolicy:
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
     # What a speculation starts from; adopted if the final says the same words, else dropped and
     # begun again from the final. "quick": the STT's quick pass over the whole turn at
-    # speech-stop (whisper on a window sized to the turn, ~0.1 s; `QuickSTT`), or the final
-    # where the STT has none: 5 and 9 of 14 wire calls adopted a reply begun before the final
-    # against 1 of 14 waiting for it, end of speech to audio median 0.86 and 0.76 of it in two
-    # loaded runs (bench/results/2026-12-01-wire-ab*.md). "partial": the last partial as it stood, which
-    # lacks the last words ("...for two people" for "...tonight"): 3 of 21 adopted
-    # (bench/results/2026-12-01-wire-ab-last-partial.md). "final": wait for the final pass.
+    # speech-stop (whisper on a window sized to the turn; `QuickSTT`), or the final where the
+    # STT has none: 5 and 9 of 14 wire calls adopted a reply begun before the final against 1 of
+    # 14 waiting for it, end of speech to audio median 0.86 and 0.76 of it in two loaded runs
+    # (`python -m bench.wire`, bench/results/2026-12-01-wire-ab.md and -wire-ab-partials.md).
+    # "partial": the last partial as it stood, which lacks the last words ("...for two people"
+    # for "...tonight"): 3 of 21 adopted (bench/results/2026-12-01-wire-ab-last-partial.md).
+    # "final": wait for the final pass.
     speculate_from: Literal["quick", "partial", "final"] = "quick"
     output_delta_ms: int = 100  # audio delta size cap
     # A session's own generation settings (a realtime client's session.update); None: the
@@ -136,8 +136,8 @@ class CallPolicy:
     # caller audio held while the session gets ready (the one default: the sound card's too)
     pickup_cap_ms: int = 5000
     hangup_cap_ms: int = 8000  # wait for the goodbye to drain, at most this long
-    # quiet needed after the goodbye: a caller's "bye" starts within ~0.5 s of the farewell
-    # ending (conversational turn gaps are ~200 ms), so 800 ms lets it begin before we close
+    # quiet needed after the goodbye, long enough for a caller's "bye" to begin before we close:
+    # turn gaps in conversation are about 200 ms (Stivers et al., PNAS 106(26), 2009)
     close_grace_ms: int = 800
     repeat_close_grace_ms: int = 300  # a second close after the farewell was said waits less
     pre_hangup_check: bool = False  # one LLM call at goodbye time: is an action still owed?

@@ -32,7 +32,8 @@ def default_threads(stage: Stage, cores: int | None = None) -> int:
     (bench/results/2026-11-30-vm.md); splitting two cores leaves each model one, and each of them
     then runs at half speed even when it runs alone, which it mostly does. Above that, Whisper's
     final pass runs alone (all cores), while the LLM and Piper overlap in streaming mode: Piper
-    takes a quarter (its first chunk is ~80 ms of compute on 2 cores, the same results) and the
+    takes a quarter (its first chunk is a median 141 ms of compute on 2 cores, streaming and
+    preemptive, in the same results) and the
     LLM the rest, so together they never ask for more cores than there are.
     """
     forced = os.environ.get("PIPELINE_THREADS", "").strip()

@@ -3,7 +3,7 @@
 Frames and client commands share one inbox, so a command ("commit", "clear") acts after exactly
 the audio sent before it. Each frame passes the echo guard (speakers), goes into a short history
 ring (prefix padding, trims) and to the open turn, and is cut into 512-sample windows; each
-window gets one Silero probability, inline (~130 us, cheaper than a thread hand-off), which the
+window gets one Silero probability, inline (cheaper than a thread hand-off), which the
 barge-in gate and the turn detector both read on the same window.
 """
 

@@ -56,16 +56,16 @@ class Backchannels:
 
 # --- were these words spoken? --------------------------------------------------------------------
 
-# A short sound is where Whisper writes words nobody said. whisper tiny.en (int8, full window) on
-# the sounds of tests/test_bargein_speech.py, each with 300 ms before and 0-1000 ms of silence
-# after: Piper's "Stop.", "Wait.", "No." and "Wait, is the pool open?" came out with a segment
-# no-speech probability of 0.06-0.22 and a mean token log-probability of -0.16 to -0.50;
-# pipeline.testing.mm_hmm() (200 ms) came out as "in a minute." at 0.35-0.41 and -0.53 to -0.63.
+# A short sound is where Whisper writes words nobody said: pipeline.testing.mm_hmm() (200 ms)
+# comes out of whisper tiny.en as "in a minute.", less sure and likelier no speech than Piper's
+# "Stop.", "Wait.", "No." or "Wait, is the pool open?". The two bounds lie between them, and
+# tests/test_bargein_speech.py plays each sound over a reply to hold them there.
 NO_SPEECH_MAX = 0.3  # more likely than this that no one spoke, and ...
 NO_SPEECH_LOGPROB = -0.5  # ... less sure than this of the words: not speech
 COMPRESSION_MAX = 2.4  # Whisper's own bound for a decode stuck repeating itself
-# Syllables a second of voiced audio can hold: fast conversational English is 6-7 a second, so
-# 8, and one more for a word cut at the span's edge. "in a minute" (4) in 200 ms is not speech.
+# Syllables a second of voiced audio can hold: English runs about 6 a second (Pellegrino et al.,
+# Language 87(3), 2011), fast speech more, so 8, and one more for a word cut at the span's edge.
+# "in a minute" (4) in 200 ms is not speech.
 SYLLABLES_PER_S = 8.0
 _VOWELS = re.compile(r"[aeiouy]+")
 

@@ -103,17 +103,17 @@ class EchoGuard:
         # Direct path and early reflections of a small room; the reverberant tail beyond it is
         # left to the residual suppressor.
         filter_ms: float = 64.0,
-        # NLMS step, time-domain equivalent: 0.5 takes ~20 dB off within about a second of
-        # speech; 1.0 overshoots on voiced speech.
+        # NLMS step, time-domain equivalent: 0.5 takes 20 dB off within a second of speech
+        # (tests/test_echo.py holds it to that); 1.0 overshoots on voiced speech.
         step: float = 0.5,
         # Filter taps kept before the estimated first arrival: the delay search runs at 4 kHz
         # and may pick a strong reflection a few ms after the direct sound.
         lead_ms: float = 8.0,
         # Several syllables per delay look: one voiced syllable can mislead by a pitch period.
         delay_span_ms: float = 500.0,
-        # A look every 4 windows: a moved audio route is found within ~0.5 s, for ~0.2 ms.
+        # A look every 4 windows: two that agree find a moved audio route (tests/test_echo.py).
         delay_every_ms: float = 128.0,
-        # On top of the filter's ~20 dB this leaves residual echo ~40 dB under the echo, far
+        # On top of the filter's 20 dB this leaves residual echo up to 40 dB under the echo, far
         # below the gate's -40 dBFS; 0 turns the suppressor off (the linear canceller alone).
         max_suppression_db: float = 20.0,
         # Until the filter converges the echo is assumed as loud as the playback: speaker-to-mic
@@ -218,9 +218,9 @@ class EchoGuard:
         k = self._max_delay // _DECIM
         corr = np.fft.irfft(cross, n)[k::-1]  # corr[lag]: the mic follows the playback by lag
         peak = int(np.argmax(corr))
-        # Echo peaks measured 10-90x the median, echo-free spans ~5x: below 6x there is no
-        # clear echo (silence, or the caller drowns it). Chance peaks above that (seen up to
-        # 25x) rarely repeat, which the two-look agreement below relies on.
+        # Below 6x the median there is no clear echo (silence, or the caller drowns it):
+        # tests/test_echo.py's echoes stand above it and its echo-free spans below. Chance peaks
+        # above it rarely repeat, which the two-look agreement below relies on.
         if corr[peak] < 6.0 * float(np.median(np.abs(corr))):
             return
         # First arrival: the earliest lag within `lead_ms` before the peak reaching half of it.

@@ -51,10 +51,10 @@ class OpenAICompatibleLLM:
         base_url: str = "http://127.0.0.1:8080/v1",  # llama-server's default host and port
         model: str = "local",  # single-model llama.cpp servers ignore it; vLLM needs its name
         api_key_env: str = "OPENAI_API_KEY",  # the variable OpenAI's own clients read
-        connect_timeout_s: float = 2.0,  # a reachable server accepts in well under 1 ms
+        connect_timeout_s: float = 2.0,  # a reachable server accepts at once; this is a dead one
         # prompt evaluation of a full 2048-token context plus queueing behind another call
         first_token_timeout_s: float = 10.0,
-        # 96 tokens at 3 tokens/s (the slowest decode bench/ttfa saw on 2 shared cores) is 32 s
+        # a bound, not a measurement: max_tokens (96) at a slow 3 tokens/s is 32 s
         total_timeout_s: float = 40.0,
         max_tokens: int = 96,  # LlamaLLM's: ~2 spoken sentences
         temperature: float = 0.3,  # LlamaLLM's

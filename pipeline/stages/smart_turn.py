@@ -37,7 +37,8 @@ class SmartTurnCompleteness:
                  threads: int = 1) -> None:
         """`threads`: onnxruntime intra-op threads. One leaves the other core of a 2-core machine
         to Whisper, which transcribes at the same moment (speech-stop); a call, the
-        Whisper-tiny encoder over 8 s of audio, costs 0.2-0.5 s there (bench/eot.py)."""
+        Whisper-tiny encoder over 8 s of audio, costs a median 471 ms there (`python -m
+        bench.eot`, bench/results/2026-11-30-eot.md)."""
         from faster_whisper.feature_extractor import FeatureExtractor
 
         self._session = cpu_session(model_path, "Smart Turn model", threads=threads)
@@ -69,7 +70,8 @@ class CombinedCompleteness:
 
     Chosen by measurement on the end-of-turn set (bench/eot.py): Smart Turn alone separates
     finished from unfinished synthetic voices poorly, but below 0.1 it is right more often than
-    the base rate (37 of 61 such clips were mid-turn, against 46% of the set), and it hears what
+    the base rate (37 of 61 such clips were mid-turn, against 46% of the set: the rows of
+    bench/results/2026-11-30-eot.json), and it hears what
     the transcript loses: a number being read out, an "um" Whisper drops. Averaging the two,
     their product, or letting either one end the turn all did worse.
 
@@ -83,8 +85,7 @@ class CombinedCompleteness:
                  threads: int = 1, audio_veto: float = 0.1, text: str = "heuristic",
                  model: str = "qwen2.5-coder-0.5b", llm: Any = None) -> None:
         """`audio_veto`: below this audio probability the turn stays open whatever the text
-        says (0.1 and 0.05 tied for the fewest errors on the Piper clips of bench/eot.py's set;
-        0.1 was a point better on the espeak-ng ones)."""
+        says (bench/eot.py's "combined" signal)."""
         if text not in ("heuristic", "text-eot"):
             raise ValueError(f"turns.text = {text!r}: use \"heuristic\" or \"text-eot\"")
         self.text = HeuristicCompleteness()

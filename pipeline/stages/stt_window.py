@@ -39,8 +39,9 @@ class Window:
 
     margin_ms: int  # past the audio's end: a window that ends with the speech loops more
     floor_ms: int  # however short the audio
-    # no kept pass in the labelled set ran past 7 tokens per second of audio (bench/stt_window.py
-    # prints the highest it met); 10 a second plus 8 leaves room for digits and punctuation
+    # no kept pass in the labelled set ran past 7 tokens per second of audio (6.8 at most:
+    # `python -m bench.stt_window`, bench/results/2026-12-01-stt-window.md); 10 a second plus 8
+    # leaves room for digits and punctuation
     tokens_per_s: float = 10.0
     tokens_extra: int = 8
 

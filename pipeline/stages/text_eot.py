@@ -13,8 +13,9 @@ centred where finished and unfinished turns of the end-of-turn set separate best
 The model runs on its own llama.cpp context, so the reply's prompt cache is untouched. The
 instructions and context stay evaluated between calls: a call evaluates only the tokens that
 changed (the transcript, mostly). Measured only on a loaded 2-core machine (load average 10-17):
-Qwen2.5-Coder-0.5B 5.9 s a call (median), SmolLM2-135M 0.5 s; a quiet machine is still to be
-measured, and a score that comes after `max_silence_ms` decides nothing.
+Qwen2.5-Coder-0.5B 5.9 s a call (median), SmolLM2-135M 0.5 s (`python -m bench.eot_rescore`,
+bench/results/2026-12-01-eot-text.md); a quiet machine is still to be measured, and a score that
+comes after `max_silence_ms` decides nothing.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ _CONTEXT_SAMPLES = 64  # the model expects the previous window's last 64 samples
 class SileroVAD:
     """Voice probability per 32 ms window; keeps the recurrent state between calls.
 
-    One window costs ~130 us on one CPU core, less than a thread hand-off, so the session
+    One window is one small ONNX run, cheaper than handing it to a thread, so the session
     calls it inline on the event loop (see docs/architecture.md).
     """
 

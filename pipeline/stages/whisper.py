@@ -28,7 +28,7 @@ class WhisperSTT:
         device: str = "cpu",
         compute_type: str = "auto",  # int8 on CPU, float16 on CUDA: fastest with no WER loss
         language: str = "en",  # fixed: skips language detection (a full extra encoder pass)
-        beam_size: int = 1,  # greedy: ~2x faster than beam 5; jfk.wav WER is equal on tiny.en
+        beam_size: int = 1,  # greedy: one hypothesis, the cheapest decode
         threads: int | None = None,  # CTranslate2 intra-op threads; None: pipeline.base.cpu's split
         # final pass: force the words LocalAgreement confirmed as the decoder's prefix and decode
         # only the tail. Off: a partial's misheard word is then kept for good ("asked not" in
@@ -43,17 +43,18 @@ class WhisperSTT:
         # 29 (and "4792" three times where the full window wrote "4.9 to" or "4.7.9.2."), and got
         # the completeness heuristic's verdict the full window's got on 172, at a sixth of its
         # median time; a sized final that leaves its sentence open is redone on the full window
-        # (bench/results/2026-12-01-stt-window-guard.md). Partials stay full: sized, they loop
+        # (`python -m bench.stt_window`, bench/results/2026-12-01-stt-window-guard.md). Partials
+        # stay full: sized, they loop
         # more, and once fired a barge-in on the echo's words (bench/README.md)
         window: str = "sized-final",
         window_margin_ms: int = 2000,
         window_floor_ms: int = 1000,
-        # a partial pass every this much new audio; None: 250 ms when partials are sized (a pass
-        # over 3 s costs ~100 ms, so one stays in flight at most), 500 ms on the full window
-        # (~450 ms a pass on 2 cores)
+        # a partial pass every this much new audio; None: 250 ms when partials are sized (a
+        # sized pass takes a median 93 ms, so one stays in flight at most), 500 ms on the full
+        # window (447 ms a pass: tiny.en on 2 cores, bench/results/2026-12-01-stt-window.md)
         partial_interval_ms: int | None = None,
         # at speech-stop, before a final pass on the full window: one pass over the turn on a
-        # sized window (~0.1 s, not redone when doubtful), for a speculation to start from while
+        # sized window (not redone when doubtful), for a speculation to start from while
         # the final pass runs; the reply is adopted only if the final says the same words
         # (response.speculate_from = "quick"; bench/results/2026-12-01-wire-ab.md). A sized
         # final is itself that pass, so with one there is none: the speculation starts from it

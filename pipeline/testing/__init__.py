@@ -31,6 +31,7 @@ of a Twilio, Telnyx or Plivo media stream (8 kHz G.711 at real time, marks echoe
 
 `pipeline.testing.voices` says a text in other voices (Piper at three speeds, espeak-ng) and
 finds where a phrase said alone ends inside a sentence, to cut a pause into the middle of it.
+`commit_after_ms` says when the turn detector, fed window by window, commits a turn.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from __future__ import annotations
 from pipeline.transports.scripted import Clip, after_stage
 
 from .calls import LONG_REPLY, QUESTION, CallRecord, call, make_config, wer, with_stages
+from .detector import commit_after_ms
 from .server import LlamaServer, ServerThread, chunks_b64, pcm16_24k
 from .sounds import (
     CALLER_VOICE,
@@ -55,6 +57,6 @@ from .sounds import (
 __all__ = [
     "CALLER_VOICE", "JFK_TEXT", "LONG_REPLY", "NOISE_KINDS", "QUESTION", "CallRecord", "Clip",
     "LlamaServer", "ServerThread", "Speaker", "after_stage", "at_level", "call", "caller_tts",
-    "chunks_b64", "jfk", "make_config", "mm_hmm", "noise", "pcm16_24k", "silence", "wer",
+    "chunks_b64", "commit_after_ms", "jfk", "make_config", "mm_hmm", "noise", "pcm16_24k", "silence", "wer",
     "with_stages",
 ]

@@ -47,7 +47,7 @@ from .ops_metrics import EndReason, tool_state
 log = logging.getLogger(__name__)
 
 MAX_AGE_DAYS = 30.0
-MAX_BYTES = 10 << 30  # 10 GiB: about 50 hours of calls at 22 kHz stereo
+MAX_BYTES = 10 << 30  # 10 GiB: about 34 hours of call.wav at 22.05 kHz, 16-bit stereo
 SUMMARY = "summary.json"
 _BLOCK = 1 << 16
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # samples per block when mixing the WAV

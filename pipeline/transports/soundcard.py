@@ -198,7 +198,7 @@ class SoundCardTransport:
         """Give this to Playback as `lead_s`: frames then arrive ahead and back to back.
 
         Without a lead, Playback writes each frame when it is due and wakes a little late every
-        time (~0.3 ms a frame): about 1% slower than the device plays, which drains the cushion.
+        time: slower than the device plays, which drains the cushion.
         """
         return self.buffer_ms / 1000.0
 
@@ -241,7 +241,7 @@ class SoundCardTransport:
         for frame in self._reframer.process(block):
             self._deliver(frame)
         # The newest sample left the converter about one input latency ago. (The driver's own
-        # ADC time is no better: through PulseAudio's ALSA plugin it is off by up to 0.5 s.)
+        # ADC time is no better: through PulseAudio's ALSA plugin it is far off.)
         newest = self.frames_captured * FRAME_SAMPLES + self._reframer.pending
         self._anchor = (time_info.currentTime - self._in_latency_s, newest)
 

@@ -3,11 +3,8 @@ minutes; `python -m bench.soak --minutes 1` runs it)."""
 
 from __future__ import annotations
 
-import pytest
-
 from bench.machine import describe_machine
 from bench.soak import Sampler, report
-from pipeline.base.memory import bound_arenas, trim
 
 
 def test_the_report_quotes_the_first_20_and_the_last_and_names_a_shared_machine():
@@ -32,26 +29,6 @@ def test_the_report_quotes_the_first_20_and_the_last_and_names_a_shared_machine(
     assert "bounded to 2" in text
 
 
-def test_the_allocator_settings_are_taken_or_refused_clearly():
-    assert bound_arenas(64) is True  # glibc (Debian) takes it; 64 leaves this process as it was
-    assert isinstance(trim(), bool)
-    with pytest.raises(ValueError, match="at least 1"):
-        bound_arenas(0)
-
-
-@pytest.mark.models
-def test_piper_runs_without_onnxruntimes_memory_arena_and_vad_with_it():
-    """The arena keeps the largest sentence's buffers for good; Silero's windows are one size."""
-    from pipeline.stages.tts import PiperTTS
-    from pipeline.stages.vad import SileroVAD
-
-    piper = PiperTTS(threads=1)
-    assert piper._voice.session.get_session_options().enable_cpu_mem_arena is False
-    assert len(piper.synthesize("Hello there.")) > 0
-    vad = SileroVAD(threads=1)
-    assert vad._session.get_session_options().enable_cpu_mem_arena is True
-
-
 def test_python_growth_names_the_line_that_kept_memory():
     import tracemalloc
 
@@ -65,4 +42,4 @@ def test_python_growth_names_the_line_that_kept_memory():
     finally:
         tracemalloc.stop()
     growth = python_growth(before, after, top=3)
-    assert "test_soak.py" in growth[0]["where"] and growth[0]["kib"] >= 1024 and len(kept) == 16
+    assert "test_bench_soak.py" in growth[0]["where"] and growth[0]["kib"] >= 1024 and len(kept) == 16
