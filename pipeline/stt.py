@@ -18,7 +18,14 @@ import numpy as np
 from .base.audio import INPUT_RATE_HZ
 from .base.clock import Clock, cancel_and_wait, perf_s
 from .base.protocols import STT as STTBackend
-from .base.protocols import ConfidentSTT, PrefixSTT, QuickSTT, ScoredSTT, SpeechConfidence
+from .base.protocols import (
+    ConfidentSTT,
+    PrefixSTT,
+    QuickSTT,
+    ScoredSTT,
+    SpeechConfidence,
+    takes_keyword,
+)
 from .stages.stt_text import agreed_prefix, same_words, word_errors, words_within
 from .stages.whisper import WINDOWS, WhisperSTT
 
@@ -69,7 +76,7 @@ class StreamingTranscriber:
     """One turn's audio in, partials and a final out; runs passes off the event loop."""
 
     def __init__(self, backend: STTBackend, clock: Clock, *, partial_interval_ms: int | None = None,
-                 min_partial_ms: int = 300) -> None:
+                 min_partial_ms: int = 300, prompt: str | None = None) -> None:
         """A full-window tiny.en pass over a few seconds takes a median 447 ms on 2 cores, so a
         pass every 500 ms keeps at most one in flight; a sized one 93 ms, so every 250 ms
         (`python -m bench.stt_window`, bench/results/2026-12-01-stt-window.md; the backend's
@@ -77,6 +84,9 @@ class StreamingTranscriber:
         Whisper mostly hallucinates."""
         self.backend = backend
         self.clock = clock
+        # what the call is about, for every pass of a backend that takes it (stages/stt_context.py)
+        self._context: dict[str, str] = (
+            {"prompt": prompt} if prompt and takes_keyword(backend.transcribe, "prompt") else {})
         if partial_interval_ms is None:
             partial_interval_ms = getattr(backend, "partial_interval_ms", 500)
         self.partial_interval_samples = partial_interval_ms * INPUT_RATE_HZ // 1000
@@ -151,20 +161,20 @@ class StreamingTranscriber:
 
     async def _timed(self, audio: np.ndarray, *, final: bool, prefix: str = "") -> str:
         t0 = perf_s()
-        backend = self.backend
+        backend, context = self.backend, self._context
         if prefix and isinstance(backend, PrefixSTT) and backend.prefix_final:
-            text = await self.clock.run_in_thread(lambda: backend.transcribe_after(audio, prefix))
+            text = await self.clock.run_in_thread(lambda: backend.transcribe_after(audio, prefix, **context))
         elif isinstance(backend, ConfidentSTT):
             text, confidence = await self.clock.run_in_thread(
-                lambda: backend.transcribe_confident(audio, final=final))
+                lambda: backend.transcribe_confident(audio, final=final, **context))
             self.logprobs[text.strip()] = confidence.avg_logprob
             self.confidences[text.strip()] = confidence
         elif isinstance(backend, ScoredSTT):
             text, logprob = await self.clock.run_in_thread(
-                lambda: backend.transcribe_scored(audio, final=final))
+                lambda: backend.transcribe_scored(audio, final=final, **context))
             self.logprobs[text.strip()] = logprob
         else:
-            text = await self.clock.run_in_thread(lambda: backend.transcribe(audio, final=final))
+            text = await self.clock.run_in_thread(lambda: backend.transcribe(audio, final=final, **context))
         spent = perf_s() - t0
         if final:
             self.stats.final_compute_s += spent
@@ -180,10 +190,10 @@ class StreamingTranscriber:
         reply must agree with, still runs. Its text is None where the quick pass declined."""
         if self._quick_task is not None and not self._quick_task.done():
             self._quick_task.cancel()
-        backend, audio = self.backend, self.audio.array().copy()
+        backend, audio, context = self.backend, self.audio.array().copy(), self._context
         assert isinstance(backend, QuickSTT)
         self._quick_task = asyncio.ensure_future(
-            self.clock.run_in_thread(lambda: backend.transcribe_quick(audio)))
+            self.clock.run_in_thread(lambda: backend.transcribe_quick(audio, **context)))
         return self._quick_task
 
     async def settled_quick(self, task: asyncio.Task[str | None]) -> str | None:

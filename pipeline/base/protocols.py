@@ -56,7 +56,10 @@ class ForkableVAD(Protocol):
 
 class STT(Protocol):
     def transcribe(self, audio: np.ndarray, *, final: bool) -> str:
-        """One blocking pass over 16 kHz mono float32 audio (run in a thread)."""
+        """One blocking pass over 16 kHz mono float32 audio (run in a thread).
+
+        A backend may also take `prompt` (`takes_keyword` tells) on this and its other passes:
+        the call's context as text that came before (`stages/stt_context.py`)."""
 
 
 @runtime_checkable

@@ -17,6 +17,7 @@ import numpy as np
 from ..base.audio import INPUT_RATE_HZ
 from ..base.onnx import cpu_session
 from ..turns import HeuristicCompleteness
+from .log_mel import whisper_log_mel
 
 if TYPE_CHECKING:
     from .text_eot import TextEndOfTurn
@@ -24,6 +25,17 @@ if TYPE_CHECKING:
 WINDOW_S = 8  # the model was trained on the last 8 s of a turn (its input is 800 frames of 10 ms)
 _N_MELS = 80  # the ONNX input is (batch, 80, 800): Whisper-tiny's mel bins
 _NORM_EPS = 1e-7  # variance floor of the Whisper feature extractor's waveform normalisation
+
+
+def turn_features(audio: np.ndarray) -> np.ndarray:
+    """(1, 80, 800) log-mel features of the last 8 s of 16 kHz audio, as the model was trained on."""
+    samples = WINDOW_S * INPUT_RATE_HZ
+    x = np.asarray(audio, dtype=np.float32).reshape(-1)[-samples:]
+    # the end of the turn is what matters, so padding goes in front
+    x = np.pad(x, (samples - len(x), 0))
+    x = (x - x.mean()) / np.sqrt(x.var() + _NORM_EPS)  # in float32, as the reference normalises
+    # exactly 8 s gives 801 centred frames, and the last one is dropped: 800
+    return whisper_log_mel(x, n_mels=_N_MELS, rate_hz=INPUT_RATE_HZ)[np.newaxis]
 
 
 class SmartTurnCompleteness:
@@ -39,23 +51,11 @@ class SmartTurnCompleteness:
         to Whisper, which transcribes at the same moment (speech-stop); a call, the
         Whisper-tiny encoder over 8 s of audio, costs a median 471 ms there (`python -m
         bench.eot`, bench/results/2026-11-30-eot.md)."""
-        from faster_whisper.feature_extractor import FeatureExtractor
-
         self._session = cpu_session(model_path, "Smart Turn model", threads=threads)
         self._input = self._session.get_inputs()[0].name
-        self._samples = WINDOW_S * INPUT_RATE_HZ
-        self._features = FeatureExtractor(feature_size=_N_MELS, sampling_rate=INPUT_RATE_HZ,
-                                          chunk_length=WINDOW_S)
 
     def features(self, audio: np.ndarray) -> np.ndarray:
-        """(1, 80, 800) log-mel features of the last 8 s, as the model was trained on them."""
-        x = np.asarray(audio, dtype=np.float32).reshape(-1)[-self._samples:]
-        # the end of the turn is what matters, so padding goes in front
-        x = np.pad(x, (self._samples - len(x), 0))
-        x = (x - x.mean()) / np.sqrt(x.var() + _NORM_EPS)
-        # padding=0: exactly 8 s gives 801 STFT frames, and the extractor drops the last one
-        mel = self._features(x, padding=0)
-        return mel[np.newaxis].astype(np.float32)
+        return turn_features(audio)
 
     def probability(self, text: str, audio: np.ndarray | None = None) -> float:
         """How likely the caller has finished (0..1), from the turn's 16 kHz audio so far."""

@@ -149,8 +149,9 @@ class SizedDecoder:
         return features[:, :features.shape[-1] - 1]
 
     def decode(self, features: np.ndarray, frames: int, *, prefix: str | None,
-               max_new_tokens: int, final: bool = False) -> WindowPass:
-        """`features` zero-padded to `frames` (as `transcribe` pads to 3000), encoded, decoded."""
+               max_new_tokens: int, final: bool = False, prompt: str | None = None) -> WindowPass:
+        """`features` zero-padded to `frames` (as `transcribe` pads to 3000), encoded, decoded;
+        `prompt`: text the decoder reads as what came before (`transcribe`'s `initial_prompt`)."""
         window = np.zeros((features.shape[0], frames), np.float32)
         used = min(frames, features.shape[-1])
         window[:, :used] = features[:, :used]
@@ -160,9 +161,10 @@ class SizedDecoder:
         # CTranslate2 decodes at most max_length // 2 tokens after <|notimestamps|>, the forced
         # prefix among them
         bound = min(MAX_LENGTH // 2, len(forced) + max_new_tokens)
+        before = [tok.sot_prev, *tok.encode(" " + prompt.strip())[-(MAX_LENGTH // 2 - 1):]] if prompt else []
         result = self.model.model.generate(
-            encoded, [[*tok.sot_sequence, tok.no_timestamps, *forced]], beam_size=self.beam_size,
-            max_length=2 * bound, return_scores=True, return_no_speech_prob=True,
+            encoded, [[*before, *tok.sot_sequence, tok.no_timestamps, *forced]], beam_size=self.beam_size,
+            max_length=2 * bound + len(before), return_scores=True, return_no_speech_prob=True,
             suppress_blank=True, suppress_tokens=self.suppress)[0]
         ids = result.sequences_ids[0]
         # the score is the length-normalized log probability; Whisper averages over the tokens

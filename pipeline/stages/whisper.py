@@ -13,6 +13,7 @@ from ..base.cpu import default_threads
 from ..base.errors import ConfigError, ModelMissingError
 from ..base.models import model_file
 from ..base.protocols import SpeechConfidence
+from .stt_context import leaks
 from .stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass, compression_ratio
 
 WINDOWS = ("full", "sized", "sized-final", "sized-partials")
@@ -92,33 +93,47 @@ class WhisperSTT:
         self.last_pass: WindowPass | None = None  # the last sized pass, kept or redone
         self.window_stats: Counter[str] = Counter()  # passes kept sized, on the full window, redone why
 
-    def transcribe(self, audio: np.ndarray, *, final: bool) -> str:
-        return self._decode(audio, prefix=None, final=final)[0]
+    # `prompt` (every pass takes it): what the call is about, read by the decoder as the text
+    # that came before (`pipeline/stages/stt_context.py` writes it); None: nothing
+    def transcribe(self, audio: np.ndarray, *, final: bool, prompt: str | None = None) -> str:
+        return self._decode(audio, prefix=None, final=final, prompt=prompt)[0]
 
-    def transcribe_scored(self, audio: np.ndarray, *, final: bool) -> tuple[str, float]:
-        text, confidence = self._decode(audio, prefix=None, final=final)
+    def transcribe_scored(self, audio: np.ndarray, *, final: bool,
+                          prompt: str | None = None) -> tuple[str, float]:
+        text, confidence = self._decode(audio, prefix=None, final=final, prompt=prompt)
         return text, confidence.avg_logprob
 
-    def transcribe_confident(self, audio: np.ndarray, *, final: bool) -> tuple[str, SpeechConfidence]:
-        return self._decode(audio, prefix=None, final=final)
+    def transcribe_confident(self, audio: np.ndarray, *, final: bool,
+                             prompt: str | None = None) -> tuple[str, SpeechConfidence]:
+        return self._decode(audio, prefix=None, final=final, prompt=prompt)
 
-    def transcribe_after(self, audio: np.ndarray, prefix: str) -> str:
-        return self._decode(audio, prefix=prefix or None, final=True)[0]
+    def transcribe_after(self, audio: np.ndarray, prefix: str, *, prompt: str | None = None) -> str:
+        return self._decode(audio, prefix=prefix or None, final=True, prompt=prompt)[0]
 
-    def _decode(self, audio: np.ndarray, *, prefix: str | None, final: bool) -> tuple[str, SpeechConfidence]:
+    def _decode(self, audio: np.ndarray, *, prefix: str | None, final: bool,
+                prompt: str | None = None) -> tuple[str, SpeechConfidence]:
         """The text, and how sure the pass is of it (the worst segment's figures; no segment:
-        the defaults, sure of nothing said)."""
+        the defaults, sure of nothing said). A pass whose text repeats the prompt (Whisper's
+        known failure with one, mostly in silence) is done again without it."""
         audio = np.asarray(audio, dtype=np.float32)
         with self._lock:
-            self.last_pass = None
-            if self.window is not None and (self.window_final if final else self.window_partials):
-                done = self._decode_sized(audio, prefix, self.window, final=final)
-                if done is not None:
-                    return done
-            self.window_stats["full"] += 1
-            return self._decode_full(audio, prefix)
+            done = self._decode_once(audio, prefix, final, prompt)
+            if prompt and leaks(done[0], prompt):
+                self.window_stats["prompt leaked"] += 1
+                done = self._decode_once(audio, prefix, final, None)
+            return done
 
-    def transcribe_quick(self, audio: np.ndarray) -> str | None:
+    def _decode_once(self, audio: np.ndarray, prefix: str | None, final: bool,
+                     prompt: str | None) -> tuple[str, SpeechConfidence]:
+        self.last_pass = None
+        if self.window is not None and (self.window_final if final else self.window_partials):
+            done = self._decode_sized(audio, prefix, self.window, final=final, prompt=prompt)
+            if done is not None:
+                return done
+        self.window_stats["full"] += 1
+        return self._decode_full(audio, prefix, prompt)
+
+    def transcribe_quick(self, audio: np.ndarray, *, prompt: str | None = None) -> str | None:
         """One pass on a window sized to `audio`, or None: off, the audio fills the full window
         anyway, or the pass looks wrong (no redo: the final pass follows at once)."""
         if not self.quick_pass:
@@ -129,8 +144,10 @@ class WhisperSTT:
             frames = self._quick_window.frames(features.shape[-1])
             if frames >= FULL_FRAMES:
                 return None
-            done = self._sized.decode(features, frames, prefix=None,
+            done = self._sized.decode(features, frames, prefix=None, prompt=prompt,
                                       max_new_tokens=self._quick_window.max_new_tokens(features.shape[-1]))
+            if prompt and leaks(done.text, prompt):
+                return None
             self.window_stats[f"quick {done.doubt or 'sized'}"] += 1
             return done.text if done.doubt is None else None
 
@@ -144,7 +161,7 @@ class WhisperSTT:
         return self._sized_decoder
 
     def _decode_sized(self, audio: np.ndarray, prefix: str | None, window: Window, *,
-                      final: bool) -> tuple[str, SpeechConfidence] | None:
+                      final: bool, prompt: str | None = None) -> tuple[str, SpeechConfidence] | None:
         """A pass on a window sized to `audio`, or None when the full window should do it: the
         audio fills it anyway, or the sized pass looks wrong (`WindowPass.doubt`)."""
         features = self._sized.features(audio)
@@ -153,13 +170,14 @@ class WhisperSTT:
             return None
         self.last_pass = done = self._sized.decode(
             features, frames, prefix=prefix, max_new_tokens=window.max_new_tokens(features.shape[-1]),
-            final=final)
+            final=final, prompt=prompt)
         doubt = done.doubt
         self.window_stats[doubt or "sized"] += 1
         confidence = SpeechConfidence(done.avg_logprob, done.no_speech_prob, compression_ratio(done.text))
         return (done.text, confidence) if doubt is None else None
 
-    def _decode_full(self, audio: np.ndarray, prefix: str | None) -> tuple[str, SpeechConfidence]:
+    def _decode_full(self, audio: np.ndarray, prefix: str | None,
+                     prompt: str | None = None) -> tuple[str, SpeechConfidence]:
         segments, _ = self._model.transcribe(
             audio,
             language=self.language,
@@ -169,6 +187,7 @@ class WhisperSTT:
             temperature=0.0,  # no fallback re-decodes: bounded latency
             vad_filter=False,  # our own VAD already cut the turn
             prefix=prefix,  # the output still begins with it
+            initial_prompt=prompt or None,
         )
         segments = list(segments)
         text = " ".join(s.text.strip() for s in segments).strip()

@@ -1,0 +1,102 @@
+"""What the call is about, told to the speech recogniser: a prompt Whisper reads as the text that
+came before the audio.
+
+Whisper decodes the likeliest words for the sound, and a short window with no context can write
+"reef and" for "refund". Given the words the call is about (the agent's tools and their argument
+names as said aloud, a deployment's hotwords: product and street names), a little of the
+instructions and the last turns, it leans toward them. The prompt is bounded in tokens (it is
+decoded before every pass, partial and final), and a pass that writes the prompt back (Whisper's
+known failure with one, mostly over silence) is done again without it (`leaks`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[a-z0-9']+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SPOKEN_PARTS = {"id": "ID", "ids": "IDs", "num": "number", "no": "number", "qty": "quantity",
+                 "addr": "address", "dob": "date of birth", "tel": "phone", "msg": "message",
+                 "last4": "last four", "eta": "ETA", "sku": "SKU", "url": "URL", "iban": "IBAN"}
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+LEAK_RUN_WORDS = 4  # this many words in a row from the prompt: written back, not heard
+
+
+def spoken_name(identifier: str) -> str:
+    """An identifier as it is said: `issue_refund` "issue refund", `cardLast4` "card last four"."""
+    words = _CAMEL.sub(" ", identifier).replace("_", " ").replace("-", " ").split()
+    return " ".join(_SPOKEN_PARTS.get(w.lower(), w.lower()) for w in words)
+
+
+def words_of(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def leaks(text: str, prompt: str, run: int = LEAK_RUN_WORDS) -> bool:
+    """Does `text` hold `run` or more words in a row exactly as the prompt has them?"""
+    said, source = words_of(text), words_of(prompt)
+    if len(said) < run or len(source) < run:
+        return False
+    runs = {tuple(source[i:i + run]) for i in range(len(source) - run + 1)}
+    return any(tuple(said[i:i + run]) in runs for i in range(len(said) - run + 1))
+
+
+def approximate_tokens(text: str) -> int:
+    """Whisper's English tokens for `text`, over-counted (about 1.3 a word; 1.5 here) where the
+    recogniser's own tokenizer is not at hand."""
+    return (3 * len(text.split()) + 1) // 2
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """A call's standing context: its instructions and its vocabulary (tool and argument names
+    as said, and the deployment's hotwords). `prompt` adds the last turns."""
+
+    instructions: str = ""
+    vocabulary: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, instructions: str, tools: Iterable[tuple[str, Iterable[str]]] = (),
+           hotwords: Iterable[str] = ()) -> CallContext:
+        """From the instructions, each tool's name with its argument names, and hotwords."""
+        seen: dict[str, None] = {}
+        for word in hotwords:
+            seen.setdefault(word.strip(), None)
+        for name, arguments in tools:
+            seen.setdefault(spoken_name(name), None)
+            for argument in arguments:
+                seen.setdefault(spoken_name(argument), None)
+        return cls(instructions=" ".join(instructions.split()), vocabulary=tuple(w for w in seen if w))
+
+    def prompt(self, turns: Sequence[str] = (), *, max_tokens: int = 96,
+               count: Callable[[str], int] = approximate_tokens) -> str:
+        """The vocabulary, then as much of the instructions as fits, then the last turns (the
+        nearest context last, where the decoder weighs it most), in at most `max_tokens`."""
+        parts: list[str] = []
+        used = 0
+
+        def take(text: str) -> bool:
+            nonlocal used
+            cost = count(text)
+            if not text or used + cost > max_tokens:
+                return False
+            parts.append(text)
+            used += cost
+            return True
+
+        vocabulary = ", ".join(self.vocabulary)
+        if vocabulary:
+            take(vocabulary[0].upper() + vocabulary[1:] + ".")
+        recent: list[str] = []
+        for turn in reversed(turns):  # the newest turns first, while they fit
+            text = " ".join(turn.split())
+            if not text or count(text) + used > max_tokens:
+                break
+            recent.insert(0, text)
+            used += count(text)
+        for sentence in _SENTENCE_END.split(self.instructions):
+            if not take(sentence):
+                break
+        return " ".join(parts + recent)

@@ -1,0 +1,85 @@
+"""The call's context for the speech recogniser (pipeline/stages/stt_context.py): the prompt it is
+given, bounded; a prompt written back is caught; on the real model, the context makes a sized
+final hear "refund", and puts no hotword into silence, noise or a backchannel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.stages.stt_context import CallContext, approximate_tokens, leaks, spoken_name
+
+SHOP = CallContext.of(
+    "You are the phone support desk of an online shop. Help callers with orders, deliveries and "
+    "refunds. Be brief and friendly.",
+    [("look_up_order", ["holding_line", "order_id"]), ("issue_refund", ["order_id", "card_last4", "amount"])],
+    hotwords=["Mastercard"])
+
+
+@pytest.mark.parametrize("identifier, said", [
+    ("issue_refund", "issue refund"), ("cardLast4", "card last four"), ("order_id", "order ID"),
+    ("pickup-address", "pickup address"), ("patient_dob", "patient date of birth")])
+def test_identifiers_are_written_as_said(identifier, said):
+    assert spoken_name(identifier) == said
+
+
+def test_the_prompt_holds_the_vocabulary_then_the_instructions_then_the_last_turns():
+    prompt = SHOP.prompt(["Hi, I need help.", "Sure, how can I help?"])
+    assert prompt.startswith("Mastercard, look up order, holding line, order ID, issue refund")
+    assert prompt.endswith("Hi, I need help. Sure, how can I help?")
+    assert "support desk of an online shop" in prompt
+    assert prompt.count("order ID") == 1  # an argument two tools share is named once
+
+
+def test_the_prompt_is_bounded_and_keeps_the_newest_turns_first():
+    turns = [f"turn number {n} with some more words in it" for n in range(40)]
+    for limit in (24, 48, 96):
+        prompt = SHOP.prompt(turns, max_tokens=limit)
+        assert approximate_tokens(prompt) <= limit + 2  # each part is counted alone: its joints
+        assert "turn number 39" in prompt or limit < 30
+    assert "turn number 0 " not in SHOP.prompt(turns, max_tokens=96)
+    assert CallContext().prompt([]) == ""
+
+
+@pytest.mark.parametrize("text, leaked", [
+    ("Look up order, holding line, order ID.", True),  # the vocabulary, written back
+    ("You are the phone support desk", True),
+    ("I want a refund on my Mastercard.", False),  # the words it is there to help hear
+    ("Order ID 4417, please.", False),
+])
+def test_a_pass_that_writes_the_prompt_back_is_caught(text, leaked):
+    assert leaks(text, SHOP.prompt(["How can I help?"])) is leaked
+
+
+# --- on whisper tiny.en ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sized():
+    from pipeline.stages.whisper import WhisperSTT
+
+    return WhisperSTT(window="sized-final")
+
+
+def _padded(audio: np.ndarray) -> np.ndarray:
+    return np.r_[np.zeros(3200, np.float32), audio, np.zeros(4800, np.float32)].astype(np.float32)
+
+
+@pytest.mark.models
+def test_with_the_call_context_a_sized_final_hears_refund(sized, say):
+    audio = _padded(say("I would like a refund for my last order, please."))
+    prompt = SHOP.prompt(["How can I help you today?"])
+    assert "refund" not in sized.transcribe(audio, final=True).lower()  # the case: "reef and"
+    assert "refund" in sized.transcribe(audio, final=True, prompt=prompt).lower()
+
+
+@pytest.mark.models
+def test_no_hotword_is_heard_in_silence_noise_or_a_backchannel(sized, say):
+    rng = np.random.default_rng(3)
+    prompt = SHOP.prompt(["Could you give me the order number?"])
+    vocabulary = {w for phrase in SHOP.vocabulary for w in phrase.lower().split()} | {"refund", "order"}
+    for name, audio in [("silence", np.zeros(16000, np.float32)),
+                        ("noise", (0.02 * rng.standard_normal(24000)).astype(np.float32)),
+                        ("mm-hmm", _padded(say("Mm-hmm."))), ("uh-huh", _padded(say("Uh-huh.")))]:
+        for final in (False, True):
+            text = sized.transcribe(audio, final=final, prompt=prompt).lower()
+            assert not leaks(text, prompt) and not vocabulary & set(text.replace(",", " ").split()), (name, text)
