@@ -77,7 +77,10 @@ def test_the_session_wires_the_gate_before_turn_taking_and_its_own_bookkeeping_f
     session.listeners.add(seen.append, ev.EventPhase.OBSERVER)
     session.client.on_agent_frame(lambda *frame: None)
     listeners = list(session.listeners)
-    assert listeners[-1] == seen.append and listeners[0].__qualname__ == "ClientControl._follow_turns"
+    # the session's own bookkeeping first: call control (a close follows committed turns) and
+    # client control (it follows committed turns), then observers
+    assert listeners[-1] == seen.append
+    assert [f.__qualname__ for f in listeners[:2]] == ["CallControl._on_event", "ClientControl._follow_turns"]
     # the transport is told of a frame before the responder's first_audio_out bookkeeping
     assert [f.__qualname__ for f in session.playback.frame_listeners][-1] == "Responder._on_frame_played"
 
