@@ -10,7 +10,7 @@ import inspect
 import io
 import textwrap
 import tokenize
-from dataclasses import MISSING, fields
+from dataclasses import fields
 from typing import Any
 
 from . import config as cfg
@@ -44,7 +44,7 @@ def _comments(source: str) -> dict[int, str]:
     return out
 
 
-def _described(source: str, node: ast.AST) -> str:
+def _described(source: str, node: ast.stmt | ast.arg) -> str:
     """The comment block just above `node` and the comments on its own lines, as one paragraph."""
     lines, comments = source.splitlines(), _comments(source)
     start, end = node.lineno, node.end_lineno or node.lineno
@@ -93,10 +93,11 @@ def _policy(section: str, cls: type) -> list[str]:
     if cls.__doc__ and not cls.__doc__.startswith(f"{cls.__name__}("):  # not dataclass's own
         out += [inspect.cleandoc(cls.__doc__), ""]
     out += ["| Key | Type | Default | What it does |", "|---|---|---|---|"]
+    defaults = cls()  # every policy field has a default
     for f in fields(cls):
         node = nodes[f.name]
-        default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
-        out.append(_row(f.name, _type(node.annotation), default, _described(source, node)))
+        out.append(_row(f.name, _type(node.annotation), getattr(defaults, f.name),
+                        _described(source, node)))
     return out + [""]
 
 
