@@ -47,9 +47,9 @@ def main(argv: list[str] | None = None) -> int:
 
     p_models = add("models", help="the model files: fetch the default set")
     models_sub = p_models.add_subparsers(dest="models_command", required=True)
-    p_download = models_sub.add_parser(
-        "download", help="fetch, verify (sha256) and assemble the default models into "
-                         f"{models.models_dir()} (${models.ENV} elsewhere)")
+    where = (f"fetch, verify (sha256) and assemble the default models into {models.models_dir()} "
+             f"(${models.ENV} puts them elsewhere)")
+    p_download = models_sub.add_parser("download", help=where, description=where)
     p_download.add_argument("--only", metavar="COMPONENTS",
                             help="only these components, comma separated (vad, whisper-tiny.en, "
                                  "whisper-base, llm, llm-qwen, tts, audio, turn)")
