@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     p_config = add("config", help="print the effective configuration as TOML")
     add_config_args(p_config)
     p_config.add_argument("--reference", action="store_true",
-                          help="print every policy setting, its type, default and meaning as "
-                               "Markdown instead (docs/configuration.md)")
+                          help="print every setting (the policies' and the default stages'), its type, "
+                               "default and meaning, as Markdown (docs/configuration.md)")
 
     add("plugins", help="list the installed stages per entry-point group")
 

@@ -187,7 +187,7 @@ class Config:
 
 
 POLICIES = {"turn": TurnPolicy, "bargein": BargeInPolicy, "chunker": ChunkerPolicy,
-             "response": ResponsePolicy, "call": CallPolicy}
+            "response": ResponsePolicy, "call": CallPolicy}
 
 
 # Keys a section no longer has: the value that still means what the pipeline does (accepted,
@@ -322,6 +322,7 @@ def to_toml(config: Config, *, effective: bool = True) -> str:
 
 
 def render_value(value: Any) -> str:
+    """A value as TOML writes it."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
