@@ -1,16 +1,19 @@
-# Two entry points for a fresh machine: `make demo` (a scripted call on the embedded models) and
-# `make test` (the quick tier; `make test-slow` runs the tests marked slow). Each does every
-# install step itself and is safe to re-run.
+# Two entry points for a fresh machine: `make demo` installs what running needs (the package,
+# llama-cpp-python built once, the models) and makes a call; `make test` adds what the tests need
+# (the clients, the browser, the proxy, Prometheus, their Debian packages) and runs the quick tier
+# (no model file opened) and the model tier (`make test-slow` the tests marked slow; docs/testing.md). Each does every install step itself and is safe to re-run.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-quick test-models test-slow test-shake setup models system-deps lint bench clean
+.PHONY: demo test test-quick test-models test-slow test-fuzz test-shake install setup models \
+	run-system-deps system-deps lint bench clean
 
-demo: setup models
+demo: install models
 	mkdir -p out
-	$(BIN)/python -m pipeline call --realtime --caller models/audio/jfk.wav --out out/call.wav --events out/events.jsonl
+	$(BIN)/pipeline call --realtime --caller models/audio/jfk.wav --out out/call.wav --events out/events.jsonl
 
 # A tier is the tests of one marker expression; PYTEST_ARGS come after it (a `-m` there wins).
 # pytest exits 5 when it collected nothing: a tier with no tests in it has not failed.
@@ -43,35 +46,52 @@ test-fuzz: setup models
 test-shake: setup models
 	bash scripts/test_shake.sh
 
-setup: system-deps $(STAMP)
+# what running needs: the venv, llama-cpp-python, the package and libportaudio2 (sounddevice
+# loads it at import: `pipeline live`)
+install: run-system-deps $(RUN_STAMP)
 
-# libportaudio2 for sounddevice; pulseaudio makes a real (null-sink) sound device for the tests;
+# what the tests, the benchmark and lint need on top
+setup: install system-deps $(STAMP)
+
+# Debian packages, installed (with sudo when not root) only when missing: $(1)
+define apt_install
+@missing=""; \
+for pkg in $(1); do \
+  dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+done; \
+if [ -n "$$missing" ]; then \
+  echo "installing Debian packages:$$missing"; \
+  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends $$missing; \
+fi
+endef
+
+run-system-deps:
+	$(call apt_install,libportaudio2)
+
+# pulseaudio makes a real (null-sink) sound device for the tests;
 # chromium runs the browser page's tests (Playwright drives it; no browser is downloaded);
 # espeak-ng voices the unseen speakers of the end-of-turn and barge-in sets (bench/).
 # haproxy fronts two serve workers in the drain and proxy test (tests/test_ops_proxy.py, docs/deploy.md);
 # prometheus scrapes a server's /metrics in tests/test_ops_prometheus.py.
-system-deps:
-	@missing=""; \
-	for pkg in libportaudio2 pulseaudio chromium espeak-ng haproxy prometheus; do \
-	  dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages:$$missing"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	fi
+system-deps: run-system-deps
+	$(call apt_install,pulseaudio chromium espeak-ng haproxy prometheus)
 
 # llama-cpp-python compiles from source on first install (about 5 minutes on 2 cores) with portable
 # CPU flags (scripts/install_llama.sh says why), and the wheel is kept for the next venv.
-# The clients extra (openai, openai-agents, pipecat-ai, livekit-agents) adds about 3.5 minutes.
-$(STAMP): pyproject.toml scripts/install_llama.sh
+$(RUN_STAMP): pyproject.toml scripts/install_llama.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --disable-pip-version-check --upgrade pip
 	PYTHON=$(BIN)/python bash scripts/install_llama.sh
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,bench,server,clients,ops]'
+	$(BIN)/python -m pip install --disable-pip-version-check -e .
+	touch $(RUN_STAMP)
+
+# The clients extra (openai, openai-agents, pipecat-ai, livekit-agents) adds about 3.5 minutes.
+$(STAMP): $(RUN_STAMP) pyproject.toml
+	$(BIN)/python -m pip install --disable-pip-version-check -e '.[dev,bench,server,clients,ops]'
 	touch $(STAMP)
 
-models:
+models: install
 	PYTHON=$(BIN)/python bash scripts/download_models.sh
 
 # ruff, then mypy over the package (pyproject.toml's [tool.mypy]: strict on the call layer)

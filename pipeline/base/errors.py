@@ -15,7 +15,8 @@ class ModelMissingError(PipelineError):
     def __init__(self, path: str | Path, what: str = "model") -> None:
         super().__init__(
             f"{what} not found at {path}: the models directory ({models_dir()}, ${ENV} sets it) "
-            "is missing or incomplete; run scripts/download_models.sh"
+            "is missing or incomplete; run `pipeline models download` (in a clone, "
+            "scripts/download_models.sh does the same)"
         )
 
 

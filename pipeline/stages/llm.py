@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..base.cpu import default_threads
-from ..base.errors import ModelMissingError
+from ..base.errors import ConfigError, ModelMissingError
 from ..base.models import model_file
 from ..base.protocols import Generation
 from ..tools.dialect import ToolDialect, dialect_for_template
@@ -22,7 +22,7 @@ from .repeats import stop_at_repeat
 if TYPE_CHECKING:
     from llama_cpp.llama_types import CreateChatCompletionStreamResponse
 
-__all__ = ["MODELS", "Generation", "LlamaLLM"]
+__all__ = ["MODELS", "Generation", "LlamaLLM", "ModelChoiceError"]
 
 # The embedded models scripts/download_models.sh fetches, by the name `llm.model` takes (paths
 # under the models directory).
@@ -32,15 +32,23 @@ MODELS = {
 }
 
 
-def embedded_gguf(model: str | None, model_path: str, *, setting: str, what: str) -> Path:
-    """The GGUF a stage loads: `model` names one of MODELS (else `model_path` is the file),
-    resolved under the models directory; a clear error when the name or the file is wrong."""
+class ModelChoiceError(ConfigError, ValueError):
+    """A model named by a name that is not embedded, or named two ways at once."""
+
+
+def embedded_gguf(model: str | None, model_path: str | None, *, setting: str, what: str) -> Path:
+    """The GGUF a stage loads: `model` names one of MODELS, or `model_path` is the file (one of
+    them), resolved under the models directory; a one-line error when either is wrong."""
+    if model is not None and model_path:
+        raise ModelChoiceError(f"{setting}.model ({model!r}) and {setting}.model_path "
+                               f"({model_path!r}) both choose the model; set only one of them")
     if model is not None:
         if model not in MODELS:
-            raise ValueError(f"{setting}.model {model!r} is not an embedded model; choose one of "
-                             f"{sorted(MODELS)}, or give {setting}.model_path (a GGUF file)")
+            raise ModelChoiceError(f"{setting}.model {model!r} is not an embedded model; choose one "
+                                   f"of {', '.join(sorted(MODELS))}, or give {setting}.model_path "
+                                   "(a GGUF file)")
         model_path = MODELS[model]
-    path = model_file(model_path)
+    path = model_file(model_path or "")
     if not path.is_file():
         raise ModelMissingError(path, what)
     return path
@@ -52,8 +60,8 @@ class LlamaLLM:
     def __init__(
         self,
         *,
-        model_path: str = MODELS["smollm2-135m"],
-        model: str | None = None,  # a name from MODELS, in place of model_path
+        model_path: str | None = None,  # a GGUF file, in place of `model`
+        model: str | None = None,  # a name from MODELS; neither: smollm2-135m
         n_ctx: int = 2048,
         max_tokens: int = 96,  # ~2 spoken sentences; bounds the reply's length and latency
         temperature: float = 0.3,
@@ -65,6 +73,8 @@ class LlamaLLM:
     ) -> None:
         from llama_cpp import Llama
 
+        if model is None and model_path is None:
+            model = "smollm2-135m"
         path = embedded_gguf(model, model_path, setting="llm", what="LLM model")
         self.max_tokens = max_tokens
         self.keep_prompt_cache = keep_prompt_cache

@@ -55,6 +55,7 @@ PATH = "/v1/realtime"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 TOKEN_ENV = "PIPELINE_SERVE_TOKEN"
 TWILIO_TOKEN_ENV, PUBLIC_URL_ENV = "TWILIO_AUTH_TOKEN", "PIPELINE_PUBLIC_URL"  # docs/telephony.md
+MAX_SESSIONS = 8  # calls served at once by default; `serve --max-sessions` sets another
 _SOCKET_LIMIT_FACTOR = 8  # the socket takes larger messages so an oversize one gets an error event
 
 
@@ -67,8 +68,8 @@ class RealtimeServer:
     max_message_bytes: 1 MiB; a larger message gets an `error` event (code message_too_large).
     lead_ms: 200; agent audio is sent this far ahead of when it is due to sound, then in real
         time, like a hosted API (enough for a client's jitter buffer, little to cut on barge-in).
-    max_connections: 8 sessions at once (the models are shared: each more one slows them all);
-        one more gets HTTP 503.
+    max_connections: MAX_SESSIONS at once (the models are shared: each more one slows them
+        all); one more gets HTTP 503. `serve --max-sessions` sets it.
     twilio_auth_token, public_url: Twilio streams signed with this account token, over this URL
         (`telephony_server.py` answers `/telephony/{twilio,telnyx,plivo}`).
     allowed_origins: web pages (`http://host:port`) that may connect besides loopback ones; a
@@ -79,7 +80,7 @@ class RealtimeServer:
 
     def __init__(self, *, stages: Stages, config: Config, host: str = "127.0.0.1",
                  port: int = 8765, token: str | None = None, max_message_bytes: int = 1 << 20,
-                 lead_ms: int = 200, max_connections: int = 8,
+                 lead_ms: int = 200, max_connections: int = MAX_SESSIONS,
                  allowed_origins: tuple[str, ...] = (), twilio_auth_token: str | None = None,
                  public_url: str | None = None, desk: Desk | None = None) -> None:
         if lead_ms < 0:
@@ -317,9 +318,22 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
                         f"(better: the {TOKEN_ENV} environment variable or --token-file, which "
                         "other users cannot see in the process list)")
     parser.add_argument("--token-file", help="read the token from this file (first line)")
+    parser.add_argument("--max-sessions", type=_positive, default=MAX_SESSIONS, metavar="N",
+                        help=f"serve at most N calls at once, one more gets HTTP 503 (default "
+                             f"{MAX_SESSIONS}; the models are shared, so each more slows them all)")
     ops_http.add_ops_args(parser)
     add_desk_arg(parser)
     add_config_args(parser)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return value
 
 
 def serve_main(args: argparse.Namespace) -> int:
@@ -344,7 +358,8 @@ def serve_main(args: argparse.Namespace) -> int:
     bound_arenas()  # before the models start their threads: see pipeline/base/memory.py
     stages = Stages.load(config, progress=lambda m: print(m, file=sys.stderr))
     server = RealtimeServer(stages=stages, config=config, host=args.host, port=args.port,
-                            token=token, twilio_auth_token=os.environ.get(TWILIO_TOKEN_ENV) or None,
+                            token=token, max_connections=args.max_sessions,
+                            twilio_auth_token=os.environ.get(TWILIO_TOKEN_ENV) or None,
                             public_url=os.environ.get(PUBLIC_URL_ENV) or None, desk=desk)
     made = ops_http.install(server, args)
     try:
