@@ -1,7 +1,8 @@
 # Two entry points for a fresh machine: `make demo` installs what running needs (the package,
 # llama-cpp-python built once, the models) and makes a call; `make test` adds what the tests need
 # (the clients, the browser, the proxy, Prometheus, their Debian packages) and runs the quick tier
-# (no model file opened) and the model tier (`make test-slow` the tests marked slow; docs/testing.md). Each does every install step itself and is safe to re-run.
+# (no model file opened) and the model tier (`make test-slow`: the tests marked slow; docs/testing.md).
+# Each does every install step itself and is safe to re-run.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
