@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,16 @@ def test_the_example_runs_its_scenario_on_the_embedded_model() -> None:
     story = proc.stdout + proc.stderr
     assert proc.returncode == 0, story
     assert proc.stdout.rstrip().endswith(": passed"), story  # every expectation met
+
+
+def _code(line: str) -> str:
+    return line.split("  #")[0].strip()
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/agent.md"])
+def test_the_code_the_guides_show_is_the_example_s(page: str) -> None:
+    example = {_code(line) for line in EXAMPLE.read_text("utf-8").splitlines()}
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / page).read_text("utf-8"), re.S)
+    assert blocks, f"{page} shows no code of the example"
+    stale = [line for block in blocks for line in block.splitlines() if _code(line) not in example]
+    assert not stale, f"{page} shows lines examples/my_agent.py does not have: {stale}"
