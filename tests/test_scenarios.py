@@ -40,9 +40,11 @@ def test_the_examples_ship_scenarios_for_both_desks():
 
 
 def _example(path: Path):
-    """A voiced scenario (Piper, Whisper) needs the models and takes seconds: so marked."""
-    voiced = load(path).voice != "text"
-    return pytest.param(path, id=path.name, marks=[pytest.mark.models, pytest.mark.slow] if voiced else [])
+    """A scenario on real models (voiced by Piper and Whisper, or an agent on the configured LLM)
+    needs the models and takes seconds: so marked, as the pytest plugin marks it."""
+    scenario = load(path)
+    real = scenario.voice != "text" or scenario.agent.llm is None
+    return pytest.param(path, id=path.name, marks=[pytest.mark.models, pytest.mark.slow] if real else [])
 
 
 @pytest.mark.parametrize("path", [_example(p) for p in SCENARIO_FILES])
