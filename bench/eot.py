@@ -25,10 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.base.audio import INPUT_RATE_HZ
+from pipeline.base.audio import INPUT_RATE_HZ, WINDOW_MS
 from pipeline.base.clock import perf_s
 from pipeline.base.config import TurnPolicy
-from pipeline.stages.vad import WINDOW_MS
 from pipeline.turns import TurnDetector
 
 from .conditions import file_suffix

@@ -15,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from .base import events as ev
-from .base.audio import dbfs
+from .base.audio import WINDOW_MS, dbfs
 from .base.config import BargeInPolicy
 from .call.core import SessionCore
 from .call.responder import Responder
@@ -23,7 +23,6 @@ from .call.states import BARGE_IN_MOVES, BargeInPhase
 from .call.turn_taking import Turn, TurnTaking
 from .stages.backchannel import Backchannels
 from .stages.playback import Playback
-from .stages.vad import WINDOW_MS
 
 
 class BargeInGate:

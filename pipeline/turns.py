@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from .base.audio import WINDOW_MS
 from .base.config import TurnPolicy
 from .base.protocols import Completeness, ScoringLLM
-from .stages.vad import WINDOW_MS
 
 __all__ = ["Completeness", "HeuristicCompleteness", "LLMCompleteness", "TurnDetector", "VadSignal"]
 

@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 
 from pipeline.bargein import BargeInGate
-from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.base.audio import INPUT_RATE_HZ, WINDOW_MS, dbfs
 from pipeline.base.config import BargeInPolicy
 from pipeline.call.heard import SpokenChunk, heard_text
 from pipeline.stages.fakes import ScriptedLLM
-from pipeline.stages.vad import WINDOW_MS
 from pipeline.testing import (
     JFK_TEXT,
     LONG_REPLY,

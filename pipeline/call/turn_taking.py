@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..base import events as ev
-from ..base.audio import INPUT_RATE_HZ
+from ..base.audio import INPUT_RATE_HZ, WINDOW_MS
 from ..base.config import TurnPolicy
 from ..base.conversation import Item
 from ..base.protocols import STT, Completeness, ContextCompleteness
 from ..stages.backchannel import unspoken
 from ..stages.playback import Playback
-from ..stages.vad import WINDOW_MS
 from ..stt import Partial, StreamingTranscriber, words_within
 from ..turns import TurnDetector
 from .callctl import CallControl
