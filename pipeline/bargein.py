@@ -1,29 +1,25 @@
-"""Barge-in: the gate (energy, voice probability and duration, all three) and what it sets off.
+"""Barge-in: the gate (energy, voice probability and duration, all three) and the words verdict.
 
 A cough is loud but short and not voice; a fan is long but not voice; a "mm-hmm" is voice but
-short. Only speech that is loud enough, voiced enough and long enough interrupts the agent. While
-the gate holds a candidate, playback pauses; when it fires, the response is stopped in all four
-places (playback, synthesis, generation, stream state: `Response.cancel`) and the open turn
-becomes the interruption.
+short. Only speech that is loud enough, voiced enough and long enough interrupts the agent. Once
+the gate has fired, the caller's words decide: only backchannels ("mm-hmm", "yeah") let the agent
+go on; other words interrupt it, unless nothing says they were spoken.
+
+This module decides and does nothing: it reads numbers and words and knows no session. What the
+decisions set off in a call (playback paused and resumed, the reply stopped, the open turn made
+the interruption) is `pipeline/call/interruption.py`, which the session wires in.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
 import numpy as np
 
-from .base import events as ev
-from .base.audio import dbfs
+from .base.audio import WINDOW_MS, dbfs
 from .base.config import BargeInPolicy
-from .call.core import SessionCore
-from .call.responder import Responder
-from .call.states import BARGE_IN_MOVES, BargeInPhase
-from .call.turn_taking import Turn, TurnTaking
-from .stages.backchannel import Backchannels
-from .stages.playback import Playback
-from .stages.vad import WINDOW_MS
+from .stages.backchannel import Backchannels, Verdict, unspoken
+from .turns import WordsHeard
+
+__all__ = ["BargeInGate", "Verdict", "WordsJudge"]
 
 
 class BargeInGate:
@@ -61,234 +57,29 @@ class BargeInGate:
             return True
         return False
 
+    def window(self, window: np.ndarray, prob: float, end_ms: float) -> bool:
+        """`update` with one VAD window of input audio as it comes."""
+        return self.update(level_dbfs=dbfs(window), voice_prob=prob, window_ms=WINDOW_MS, end_ms=end_ms)
 
-class BargeIn:
-    """Reads every input window while the agent's audio sounds.
 
-    A candidate pauses playback; one that fades resumes it. When the gate fires, playback stays
-    paused and the interrupting words are heard as they are recognised: only backchannels
-    ("mm-hmm", "yeah") resume where playback stopped; any other word cancels the response in all
-    four places, and so does a caller still talking `decide_within_ms` after the fire. The
-    interruption keeps the caller's words from the first gate candidate of the turn on ("Wait,
-    is the pool open?" keeps its "Wait").
+class WordsJudge:
+    """What the caller's words over the agent are: a backchannel, words, silence, or "unsure"
+    (words Whisper doubts, or more words than the speech heard could hold: they decide nothing)."""
 
-    Its phase (`BargeInPhase`: listening, paused on a candidate, hearing the words) is one value
-    carrying what that phase needs, moved only through `BARGE_IN_MOVES`. The gate keeps its own
-    state (holding a candidate; fired, once, until re-armed by `gate.reset`).
-    """
+    def __init__(self, policy: BargeInPolicy) -> None:
+        self.policy = policy
+        self._backchannels = Backchannels(policy.backchannels)
 
-    def __init__(self, core: SessionCore, *, playback: Playback, turns: TurnTaking,
-                 responder: Responder) -> None:
-        self.core = core
-        self.playback = playback
-        self.turns = turns
-        self.responder = responder
-        self.policy = core.config.bargein
-        self.prefix_padding_ms = core.config.turn.prefix_padding_ms
-        self.gate = BargeInGate(self.policy)
-        self._state: _Listening | _Paused | _Hearing = _LISTENING
-        self._first_candidate_ms: float | None = None  # this turn's earliest gate candidate
-        self._judge = Backchannels(self.policy.backchannels)
-        self._window_s = core.clock.now()  # the session clock at the last input window
-        turns.word_listeners.append(self._on_words)
-
-    def update_options(self, policy: BargeInPolicy, *, prefix_padding_ms: int) -> None:
-        """New settings (a session.update), in effect from the next window."""
+    def update_options(self, policy: BargeInPolicy) -> None:
         if policy.backchannels is not self.policy.backchannels:
-            self._judge = Backchannels(policy.backchannels)
-        self.policy = self.gate.policy = policy
-        self.prefix_padding_ms = prefix_padding_ms
+            self._backchannels = Backchannels(policy.backchannels)
+        self.policy = policy
 
-    def release(self) -> None:
-        """The call is over: let go of the turn a pause was judging (and its audio)."""
-        self._state = _LISTENING
-
-    @property
-    def phase(self) -> BargeInPhase:
-        return self._state.phase
-
-    def _to(self, state: _Listening | _Paused | _Hearing) -> None:
-        BARGE_IN_MOVES(self._state.phase, state.phase)
-        self._state = state
-        if not isinstance(state, _Listening):
-            self.core.spawn(self._when_input_stops(state))
-
-    async def _when_input_stops(self, state: _Paused | _Hearing) -> None:
-        """A pause is decided by the input windows that follow; a client that stops sending
-        audio (a realtime client after one blip, a muted microphone) sends none, and the reply
-        would stay paused for good. Input that stops counts as silence, over the same spans as
-        in audio time: a candidate resumes after `resume_after_false_ms`, a fired gate whose
-        words never come stops the reply after twice `decide_within_ms`."""
-        clock = self.core.clock
-        wait_ms = (self.policy.resume_after_false_ms if isinstance(state, _Paused)
-                   else 2 * self.policy.decide_within_ms)
-        while self._state is state:
-            due_s = self._window_s + wait_ms / 1000
-            if clock.now() < due_s:
-                await clock.sleep_until(due_s)
-                continue
-            if isinstance(state, _Hearing):
-                now_ms = state.fire_ms + (clock.now() - state.fired_s) * 1000
-                self._interrupt(state.turn, now_ms, fire_ms=state.fire_ms, why="no_input")
-            else:
-                self.core.emit(ev.StageMark(stage="false_interruption", detail={
-                    "paused_ms": (clock.now() - self._window_s) * 1000, "why": "no_input"}))
-                self.gate.reset()
-                self._to(_LISTENING)
-                self.playback.resume()
-            return
-
-    def on_window(self, window: np.ndarray, prob: float, end_ms: float) -> None:
-        self._window_s = self.core.clock.now()
-        policy = self.policy
-        if isinstance(self._state, _Hearing):
-            self._keep_hearing(self._state, end_ms)
-            return
-        if not (policy.enabled and self.playback.speaking):
-            self.gate.reset()
-            if self._state is not _LISTENING:  # every window while the agent is quiet: no check
-                self._to(_LISTENING)
-                # the reply ended under the pause (its last frames were already out): the
-                # pause must not outlive it, or the next reply waits behind it for good
-                self.playback.resume()
-            self._first_candidate_ms = None if self.turns.turn is None else self._first_candidate_ms
-            return
-        fired = self.gate.update(level_dbfs=dbfs(window), voice_prob=prob, window_ms=WINDOW_MS, end_ms=end_ms)
-        if self.gate.window_start_ms is not None and self.turns.turn is not None:
-            self.turns.turn.loud = True  # a candidate: the caller, not residue of the agent's echo
-        if self.gate.window_start_ms is not None and self._first_candidate_ms is None:
-            self._first_candidate_ms = self.gate.window_start_ms
-        elif self.gate.window_start_ms is None and self.turns.turn is None:
-            self._first_candidate_ms = None
-        if not fired:
-            self._judge_candidate(end_ms)
-        elif policy.hear_words and self.turns.turn is not None:
-            self._start_hearing(end_ms, fired=True)
-        else:
-            self._interrupt(self.turns.turn, end_ms, fire_ms=end_ms, why="gate")
-
-    # --- after the gate fired --------------------------------------------------------------------
-
-    def _start_hearing(self, fire_ms: float, *, fired: bool) -> None:
-        """Keep playback paused until the words decide. `fired`: the gate fired; else a short
-        candidate ("Wait.") ended before the hold and its turn is still open."""
-        paused = self._state
-        paused_from_ms = paused.at_ms if isinstance(paused, _Paused) else fire_ms
-        if not isinstance(paused, _Paused):
-            self.playback.pause()
-        assert self.turns.turn is not None
-        self._to(_Hearing(turn=self.turns.turn, fire_ms=fire_ms, paused_from_ms=paused_from_ms,
-                          fired_s=self.core.clock.now()))
-        self.core.emit(ev.StageMark(stage="barge_in_gate" if fired else "barge_in_listen", detail={
-            "fire_ms": fire_ms, "window_start_ms": self._first_candidate_ms}))
-        if self.turns.turn.stt.latest_text:  # a partial may already have the first words
-            self._on_words(self.turns.turn, self.turns.turn.stt.latest_text, False)
-
-    def _keep_hearing(self, hearing: _Hearing, end_ms: float) -> None:
-        if not self.playback.speaking:  # the agent stopped on its own: the caller has the floor
-            self._to(_LISTENING)
-            self.playback.resume()
-            return
-        waited_ms = end_ms - hearing.fire_ms
-        limit_ms = self.policy.decide_within_ms
-        if self.turns.turn is hearing.turn and self.turns.detector.in_speech and waited_ms >= limit_ms:
-            self._interrupt(hearing.turn, end_ms, fire_ms=hearing.fire_ms, why="still_talking")
-        elif waited_ms >= 2 * limit_ms:  # the words never came back (a slow machine): stop
-            self._interrupt(hearing.turn, end_ms, fire_ms=hearing.fire_ms, why="undecided")
-
-    def _on_words(self, turn: Turn, text: str, final: bool) -> None:
-        hearing = self._state
-        if isinstance(hearing, _Paused) and final and turn is not self.turns.turn:
-            self._to(_LISTENING)  # the turn ended while a candidate was judged: nothing to wait for
-            self.playback.resume()
-            return
-        if not isinstance(hearing, _Hearing) or turn is not hearing.turn:
-            return
-        verdict = self._judge.judge(text)
-        now_ms = hearing.fire_ms + (self.core.clock.now() - hearing.fired_s) * 1000
-        if verdict == "words" and (not turn.stt.sure_of(text, self.policy.min_word_logprob)
-                                   or turn.unspoken(text, now_ms, self.policy.min_word_logprob)):
-            # words Whisper doubts, or more words than the speech heard could hold, decide
-            # nothing; talk that goes on still does
-            verdict = "unsure"
-            if not final:
-                return
-        if verdict == "words":
-            self._interrupt(turn, now_ms, fire_ms=hearing.fire_ms, why="words", heard=text)
-        elif final:  # only backchannels, or no words at all: the agent goes on where it stopped
-            self._to(_LISTENING)
-            # re-armed at the verdict, not when the agent stops: the caller who goes on talking
-            # ("Okay, and how long does that take?") fires it again and is heard out
-            self.gate.reset()
-            self.core.emit(ev.StageMark(stage="false_interruption", detail={
-                "paused_ms": now_ms - hearing.paused_from_ms, "fire_ms": hearing.fire_ms,
-                "decision_ms": now_ms - hearing.fire_ms, "heard": text, "verdict": verdict}))
-            self.core.log(f"backchannel over the agent, playback resumed: {text!r}")
-            self.playback.resume()
-
-    def _interrupt(self, turn: Turn | None, now_ms: float, *, fire_ms: float, why: str,
-                   heard: str = "") -> None:
-        """The caller talks over the agent: stop whatever is sounding and what is being made."""
-        self._to(_LISTENING)
-        first = self._first_candidate_ms
-        if turn is not None:  # from the first candidate on, with padding: no first word is lost
-            self.turns.interrupted(turn, None if first is None else max(0.0, first - self.prefix_padding_ms))
-        target = self.responder.barge_in_target()
-        self.core.emit(ev.StageMark(stage="barge_in", response_id=target.id if target else None, detail={
-            "fire_ms": fire_ms, "decision_ms": now_ms - fire_ms, "why": why, "heard": heard,
-            "window_start_ms": first}))
-        self.responder.interrupt()
-
-    # --- before the gate fires ---------------------------------------------------------------
-
-    def _judge_candidate(self, end_ms: float) -> None:
-        """Pause while a possible interruption is judged; resume where it stopped if it was not one.
-
-        A door slam or a breath costs the caller a pause of its own length, never the reply.
-        """
-        policy = self.policy
-        paused = self._state
-        if self.gate.candidate and policy.pause_on_candidate and not isinstance(paused, _Paused):
-            self._to(_Paused(at_ms=end_ms))
-            self.playback.pause()
-            # when the agent went quiet, for a benchmark at the wire (bench/bargein_wire.py)
-            self.core.emit(ev.StageMark(stage="barge_in_pause", detail={"at_ms": end_ms}))
-        elif isinstance(paused, _Paused) and (
-                not self.gate.candidate or end_ms - paused.at_ms >= policy.resume_after_false_ms):
-            turn = self.turns.turn
-            # too short for the gate: its words decide. Not with speakers (echo_guard): there a
-            # short sound is mostly the agent's own echo left by the filter, and each would hold
-            # the agent silent for a transcription pass
-            if (policy.hear_words and policy.hear_short_words and not policy.echo_guard
-                    and not self.gate.candidate and turn is not None and turn.over_agent):
-                self._start_hearing(end_ms, fired=False)
-                return
-            self.core.emit(ev.StageMark(stage="false_interruption", detail={
-                "paused_ms": end_ms - paused.at_ms}))
-            self._to(_LISTENING)
-            self.playback.resume()
-
-
-# --- the phases, each with what it needs --------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Listening:
-    phase: ClassVar[BargeInPhase] = BargeInPhase.LISTENING
-
-
-_LISTENING = _Listening()
-
-
-@dataclass(frozen=True)
-class _Paused:
-    phase: ClassVar[BargeInPhase] = BargeInPhase.PAUSED
-    at_ms: float  # playback held on a candidate since then
-
-
-@dataclass(frozen=True)
-class _Hearing:
-    phase: ClassVar[BargeInPhase] = BargeInPhase.HEARING
-    turn: Turn
-    fire_ms: float  # input-audio time the gate fired
-    paused_from_ms: float  # when playback paused (the candidate's start, at the latest the fire)
-    fired_s: float  # the session clock then
+    def verdict(self, words: WordsHeard, now_ms: float) -> Verdict:
+        """The verdict on `words` at input-audio time `now_ms` (what the speech heard holds)."""
+        verdict = self._backchannels.judge(words.text)
+        min_logprob = self.policy.min_word_logprob
+        if verdict == "words" and (words.logprob < min_logprob or unspoken(
+                words.text, words.confidence, words.voiced_at(now_ms), min_logprob=min_logprob) is not None):
+            return "unsure"
+        return verdict

@@ -5,6 +5,10 @@ After VAD speech-stop, the turn ends at `min_silence_ms` if the transcript looks
 window), and any speech resets the clock. A thinking pause therefore never ends a turn. With
 early commit on (`early_silence_ms` > 0), a probability of at least `early_threshold` ends it
 sooner, after `early_silence_ms`.
+
+This module sits below the stages (the model signals in `stages/` build on its text heuristic),
+and holds what turn taking tells others of a turn: why it ended (`CommitReason`) and its words as
+they are recognised (`WordsHeard`, which the barge-in words verdict reads).
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from .base.audio import WINDOW_MS
 from .base.config import TurnPolicy
-from .base.protocols import Completeness, ScoringLLM
-from .stages.vad import WINDOW_MS
+from .base.protocols import Completeness, ScoringLLM, SpeechConfidence
 
-__all__ = ["Completeness", "HeuristicCompleteness", "LLMCompleteness", "TurnDetector", "VadEdge", "VadSignal"]
+__all__ = ["CommitReason", "Completeness", "HeuristicCompleteness", "LLMCompleteness", "TurnDetector",
+           "VadEdge", "VadSignal", "WordsHeard"]
 
 
 # Words that promise more is coming; a transcript ending in one is not finished.
@@ -118,6 +123,43 @@ class VadEdge(StrEnum):
     SPEECH_STOPPED = "speech_stopped"
 
 
+class CommitReason(StrEnum):
+    """Why a turn ended (`input_audio_buffer.committed`'s reason): a member equals its string."""
+
+    MIN_SILENCE = "min_silence"  # the short silence, and the transcript looks complete
+    MAX_SILENCE = "max_silence"  # the long silence, whatever the transcript
+    EARLY_SILENCE = "early_silence"  # early commit: a shorter silence and a surer signal
+    MAX_LENGTH = "max_length"  # the turn reached turn.max_turn_ms
+    CLIENT = "client"  # the client committed it (no server VAD)
+
+
+def speech_heard_ms(done_ms: float, onset_ms: float | None, now_ms: float) -> float | None:
+    """Speech the VAD heard in a turn by `now_ms`: its finished segments' `done_ms` and the open
+    one since `onset_ms`; None when the VAD heard none (a turn the client commits)."""
+    if not done_ms and onset_ms is None:
+        return None
+    return done_ms + (max(0.0, now_ms - onset_ms) if onset_ms is not None else 0.0)
+
+
+@dataclass(frozen=True)
+class WordsHeard:
+    """A caller turn's words as they are recognised, told by turn taking to whoever decides on
+    them (barge-in): a partial, or (`final`) the words a final pass or the commit settled on.
+    With them, what says whether they were spoken at all: the pass's own confidence and the
+    speech the VAD heard (`voiced_at`)."""
+
+    turn_id: str
+    text: str
+    final: bool
+    logprob: float = 0.0  # the mean token log-probability of the pass that wrote `text` (0: none)
+    confidence: SpeechConfidence | None = None  # the pass's figures in full, where the STT gives them
+    done_ms: float = 0.0  # speech heard in the turn's finished segments
+    onset_ms: float | None = None  # the onset of the segment still open
+
+    def voiced_at(self, now_ms: float) -> float | None:
+        return speech_heard_ms(self.done_ms, self.onset_ms, now_ms)
+
+
 @dataclass
 class VadSignal:
     kind: VadEdge
@@ -175,21 +217,20 @@ class TurnDetector:
             return 0.0
         return now_ms - self.last_speech_end_ms
 
-    def end_of_turn(self, now_ms: float, complete_prob: float | None) -> str | None:
-        """"max_silence" / "min_silence" / "early_silence" when the turn should end now, else
-        None."""
+    def end_of_turn(self, now_ms: float, complete_prob: float | None) -> CommitReason | None:
+        """Why the turn should end now (one of the three silences), or None."""
         silence = self.silence_ms(now_ms)
         if self.last_speech_end_ms is None or self.in_speech:
             return None
         if silence >= self.policy.max_silence_ms:
-            return "max_silence"
+            return CommitReason.MAX_SILENCE
         if (silence >= self.policy.min_silence_ms and complete_prob is not None
                 and complete_prob >= self.policy.complete_threshold):
-            return "min_silence"
+            return CommitReason.MIN_SILENCE
         early = self.policy.early_silence_ms
         if (early > 0 and silence >= early and complete_prob is not None
                 and complete_prob >= self.policy.early_threshold):
-            return "early_silence"
+            return CommitReason.EARLY_SILENCE
         return None
 
     def reset(self) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.bargein import BargeInGate
-from pipeline.base.audio import INPUT_RATE_HZ, dbfs
+from pipeline.bargein import BargeInGate, WordsJudge
+from pipeline.base.audio import INPUT_RATE_HZ, WINDOW_MS, dbfs
 from pipeline.base.config import BargeInPolicy
 from pipeline.call.heard import SpokenChunk, heard_text
 from pipeline.stages.fakes import ScriptedLLM
-from pipeline.stages.vad import WINDOW_MS
 from pipeline.testing import (
     JFK_TEXT,
     LONG_REPLY,
@@ -23,6 +22,7 @@ from pipeline.testing import (
     with_stages,
 )
 from pipeline.transports.scripted import Clip, after_stage
+from pipeline.turns import WordsHeard
 
 
 def _gate_run(levels_dbfs, probs, policy=None) -> list[int]:
@@ -39,6 +39,24 @@ def test_gate_needs_energy_voice_and_duration_together():
     bursts = ([-20] * 5 + [-60]) * 4  # 160 ms bursts never add up
     assert _gate_run(bursts, [0.9] * len(bursts)) == []
     assert _gate_run([-20] * n, [0.9] * n, BargeInPolicy(min_duration_ms=200)) == [6]
+
+
+def test_the_words_verdict_is_read_from_the_words_alone():
+    judge = WordsJudge(BargeInPolicy())
+    heard = dict(turn_id="item_x", final=True, done_ms=600.0)
+    assert judge.verdict(WordsHeard(text="Mm-hmm.", **heard), now_ms=0.0) == "backchannel"
+    assert judge.verdict(WordsHeard(text="", **heard), now_ms=0.0) == "silence"
+    assert judge.verdict(WordsHeard(text="Wait.", **heard), now_ms=0.0) == "words"
+    # a pass Whisper doubts (under min_word_logprob, -1.0) decides nothing
+    assert judge.verdict(WordsHeard(text="Wait.", logprob=-1.3, **heard), now_ms=0.0) == "unsure"
+    # more syllables than 200 ms of speech can hold: made-up words ("in a minute." for a "mm")
+    short = dict(turn_id="item_x", final=False, done_ms=0.0, onset_ms=1000.0)
+    assert judge.verdict(WordsHeard(text="In a minute.", **short), now_ms=1200.0) == "unsure"
+    assert judge.verdict(WordsHeard(text="In a minute.", **short), now_ms=2000.0) == "words"
+    # a turn the VAD never heard (the client commits it): no time to hold the words against
+    assert judge.verdict(WordsHeard(turn_id="item_x", text="In a minute.", final=True), now_ms=0.0) == "words"
+    judge.update_options(BargeInPolicy(backchannels=("wait",)))
+    assert judge.verdict(WordsHeard(text="Wait.", **heard), now_ms=0.0) == "backchannel"
 
 
 def test_heard_text_cuts_inside_the_chunk_being_played():

@@ -21,7 +21,7 @@ from pipeline.call.states import (
     ResponseStatus,
     TurnStanding,
 )
-from pipeline.call.turn_taking import Turn
+from pipeline.call.turn import Turn
 
 
 def test_response_status_keeps_its_wire_strings():

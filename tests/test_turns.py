@@ -6,10 +6,10 @@ import re
 
 import pytest
 
+from pipeline.base.audio import WINDOW_MS
 from pipeline.base.config import TurnPolicy
 from pipeline.base.errors import ConfigError
 from pipeline.stages.fakes import ScriptedLLM
-from pipeline.stages.vad import WINDOW_MS
 from pipeline.testing import JFK_TEXT, call, make_config, silence, wer, with_stages
 from pipeline.turns import HeuristicCompleteness, TurnDetector
 

@@ -17,6 +17,11 @@ import numpy as np
 INPUT_RATE_HZ = 16_000
 FRAME_MS = 20  # the hosted realtime APIs and most telephony stacks move audio in 20 ms frames
 FRAME_SAMPLES = INPUT_RATE_HZ * FRAME_MS // 1000
+# The VAD window, in which turn detection and the barge-in gate count time: Silero v5+ at 16 kHz
+# takes exactly 512-sample windows (32 ms). Here, below the stages, so that what counts in it
+# need not import the VAD stage.
+WINDOW_SAMPLES = 512
+WINDOW_MS = WINDOW_SAMPLES * 1000 / INPUT_RATE_HZ
 
 
 class AudioFormatError(ValueError):

@@ -1,3 +1,4 @@
-"""Layer 3, the call: the session (the composition root) and its owners: input path, turn
-taking, responder and responses, call control, client control, the tool desk.
-`pipeline/bargein.py` belongs to this layer and stays where the design card puts it."""
+"""Layer 5, the call: the session (the composition root) and its owners: input path, turn
+taking, barge-in (`interruption`), responder and responses, call control, client control, the
+tool desk. The barge-in gate itself is `pipeline/bargein.py`, a layer below, where the design
+card puts it."""

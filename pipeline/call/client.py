@@ -11,7 +11,6 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from ..bargein import BargeIn
 from ..base import events as ev
 from ..base.config import apply
 from ..base.conversation import Item
@@ -20,6 +19,7 @@ from ..tools import ToolRegistry, ToolSpec
 from .core import SessionCore
 from .desk import ToolDesk
 from .input_path import InputPath
+from .interruption import BargeIn
 from .responder import Responder
 from .response import ResponseOptions
 from .states import ResponseStatus

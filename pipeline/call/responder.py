@@ -216,6 +216,11 @@ class Responder:
     def response_of_item(self, item_id: str | None) -> Response | None:
         return next((r for r in reversed(self.responses) if r.item.id == item_id), None)
 
+    def recent_agent_text(self) -> str:
+        """What the last two replies said (or have said so far): words heard back from the caller's
+        side that are only these are the agent's own echo."""
+        return " ".join(r.item.text or r.text_so_far for r in self.responses[-2:])
+
     # --- what was heard ------------------------------------------------------------------------
 
     def _on_frame_played(self, response_id: str, item_id: str, at_s: float) -> None:

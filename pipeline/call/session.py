@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from ..bargein import BargeIn
 from ..base import events as ev
 from ..base.clock import Clock, cancel_and_wait
 from ..base.config import Config, build_stage
@@ -49,6 +48,7 @@ from .client import ClientControl
 from .core import Listener, SessionCore
 from .desk import ToolDesk
 from .input_path import CallerFramePhase, InputPath, WindowPhase
+from .interruption import BargeIn
 from .responder import Responder
 from .response import Response
 from .response_modes import DEFAULT_MODES, ResponseModes
@@ -196,8 +196,7 @@ class Session:
         """Stop everything this session runs: the response, the open turn's passes, every task."""
         if self.responder.active is not None:
             self.responder.active.cancel("client_cancelled")
-        if self.turns.turn is not None:
-            await self.turns.turn.stt.aclose()
+        await self.turns.aclose()
         await cancel_and_wait(*self.core.tasks, *self._loops)
 
     def release(self) -> None:
@@ -208,6 +207,5 @@ class Session:
         self.input.release()
         self.playback.release()
         self.core.drop_listeners()
-        self.turns.word_listeners.clear()
-        self.turns.turn = None
+        self.turns.release()
         self.bargein.release()

@@ -9,6 +9,7 @@ the benchmark's adoption rate reads them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
@@ -28,12 +29,23 @@ class TranscriptSource(StrEnum):
     FINAL = "final"  # the final pass
 
 
-class Speculated(Protocol):
-    """What speculation reads and keeps on a turn (`turn_taking.Turn`)."""
+@dataclass
+class HeldReply:
+    """A turn's held reply, if any, and which transcript it answers: written by `Speculation`
+    alone (a turn carries one; turn taking never writes it)."""
 
-    item_id: str
-    preemptive: Response | None
-    speculated_from: str | None  # a TranscriptSource, once `Speculation.start` has set it
+    response: Response | None = None
+    source: TranscriptSource | None = None  # the transcript it answers
+
+
+class Speculated(Protocol):
+    """What speculation reads of a turn (`turn.Turn`), and the held reply it keeps there."""
+
+    @property
+    def item_id(self) -> str: ...
+
+    @property
+    def held(self) -> HeldReply: ...
 
     @property
     def over_agent(self) -> bool: ...
@@ -53,23 +65,25 @@ class Speculation:
         response = self.core.config.response
         if (not response.preemptive or not self.responder.auto_respond
                 or not text.strip() or self.responder.active is not None
-                or turn.preemptive is not None or turn.over_agent):
+                or turn.held.response is not None or turn.over_agent):
             return
-        turn.preemptive = self.responder.new(turn.item_id, held=True, transcript=text)
-        turn.speculated_from = origin
-        self.responder.begin(turn.preemptive)
+        held = turn.held
+        held.response = self.responder.new(turn.item_id, held=True, transcript=text)
+        held.source = origin
+        self.responder.begin(held.response)
 
     def drop(self, turn: Speculated) -> None:
-        if turn.preemptive is not None:
-            self._ended(turn, turn.preemptive, "dropped")
-            turn.preemptive.cancel("discarded")
-            turn.preemptive = None
+        held = turn.held
+        if held.response is not None:
+            self._ended(turn, held.response, "dropped")
+            held.response.cancel("discarded")
+            held.response = None
             self.discarded += 1
 
     async def confirm(self, turn: Speculated, final: str) -> None:
         """The final pass is in before the commit: a speculation begun from other words (a
         partial, the quick pass) is dropped, and has stopped when this returns."""
-        spec = turn.preemptive
+        spec = turn.held.response
         if spec is not None and spec.transcript is not None and not same_words(spec.transcript, final):
             self.drop(turn)
             while self.responder.active is spec:  # one response at a time: let it stop first
@@ -78,7 +92,7 @@ class Speculation:
     async def respond(self, turn: Speculated, text: str) -> None:
         """The turn is committed with `text`: adopt the held reply if it answers these words,
         else drop it and reply afresh."""
-        spec, turn.preemptive = turn.preemptive, None
+        spec, turn.held.response = turn.held.response, None
         if (spec is not None and spec.transcript is not None and same_words(spec.transcript, text)
                 and spec.status is ResponseStatus.IN_PROGRESS):
             self.used += 1
@@ -95,5 +109,5 @@ class Speculation:
 
     def _ended(self, turn: Speculated, spec: Response, outcome: str) -> None:
         self.core.emit(ev.StageMark(stage=ev.Milestone.SPECULATION, response_id=spec.id, turn_id=turn.item_id,
-                                    detail={"source": turn.speculated_from, "outcome": outcome,
+                                    detail={"source": turn.held.source, "outcome": outcome,
                                             "transcript": spec.transcript}))

@@ -12,78 +12,25 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..base import events as ev
-from ..base.audio import INPUT_RATE_HZ
+from ..base.audio import INPUT_RATE_HZ, WINDOW_MS
 from ..base.config import TurnPolicy
 from ..base.conversation import Item
-from ..base.protocols import STT, Completeness, ContextCompleteness
-from ..stages.backchannel import unspoken
+from ..base.listeners import Ordered
+from ..base.protocols import STT, Completeness
 from ..stages.playback import Playback
-from ..stages.vad import WINDOW_MS
 from ..stt import Partial, StreamingTranscriber, words_within
-from ..turns import TurnDetector
+from ..turns import CommitReason, TurnDetector, VadEdge, WordsHeard
 from .callctl import CallControl
 from .core import SessionCore
 from .responder import Responder
-from .response import Response
-from .speculation import Speculation
-from .states import TURN_MOVES, TurnStanding
-
-_EOT_AUDIO_S, _EOT_CONTEXT_TURNS = 8.0, 4  # what a turn signal reads: Smart Turn's 8 s; 4 messages
-
-
-@dataclass
-class Turn:
-    """One caller turn, from the first speech onset to commit."""
-
-    item_id: str
-    audio_start_ms: float
-    stt: StreamingTranscriber
-    speech_end_ms: float | None = None
-    standing: TurnStanding = TurnStanding.CALLER  # over the agent's voice? an interruption?
-    announced: bool = False  # speech_started sent; talk over the agent waits for the gate
-    segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding
-    preemptive: Response | None = None
-    speculated_from: str | None = None  # "quick" | "partial" | "final": the text it answers
-    commit_reason: str | None = None
-    commit_announced: bool = False  # input_audio_buffer.committed sent
-    joined_from_ms: float | None = None  # starts with earlier talk under the agent ("Wait.")
-    loud: bool = False  # the barge-in gate saw it loud and voiced (not the agent's echo residue)
-    voiced_ms: float = 0.0  # speech the VAD heard in finished segments; the open one's onset:
-    onset_ms: float | None = None
-    texts_checked: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def over_agent(self) -> bool:
-        """Speech over the agent's voice (it began while the agent spoke, which has not been
-        seen quiet at a speech stop since)."""
-        return self.standing in (TurnStanding.UNDER_AGENT, TurnStanding.INTERRUPTING)
-
-    @property
-    def barged_in(self) -> bool:
-        return self.standing in (TurnStanding.INTERRUPTING, TurnStanding.INTERRUPTION)
-
-    @property
-    def under_agent(self) -> bool:
-        """Talk under the agent that did not interrupt it: no turn (a backchannel, echo)."""
-        return self.standing is TurnStanding.UNDER_AGENT
-
-    def unspoken(self, text: str, now_ms: float, min_logprob: float = -1.0) -> str | None:  # why not said
-        voiced = (self.voiced_ms + (max(0.0, now_ms - self.onset_ms) if self.onset_ms is not None else 0)
-                  if self.voiced_ms or self.onset_ms is not None else None)  # None: no VAD (manual turns)
-        return unspoken(text, self.stt.confidences.get(text.strip()), voiced, min_logprob=min_logprob)
-
-    def barges_in(self) -> None:
-        """The barge-in gate made it an interruption."""
-        self.standing = TURN_MOVES.after("barges_in", self.standing)
-
-    def outlasts_agent(self) -> None:
-        """Its speech stopped after the agent's voice had: a turn after all, if it was not one."""
-        self.standing = TURN_MOVES.after("outlasts_agent", self.standing)
+from .speculation import Speculation, TranscriptSource
+from .states import TurnStanding
+from .turn import Turn, WordsListener, WordsPhase
+from .turn_signal import TurnSignal
 
 
 class TurnTaking:
@@ -92,7 +39,7 @@ class TurnTaking:
                  history_since: Callable[[float], np.ndarray], now_ms: Callable[[], float]) -> None:
         self.core = core
         self.stt = stt
-        self.completeness = completeness
+        self.completeness = TurnSignal(core, completeness)
         self.playback = playback
         self.responder = responder
         self.control = control
@@ -103,8 +50,9 @@ class TurnTaking:
         self.turn: Turn | None = None
         self.server_vad = True  # False: the client commits input itself (realtime API)
         self._talk_under_agent: Turn | None = None  # the last turn dropped as a backchannel
-        # told of the open turn's words as they are recognised: (turn, text, final)
-        self.word_listeners: list[Callable[[Turn, str, bool], None]] = []
+        self._finishing: dict[str, Turn] = {}  # committed or cleared, its words not yet decided
+        # told of a turn's words as they are recognised (barge-in decides on them)
+        self.words: Ordered[WordsListener] = Ordered(WordsPhase)
         self.speculation = Speculation(core, responder)
 
     @property
@@ -137,9 +85,36 @@ class TurnTaking:
 
     def _close(self) -> Turn | None:
         turn, self.turn = self.turn, None
+        if turn is not None:
+            self._finishing[turn.item_id] = turn
         self.detector.reset()
         self.core.floor.pulse()
         return turn
+
+    # --- what barge-in reads and tells (`interruption.CallerTurns`) ------------------------------
+
+    @property
+    def open_turn_id(self) -> str | None:
+        return None if self.turn is None else self.turn.item_id
+
+    @property
+    def caller_in_speech(self) -> bool:
+        return self.detector.in_speech
+
+    @property
+    def over_agent(self) -> bool:
+        """The open turn is talk over the agent's voice."""
+        return self.turn is not None and self.turn.over_agent
+
+    def words_so_far(self) -> WordsHeard | None:
+        """The open turn's latest words, as a partial; None while it has none."""
+        turn = self.turn
+        return turn.heard(turn.stt.latest_text, final=False) if turn is not None and turn.stt.latest_text else None
+
+    def mark_loud(self) -> None:
+        """The barge-in gate found the open turn loud and voiced: the caller, not echo residue."""
+        if self.turn is not None:
+            self.turn.loud = True
 
     # --- input ---------------------------------------------------------------------------------
 
@@ -152,16 +127,16 @@ class TurnTaking:
             self.core.log(f"a turn reached turn.max_turn_ms ({self.policy.max_turn_ms} ms); "
                           "committed as it stands", level="warning")
             turn.speech_end_ms = self.now_ms()  # mid-speech: the audio ends now
-            self._commit("max_length")
+            self._commit(CommitReason.MAX_LENGTH)
 
     def on_window(self, _window: np.ndarray, prob: float, end_ms: float) -> None:
         if not self.server_vad:
             self._manual_turn_window(end_ms)
             return
         signal = self.detector.on_window(prob, end_ms)
-        if signal is not None and signal.kind == "speech_started":
+        if signal is not None and signal.kind is VadEdge.SPEECH_STARTED:
             self._on_speech_started(signal.at_ms)
-        elif signal is not None and signal.kind == "speech_stopped":
+        elif signal is not None and signal.kind is VadEdge.SPEECH_STOPPED:
             self._on_speech_stopped(signal.at_ms)
         turn = self.turn
         if turn is None:
@@ -236,7 +211,7 @@ class TurnTaking:
         if source == "quick" and turn.stt.quick:  # a sized pass over all the turn: ~0.1 s
             self.core.spawn(self._after_quick_pass(turn, turn.stt.start_quick_pass()))
         elif source == "partial":  # (no quick pass: "quick" waits for the final)
-            self.speculation.start(turn, turn.stt.latest_text, source="partial")
+            self.speculation.start(turn, turn.stt.latest_text, source=TranscriptSource.PARTIAL)
         final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self.core.spawn(self._after_final(turn, final))
 
@@ -244,10 +219,14 @@ class TurnTaking:
         if turn.speech_end_ms is not None and turn.onset_ms is None:
             turn.stt.mark_speech_end(int((turn.speech_end_ms - turn.audio_start_ms) * INPUT_RATE_HZ / 1000))
 
-    def interrupted(self, turn: Turn, from_ms: float | None) -> None:
-        """The caller really interrupted: `turn` is the interruption, starting at `from_ms`; what
+    def interrupted(self, turn_id: str, from_ms: float | None) -> None:
+        """The caller really interrupted: the turn is the interruption, starting at `from_ms`; what
         an open turn picked up before that was under the agent's voice (echo residue, breath),
-        unless it is earlier talk the turn was joined to."""
+        unless it is earlier talk the turn was joined to. A turn whose words were decided is
+        past interrupting."""
+        turn = self.turn if self.turn is not None and self.turn.item_id == turn_id else self._finishing.get(turn_id)
+        if turn is None:
+            return
         if from_ms is not None and turn.joined_from_ms is not None:
             from_ms = min(from_ms, turn.joined_from_ms)
         if from_ms is not None and from_ms > turn.audio_start_ms and turn is self.turn:
@@ -268,7 +247,7 @@ class TurnTaking:
         await self._score(turn, text)
         await self.speculation.confirm(turn, text)  # begun from words the final did not say?
         if self.turn is turn and not self.detector.in_speech:
-            self.speculation.start(turn, text, source="final")
+            self.speculation.start(turn, text, source=TranscriptSource.FINAL)
             self._check_end_of_turn(self.now_ms())
 
     async def _after_quick_pass(self, turn: Turn, quick: asyncio.Task[str | None]) -> None:
@@ -277,7 +256,7 @@ class TurnTaking:
         text = await turn.stt.settled_quick(quick)
         if (text is not None and self.turn is turn and not self.detector.in_speech
                 and turn.stt.peek_final() is None):
-            self.speculation.start(turn, text, source="quick")
+            self.speculation.start(turn, text, source=TranscriptSource.QUICK)
 
     def _on_partial(self, turn: Turn, partial: Partial) -> None:
         self.core.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta,
@@ -286,8 +265,10 @@ class TurnTaking:
         self.core.spawn(self._score(turn, turn.stt.latest_text))
 
     def _tell_words(self, turn: Turn, text: str, *, final: bool) -> None:
-        for listener in self.word_listeners:
-            listener(turn, text, final)
+        if self.words:
+            heard = turn.heard(text, final=final)
+            for listener in self.words:
+                listener(heard)
 
     async def _score(self, turn: Turn, text: str) -> None:
         """Completeness of a transcript, computed once per distinct text, off the loop."""
@@ -296,12 +277,7 @@ class TurnTaking:
         if turn.unspoken(text, self.now_ms()) is not None:  # made-up words are no finished sentence
             turn.texts_checked[text] = 0.0
             return
-        audio, signal = turn.stt.audio_tail(_EOT_AUDIO_S), self.completeness
-        said = [(i.role, i.text) for i in self.core.conversation.items  # the turns before this one
-                if i.type == "message" and i.id != turn.item_id][-_EOT_CONTEXT_TURNS:]
-        turn.texts_checked[text] = await self.core.clock.run_in_thread(
-            *((signal.probability_in, text, audio, said) if isinstance(signal, ContextCompleteness)
-              else (signal.probability, text, audio)))
+        turn.texts_checked[text] = await self.completeness.probability(turn, text)
 
     def _check_end_of_turn(self, now_ms: float) -> None:
         turn = self.turn
@@ -318,7 +294,7 @@ class TurnTaking:
         if reason is not None:
             self._commit(reason)
 
-    def _commit(self, reason: str) -> None:
+    def _commit(self, reason: CommitReason) -> None:
         turn = self._close()
         assert turn is not None
         turn.commit_reason = reason
@@ -326,15 +302,21 @@ class TurnTaking:
             turn.speech_end_ms = self.now_ms()
         if not turn.under_agent:  # talk under the agent is no turn
             self._announce_commit(turn)
-        self.core.spawn(self._finish_turn(turn))
+        self.core.spawn(self._finish(turn))
 
     def _announce_commit(self, turn: Turn) -> None:
         turn.commit_announced = True
         conversation = self.core.conversation
         self.core.emit(ev.InputCommitted(
             item_id=turn.item_id, audio_start_ms=int(turn.audio_start_ms),
-            audio_end_ms=int(turn.speech_end_ms or 0), reason=turn.commit_reason or "client",
+            audio_end_ms=int(turn.speech_end_ms or 0), reason=turn.commit_reason or CommitReason.CLIENT,
             previous_item_id=conversation.items[-1].id if conversation.items else None))
+
+    async def _finish(self, turn: Turn) -> None:
+        try:
+            await self._finish_turn(turn)
+        finally:
+            self._finishing.pop(turn.item_id, None)
 
     async def _finish_turn(self, turn: Turn) -> None:
         text = (await turn.stt.final()).strip()
@@ -350,8 +332,7 @@ class TurnTaking:
             # the caller's own voice, kept a moment: more speech may make it a turn. Not words
             # the agent itself just said: that is its echo past the guard ("Thanks for calling."),
             # which joined to the interruption split jfk.wav in two on AVX2 kernels
-            said = " ".join(r.item.text or r.text_so_far for r in self.responder.responses[-2:])
-            if turn.loud and not words_within(text, said):
+            if turn.loud and not words_within(text, self.responder.recent_agent_text()):
                 self._talk_under_agent = turn
             self.core.log(f"backchannel while the agent spoke, not a turn: {text!r}")
             return
@@ -382,7 +363,7 @@ class TurnTaking:
         if self.turn is None:
             return None
         item_id = self.turn.item_id
-        self._commit("client")
+        self._commit(CommitReason.CLIENT)
         return item_id
 
     def yield_held_reply(self) -> None:
@@ -401,4 +382,18 @@ class TurnTaking:
             # the talk is dropped, never a turn: a barge-in still hearing it hears no words and
             # the agent goes on (a text-only client sends no more audio to decide it by)
             self._tell_words(turn, "", final=True)
+            self._finishing.pop(turn.item_id, None)
         self.core.emit(ev.InputCleared())
+
+    # --- the end of the call ---------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Stop the open turn's transcription passes."""
+        if self.turn is not None:
+            await self.turn.stt.aclose()
+
+    def release(self) -> None:
+        """After `aclose`: let go of the turns (and their audio) and of who heard their words."""
+        self.words.clear()
+        self.turn = None
+        self._finishing.clear()

@@ -6,11 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..base.audio import INPUT_RATE_HZ
+from ..base.audio import INPUT_RATE_HZ, WINDOW_SAMPLES
 from ..base.onnx import cpu_session
 
-WINDOW_SAMPLES = 512  # Silero v5+ at 16 kHz takes exactly 512-sample windows (32 ms)
-WINDOW_MS = WINDOW_SAMPLES * 1000 / INPUT_RATE_HZ
 _CONTEXT_SAMPLES = 64  # the model expects the previous window's last 64 samples prepended
 
 

@@ -1,0 +1,28 @@
+"""A turn's "looks complete" probability, from the session's signal (`pipeline.turns` plugin).
+
+Every signal reads the transcript and the turn's last 8 s of audio (Smart Turn's window); one
+that reads context (`ContextCompleteness`, the text end-of-turn model) also gets the last four
+messages before the turn. Scored in a thread: a model signal takes milliseconds to seconds.
+"""
+
+from __future__ import annotations
+
+from ..base.protocols import Completeness, ContextCompleteness
+from .core import SessionCore
+from .turn import Turn
+
+_EOT_AUDIO_S, _EOT_CONTEXT_TURNS = 8.0, 4  # what a turn signal reads: Smart Turn's 8 s; 4 messages
+
+
+class TurnSignal:
+    def __init__(self, core: SessionCore, signal: Completeness) -> None:
+        self.core = core
+        self.signal = signal
+
+    async def probability(self, turn: Turn, text: str) -> float:
+        audio, signal = turn.stt.audio_tail(_EOT_AUDIO_S), self.signal
+        said = [(i.role, i.text) for i in self.core.conversation.items  # the turns before this one
+                if i.type == "message" and i.id != turn.item_id][-_EOT_CONTEXT_TURNS:]
+        return await self.core.clock.run_in_thread(
+            *((signal.probability_in, text, audio, said) if isinstance(signal, ContextCompleteness)
+              else (signal.probability, text, audio)))
