@@ -206,7 +206,6 @@ def test_the_bench_import_finder_finds_one_inside_a_function(tmp_path: Path) -> 
     assert not imports_bench(probe)
 
 
-@pytest.mark.xfail(strict=False, reason="the quick-tier work moves these imports")
 def test_only_the_benchmark_tests_import_bench() -> None:
     """The other tests take what they share with the benchmark from pipeline.testing: a test of
     the pipeline must not need the benchmark (its data sets, its results) to run."""

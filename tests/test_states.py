@@ -122,10 +122,13 @@ def test_turn_standing_replaces_the_two_flags():
 
 def test_call_control_refuses_to_reopen_a_closed_line():
     from pipeline.base.config import Config
+    from pipeline.base.events import EventPhase
+    from pipeline.base.listeners import Ordered
     from pipeline.call.callctl import CallControl
 
     class Core:  # the few parts of a session call control touches here
         config = Config.default()
+        listeners = Ordered(EventPhase)  # call control follows committed turns on the event stream
 
         class floor:
             @staticmethod

@@ -4,8 +4,8 @@ does it commit a turn, and does it cut off a caller who pauses? The end-of-turn 
 
 from __future__ import annotations
 
+from pipeline.base.audio import WINDOW_MS
 from pipeline.base.config import TurnPolicy
-from pipeline.stages.vad import WINDOW_MS
 from pipeline.turns import TurnDetector
 
 
