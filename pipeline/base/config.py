@@ -32,7 +32,8 @@ TURN_PRESETS = {"fast": (300, 1000), "default": (600, 1500), "deliberate": (900,
 
 @dataclass(frozen=True)
 class TurnPolicy:
-    """When the caller's turn ends: the silence it takes, the voice thresholds, early commit."""
+    """When the caller's turn ends (the silence it takes, the voice thresholds, early commit), and
+    what the recogniser is told to hear it by."""
 
     preset: Literal["fast", "default", "deliberate", "custom"] = "default"
     # the "default" preset's pair, written once (TURN_PRESETS)
@@ -57,6 +58,15 @@ class TurnPolicy:
     # a turn longer than this is committed as it stands, so its audio and its transcription
     # passes stay bounded however long the input runs unbroken; a minute is a long phone turn
     max_turn_ms: int = 60_000
+    # What the call is about, told to the recogniser as a prompt on every pass of a turn (tool
+    # and argument names as said, `hotwords`, the instructions, the last `context_turns` turns;
+    # pipeline/stages/stt_context.py). Off until its accuracy table is measured: with a shop's
+    # context whisper tiny.en's sized final hears "refund" where it wrote "reef and"
+    # (tests/test_stt_context.py)
+    context: bool = False
+    hotwords: tuple[str, ...] = ()  # product, street and people's names the callers say
+    context_tokens: int = 96  # the prompt's bound (Whisper reads at most 223)
+    context_turns: int = 4
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from .callctl import CallControl
 from .client import ClientControl
 from .core import Listener, SessionCore
 from .desk import ToolDesk
+from .hearing import Hearing
 from .input_path import CallerFramePhase, InputPath, WindowPhase
 from .interruption import BargeIn
 from .responder import Responder
@@ -107,6 +108,7 @@ class Session:
                                       playback=self.playback, responder=self.responder,
                                       control=self.control, history_since=self.input.history_since,
                                       now_ms=lambda: self.input.now_ms)
+        self.turns.context = Hearing(core, self.tools.specs).prompt
         self.bargein = BargeIn(core, playback=self.playback, turns=self.turns, responder=self.responder)
         self.input.on_frame.add(self.turns.on_frame, CallerFramePhase.TURNS)
         self.input.on_window.add(self.bargein.on_window, WindowPhase.GATE)

@@ -54,6 +54,7 @@ class TurnTaking:
         # told of a turn's words as they are recognised (barge-in decides on them)
         self.words: Ordered[WordsListener] = Ordered(WordsPhase)
         self.speculation = Speculation(core, responder)
+        self.context: Callable[[], str | None] = lambda: None  # the recogniser's (call/hearing.py)
 
     @property
     def preemptive_used(self) -> int:
@@ -156,7 +157,7 @@ class TurnTaking:
                 start_ms + self.policy.prefix_padding_ms - held.speech_end_ms
                 <= self.policy.max_silence_ms):
             joined = start_ms = min(start_ms, held.audio_start_ms)
-        stt = StreamingTranscriber(self.stt, self.core.clock)
+        stt = StreamingTranscriber(self.stt, self.core.clock, prompt=self.context())
         standing = TurnStanding.UNDER_AGENT if over_agent else TurnStanding.CALLER
         turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, standing=standing,
                     joined_from_ms=joined, voiced_ms=held.voiced_ms if joined is not None and held else 0.0)
