@@ -60,7 +60,7 @@ def issue_refund(order_id: str, card_last4: str, amount: float) -> dict[str, Any
     if marker.exists():
         marker.unlink()
         os._exit(3)  # the money moved, the answer never leaves
-    return {"refund_id": f"re_{order_id}", "amount": amount}
+    return {"refund_id": f"re_{order_id}", "card_last4": card_last4, "amount": amount}
 
 
 @server.tool()

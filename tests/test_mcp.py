@@ -154,7 +154,8 @@ def test_a_side_effect_asked_twice_runs_on_the_server_once(shop: Shop, tmp_path:
                     card_last4="1234", amount=42.0)
         again = run(runner, "issue_refund", holding_line="Let me redo that.", order_id="5120",
                     card_last4="1234", amount=42.0)
-        assert first == {"status": "committed", "result": {"refund_id": "re_5120", "amount": 42.0}}
+        assert first == {"status": "committed", "result": {"refund_id": "re_5120", "card_last4": "1234",
+                                                           "amount": 42.0}}
         assert again["status"] == "already_done"  # the ledger answered; the server never heard it
         assert ledger.get("issue_refund:5120").state == "committed"
     assert shop.refunds()[before:] == ["5120 1234 42.0"]  # one effect; no holding line sent on
@@ -258,3 +259,41 @@ def test_a_side_effect_without_a_business_key_is_refused_at_load(shop: Shop) -> 
     listed = next(t for t in shop.tools.listed("shop") if t.name == "issue_refund")
     with pytest.raises(ValueError, match="side_effect but no business_key"):
         spec_for(server, listed, None)
+
+
+def test_an_agent_whose_only_tools_come_from_an_mcp_server_completes_a_refund_call(tmp_path: Path) -> None:
+    from pipeline.testing.scenario import parse
+    from pipeline.testing.scenario_run import run as run_scenario
+
+    state = tmp_path / "server"
+    state.mkdir()
+    refund = {"name": "issue_refund", "arguments": {
+        "holding_line": "Let me process that refund.", "order_id": "4417", "card_last4": "1234",
+        "amount": 42.0}}
+    scenario = parse({
+        "name": "an MCP server's refund: once, with a holding line, the caller told", "voice": "text",
+        "agent": {
+            "llm": {"rules": [
+                [r"result of issue_refund.*already_done", "That refund already went through."],
+                [r"result of issue_refund.*committed",
+                 "Done. Refund {refund_id} of {amount} dollars to the card ending {card_last4} is "
+                 "on its way."],
+                [r"again", refund], [r"refund", refund]], "replies": ["Happy to help."]},
+            "tools": "pipeline.tools.mcp:mcp_tools",
+            "tools_args": {"servers": [{
+                "name": "shop", "command": sys.executable, "args": [str(SERVER), str(state)],
+                "allow": ["issue_refund", "look_up_order"], "tools": OPTIONS}]}},
+        "line": [
+            {"say": "I would like a refund of forty two dollars for order forty four seventeen, "
+                    "to the card ending one two three four."},
+            {"say": "Actually, please refund it again.", "after": "agent_said:on its way",
+             "delay_s": 6.0}],
+        "expect": [
+            {"said": "process that refund"},
+            {"tool_called": "issue_refund", "arguments": {"order_id": "4417", "card_last4": "1234"}},
+            {"said": "of 42.0 dollars to the card ending 1234 is on its way", "in_full": True},
+            {"said": "already went through"},
+            {"ledger": "issue_refund:4417", "state": "committed", "told": True, "calls": 2}]})
+    result = run_scenario(scenario)
+    assert result.failures == []
+    assert (state / "refunds.log").read_text().splitlines() == ["4417 1234 42.0"]  # one effect
