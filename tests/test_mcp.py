@@ -297,3 +297,32 @@ def test_an_agent_whose_only_tools_come_from_an_mcp_server_completes_a_refund_ca
     result = run_scenario(scenario)
     assert result.failures == []
     assert (state / "refunds.log").read_text().splitlines() == ["4417 1234 42.0"]  # one effect
+
+
+def test_a_tool_name_the_model_cannot_write_is_made_one_it_can() -> None:
+    from mcp.types import Tool
+
+    server = McpServer.from_dict({"name": "files", "url": "http://x/mcp", "prefix": "fs_"})
+    listed = Tool(name="files.read", description="Read a file.",
+                  input_schema={"type": "object", "properties": {"path": {"type": "string"}}})
+    assert spec_for(server, listed, None).name == "fs_files_read"
+
+
+def test_a_desk_module_connects_at_import_and_offers_the_tools_to_each_call(tmp_path: Path) -> None:
+    from pipeline.base.clock import RealClock
+    from pipeline.transports.runtime import load_desk
+
+    desk_file = tmp_path / "mcp_desk.py"
+    desk_file.write_text(
+        "from pipeline.tools.mcp import McpTools\n"
+        f"MCP = McpTools([{{'name': 'shop', 'command': {sys.executable!r}, "
+        f"'args': [{str(SERVER)!r}, {str(tmp_path)!r}], 'allow': ['look_up_order']}}]).open()\n"
+        "def desk(clock):\n"
+        "    return MCP.registry(clock=clock)\n")
+    desk = load_desk(str(desk_file))
+    try:
+        registry = desk.setup(clock=RealClock())
+        assert [spec.name for spec in registry] == ["look_up_order"]
+        assert run(ToolRunner(registry), "look_up_order", order_id="4417")["order_id"] == "4417"
+    finally:
+        sys.modules[f"pipeline_desk_{desk_file.stem}"].MCP.close()

@@ -127,7 +127,12 @@ class McpTools:
                     result = await clock.run_in_thread(job.result)
             except asyncio.CancelledError:
                 job.cancel()  # the runner's timeout, or the call ended: stop it over there too
-                raise
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                # cancelled over there, not by us: the transport tore the request down
+                lost = McpNoAnswer if options.side_effect else McpUnavailable
+                raise lost(f"{server.spoken_name} dropped the {tool} request") from None
             return output(server, tool, result)
 
         return run

@@ -10,6 +10,7 @@ load with a message that names the server and the tool and says how to leave it 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -165,16 +166,18 @@ def spec_for(server: McpServer, listed: Tool, fn: Callable[..., Any] | None) -> 
                          "identify the effect (business_key = [\"order_id\"]), so the ledger runs "
                          "it once however often it is asked for.")
     params = adapt_schema(server, listed.name, listed.input_schema, options.spoken)
+    # MCP names may hold dots and slashes; the call still goes out under the server's own name
+    name = server.prefix + re.sub(r"[^A-Za-z0-9_-]", "_", listed.name)
     try:
         return ToolSpec(
-            name=server.prefix + listed.name,
+            name=name,
             description=listed.description or listed.title or f"{listed.name} ({server.name})",
             parameters=params,
             fn=fn,
             spoken=(options.spoken,) if options.spoken else (),
             side_effect=options.side_effect,
             timeout_s=options.timeout_s,
-            business_key=key_function(server, server.prefix + listed.name, options.business_key, params),
+            business_key=key_function(server, name, options.business_key, params),
             grounded=options.grounded,
         )
     except ValueError as exc:

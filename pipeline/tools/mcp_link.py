@@ -103,30 +103,39 @@ class McpLink:
         if self._stop is not None:
             self._stop.set()
         if owner is not None:
-            try:
-                await asyncio.wait_for(owner, _CLOSE_TIMEOUT_S)
-            except (TimeoutError, asyncio.CancelledError):
-                pass
+            await asyncio.wait({owner}, timeout=_CLOSE_TIMEOUT_S)
+            owner.cancel()  # a transport that would not wind down in time is abandoned
         self.lost = True
 
     async def call(self, tool: str, arguments: dict[str, Any], *, side_effect: bool,
                    timeout_s: float) -> CallToolResult:
         """The tool's result; the errors above; TimeoutError past `timeout_s`."""
-        async with asyncio.timeout(timeout_s):
-            for attempt in (1, 2):
-                if self.lost:
-                    await self.close()  # the dead connection's process and streams go first
-                    await self._connect()
-                try:
-                    return await self._request(tool, arguments)
-                except _Lost as exc:
-                    self.lost = True
-                    if side_effect:
-                        raise McpNoAnswer(f"{self.server.spoken_name} stopped answering after "
-                                          f"{tool} was sent ({exc}); it may have gone through") from None
-                    if attempt == 2:
-                        raise McpUnavailable(f"{self.server.spoken_name} stopped answering "
-                                             f"({exc})") from None
+        sent = False
+        try:
+            # a little inside the runner's own time-out, so that this one says what it means
+            async with asyncio.timeout(timeout_s - min(0.1, timeout_s / 10)):
+                for attempt in (1, 2):
+                    sent = False
+                    if self.lost:
+                        await self.close()  # the dead connection's process and streams go first
+                        await self._connect()
+                    sent = True
+                    try:
+                        return await self._request(tool, arguments)
+                    except _Lost as exc:
+                        self.lost = True
+                        if side_effect:
+                            raise McpNoAnswer(f"{self.server.spoken_name} stopped answering after "
+                                              f"{tool} was sent ({exc}); it may have gone through"
+                                              ) from None
+                        if attempt == 2:
+                            raise McpUnavailable(f"{self.server.spoken_name} stopped answering "
+                                                 f"({exc})") from None
+        except TimeoutError:
+            if not sent:  # still connecting: nothing went out
+                raise McpUnavailable(f"{self.server.spoken_name} could not be reached within "
+                                     f"{timeout_s:g} s") from None
+            raise
         raise AssertionError("unreachable")
 
     async def _request(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
