@@ -52,6 +52,12 @@ def crash(reason: str) -> str:
 
 
 @server.tool()
+def process_id() -> int:
+    """The server process's id (a test kills it between calls)."""
+    return os.getpid()
+
+
+@server.tool()
 def issue_refund(order_id: str, card_last4: str, amount: float) -> dict[str, Any]:
     """Refund an order to the caller's card."""
     with (STATE / "refunds.log").open("a", encoding="utf-8") as log:

@@ -7,6 +7,8 @@ over HTTP, the restarted process) to show the reconnection.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -111,7 +113,7 @@ def run(runner: ToolRunner, name: str, **arguments: Any) -> dict[str, Any]:
 def test_tools_are_listed_with_their_schemas_and_filters(shop: Shop) -> None:
     registry = shop.tools.registry()
     assert [s.name for s in registry] == ["look_up_order", "check_stock", "slow_search", "crash",
-                                          "issue_refund"]  # set_reminder denied
+                                          "process_id", "issue_refund"]  # set_reminder denied
     refund = registry["issue_refund"]
     assert refund.side_effect and refund.spoken == ("holding_line",) and refund.timeout_s == 10
     assert list(refund.parameters["properties"]) == ["holding_line", "order_id", "card_last4", "amount"]
@@ -206,15 +208,22 @@ def test_a_crash_during_a_read_is_an_honest_error_and_the_server_comes_back(shop
     assert run(runner, "look_up_order", order_id="4417")["order_id"] == "4417"
 
 
-def test_a_server_restarted_between_calls_is_reconnected_transparently(shop: Shop) -> None:
-    runner = ToolRunner(shop.tools.registry())
-    assert run(runner, "look_up_order", order_id="4417")["order_id"] == "4417"
-    if shop.http is not None:
-        shop.http.stop()
-        shop.http.start()
-    else:
-        run(runner, "crash", reason="test")  # the process is gone until the next call
-    assert run(runner, "look_up_order", order_id="4417")["order_id"] == "4417"
+def test_a_server_restarted_between_calls_is_reconnected_transparently(shop: Shop, tmp_path: Path) -> None:
+    before, connections = len(shop.refunds()), shop.tools.links["shop"].connections
+    with Ledger(tmp_path / "ledger.sqlite3") as ledger:
+        runner = ToolRunner(shop.tools.registry(), ledger=ledger)
+        if shop.http is not None:
+            shop.http.stop()
+            shop.http.start()
+        else:  # killed from outside while idle: the link sees its output close
+            os.kill(run(runner, "process_id")["result"], signal.SIGKILL)
+            time.sleep(0.5)
+        output = run(runner, "issue_refund", holding_line="One moment.", order_id="8001",
+                     card_last4="1234", amount=5.0)
+        assert output["status"] == "committed"  # a side effect too: nothing was lost in flight
+    assert shop.refunds()[before:] == ["8001 1234 5.0"]
+    # stdio: the command run again; HTTP (protocol 2026-07-28): no session to renew
+    assert shop.tools.links["shop"].connections == connections + (shop.http is None)
 
 
 def test_on_a_simulated_clock_time_waits_for_the_server(shop: Shop) -> None:
