@@ -335,3 +335,22 @@ def test_a_desk_module_connects_at_import_and_offers_the_tools_to_each_call(tmp_
         assert run(ToolRunner(registry), "look_up_order", order_id="4417")["order_id"] == "4417"
     finally:
         sys.modules[f"pipeline_desk_{desk_file.stem}"].MCP.close()
+
+
+def test_calls_of_many_phone_calls_after_a_restart_share_one_new_connection(shop: Shop) -> None:
+    runner = ToolRunner(shop.tools.registry())
+    if shop.http is not None:
+        shop.http.stop()
+        shop.http.start()
+    else:
+        os.kill(run(runner, "process_id")["result"], signal.SIGKILL)
+        time.sleep(0.5)
+    connections = shop.tools.links["shop"].connections
+
+    async def at_once() -> list[Any]:
+        calls = [runner.run(ToolCall(name="look_up_order", arguments={"order_id": "4417"}),
+                            call_id=f"call-{n}", response_id="r", turn_id=None) for n in range(4)]
+        return await asyncio.gather(*calls)
+
+    assert [r.output["order_id"] for r in asyncio.run(at_once())] == ["4417"] * 4
+    assert shop.tools.links["shop"].connections == connections + (shop.http is None)

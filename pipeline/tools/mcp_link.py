@@ -71,6 +71,8 @@ class McpLoop:
     def stop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=_CLOSE_TIMEOUT_S)
+        if not self._thread.is_alive():
+            self.loop.close()
 
 
 class McpLink:
@@ -82,7 +84,8 @@ class McpLink:
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self.lost = True  # no live connection: the next request opens one first
-        self.connections = 0  # opened so far (a test reads reconnects from it)
+        self.connections = 0  # connection attempts so far (a test reads reconnects from it)
+        self._reconnecting = asyncio.Lock()  # calls of many phone calls share this link
 
     async def open(self) -> list[Tool]:
         """Connect and list the server's tools (every page)."""
@@ -116,9 +119,10 @@ class McpLink:
             async with asyncio.timeout(timeout_s - min(0.1, timeout_s / 10)):
                 for attempt in (1, 2):
                     sent = False
-                    if self.lost:
-                        await self.close()  # the dead connection's process and streams go first
-                        await self._connect()
+                    async with self._reconnecting:
+                        if self.lost:  # the dead connection's process and streams go first
+                            await self.close()
+                            await self._connect()
                     sent = True
                     try:
                         return await self._request(tool, arguments)
