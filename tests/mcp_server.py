@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 STATE = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
@@ -49,6 +49,13 @@ async def slow_search(query: str) -> str:
 def crash(reason: str) -> str:
     """Exit the server process in the middle of the call."""
     os._exit(3)
+
+
+@server.tool()
+def desk_header(ctx: Context) -> str:
+    """The X-Desk header of the HTTP request that asked ("" over stdio)."""
+    request = ctx.request_context.request
+    return getattr(request, "headers", {}).get("x-desk", "")
 
 
 @server.tool()

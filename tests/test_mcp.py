@@ -74,7 +74,7 @@ class Shop:
 
     def __init__(self, kind: str, state: Path, http: HttpServer | None) -> None:
         self.kind, self.state, self.http = kind, state, http
-        where: dict[str, Any] = ({"url": http.url} if http is not None else
+        where: dict[str, Any] = ({"url": http.url, "headers": {"X-Desk": "kitchen"}} if http else
                                  {"command": sys.executable, "args": [str(SERVER), str(state)]})
         self.server = McpServer.from_dict({"name": "shop", "label": "the shop system",
                                            "deny": ["set_reminder"], "tools": OPTIONS, **where})
@@ -113,8 +113,8 @@ def run(runner: ToolRunner, name: str, **arguments: Any) -> dict[str, Any]:
 def test_tools_are_listed_with_their_schemas_and_filters(shop: Shop) -> None:
     registry = shop.tools.registry()
     assert [s.name for s in registry] == ["look_up_order", "check_stock", "slow_search", "crash",
-                                          "process_id", "issue_refund"]  # set_reminder denied
-    refund = registry["issue_refund"]
+                                          "desk_header", "process_id", "issue_refund"]
+    refund = registry["issue_refund"]  # and set_reminder denied
     assert refund.side_effect and refund.spoken == ("holding_line",) and refund.timeout_s == 10
     assert list(refund.parameters["properties"]) == ["holding_line", "order_id", "card_last4", "amount"]
     assert refund.parameters["properties"]["amount"] == {"type": "number"}
@@ -132,6 +132,8 @@ def test_a_schema_the_grammar_cannot_take_is_refused_naming_server_and_tool(shop
 def test_a_tool_that_succeeds_returns_its_result(shop: Shop) -> None:
     output = run(ToolRunner(shop.tools.registry()), "look_up_order", order_id="4417")
     assert output == {"order_id": "4417", "status": "a cast-iron skillet, delivered last Tuesday"}
+    header = run(ToolRunner(shop.tools.registry()), "desk_header")
+    assert header == {"result": "kitchen" if shop.http is not None else ""}
 
 
 def test_an_error_result_is_a_tool_error_the_agent_can_say(shop: Shop) -> None:
@@ -256,6 +258,7 @@ def test_a_server_that_cannot_be_reached_fails_the_open_clearly() -> None:
     ({"name": "a", "url": "http://x/mcp", "colour": 1}, r"unknown keys \['colour'\]"),
     ({"name": "a", "url": "http://x/mcp", "tools": {"t": {"spoken": True}}}, "unknown options"),
     ({"name": "a", "url": "http://x/mcp", "deny": ["t"], "tools": {"t": {}}}, "denied and also"),
+    ({"name": "a", "command": "srv", "headers": {"A": "b"}}, "headers= go with url="),
 ])
 def test_a_bad_server_config_says_what_to_fix(config: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):

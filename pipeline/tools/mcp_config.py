@@ -63,6 +63,7 @@ class McpServer:
     env: dict[str, str] | None = None
     cwd: str | None = None
     url: str | None = None
+    headers: dict[str, str] | None = None  # sent with every HTTP request (Authorization, ...)
     allow: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
     prefix: str = ""
@@ -77,6 +78,9 @@ class McpServer:
         if self.url is not None and not self.url.startswith(("http://", "https://")):
             raise ValueError(f"MCP server {self.name!r}: url {self.url!r} must start with http:// "
                              "or https:// (a streamable-HTTP endpoint, e.g. http://127.0.0.1:8000/mcp).")
+        if self.headers and self.url is None:
+            raise ValueError(f"MCP server {self.name!r}: headers= go with url=; a stdio server "
+                             "takes env= instead.")
         both = sorted(set(self.deny) & set(self.tools))
         if both:
             raise ValueError(f"MCP server {self.name!r}: {both} denied and also given options; "

@@ -28,6 +28,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
+import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -202,7 +203,7 @@ class McpLink:
     def _transport(self) -> Any:
         s = self.server
         if s.url is not None:
-            return streamable_http_client(s.url)
+            return _http(s.url, s.headers)
         params = StdioServerParameters(command=s.command or "", args=list(s.args), env=s.env, cwd=s.cwd)
         return stdio_client(params, errlog=_errlog())
 
@@ -230,6 +231,14 @@ async def _watched(transport: Any, on_end: Callable[[], None]) -> AsyncIterator[
                 yield receive, write
             finally:
                 tasks.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def _http(url: str, headers: dict[str, str] | None) -> AsyncIterator[Any]:
+    # the SDK's own time-outs (30 s to connect, 300 s to read a stream); a tool's are ours
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            yield streams
 
 
 def _errlog() -> Any:
