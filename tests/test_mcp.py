@@ -119,6 +119,8 @@ def test_tools_are_listed_with_their_schemas_and_filters(shop: Shop) -> None:
     assert list(refund.parameters["properties"]) == ["holding_line", "order_id", "card_last4", "amount"]
     assert refund.parameters["properties"]["amount"] == {"type": "number"}
     assert refund.key_for({"order_id": "4417", "card_last4": "1234", "amount": 42}) == "issue_refund:4417"
+    one = McpServer.from_dict({"name": "s", "url": "http://x/mcp", "tools": {"t": {"business_key": "id"}}})
+    assert one.tools["t"].business_key == ("id",)
     only = McpServer.from_dict({"name": "shop", "url": "http://x/mcp", "allow": ["crash"]})
     assert [t.name for t in shop.tools.listed("shop") if only.wanted(t.name)] == ["crash"]
 

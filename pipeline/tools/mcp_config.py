@@ -118,7 +118,9 @@ class McpServer:
                                  f"{sorted(option_keys)}.")
             opts = dict(options)
             for key in ("grounded", "business_key"):
-                if isinstance(opts.get(key), list):
+                if isinstance(opts.get(key), str):  # one argument, written without brackets
+                    opts[key] = (opts[key],)
+                elif isinstance(opts.get(key), list):
                     opts[key] = tuple(opts[key])
             tools[tool] = McpToolOptions(**opts)
         values["tools"] = tools
