@@ -15,10 +15,11 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 STATE = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
 server = MCPServer("test-shop", log_level="WARNING")
@@ -65,7 +66,11 @@ def process_id() -> int:
 
 
 @server.tool()
-def issue_refund(order_id: str, card_last4: str, amount: float) -> dict[str, Any]:
+def issue_refund(
+    order_id: Annotated[str, Field(description='The order number, e.g. "4417".')],
+    card_last4: Annotated[str, Field(description="The last four digits of the card to refund to.")],
+    amount: Annotated[float, Field(description="The amount to refund, in dollars.")],
+) -> dict[str, Any]:
     """Refund an order to the caller's card."""
     with (STATE / "refunds.log").open("a", encoding="utf-8") as log:
         log.write(f"{order_id} {card_last4} {amount}\n")

@@ -117,7 +117,8 @@ def test_tools_are_listed_with_their_schemas_and_filters(shop: Shop) -> None:
     refund = registry["issue_refund"]  # and set_reminder denied
     assert refund.side_effect and refund.spoken == ("holding_line",) and refund.timeout_s == 10
     assert list(refund.parameters["properties"]) == ["holding_line", "order_id", "card_last4", "amount"]
-    assert refund.parameters["properties"]["amount"] == {"type": "number"}
+    assert refund.parameters["properties"]["amount"] == {
+        "type": "number", "description": "The amount to refund, in dollars."}
     assert refund.key_for({"order_id": "4417", "card_last4": "1234", "amount": 42}) == "issue_refund:4417"
     one = McpServer.from_dict({"name": "s", "url": "http://x/mcp", "tools": {"t": {"business_key": "id"}}})
     assert one.tools["t"].business_key == ("id",)
