@@ -360,3 +360,35 @@ def test_calls_of_many_phone_calls_after_a_restart_share_one_new_connection(shop
 
     assert [r.output["order_id"] for r in asyncio.run(at_once())] == ["4417"] * 4
     assert shop.tools.links["shop"].connections == connections + (shop.http is None)
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_on_the_embedded_model_an_mcp_refund_is_made_once_and_the_caller_told(tmp_path: Path) -> None:
+    from pipeline.testing.scenario import parse
+    from pipeline.testing.scenario_run import run as run_scenario
+
+    state = tmp_path / "server"
+    state.mkdir()
+    scenario = parse({
+        "name": "an MCP server's refund on the embedded model", "voice": "text",
+        "agent": {
+            "config": {"llm": {"model": "qwen2.5-coder-0.5b"}},
+            "instructions": (
+                "You are the refund desk of a kitchen shop, on the phone. Answer in one or two "
+                "short, plain sentences. To refund an order you need its number, the last four "
+                "digits of the card and the amount; ask for what the caller has not said, then "
+                "call the issue_refund tool. Say what the tool returned."),
+            "tools": "pipeline.tools.mcp:mcp_tools",
+            "tools_args": {"servers": [{
+                "name": "shop", "label": "the payments system", "command": sys.executable,
+                "args": [str(SERVER), str(state)], "allow": ["issue_refund"], "tools": OPTIONS}]}},
+        "line": [{"say": "I would like a refund of forty two dollars for order forty four "
+                         "seventeen, to the card ending one two three four."}],
+        "expect": [
+            {"tool_called": "issue_refund", "arguments": {"order_id": "4417", "card_last4": "1234"}},
+            {"said": "card ending 1234", "in_full": True},
+            {"ledger": "issue_refund:4417", "state": "committed", "told": True}]})
+    result = run_scenario(scenario)
+    assert result.failures == []
+    assert (state / "refunds.log").read_text().splitlines() == ["4417 1234 42.0"]
