@@ -275,9 +275,7 @@ class Response:
         ctx = self.ctx
         grammar = ctx.tools.grammar(self)
         policy = replace(ctx.config.response, **self.asked.options.generation)  # the session's, this one's
-        own = {"temperature": policy.temperature} if policy.temperature is not None else {}
-        producer = self.generating.start(self.asked.messages, tokens, grammar=grammar,
-                                         max_tokens=policy.max_output_tokens, own=own)
+        producer = self.generating.start(self.asked.messages, tokens, grammar=grammar, policy=policy)
         self._tasks.append(producer)
         return producer
 

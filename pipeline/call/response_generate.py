@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 from ..base.clock import Clock
+from ..base.config import ResponsePolicy
 from ..base.errors import SpokenError
 from ..base.protocols import LLM, Generation
 
@@ -22,9 +23,12 @@ class Generating:
         self.failure: SpokenError | None = None  # apologised for: the reply fails once heard
 
     def start(self, messages: list[dict[str, Any]], tokens: asyncio.Queue[str | None], *,
-              grammar: str | None, max_tokens: int | None, own: dict[str, Any]) -> asyncio.Future[None]:
-        """The model streams into `tokens`; the future re-raises a failure of its thread."""
+              grammar: str | None, policy: ResponsePolicy) -> asyncio.Future[None]:
+        """The model streams into `tokens` (at most the policy's token limit, at its temperature
+        where it sets one); the future re-raises a failure of its thread."""
         loop = asyncio.get_running_loop()
+        own = {"temperature": policy.temperature} if policy.temperature is not None else {}
+        max_tokens = policy.max_output_tokens
 
         def produce() -> None:
             try:
