@@ -32,7 +32,7 @@ class WholeReply(Voice):
         return []
 
     def rest(self, response: Response) -> list[str]:
-        chunker = response.chunker
+        chunker = response.speech.chunker
         whole = " ".join(chunker.push(response.text_so_far) + chunker.flush())
         return [whole] if whole else []
 

@@ -125,13 +125,13 @@ def test_a_real_interruption_cancels_everything_and_becomes_the_next_turn(real_s
     first = rec.done[0].response
     assert first["status"] == "cancelled" and first["status_details"]["reason"] == "turn_detected"
     response = rec.session.responses[0]
-    assert response.cancel_llm.is_set() and response.chunker.pending_text == ""
+    assert response.generating.cancel.is_set() and response.speech.chunker.pending_text == ""
 
     # truncated to what was played, and the context holds only that, marked as cut off
     trunc = rec.of("conversation.item.truncated")[0]
     played_s = rec.agent_audio_between(0.0, fire[0].ts)  # all of it the first reply's
     assert abs(trunc.audio_end_ms - played_s * 1000) <= 1
-    assert trunc.audio_end_ms <= response.generated * 1000 / real_stages.tts.sample_rate_hz
+    assert trunc.audio_end_ms <= response.speech.generated * 1000 / real_stages.tts.sample_rate_hz
     assert trunc.transcript and LONG_REPLY.startswith(trunc.transcript.rstrip("-").rstrip())
     assert len(trunc.transcript) < len(LONG_REPLY) / 2
     item = rec.session.conversation.get(trunc.item_id)

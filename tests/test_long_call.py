@@ -56,7 +56,7 @@ def test_a_200_turn_call_fits_every_prompt_and_answers_every_turn(real_stages, s
     assert fits and all(f.detail["prompt_tokens"] <= budget for f in fits)
     assert all(d.response["usage"]["input_tokens"] <= budget for d in rec.done)
     assert fits[-1].detail["turns_omitted"] > TURNS // 3  # the call did outgrow the context
-    last_prompt = rec.session.responses[-1].messages
+    last_prompt = rec.session.responses[-1].asked.messages
     assert last_prompt[0]["content"].startswith(rec.session.config.response.instructions)
     assert transcripts[-1] in [m["content"] for m in last_prompt]
     assert not any(transcripts[0] == m["content"] for m in last_prompt)

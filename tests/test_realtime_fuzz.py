@@ -60,7 +60,7 @@ def server_state(server: ServerThread) -> list[dict[str, object]]:
     for connection in list(server.server.connections):
         if (s := connection.session) is None:
             continue
-        active = s.responder.active
+        active = next((r for r in s.responder.responses if r.handle is s.responder.active), None)
         rows.append({"bargein": s.bargein.phase.value, "paused": s.playback.paused,
                      "speaking": s.playback.speaking, "drained": s.playback.drained.is_set(),
                      "active": None if active is None else (active.id, active.status.value),

@@ -84,10 +84,10 @@ def test_a_guarded_state_checks_every_assignment():
 
 
 def test_a_finished_response_cannot_be_restarted():
-    from pipeline.call.response import Response
+    from pipeline.call.handle import ReplyHandle
 
-    assert isinstance(Response.__dict__["status"], GuardedState)
-    response = Response.__new__(Response)  # the status needs no models to exercise
+    assert isinstance(ReplyHandle.__dict__["status"], GuardedState)
+    response = ReplyHandle.__new__(ReplyHandle)  # the status needs no models to exercise
     response.status = ResponseStatus.COMPLETED
     with pytest.raises(IllegalMove):
         response.status = ResponseStatus.CANCELLED

@@ -253,8 +253,8 @@ async def _full_call(server: Any, kind: str, digit: str) -> None:
         # an interruption: the carrier is told to clear, and what was heard follows the marks
         speaking = asyncio.ensure_future(c.say(700, 1.2))
         await c.until(lambda: c.clears, 4, "a clear")
-        long = next(r for r in session.responses if LONG.startswith(r.spoken[0].text)
-                    if r.spoken)
+        long = next(r for r in session.responses if LONG.startswith(r.speech.spoken[0].text)
+                    if r.speech.spoken)
         await c.until(lambda: long.item.interrupted, 2, "the long reply truncated")
         heard = c.heard_ms(long.item.id)
         # the marks lag the clock by the carrier's delay: truncation follows the marks, never
@@ -271,8 +271,8 @@ async def _full_call(server: Any, kind: str, digit: str) -> None:
         await c.say(500)
         await c.until(lambda: c.closed_at is not None, 10, "the stream closed after the goodbye")
         assert c.close_code == 1000 and c.frames_queued_at_close == 0
-        goodbye = next(r for r in reversed(session.responses) if r.spoken)
-        assert goodbye.heard_in_full and goodbye.spoken[-1].text.endswith("goodbye!")
+        goodbye = next(r for r in reversed(session.responses) if r.speech.spoken)
+        assert goodbye.heard_in_full and goodbye.speech.spoken[-1].text.endswith("goodbye!")
 
 
 def test_a_call_per_dialect_turn_dtmf_interruption_goodbye(server: Any) -> None:
@@ -362,7 +362,7 @@ def test_a_carrier_that_never_echoes_marks_does_not_keep_the_agent_speaking(serv
             await c.say(300)
             await c.until(lambda: c.loud_frames >= 35, 8, "the reply played")
             session = _line(server, c).session
-            reply = next(r for r in session.responses if r.spoken)
+            reply = next(r for r in session.responses if r.speech.spoken)
             # its marks count as played 2 s after they were sent: the reply ends, heard
             await c.until(lambda: reply.status == "completed", 4, "the reply done without echoes")
             assert reply.heard_in_full and not session.playback.speaking

@@ -83,7 +83,7 @@ def test_a_phone_caller_asks_for_a_refund_from_the_served_desk(tmp_path: Path,
         rows = ledger.rows()
         assert [(r.business_key, r.state) for r in rows] == [("refund:4417", "committed")]
         assert len(providers) == 1 and len(providers[0].effects) == 1
-        spoken = [r for r in session.responses if r.spoken]
+        spoken = [r for r in session.responses if r.speech.spoken]
         holding, confirmation = spoken[0], spoken[1]
         assert holding.item.text == HOLDING
         assert confirmation.item.text.startswith("Done. Your refund of $42.00 for order 4417")

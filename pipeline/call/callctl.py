@@ -25,7 +25,7 @@ from ..stages.playback import Playback
 from ..tools import ToolSpec, tool
 from ..tools.runner import current_call
 from .core import SessionCore
-from .response import Response
+from .handle import ReplyHandle
 from .states import CALL_MOVES, CallState, ResponseStatus
 
 # (conversation items, instructions) -> the one missing action, or None
@@ -73,7 +73,7 @@ class CallControl:
     """
 
     def __init__(self, core: SessionCore, *, playback: Playback, sink: AudioSink, llm: LLM,
-                 find_response: Callable[[str], Response | None],
+                 find_response: Callable[[str], ReplyHandle | None],
                  caller_speaking: Callable[[], bool]) -> None:
         self.core = core
         self.playback = playback
@@ -132,7 +132,7 @@ class CallControl:
         cap = _CapClock(clock, self.cap_s)
         response = self.find_response(response_id)
         if response is not None and response.status is ResponseStatus.IN_PROGRESS:
-            await self._until(response.done.wait(), cap.deadline())
+            await self._until(response.wait(), cap.deadline())
         if response is not None and response.status is ResponseStatus.IN_PROGRESS:  # never finished
             self.core.log(f"the goodbye did not finish within {self.cap_s:g} s; hanging up anyway",
                           level="warning")

@@ -18,6 +18,7 @@ from ..stages.playback import FrameListener, FramePhase, Playback
 from ..tools import ToolRegistry, ToolSpec
 from .core import SessionCore
 from .desk import ToolDesk
+from .handle import Purpose
 from .input_path import InputPath
 from .interruption import BargeIn
 from .responder import Responder
@@ -162,11 +163,10 @@ class ClientControl:
                 if active.held:  # the open turn's: it would wait for audio the client may not send
                     self._turns.yield_held_reply()
                 await self.core.floor.wait()
-            response = self._responder.new(None, purpose="client", options=options)
-            self._responder.begin(response)
+            reply = self._responder.start(None, purpose=Purpose.CLIENT, options=options)
         finally:
             self._starting -= 1
-        await response.done.wait()
+        await reply.wait()
 
     def _follow_turns(self, event: ev.Event) -> None:
         if isinstance(event, ev.InputCommitted):
@@ -223,18 +223,18 @@ class ClientControl:
     def truncate(self, item_id: str, audio_end_ms: int) -> Item:
         """conversation.item.truncate: the client played only `audio_end_ms` of an agent item."""
         item = self.item(item_id)
-        response = self._responder.response_of_item(item_id)
-        if item is None or item.role != "assistant" or response is None:
+        reply = self._responder.response_of_item(item_id)
+        if item is None or item.role != "assistant" or reply is None:
             raise KeyError(f"no assistant audio item {item_id!r} in this conversation")
         rate_hz = self._playback.rate_hz
-        total_ms = response.generated * 1000 / rate_hz
+        total_ms = reply.made_ms
         if audio_end_ms < 0 or audio_end_ms > total_ms + 1:
             raise ValueError(f"audio_end_ms {audio_end_ms} is past the item's audio ({total_ms:.0f} ms)")
         if self._playback.current_item == item_id:
             self._playback.clear()
         self._playback.set_heard(item_id, int(audio_end_ms * rate_hz / 1000))
-        if response.status is ResponseStatus.IN_PROGRESS:  # the client stopped listening: stop making it too
-            response.cancel("client_cancelled")  # its end truncates to what was heard
+        if reply.status is ResponseStatus.IN_PROGRESS:  # the client stopped listening: stop making it too
+            reply.cancel("client_cancelled")  # its end truncates to what was heard
         else:
-            response.truncate_to_played()
+            reply.truncate_to_heard()
         return item

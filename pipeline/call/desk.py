@@ -26,6 +26,7 @@ from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
 from .callctl import CallControl, end_call_tool
 from .core import SessionCore
+from .handle import Purpose
 from .owed import OwedWords
 from .responder import Responder
 from .response import Response
@@ -120,12 +121,12 @@ class ToolDesk:
         specs, forced = self.registry.specs(), []
         if response is not None and self.core.config.call.tool_choice:
             evidence = self.evidence_for(response)
-            called = () if response.purpose != "tool_result" or response.turn_id is None else (
+            called = () if response.purpose is not Purpose.TOOL_RESULT or response.turn_id is None else (
                 i.name or "" for i in self.core.conversation.items if i.type == "function_call"
                 and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
             last = evidence.said[-1] if evidence.said else ""
-            specs = offered(specs, evidence, last_said=last, called=called, telling=bool(response.about_keys))
-            forced = must_close(specs, last) if response.purpose == "turn" else []
+            specs = offered(specs, evidence, last_said=last, called=called, telling=bool(response.asked.about_keys))
+            forced = must_close(specs, last) if response.purpose is Purpose.TURN else []
             specs = forced or specs
         if response is not None:
             self._offered[response.id] = {spec.name for spec in specs}
@@ -138,8 +139,9 @@ class ToolDesk:
         """The evidence, with the words a held (preemptive) response answers: not yet in the
         conversation."""
         evidence = self.evidence()
-        if response.transcript is not None and response.held:
-            evidence = Evidence([*evidence.said, response.transcript], evidence.results, [*evidence.asked, ""])
+        transcript = response.asked.transcript
+        if transcript is not None and response.held:
+            evidence = Evidence([*evidence.said, transcript], evidence.results, [*evidence.asked, ""])
         return evidence
 
     def screen(self, response: Response, chunk: str) -> str | None:
@@ -213,7 +215,7 @@ class ToolDesk:
                               f"{', '.join(result.extra['ungrounded'])} ({json.dumps(call.arguments)})")
                 # refused again in the very reply meant to ask the caller: the model is guessing
                 # in a loop; the refusal enters the history, and the caller's next turn is heard
-                result.extra["no_reply"] = response.purpose != "turn"
+                result.extra["no_reply"] = response.purpose is not Purpose.TURN
         except Exception as exc:  # every call gets an output: the model must never wait forever
             result = ToolResult(call_id, response.id, response.turn_id, call.name, call.arguments,
                                 {"error": f"{type(exc).__name__}: {exc}"})
@@ -310,7 +312,7 @@ class ToolDesk:
                     # it says what is new: nothing its calls' turns said, nor what was said since
                     # the caller last spoke (another call's holding line, which Qwen repeated)
                     latest = self.core.conversation.last_user_id()
-                    reply = responder.new(turn_id, purpose="tool_result", about_keys=keys,
+                    reply = responder.new(turn_id, purpose=Purpose.TOOL_RESULT, about_keys=keys,
                                           also_turns=tuple(t for t in (*others, latest) if t is not None))
                     if refused:  # the reply about a refusal asks for what was missing (`tools.ask`)
                         self.words.questions[reply.id] = question(self.registry[refused[0].name],
@@ -325,26 +327,26 @@ class ToolDesk:
 
     def _superseded(self, version: int) -> bool:
         """A response that saw this history version has started: it speaks about those results."""
-        return any(r.history_version >= version for r in self._responses.responses if not r.held)
+        return any(r.asked.history_version >= version for r in self._responses.responses if not r.held)
 
     # --- telling the caller ----------------------------------------------------------------------
 
     async def _after_heard(self, response: Response) -> None:
         """A response was heard in full: what it stated counts as told; maybe remind."""
         await self._judge_told(response, response.item.text or "")
-        if response.purpose == "turn":
+        if response.purpose is Purpose.TURN:
             await self._maybe_remind()
 
     async def _judge_told(self, response: Response, heard: str) -> None:
         """Mark told every effect of this call whose outcome (and facts) these heard words state."""
         run = self.core.clock.run_in_thread
         for row in await run(self.ledger.untold):
-            if row.business_key not in self.ledger_keys and row.business_key not in response.about_keys:
+            if row.business_key not in self.ledger_keys and row.business_key not in response.asked.about_keys:
                 continue
             verdict = confirms(row, heard)
             if verdict.told:
                 await run(self.ledger.mark_told, row.business_key)
-            elif row.business_key in response.about_keys:
+            elif row.business_key in response.asked.about_keys:
                 self.core.log(f"{row.business_key} is not yet told: {verdict.why} in {heard!r}")
 
     async def _maybe_remind(self) -> None:
@@ -358,7 +360,7 @@ class ToolDesk:
         telling |= self._reminding
         for r in self._responses.responses:
             if r.may_still_tell:
-                telling.update(r.about_keys)
+                telling.update(r.asked.about_keys)
         rows = [r for r in untold if r.business_key in self.ledger_keys
                 and r.business_key not in telling and r.tell_attempts < 2]
         if not rows:
@@ -383,9 +385,9 @@ class ToolDesk:
                 outcome = json.dumps({"status": row.state, "result": row.result, "error": row.error})
                 note = ("The caller has not heard this outcome yet. Tell them now, in one short sentence: "
                         f"[result of {row.tool}: {outcome}]")
-                reminder = responder.new(None, purpose="reminder", system_note=note, about_keys=(key,))
+                reminder = responder.new(None, purpose=Purpose.REMINDER, system_note=note, about_keys=(key,))
                 responder.begin(reminder)
-                await reminder.done.wait()
+                await reminder.handle.wait()
                 await self._judge_told(reminder, reminder.item.text or "")
         finally:
             self._reminding.difference_update(keys)

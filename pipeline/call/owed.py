@@ -30,6 +30,7 @@ from ..tools.choice import asked_for
 from ..tools.confirms import claims_done, confirms, statement
 from ..tools.grounding import Evidence, invented_ids, not_given
 from ..tools.schema import ToolRegistry, ToolSpec
+from .handle import Purpose
 
 if TYPE_CHECKING:
     from .response import Response
@@ -92,8 +93,9 @@ class OwedWords:
         notes (a reminder's outcome, read from the ledger); not the tools' schema, whose example
         ids Qwen read out."""
         evidence = self.desk.evidence_for(response)
-        told = [response.options.instructions or self.desk.core.config.response.instructions]
-        told += [str(m.get("content", "")) for m in response.messages[1:] if m.get("role") == "system"]
+        asked = response.asked
+        told = [asked.options.instructions or self.desk.core.config.response.instructions]
+        told += [str(m.get("content", "")) for m in asked.messages[1:] if m.get("role") == "system"]
         told = [t for t in told if t]
         return Evidence([*evidence.said, *told], evidence.results, [*evidence.asked, *[""] * len(told)])
 
@@ -114,9 +116,10 @@ class OwedWords:
     async def _rows(self, response: Response) -> list[Any]:
         """The ledger rows of the effects the reply is about (read in a thread: the ledger's rule)."""
         ledger = self.desk.ledger
-        if ledger is None or not response.about_keys:
+        keys = response.asked.about_keys
+        if ledger is None or not keys:
             return []
-        rows = await self.desk.core.clock.run_in_thread(lambda: [ledger.get(k) for k in response.about_keys])
+        rows = await self.desk.core.clock.run_in_thread(lambda: [ledger.get(k) for k in keys])
         return [row for row in rows if row is not None]
 
     def forget(self, response_id: str) -> None:
@@ -127,7 +130,7 @@ class OwedWords:
 
     def _asked_for(self, response: Response) -> str | None:
         """The side effect the caller's words this reply answers asked for by name."""
-        if response.purpose != "turn":
+        if response.purpose is not Purpose.TURN:
             return None
         said = self.desk.evidence_for(response).said
         spec = asked_for(self.desk.registry.specs(), said[-1]) if said else None

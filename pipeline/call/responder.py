@@ -2,20 +2,25 @@
 
 The responder owns the responses of a call: the one active now (at most one speaks at a time),
 the list of all of them, the floor (free when no response runs and the caller is not holding it),
-and the heard-in-full bookkeeping that tools and reminders rely on.
+and the heard-in-full bookkeeping that tools and reminders rely on. Outside the reply side
+(barge-in, the client facade, call control, the goodbye) it hands out each response's
+`ReplyHandle`, never the response itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..base import events as ev
 from ..base.conversation import Conversation
 from ..base.protocols import LLM, TTS, CountingLLM
+from ..stages.fakes import ScriptedLLM
 from ..stages.playback import FramePhase, Playback
 from .context import ContextOverflowError, fit_conversation
 from .core import SessionCore
+from .handle import Purpose, ReplyHandle
 from .response import ModeChoice, Response, ResponseContext, ResponseOptions, ToolHooks
 from .response_modes import DEFAULT_MODES
 from .states import ResponseStatus
@@ -39,10 +44,10 @@ class Responder:
         self.ctx = ResponseContext(llm=llm, tts=tts, clock=core.clock, config=core.config, emit=core.emit,
                                    log=core.log, playback=playback, conversation=core.conversation,
                                    tools=tools, modes=modes)
-        self._counting = llm if isinstance(llm, CountingLLM) else None  # asked once: µs a check (response.py)
+        self._counting = llm if isinstance(llm, CountingLLM) else None  # asked once, not per response
         self.auto_respond = True  # False: a committed turn becomes an item; the client asks for replies
         self.text_only = False  # the session's output modalities are ["text"]: no voice by default
-        self.active: Response | None = None
+        self._active: Response | None = None
         self.responses: list[Response] = []
         self._client_cancelled: Response | None = None  # the last one cancel_active stopped
         self._played_first: set[str] = set()
@@ -87,8 +92,13 @@ class Responder:
                 "count_calls": fit.count_calls}))
         return fit.messages
 
+    @property
+    def active(self) -> ReplyHandle | None:
+        """The response running now (at most one), held or not."""
+        return self._active.handle if self._active is not None else None
+
     def new(self, turn_id: str | None, *, held: bool = False, transcript: str | None = None,
-            purpose: str = "turn", about_keys: tuple[str, ...] = (), also_turns: tuple[str, ...] = (),
+            purpose: Purpose = Purpose.TURN, about_keys: tuple[str, ...] = (), also_turns: tuple[str, ...] = (),
             system_note: str | None = None, options: ResponseOptions | None = None) -> Response:
         """A response over the current context (a held one answers `transcript`, not yet added).
 
@@ -107,18 +117,32 @@ class Responder:
         turns = {turn_id, *also_turns} - {None}
         if turns:  # the holding line is not said again in the reply about its result
             # (words that reached the caller: a speculation dropped unheard said nothing)
-            response.chunker.said_before(r.item.text for r in self.responses
-                                         if r.turn_id in turns and r.delivery.reaches_caller)
+            response.speech.chunker.said_before(r.item.text for r in self.responses
+                                                if r.turn_id in turns and r.delivery.reaches_caller)
         return response
+
+    def start(self, turn_id: str | None, *, purpose: Purpose, options: ResponseOptions | None = None) -> ReplyHandle:
+        """A response over the current context, begun now (`new`, then `begin`)."""
+        response = self.new(turn_id, purpose=purpose, options=options)
+        self.begin(response)
+        return response.handle
+
+    def say(self, text: str, *, purpose: Purpose, options: ResponseOptions) -> ReplyHandle:
+        """A response of given words, begun now: said by a scripted model in the session's voice,
+        never by its LLM (a stuck model must not hold up what the server itself has to say)."""
+        ctx = replace(self.ctx, llm=ScriptedLLM(replies=[text]))
+        response = Response(ctx, None, [], purpose=purpose, options=options)
+        self.begin(response)
+        return response.handle
 
     def begin(self, response: Response) -> None:
         if not self.line_open():  # the line is down: nobody to speak to
-            response.status = ResponseStatus.CANCELLED
-            response.done.set()
+            response.handle.status = ResponseStatus.CANCELLED
+            response.handle.mark_done()
             return
-        self.active = response
+        self._active = response
         self.responses.append(response)
-        if not response.held and not response.options.out_of_band:
+        if not response.held and not response.asked.options.out_of_band:
             # in the history from the moment it begins: a reply started a moment later builds on
             # it, not on a context where the agent has not yet spoken
             self.core.conversation.add(response.item)
@@ -126,8 +150,8 @@ class Responder:
         task.add_done_callback(lambda _task: self._ended(response))
 
     def _ended(self, response: Response) -> None:
-        if self.active is response:
-            self.active = None
+        if self._active is response:
+            self._active = None
             self.core.floor.pulse()
         if not response.held:  # a held one settles when adopted (or never, when dropped)
             self.settled(response)
@@ -139,21 +163,21 @@ class Responder:
         if completed:  # a response completes once its audio has played
             self._on_heard(response)
 
-    async def create_response(self, *, turn_id: str | None = None, purpose: str = "turn",
+    async def create_response(self, *, turn_id: str | None = None, purpose: Purpose = Purpose.TURN,
                               about_keys: tuple[str, ...] = (), system_note: str | None = None,
-                              options: ResponseOptions | None = None) -> Response:
+                              options: ResponseOptions | None = None) -> ReplyHandle:
         """Start a response once no other is active (one at a time); returns when it ends."""
-        while self.active is not None:
+        while self._active is not None:
             await self.core.floor.wait()
         response = self.new(turn_id, purpose=purpose, about_keys=about_keys, system_note=system_note,
                             options=options)
         self.begin(response)
-        await response.done.wait()
-        return response
+        await response.handle.wait()
+        return response.handle
 
     async def floor_free(self) -> None:
         """Wait until no response is running and the caller is not holding the floor."""
-        while self.active is not None or self.caller_speaking():
+        while self._active is not None or self.caller_speaking():
             await self.core.floor.wait()
 
     # --- stopping ------------------------------------------------------------------------------
@@ -162,10 +186,10 @@ class Responder:
         """Stop the response being made; False when there is none. A cancel repeated before any
         new response begins acts on the one already cancelled, in silence, whether or not it has
         ended yet: two cancels sent back to back (the Agents SDK's interrupt) must not race its end."""
-        active = self.active
+        active = self._active
         # one being made, or one a barge-in stopped that is still ending (cancel is then a no-op)
         if active is not None and not active.held and active.status in _STOPPABLE:
-            active.cancel(reason)
+            active.handle.cancel(reason)
             self._client_cancelled = active
             return True
         # Nothing to stop. A response that ended on its own is still `active` for one pass of
@@ -175,45 +199,54 @@ class Responder:
         return last is not None and last is self._client_cancelled
 
     @property
-    def making(self) -> Response | None:
+    def making(self) -> ReplyHandle | None:
         """The client-visible response still being made: not held, not ending (one that ended
         on its own or was cancelled is `active` until its task's last step has run)."""
-        active = self.active
-        return active if active is not None and not active.held and active.status is ResponseStatus.IN_PROGRESS else None
+        active = self._active
+        making = active is not None and not active.held and active.status is ResponseStatus.IN_PROGRESS
+        return active.handle if making and active is not None else None
 
     def drop_unheard_reply(self) -> None:
         """The caller speaks again before a word of the reply has sounded ("...for order 42"):
         the reply answers a question that is still being asked, so it goes; the next turn's
         reply will see everything. (Once audible, only the barge-in gate may stop it.)"""
-        r = self.active
+        r = self._active
         if (r is not None and not r.held and r.status is ResponseStatus.IN_PROGRESS and self.core.config.bargein.enabled
                 and self.playback.heard(r.item.id) == 0):
-            r.cancel("turn_detected")
+            r.handle.cancel("turn_detected")
 
-    def barge_in_target(self) -> Response | None:
+    def barge_in_target(self) -> ReplyHandle | None:
         """What a barge-in stops: the response being made, else the one still sounding."""
-        if self.active is not None and not self.active.held:
-            return self.active
-        return self.response_of_item(self.playback.current_item)
+        target = self._target()
+        return target.handle if target is not None else None
+
+    def _target(self) -> Response | None:
+        if self._active is not None and not self._active.held:
+            return self._active
+        return self._of_item(self.playback.current_item)
 
     def interrupt(self) -> None:
         """The caller talks over the agent: stop whatever is sounding and what is being made."""
-        target = self.barge_in_target()
+        target = self._target()
         if target is not None and target.status is ResponseStatus.IN_PROGRESS:
-            target.cancel("turn_detected")  # all four steps; truncation happens as it ends
+            target.handle.cancel("turn_detected")  # all four steps; truncation happens as it ends
             return
-        playing = self.response_of_item(self.playback.current_item)
+        playing = self._of_item(self.playback.current_item)
         self.playback.clear()  # generation already finished; only its audio is still sounding
         if playing is not None:
-            playing.truncate_to_played()
+            playing.handle.truncate_to_heard()
             self.tools.settle(playing, clean=False)  # cut off: its read-only results are stale
 
     # --- lookups -------------------------------------------------------------------------------
 
-    def response_by_id(self, response_id: str) -> Response | None:
-        return next((r for r in reversed(self.responses) if r.id == response_id), None)
+    def response_by_id(self, response_id: str) -> ReplyHandle | None:
+        return next((r.handle for r in reversed(self.responses) if r.id == response_id), None)
 
-    def response_of_item(self, item_id: str | None) -> Response | None:
+    def response_of_item(self, item_id: str | None) -> ReplyHandle | None:
+        response = self._of_item(item_id)
+        return response.handle if response is not None else None
+
+    def _of_item(self, item_id: str | None) -> Response | None:
         return next((r for r in reversed(self.responses) if r.item.id == item_id), None)
 
     def recent_agent_text(self) -> str:
@@ -226,14 +259,14 @@ class Responder:
     def _on_frame_played(self, response_id: str, item_id: str, at_s: float) -> None:
         if response_id not in self._played_first:  # every 20 ms: look the response up only once
             self._played_first.add(response_id)
-            response = self.response_of_item(item_id)
+            response = self._of_item(item_id)
             self.core.emit(ev.StageMark(stage="first_audio_out", response_id=response_id,
                                         turn_id=response.turn_id if response else None))
 
     def _on_heard(self, response: Response) -> None:
         """The caller heard this response to its end (nothing was cut off)."""
-        if response.heard_in_full:
+        if response.handle.heard_in_full:
             return
-        response.heard_in_full = True
+        response.handle.heard_in_full = True
         self.core.emit(ev.StageMark(stage="heard_in_full", response_id=response.id, turn_id=response.turn_id))
         self.tools.heard(response)

@@ -8,6 +8,7 @@ through the response's chunker, while the rest of the call is still being writte
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from ..base import events as ev
@@ -20,36 +21,51 @@ from ..tools.stream import ToolCallStream, called_name
 class CallOwner(Protocol):
     """What of its response a call needs (`response.Response`, which imports this module)."""
 
-    id: str
-    call_id: str
-    call_item: Item | None
-    chunker: SentenceChunker
     ctx: Any  # the response's ResponseContext: its tools (ToolHooks) and log
     placement: Any  # its Placement: where a finished call goes (`call_made`)
+    text_so_far: str
+
+    @property
+    def id(self) -> str: ...
 
     def emit(self, event: ev.Event) -> None: ...
 
 
 class CallOut:
-    """The one function call a response may make (`Response.call_item` once it is final)."""
+    """The one function call a response may make (`made` once it is final)."""
 
-    def __init__(self, response: CallOwner) -> None:
+    def __init__(self, response: CallOwner, chunker: SentenceChunker) -> None:
         self.response = response
+        self.chunker = chunker  # the response's: a spoken argument is said through it
         tools = response.ctx.tools
         self.stream = ToolCallStream(tools.spec, say_param=tools.say_param)
+        self.call_id = ev.new_id("call")
         self.item_id = ev.new_id("item")
         self.opened: Item | None = None  # announced at its first argument delta
+        self.made: Item | None = None  # the call, once its arguments are final and it is not a repeat
+
+    def push(self, piece: str) -> list[str]:
+        """A piece of a reply that is a call: argument deltas, and a spoken argument's chunks."""
+        r = self.response
+        r.text_so_far += piece
+        return self.progress(r.text_so_far)
+
+    async def end(self) -> AsyncIterator[str]:
+        """After the last token: the last spoken argument, then the call starts (or is dropped)."""
+        r = self.response
+        for chunk in self.progress(r.text_so_far):
+            yield chunk
+        self.finish(ToolCallStream.finish(r.text_so_far, r.ctx.tools.specs()))
 
     def progress(self, text: str) -> list[str]:
         """Streams argument deltas; a spoken argument is said as soon as its string is complete."""
-        r = self.response
         delta, said = self.stream.progress(text)
         if delta and self.stream.name:
             self._open(self.stream.name)
             self._delta(delta)
         out: list[str] = []
         for line in said:
-            out += r.chunker.push(line + " ") + r.chunker.flush()
+            out += self.chunker.push(line + " ") + self.chunker.flush()
         return out
 
     def written(self, text: str | None) -> str | None:
@@ -83,8 +99,8 @@ class CallOut:
             return
         arguments = json.dumps(call.arguments)
         item.name, item.arguments, item.status = call.name, arguments, "completed"
-        r.call_item = item
-        r.emit(ev.FunctionCallArgumentsDone(response_id=r.id, item_id=item.id, call_id=r.call_id,
+        self.made = item
+        r.emit(ev.FunctionCallArgumentsDone(response_id=r.id, item_id=item.id, call_id=self.call_id,
                                             name=call.name, arguments=arguments))
         r.emit(ev.OutputItemDone(response_id=r.id, item=item.to_dict(), output_index=1))
         r.placement.call_made(r, call)
@@ -93,12 +109,12 @@ class CallOut:
         """The call's item, announced once, before its first argument delta."""
         r = self.response
         if self.opened is None:
-            self.opened = Item(type="function_call", id=self.item_id, call_id=r.call_id,
+            self.opened = Item(type="function_call", id=self.item_id, call_id=self.call_id,
                                name=name, arguments="", status="in_progress")
             r.emit(ev.OutputItemAdded(response_id=r.id, item=self.opened.to_dict(), output_index=1))
         return self.opened
 
     def _delta(self, delta: str) -> None:
         r = self.response
-        r.emit(ev.FunctionCallArgumentsDelta(response_id=r.id, item_id=self.item_id, call_id=r.call_id,
+        r.emit(ev.FunctionCallArgumentsDelta(response_id=r.id, item_id=self.item_id, call_id=self.call_id,
                                              delta=delta))

@@ -112,11 +112,11 @@ class Voice:
     modalities: tuple[str, ...] = ("audio",)
 
     def on_text(self, response: Response, piece: str) -> list[str]:
-        return response.chunker.push(piece)
+        return response.speech.chunker.push(piece)
 
     def rest(self, response: Response) -> list[str]:
         # a reply cut at its token limit ends at its last whole sentence
-        return response.chunker.flush(complete_only=response.generation.finish_reason == "length")
+        return response.speech.chunker.flush(complete_only=response.generating.cut)
 
     async def put(self, response: Response, chunks: asyncio.Queue[str | None], chunk: str) -> None:
         await chunks.put(chunk)
@@ -132,12 +132,12 @@ class Voice:
         was dropped from the speaker ends the wait too.
         """
         await response.delivery.released()
-        await response.ctx.playback.wait_heard(response.item.id, response.generated)
+        await response.ctx.playback.wait_heard(response.item.id, response.speech.generated)
 
     def finish_item(self, response: Response) -> None:
-        response.item.text = " ".join(c.text for c in response.spoken)
+        response.item.text = " ".join(c.text for c in response.speech.spoken)
         if response.status is ResponseStatus.CANCELLED and response.delivery.reaches_caller:
-            response.truncate_to_played()  # the item keeps what the caller heard
+            response.speech.truncate_to_played()  # the item keeps what the caller heard
         else:
             response.item.status = "completed" if response.status is ResponseStatus.COMPLETED else "incomplete"
 
@@ -149,14 +149,21 @@ class TextOnly:
     modalities: tuple[str, ...] = ("text",)
 
     def on_text(self, response: Response, piece: str) -> list[str]:
-        response.write_text(response.text_so_far.lstrip()[len(response.item.text):])
+        self._write(response, response.text_so_far.lstrip()[len(response.item.text):])
         return []
 
     def rest(self, response: Response) -> list[str]:
         return []
 
     async def put(self, response: Response, chunks: asyncio.Queue[str | None], chunk: str) -> None:
-        response.write_text((" " if response.item.text else "") + chunk)
+        self._write(response, (" " if response.item.text else "") + chunk)
+
+    @staticmethod
+    def _write(response: Response, delta: str) -> None:
+        """The reply text goes out as it is written (the item keeps all of it)."""
+        if delta:
+            response.item.text += delta
+            response.emit(ev.OutputTextDelta(response_id=response.id, item_id=response.item.id, delta=delta))
 
     def heard(self, response: Response) -> Coroutine[Any, Any, None] | None:
         return None
@@ -176,17 +183,17 @@ class InConversation:
 
     def enter(self, response: Response) -> None:
         response.ctx.conversation.add(response.item)
-        if response.call_item is not None:
-            response.ctx.conversation.add(response.call_item)
+        if response.call_out.made is not None:
+            response.ctx.conversation.add(response.call_out.made)
 
     def call_made(self, response: Response, call: ToolCall) -> None:
         def start() -> None:
-            response.ctx.tools.start(response, response.call_id, call)
+            response.ctx.tools.start(response, response.call_out.call_id, call)
 
         if response.delivery.defer(start):  # held: it starts, in the history, when adopted
             return
-        assert response.call_item is not None
-        response.ctx.conversation.add(response.call_item)
+        assert response.call_out.made is not None
+        response.ctx.conversation.add(response.call_out.made)
         start()  # before the holding line ends
 
 
@@ -199,7 +206,7 @@ class OutOfBand:
         return None
 
     def call_made(self, response: Response, call: ToolCall) -> None:
-        response.ctx.tools.start(response, response.call_id, call)
+        response.ctx.tools.start(response, response.call_out.call_id, call)
 
 
 # --- the choice ------------------------------------------------------------------------------------
@@ -215,8 +222,9 @@ class ResponseModes:
     def __call__(self, response: Response, held: bool) -> Modes:
         live = Live(response.ctx, response_id=response.id, item_id=response.item.id)
         delivery: Delivery = Held(live) if held else live
-        output: Output = TextOnly() if response.options.text_only else self.voice()
-        placement: Placement = OutOfBand() if response.options.out_of_band else InConversation()
+        options = response.asked.options
+        output: Output = TextOnly() if options.text_only else self.voice()
+        placement: Placement = OutOfBand() if options.out_of_band else InConversation()
         return Modes(delivery, output, placement)
 
 

@@ -76,7 +76,7 @@ class Speculation:
         held = turn.held
         if held.response is not None:
             self._ended(turn, held.response, "dropped")
-            held.response.cancel("discarded")
+            held.response.handle.cancel("discarded")
             held.response = None
             self.discarded += 1
 
@@ -84,30 +84,30 @@ class Speculation:
         """The final pass is in before the commit: a speculation begun from other words (a
         partial, the quick pass) is dropped, and has stopped when this returns."""
         spec = turn.held.response
-        if spec is not None and spec.transcript is not None and not same_words(spec.transcript, final):
+        if spec is not None and spec.asked.transcript is not None and not same_words(spec.asked.transcript, final):
             self.drop(turn)
-            while self.responder.active is spec:  # one response at a time: let it stop first
+            while self.responder.active is spec.handle:  # one response at a time: let it stop first
                 await self.core.floor.wait()
 
     async def respond(self, turn: Speculated, text: str) -> None:
         """The turn is committed with `text`: adopt the held reply if it answers these words,
         else drop it and reply afresh."""
         spec, turn.held.response = turn.held.response, None
-        if (spec is not None and spec.transcript is not None and same_words(spec.transcript, text)
+        if (spec is not None and spec.asked.transcript is not None and same_words(spec.asked.transcript, text)
                 and spec.status is ResponseStatus.IN_PROGRESS):
             self.used += 1
             self._ended(turn, spec, "adopted")
             spec.adopt()
-            await spec.done.wait()
+            await spec.handle.wait()
             return
         if spec is not None:
             self._ended(turn, spec, "dropped")
-            spec.cancel("discarded")
+            spec.handle.cancel("discarded")
             self.discarded += 1
-            await spec.done.wait()
+            await spec.handle.wait()
         await self.responder.create_response(turn_id=turn.item_id)
 
     def _ended(self, turn: Speculated, spec: Response, outcome: str) -> None:
         self.core.emit(ev.StageMark(stage=ev.Milestone.SPECULATION, response_id=spec.id, turn_id=turn.item_id,
                                     detail={"source": turn.held.source, "outcome": outcome,
-                                            "transcript": spec.transcript}))
+                                            "transcript": spec.asked.transcript}))

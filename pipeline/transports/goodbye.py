@@ -11,11 +11,10 @@ shutdown, and what a caller hears on a restart is decided here.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 
-from ..call.response import Response, ResponseOptions
+from ..call.handle import Purpose
+from ..call.response import ResponseOptions
 from ..call.session import Session
-from ..stages.fakes import ScriptedLLM
 
 GOODBYE = "Sorry, I have to end this call now. Please call back and we will carry on."
 GOODBYE_S = 10.0  # at most this long for the goodbye to be heard, then the line closes anyway
@@ -31,12 +30,8 @@ async def say_goodbye(session: Session, text: str = GOODBYE, *,
     async def say() -> bool:
         while responder.active is not None:  # the cut reply ends (or a held one is dropped)
             await session.core.floor.wait()
-        ctx = replace(responder.ctx, llm=ScriptedLLM(replies=[text]))
-        response = Response(ctx, None, [], purpose="goodbye",
-                            options=ResponseOptions(out_of_band=True))
-        responder.begin(response)
-        await response.done.wait()
-        return response.status == "completed"
+        goodbye = responder.say(text, purpose=Purpose.GOODBYE, options=ResponseOptions(out_of_band=True))
+        return await goodbye.wait_heard()
 
     try:
         return await asyncio.wait_for(say(), timeout_s)
