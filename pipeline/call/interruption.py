@@ -1,7 +1,7 @@
 """Barge-in in a call: what the gate's decisions (`pipeline/bargein.py`) set off.
 
 While the gate holds a candidate, playback pauses; when it fires, the response is stopped in all
-four places (playback, synthesis, generation, stream state: `Response.cancel`) and the open turn
+four places (playback, synthesis, generation, stream state: `ReplyHandle.cancel`) and the open turn
 becomes the interruption. Turn taking is read and told through `CallerTurns` alone: barge-in knows
 a turn by its id, hears its words as `WordsHeard`, and never writes a turn.
 """
