@@ -12,32 +12,25 @@ import re
 from collections.abc import Iterable
 
 from .stages.repeats import SaidOnce, sentence_key, sentence_keys, stop_at_repeat
+from .stages.sentence_ends import (
+    CLOSERS,
+    EMOJI,
+    TERMINALS,
+    bare,
+    count_words,
+    is_opener,
+    next_words,
+    run_end,
+    runaway_end,
+    sentence_ends,
+    skip_closers,
+)
 
 __all__ = ["SentenceChunker", "clean_for_speech", "ends_sentence", "sentence_key", "stop_at_repeat"]
 
-_TERMINALS = ".!?…;"
-# Markup and closing marks that belong to the sentence before them: `"stop."`, `(see above.)`,
-# `**Sure!**`. Openers are skipped when looking at the word before or after a boundary.
-_CLOSERS = "\"'”’»)]}*_`~"
-_OPENERS = "\"'“‘«([{*_`~"
 _DASHES = "-—–"
 
-# Never end a sentence: a name (or a number) always follows.
-_TITLES = frozenset("Dr Mr Mrs Ms Mx St Prof Rev Fr Sgt Capt Lt Col Gen Gov Sen Rep".split())
-_NEVER_FINAL = frozenset("e.g i.e vs approx cf viz jr sr fig".split())
-# Often end a sentence: a boundary only if an uppercase word (not a title) follows.
-_MAYBE_FINAL = frozenset("etc a.m p.m u.s u.k u.s.a inc ltd co corp".split())
-# "No. 5" is an abbreviation; "The answer is no. Try again." is a sentence end.
-_BEFORE_NUMBER = frozenset({"no", "nos"})
 
-# A reply's opener, said alone before a comma, colon or dash: "Sure, I can do that." voices
-# "Sure," first whatever the fragment's word minimum.
-_OPENER_PHRASES = frozenset({
-    "sure", "okay", "ok", "yes", "yeah", "yep", "no", "nope", "well", "alright", "all right",
-    "right", "of course", "certainly", "absolutely", "great", "perfect", "thanks", "thank you",
-    "hi", "hello", "hey", "got it", "no problem", "understood", "i see", "oh", "ah", "so", "now",
-    "actually", "honestly", "sorry", "i'm sorry", "good", "good news", "excellent", "done",
-})
 # A clause starts at these words: the first chunk may end before one without punctuation.
 _SUBORDINATORS = frozenset("because when if unless although while whereas which who where".split())
 # ...but not after these: "even if", "as if", "only when", "what if", "and because", "some of
@@ -50,21 +43,7 @@ _COORDINATORS = frozenset("and but or so".split())
 _SUBJECTS = frozenset(
     "i i'm i'll i've i'd we we're we'll we've you you're you'll you've it it's it'll "
     "they they're they'll he he's she she's that's there there's this".split())
-_WORD_EDGE = "\"'“”‘’«»()[]{}*_`~,.!?;:…"
 
-_INITIALS = re.compile(r"[A-Z](?:\.[A-Z])*")  # "J", "J.R.R"
-_DOTTED = re.compile(r"[A-Za-z](?:\.[A-Za-z])+")  # "x.y": some abbreviation we don't know
-_WORD = re.compile(r"\w")
-
-_EMOJI_CLASS = (
-    "\U0001f000-\U0001faff"  # pictographs, emoticons, transport, flags, supplemental symbols
-    "\u2600-\u27bf"  # miscellaneous symbols, dingbats
-    "\u2b00-\u2bff"  # stars, arrows used as emoji
-    "\u231a\u231b\u2328\u23cf\u23e9-\u23fa"  # watch, hourglass, media buttons
-    "\u200d\ufe0e\ufe0f\u20e3"  # joiners, variation selectors, keycap
-    "\U000e0020-\U000e007f"  # flag tag sequences
-)
-_EMOJI = re.compile(f"[{_EMOJI_CLASS}]+")
 
 _CLEANUP: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"!?\[([^\]]*)\]\([^)\s]*\)"), r"\1"),  # [text](url), ![alt](src)
@@ -75,7 +54,7 @@ _CLEANUP: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?m)^[ \t]*[-*+•][ \t]+"), ""),  # bullets
     (re.compile(r"__+|[*`]|~~"), ""),  # emphasis markers, paired or left over from a split
     (re.compile(r"(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)"), r"\1"),  # _italic_, not snake_case
-    (_EMOJI, ""),
+    (EMOJI, ""),
     (re.compile(r"\s+"), " "),
     (re.compile(r" (?=[,.!?;:…])"), ""),  # "Great 🎉!" leaves a space before the "!"
 ]
@@ -83,7 +62,7 @@ _CLEANUP: list[tuple[re.Pattern[str], str]] = [
 
 def ends_sentence(chunk: str) -> bool:
     """Whether a chunk ends at a sentence's end (its closing marks aside), not mid-sentence."""
-    return chunk.rstrip().rstrip(_CLOSERS)[-1:] in _TERMINALS
+    return chunk.rstrip().rstrip(CLOSERS)[-1:] in TERMINALS
 
 
 def clean_for_speech(text: str) -> str:
@@ -216,17 +195,17 @@ class SentenceChunker:
         while i < n:
             self._scan = i  # everything before i is decided: not a boundary
             if i >= self.max_chunk_chars:
-                return _runaway_end(s, self.max_chunk_chars)
+                return runaway_end(s, self.max_chunk_chars)
             c = s[i]
             if c == "\n":
                 return i
-            if c in _TERMINALS:
-                j = _run_end(s, i, _TERMINALS)
-                k = _skip_closers(s, j)
+            if c in TERMINALS:
+                j = run_end(s, i, TERMINALS)
+                k = skip_closers(s, j)
                 if k >= n:
                     return n if final else None
                 if s[k].isspace():
-                    verdict = _sentence_ends(s, i, j, k, final)
+                    verdict = sentence_ends(s, i, j, k, final)
                     if verdict is None:
                         return None
                     if verdict:
@@ -254,13 +233,13 @@ class SentenceChunker:
 
     def _clause_end(self, s: str, i: int, final: bool) -> int | None:
         """End of a quick first fragment at the comma/colon/dash at i; 0 if not a boundary."""
-        if _count_words(s[:i]) < self.min_fragment_words and not (
-                self.opener_fragments and _is_opener(s[:i])):
+        if count_words(s[:i]) < self.min_fragment_words and not (
+                self.opener_fragments and is_opener(s[:i])):
             return 0
         if s[i] in ",:":
-            k = _skip_closers(s, i + 1)  # "1,000" and "7:30" fail the whitespace test below
+            k = skip_closers(s, i + 1)  # "1,000" and "7:30" fail the whitespace test below
         else:
-            k = _run_end(s, i, s[i])
+            k = run_end(s, i, s[i])
             # A hyphen is a dash only with spaces around it: "well-known", "-5" are words.
             if k - i > 2 or (s[i] == "-" and (i == 0 or not s[i - 1].isspace())):
                 return 0
@@ -272,14 +251,14 @@ class SentenceChunker:
     def _phrase_end(self, s: str, i: int, final: bool) -> int | None:
         """End of a first chunk at the whitespace at i, where a clause starts without
         punctuation; 0 if not a boundary, None while the words after it have not arrived."""
-        if _count_words(s[:i]) < self.first_phrase_words:
+        if count_words(s[:i]) < self.first_phrase_words:
             return 0
-        after = _next_words(s, i, 2, final)
+        after = next_words(s, i, 2, final)
         if after is None:
             return None
         if not after:
             return 0
-        before = _bare(s[:i].split()[-1])
+        before = bare(s[:i].split()[-1])
         if not before or before[0].isdigit() or before in _BOUND_BEFORE:
             return 0
         if after[0] in _SUBORDINATORS:
@@ -287,134 +266,3 @@ class SentenceChunker:
         if after[0] in _COORDINATORS and len(after) > 1 and after[1] in _SUBJECTS:
             return i
         return 0
-
-
-def _bare(token: str) -> str:
-    return token.strip(_WORD_EDGE).lower().replace("’", "'")
-
-
-def _is_opener(text: str) -> bool:
-    """Whether `text` is only a reply's opener ("Sure", "**Of course**")."""
-    return " ".join(_bare(t) for t in text.split()) in _OPENER_PHRASES
-
-
-def _next_words(s: str, i: int, count: int, final: bool) -> list[str] | None:
-    """Up to `count` whole words after position i, bare and lowercase; a word ending at
-    punctuation ends the list. None while the text may still be growing into them."""
-    words: list[str] = []
-    j = i
-    while len(words) < count:
-        while j < len(s) and s[j].isspace():
-            j += 1
-        if j >= len(s):
-            return words if final else None
-        start = j
-        while j < len(s) and not s[j].isspace():
-            j += 1
-        if j >= len(s) and not final:
-            return None  # the word may still grow ("and" into "android")
-        token = s[start:j]
-        words.append(_bare(token))
-        if token[-1:] in _WORD_EDGE:  # "and," ends the clause start: look no further
-            break
-    return words
-
-
-def _sentence_ends(s: str, i: int, j: int, k: int, final: bool) -> bool | None:
-    """Whether the punctuation run s[i:j] (closers up to k, whitespace at k) ends a sentence.
-
-    None means the answer depends on text that has not arrived.
-    """
-    run = s[i:j]
-    if ";" in run:
-        return True
-    if k > j:
-        # After a closing quote or bracket a lowercase word continues the sentence:
-        # `She asked "why?" and left.`
-        nxt = _next_char(s, k, final)
-        if nxt is None:
-            return None
-        if nxt.islower():
-            return False
-    if "!" in run or "?" in run:
-        return True
-    if "…" in run or len(run) > 1:
-        nxt = _next_char(s, k, final)  # "well... maybe" continues; "Wait... What?" does not
-        return None if nxt is None else not nxt.islower()
-    start, word = _word_before(s, i)
-    if not word:
-        return True
-    lower = word.lower()
-    if word in _TITLES or lower in _NEVER_FINAL:
-        return False
-    if word.isdigit() and len(word) <= 3 and (start == 0 or s[:start].rstrip().endswith(":")):
-        return False  # a numbered list item: "1. Preheat the oven"
-    if lower in _BEFORE_NUMBER:
-        nxt = _next_char(s, k, final)
-        return None if nxt is None else not nxt.isdigit()
-    if lower in _MAYBE_FINAL:
-        return _starts_sentence(s, k, final)
-    if (word != "I" and _INITIALS.fullmatch(word)) or _DOTTED.fullmatch(word):
-        return False  # "J. R. R. Tolkien"
-    return True
-
-
-def _starts_sentence(s: str, k: int, final: bool) -> bool | None:
-    """Whether the word after k is capitalised and not a title (None: not known yet)."""
-    m = _skip(s, k, _OPENERS, space=True)
-    if m >= len(s):
-        return True if final else None
-    if not s[m].isupper():
-        return False
-    e = m
-    while e < len(s) and s[e].isalpha():
-        e += 1
-    word = s[m:e]
-    # "Dr" may still be growing into "Drive"; wait only while it could become a title.
-    if e >= len(s) and not final and any(t.startswith(word) for t in _TITLES):
-        return None
-    return word not in _TITLES
-
-
-def _next_char(s: str, k: int, final: bool) -> str | None:
-    """The first visible character at or after k ("" at the end of a final text)."""
-    m = _skip(s, k, _OPENERS, space=True)
-    if m < len(s):
-        return s[m]
-    return "" if final else None
-
-
-def _word_before(s: str, i: int) -> tuple[int, str]:
-    """Start and text (openers stripped) of the whitespace-delimited token ending at i."""
-    start = i
-    while start > 0 and not s[start - 1].isspace():
-        start -= 1
-    return start, s[start:i].lstrip(_OPENERS)
-
-
-def _run_end(s: str, i: int, chars: str) -> int:
-    while i < len(s) and s[i] in chars:
-        i += 1
-    return i
-
-
-def _skip_closers(s: str, i: int) -> int:
-    return _skip(s, i, _CLOSERS, space=False)
-
-
-def _skip(s: str, i: int, chars: str, *, space: bool) -> int:
-    while i < len(s) and (s[i] in chars or _EMOJI.match(s[i]) or (space and s[i].isspace())):
-        i += 1
-    return i
-
-
-def _count_words(text: str) -> int:
-    return sum(1 for token in text.split() if _WORD.search(token))
-
-
-def _runaway_end(s: str, limit: int) -> int:
-    """Cut overlong text at its last whitespace within `limit` chars, else hard at `limit`."""
-    for m in range(limit, 0, -1):
-        if s[m].isspace():
-            return m
-    return limit
