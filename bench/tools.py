@@ -45,7 +45,8 @@ from pipeline.tools import ToolRegistry, parse_tool_call
 from pipeline.tools.ask import asking_for, names_a_tool, question
 from pipeline.tools.choice import asked_for, must_close, offered
 from pipeline.tools.dialect import JSON
-from pipeline.tools.grounding import Evidence, invented_ids, not_given, ungrounded
+from pipeline.tools.evidence import Evidence
+from pipeline.tools.grounding import invented_ids, not_given, ungrounded
 from pipeline.tools.stream import CallMarkup, ToolCallStream, called_name, starts_tool_call
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

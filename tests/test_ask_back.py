@@ -12,7 +12,8 @@ from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
 from pipeline.testing.calls import call
 from pipeline.tools import Ledger, ToolRegistry, tool
 from pipeline.tools.ask import names_a_tool, question, what
-from pipeline.tools.grounding import Evidence, not_given
+from pipeline.tools.evidence import Evidence
+from pipeline.tools.grounding import not_given
 from pipeline.transports.scripted import Clip
 from pipeline.turns import HeuristicCompleteness
 

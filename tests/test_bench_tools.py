@@ -7,7 +7,8 @@ import json
 from collections import Counter
 
 from bench import tools as bt
-from pipeline.tools.grounding import Evidence, ungrounded
+from pipeline.tools.evidence import Evidence
+from pipeline.tools.grounding import ungrounded
 
 
 def test_the_set_has_every_kind_of_line_and_names_real_tools() -> None:

@@ -10,7 +10,8 @@ import pytest
 
 from pipeline.base.clock import SimClock
 from pipeline.tools import Ledger, ToolCall, ToolRegistry, tool
-from pipeline.tools.grounding import Evidence, evidence_from, grounded, identifying, ungrounded
+from pipeline.tools.evidence import Evidence
+from pipeline.tools.grounding import evidence_from, grounded, identifying, ungrounded
 from pipeline.tools.roles import role_of
 from pipeline.tools.runner import ToolRunner
 

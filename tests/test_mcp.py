@@ -22,7 +22,7 @@ pytest.importorskip("mcp")
 
 from pipeline.base.clock import SimClock  # noqa: E402
 from pipeline.tools import Ledger, ToolCall  # noqa: E402
-from pipeline.tools.grounding import Evidence  # noqa: E402
+from pipeline.tools.evidence import Evidence  # noqa: E402
 from pipeline.tools.mcp import McpServer, McpTools, McpUnavailable, mcp_tools  # noqa: E402
 from pipeline.tools.mcp_config import adapt_schema, spec_for  # noqa: E402
 from pipeline.tools.runner import ToolRunner  # noqa: E402

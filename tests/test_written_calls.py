@@ -18,7 +18,7 @@ from pipeline.testing.calls import call
 from pipeline.tools import Ledger, ToolRegistry, tool
 from pipeline.tools.choice import must_close, offered, sounds_closing
 from pipeline.tools.dialect import QWEN
-from pipeline.tools.grounding import Evidence
+from pipeline.tools.evidence import Evidence
 from pipeline.tools.stream import CallMarkup
 from pipeline.transports.scripted import Clip
 from pipeline.turns import HeuristicCompleteness

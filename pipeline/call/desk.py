@@ -21,7 +21,8 @@ from ..tools.choice import must_close, offered
 from ..tools.confirms import confirms
 from ..tools.dialect import JSON, ToolDialect
 from ..tools.dialect import tools_prompt as _json_tools_prompt
-from ..tools.grounding import Evidence, evidence_from
+from ..tools.evidence import Evidence
+from ..tools.grounding import evidence_from
 from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
 from .callctl import CallControl, end_call_tool

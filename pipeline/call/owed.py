@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..tools.ask import asking_for, names_a_tool, owes_question, question
 from ..tools.choice import asked_for
 from ..tools.confirms import claims_done, confirms, statement
-from ..tools.grounding import Evidence, invented_ids, not_given
+from ..tools.evidence import Evidence
+from ..tools.grounding import invented_ids, not_given
 from ..tools.schema import ToolRegistry, ToolSpec
 from .handle import Purpose
 

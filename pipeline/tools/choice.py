@@ -28,7 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .grounding import Evidence, groundable
+from .evidence import Evidence
+from .grounding import groundable
 from .schema import ToolSpec
 
 # Words that close a conversation; "thanks" alone does not (the caller may go on).

@@ -52,16 +52,13 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .confirms import spoken_amounts, spoken_tokens
+from .evidence import Evidence, as_amount, hundred_and
 from .roles import (
     MAX_SPAN,
     SENTENCE,
-    Mention,
-    asked_roles,
     cue_text,
     find_mentions,
     role_of,
@@ -73,77 +70,10 @@ from .schema import ToolSpec
 _IDENTIFYING = re.compile(r"(^|_)(id|ids|order|orders|amount|total|card|last4|digits|account|iban|"
                           r"name|names|date|day|time|phone|email|number|reference|ref|booking|"
                           r"reservation|room|sku|code)($|_)", re.I)
-_AMOUNT = re.compile(r"^\$?\s*(\d[\d,]*(?:\.\d+)?)$")
 _DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::\d{2})?$")
 _MONTHS = ("january february march april may june july august september october november "
            "december").split()
-_ORDINALS = {"first": "one", "second": "two", "third": "three", "fourth": "four", "fifth": "five",
-             "sixth": "six", "seventh": "seven", "eighth": "eight", "ninth": "nine", "tenth": "ten",
-             "eleventh": "eleven", "twelfth": "twelve", "thirteenth": "thirteen",
-             "fourteenth": "fourteen", "fifteenth": "fifteen", "sixteenth": "sixteen",
-             "seventeenth": "seventeen", "eighteenth": "eighteen", "nineteenth": "nineteen",
-             "twentieth": "twenty", "thirtieth": "thirty"}
-_ORDINAL_WORD = re.compile(r"\b(" + "|".join(_ORDINALS) + r")\b")
-_ORDINAL_DIGITS = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
-_A_SCALE = re.compile(r"\ba (hundred|thousand)\b", re.I)  # "a hundred dollars": one hundred
-_OCLOCK = re.compile(r"\bo'?\s?clock\b", re.I)  # "seven o'clock": not "seven oh"
-
-
-@dataclass
-class Evidence:
-    """What an argument may be grounded in: the caller's words and earlier tool results."""
-
-    said: list[str] = field(default_factory=list)  # each turn's transcript or typed text
-    results: list[Any] = field(default_factory=list)  # tool outputs (JSON values), prior intents
-    asked: list[str] = field(default_factory=list)  # what the agent said before each turn ("" none)
-
-    def __post_init__(self) -> None:
-        self.said = [_OCLOCK.sub(" oclock", _A_SCALE.sub(r"one \1", t)) for t in self.said]
-        self._tokens: list[list[str]] | None = None
-        self._amounts: set[Decimal] | None = None
-        self._mentions: list[tuple[list[str], list[Mention]]] | None = None
-
-    def mentions(self) -> list[tuple[list[str], list[Mention]]]:
-        """Each sentence the caller said (as tokens) with the numbers in it and their roles."""
-        if self._mentions is None:
-            self._mentions = []
-            for i, text in enumerate(self.said):
-                asked = asked_roles(self.asked[i] if i < len(self.asked) else "")
-                for sentence in SENTENCE.split(cue_text(text)):
-                    tokens = spoken_tokens(sentence)
-                    self._mentions.append((tokens, find_mentions(tokens, asked)))
-        return self._mentions
-
-    def tokens(self) -> list[list[str]]:
-        """Token lists: one per turn, one per scalar of a result (a value never spans two)."""
-        if self._tokens is None:
-            self._tokens = [spoken_tokens(text) for text in self.said]
-            self._tokens += [spoken_tokens(str(v)) for v in _scalars(self.results)]
-        return self._tokens
-
-    def amounts(self) -> set[Decimal]:
-        if self._amounts is None:
-            found: set[Decimal] = set()
-            for text in self.said:
-                found |= spoken_amounts(text)
-                found |= _hundred_and(spoken_tokens(text))
-            for value in _scalars(self.results):
-                if (amount := _as_amount(value)) is not None:
-                    found.add(amount)
-                elif isinstance(value, str):
-                    found |= spoken_amounts(value)
-            self._amounts = found
-        return self._amounts
-
-    def date_words(self) -> list[list[str]]:
-        """The caller's words with ordinals read as numbers ("fifth", "5th": 5)."""
-        out = []
-        for text in [*self.said, *map(str, _scalars(self.results))]:
-            folded = _ORDINAL_DIGITS.sub(r"\1", _ORDINAL_WORD.sub(lambda m: _ORDINALS[m.group(1)],
-                                                                   text.lower()))
-            out.append(spoken_tokens(folded))
-        return out
 
 
 def identifying(spec: ToolSpec) -> tuple[str, ...]:
@@ -227,7 +157,7 @@ def grounded(value: Any, evidence: Evidence, role: str | None = None) -> bool:
         return True
     if role is not None and any(ch.isdigit() for ch in str(value)):
         return _grounded_as(value, role, evidence)
-    amount = _as_amount(value)
+    amount = as_amount(value)
     if amount is not None and amount in evidence.amounts():
         return True
     text = str(value).strip()
@@ -290,12 +220,12 @@ def evidence_from(user_texts: Iterable[str], outputs: Iterable[str],
 
 def _grounded_as(value: Any, role: str, evidence: Evidence) -> bool:
     """Was this value given as `role`: by the caller, said as that, or in a result's field of it?"""
-    amount = _as_amount(value) if role == "amount" else None
+    amount = as_amount(value) if role == "amount" else None
     wanted = squash("".join(spoken_tokens(str(value).strip())))
     for key, scalar in _keyed_scalars(evidence.results):
         if role_of(key) not in (None, role):
             continue
-        if amount is not None and _as_amount(scalar) == amount:
+        if amount is not None and as_amount(scalar) == amount:
             return True
         if wanted and _in_tokens([wanted], [spoken_tokens(str(scalar))]):
             return True
@@ -309,7 +239,7 @@ def _grounded_as(value: Any, role: str, evidence: Evidence) -> bool:
                 continue  # an unmarked number among others: which one it is, nobody said
             if amount is not None:
                 window = tokens[mention.start:mention.end + 3]
-                if amount in spoken_amounts(" ".join(window)) | _hundred_and(window):
+                if amount in spoken_amounts(" ".join(window)) | hundred_and(window):
                     return True
             elif span_overlaps(wanted, tokens, mention):
                 return True
@@ -339,19 +269,6 @@ def _needs_grounding(value: Any, *, named: bool) -> bool:
     return bool(text) and (named or any(ch.isdigit() for ch in text))
 
 
-def _as_amount(value: Any) -> Decimal | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return Decimal(str(value))
-    if isinstance(value, str) and (m := _AMOUNT.match(value.strip())):
-        try:
-            return Decimal(m.group(1).replace(",", ""))
-        except InvalidOperation:
-            return None
-    return None
-
-
 def _in_tokens(wanted: list[str], haystacks: list[list[str]]) -> bool:
     """Is the value, squashed to letters and digits, some run of consecutive tokens?"""
     target = squash("".join(wanted))
@@ -368,15 +285,6 @@ def _in_tokens(wanted: list[str], haystacks: list[list[str]]) -> bool:
                 if not target.startswith(joined):
                     break
     return False
-
-
-def _hundred_and(tokens: list[str]) -> set[Decimal]:
-    """ "one hundred and twenty": Whisper's words read as 100, and, 20; the amount is 120."""
-    out = set()
-    for a, mid, b in zip(tokens, tokens[1:], tokens[2:], strict=False):
-        if mid == "and" and a.isdigit() and b.isdigit() and int(a) % 100 == 0 and int(b) < 100:
-            out.add(Decimal(int(a) + int(b)))
-    return out
 
 
 def _date_said(month: int, day: int, evidence: Evidence) -> bool:
@@ -402,12 +310,3 @@ def _time_said(hour: int, minute: int, evidence: Evidence) -> bool:
     return False
 
 
-def _scalars(value: Any) -> Iterable[Any]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _scalars(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _scalars(item)
-    elif value is not None and not isinstance(value, bool):
-        yield value

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.clock import Clock, RealClock
-from .grounding import Evidence, refusal, ungrounded
+from .evidence import Evidence
+from .grounding import refusal, ungrounded
 from .ledger import Intent, Ledger
 from .schema import ToolCall, ToolRegistry, ToolSpec
 
