@@ -276,7 +276,7 @@ class StageMark(Event):
     """A pipeline milestone for timing: llm first token, first chunk, TTS first audio, played."""
 
     type: ClassVar[str] = "x.stage"
-    stage: Milestone | str  # always a Milestone once made: a string naming one is taken as it
+    stage: Milestone  # a string naming one (a plugin's, a test's) is taken as it and checked
     response_id: str | None = None
     turn_id: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)

@@ -120,7 +120,7 @@ class BargeIn:
                 now_ms = state.fire_ms + (clock.now() - state.fired_s) * 1000
                 self._interrupt(state.turn_id, now_ms, fire_ms=state.fire_ms, why="no_input")
             else:
-                self.core.emit(ev.StageMark(stage="false_interruption", detail={
+                self.core.emit(ev.StageMark(stage=ev.Milestone.FALSE_INTERRUPTION, detail={
                     "paused_ms": (clock.now() - self._window_s) * 1000, "why": "no_input"}))
                 self.gate.reset()
                 self._to(_LISTENING)
@@ -168,7 +168,7 @@ class BargeIn:
             self.playback.pause()
         self._to(_Hearing(turn_id=turn_id, fire_ms=fire_ms, paused_from_ms=paused_from_ms,
                           fired_s=self.core.clock.now()))
-        self.core.emit(ev.StageMark(stage="barge_in_gate" if fired else "barge_in_listen", detail={
+        self.core.emit(ev.StageMark(stage=ev.Milestone.BARGE_IN_GATE if fired else ev.Milestone.BARGE_IN_LISTEN, detail={
             "fire_ms": fire_ms, "window_start_ms": self._first_candidate_ms}))
         if (words := self.turns.words_so_far()) is not None:  # a partial may already have them
             self._on_words(words)
@@ -205,7 +205,7 @@ class BargeIn:
             # re-armed at the verdict, not when the agent stops: the caller who goes on talking
             # ("Okay, and how long does that take?") fires it again and is heard out
             self.gate.reset()
-            self.core.emit(ev.StageMark(stage="false_interruption", detail={
+            self.core.emit(ev.StageMark(stage=ev.Milestone.FALSE_INTERRUPTION, detail={
                 "paused_ms": now_ms - hearing.paused_from_ms, "fire_ms": hearing.fire_ms,
                 "decision_ms": now_ms - hearing.fire_ms, "heard": words.text, "verdict": verdict}))
             self.core.log(f"backchannel over the agent, playback resumed: {words.text!r}")
@@ -219,7 +219,7 @@ class BargeIn:
         if turn_id is not None:  # from the first candidate on, with padding: no first word is lost
             self.turns.interrupted(turn_id, None if first is None else max(0.0, first - self.prefix_padding_ms))
         target = self.responder.barge_in_target()
-        self.core.emit(ev.StageMark(stage="barge_in", response_id=target.id if target else None, detail={
+        self.core.emit(ev.StageMark(stage=ev.Milestone.BARGE_IN, response_id=target.id if target else None, detail={
             "fire_ms": fire_ms, "decision_ms": now_ms - fire_ms, "why": why, "heard": heard,
             "window_start_ms": first}))
         self.responder.interrupt()
@@ -237,7 +237,7 @@ class BargeIn:
             self._to(_Paused(at_ms=end_ms))
             self.playback.pause()
             # when the agent went quiet, for a benchmark at the wire (bench/bargein_wire.py)
-            self.core.emit(ev.StageMark(stage="barge_in_pause", detail={"at_ms": end_ms}))
+            self.core.emit(ev.StageMark(stage=ev.Milestone.BARGE_IN_PAUSE, detail={"at_ms": end_ms}))
         elif isinstance(paused, _Paused) and (
                 not self.gate.candidate or end_ms - paused.at_ms >= policy.resume_after_false_ms):
             turn_id = self.turns.open_turn_id
@@ -248,7 +248,7 @@ class BargeIn:
                     and not self.gate.candidate and turn_id is not None and self.turns.over_agent):
                 self._start_hearing(turn_id, end_ms, fired=False)
                 return
-            self.core.emit(ev.StageMark(stage="false_interruption", detail={
+            self.core.emit(ev.StageMark(stage=ev.Milestone.FALSE_INTERRUPTION, detail={
                 "paused_ms": end_ms - paused.at_ms}))
             self._to(_LISTENING)
             self.playback.resume()

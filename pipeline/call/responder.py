@@ -87,7 +87,7 @@ class Responder:
                                max_prompt_tokens=budget, extra_messages=extra, cache=self._fit_cache,
                                drop_step=_DROP_STEP)
         if fit.turns_omitted:
-            self.core.emit(ev.StageMark(stage="context_fit", detail={
+            self.core.emit(ev.StageMark(stage=ev.Milestone.CONTEXT_FIT, detail={
                 "prompt_tokens": fit.prompt_tokens, "turns_omitted": fit.turns_omitted,
                 "count_calls": fit.count_calls}))
         return fit.messages
@@ -260,7 +260,7 @@ class Responder:
         if response_id not in self._played_first:  # every 20 ms: look the response up only once
             self._played_first.add(response_id)
             response = self._of_item(item_id)
-            self.core.emit(ev.StageMark(stage="first_audio_out", response_id=response_id,
+            self.core.emit(ev.StageMark(stage=ev.Milestone.FIRST_AUDIO_OUT, response_id=response_id,
                                         turn_id=response.turn_id if response else None))
 
     def _on_heard(self, response: Response) -> None:
@@ -268,5 +268,5 @@ class Responder:
         if response.handle.heard_in_full:
             return
         response.handle.heard_in_full = True
-        self.core.emit(ev.StageMark(stage="heard_in_full", response_id=response.id, turn_id=response.turn_id))
+        self.core.emit(ev.StageMark(stage=ev.Milestone.HEARD_IN_FULL, response_id=response.id, turn_id=response.turn_id))
         self.tools.heard(response)

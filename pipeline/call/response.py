@@ -220,7 +220,7 @@ class Response:
         """Out through the response's delivery (held while it is a speculation)."""
         self.delivery.emit(event)
 
-    def mark(self, stage: str, **detail: Any) -> None:
+    def mark(self, stage: ev.Milestone, **detail: Any) -> None:
         self.emit(ev.StageMark(stage=stage, response_id=self.id, turn_id=self.turn_id, detail=detail))
 
     @property
@@ -240,7 +240,7 @@ class Response:
     async def run(self) -> None:
         handle = self.handle
         try:
-            self.mark("response_start")  # its item is in the history since `Responder.begin`
+            self.mark(ev.Milestone.RESPONSE_START)  # its item is in the history since `Responder.begin`
             self.emit(ev.ResponseCreated(response={"id": self.id, "status": "in_progress", "output": [],
                                                     **self._described()}))
             self.emit(ev.OutputItemAdded(response_id=self.id, item=self.item.to_dict()))
@@ -288,7 +288,7 @@ class Response:
         route: CallOut | Words | None = None if len(self.ctx.tools) else self.words
         while (piece := await tokens.get()) is not None:
             if first:
-                self.mark("llm_first_token")
+                self.mark(ev.Milestone.LLM_FIRST_TOKEN)
                 first = False
             if route is None and (call := starts_tool_call(self.text_so_far + piece)) is not None:
                 route = self.call_out if call else self.words
@@ -299,7 +299,7 @@ class Response:
                 await self._put(chunks, chunk)
         try:
             await producer  # re-raises a failure of the model thread
-            self.mark("llm_done")  # the last token (traces time the request to it)
+            self.mark(ev.Milestone.LLM_DONE)  # the last token (traces time the request to it)
         except SpokenError as exc:  # the caller hears a short apology, not silence
             self.generating.failure = exc
             self.speech.chunker.reset()

@@ -25,7 +25,7 @@ class Speaker(Protocol):
 
     def emit(self, event: ev.Event) -> None: ...
 
-    def mark(self, stage: str, **detail: Any) -> None: ...
+    def mark(self, stage: ev.Milestone, **detail: Any) -> None: ...
 
 
 def sentence_chunker(config: Config) -> SentenceChunker:
@@ -66,7 +66,7 @@ class Speech:
             if self.stopped.is_set():
                 return
             if not self.spoken:
-                owner.mark("tts_first_audio", samples=len(audio))
+                owner.mark(ev.Milestone.TTS_FIRST_AUDIO, samples=len(audio))
             self.spoken.append(SpokenChunk(chunk, self.generated, len(audio)))
             owner.emit(ev.OutputTranscriptDelta(response_id=rid, item_id=item_id,
                                                 delta=(" " if self.generated else "") + chunk))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
+from ..base import events as ev
 from ..tools.ask import after_words
 from ..tools.stream import CallMarkup
 
@@ -28,7 +29,7 @@ class Sayer(Protocol):
     @property
     def id(self) -> str: ...
 
-    def mark(self, stage: str, **detail: Any) -> None: ...
+    def mark(self, stage: ev.Milestone, **detail: Any) -> None: ...
 
 
 class Words:
@@ -51,7 +52,7 @@ class Words:
         self.said += (" " if self.said else "") + chunk
         if self._first:
             self._first = False
-            r.mark("first_chunk", text=chunk)
+            r.mark(ev.Milestone.FIRST_CHUNK, text=chunk)
         return True
 
     def push(self, piece: str) -> list[str]:

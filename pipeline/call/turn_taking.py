@@ -338,7 +338,7 @@ class TurnTaking:
             self.core.log(f"backchannel while the agent spoke, not a turn: {text!r}")
             return
         self.core.emit(ev.TranscriptionCompleted(item_id=turn.item_id, transcript=text))
-        self.core.emit(ev.StageMark(stage="stt_final", turn_id=turn.item_id, detail={
+        self.core.emit(ev.StageMark(stage=ev.Milestone.STT_FINAL, turn_id=turn.item_id, detail={
             "final_compute_ms": round(stats.final_compute_s * 1000, 1), "partial_passes": stats.passes,
             "partials_skipped": stats.skipped, "partial_cadence_hz": round(stats.cadence_hz, 2),
             "finals_discarded": stats.finals_discarded}))

@@ -186,7 +186,7 @@ class Connection:
         log.warning("dropping a client that does not read its events: %s", why)
         self.closed = True
         if self.session is not None:  # on the event log, which metrics and recordings read
-            self.session.emit(ev.StageMark(stage="slow_client_dropped", detail={"why": why}))
+            self.session.emit(ev.StageMark(stage=ev.Milestone.SLOW_CLIENT_DROPPED, detail={"why": why}))
         while not self._outbox.empty():
             self._outbox.get_nowait()
         self._outbox_bytes = 0
