@@ -106,6 +106,10 @@ class BargeInPolicy:
     # as "in my mom." in those results). -1.0 is Whisper's own threshold for a failed decode
     # (`log_prob_threshold`). A caller still talking past decide_within_ms cancels regardless.
     min_word_logprob: float = -1.0
+    # a noise suppressor on the caller's audio before the VAD, this gate and Whisper: a
+    # `pipeline.denoise` plugin (rnnoise, deepfilternet, webrtc); "" off, as the table says
+    # (`python -m bench.denoise`, bench/results/2026-12-02-denoise.md)
+    denoise: str = ""
 
 
 @dataclass(frozen=True)
