@@ -35,6 +35,7 @@ from pipeline.testing.carrier import Carrier
 from pipeline.testing.server import ServerThread
 from pipeline.tools.ledger_rows import Row
 from pipeline.transports import telephony_transfer
+from pipeline.transports.recording import Recorder
 from pipeline.transports.runtime import Desk
 from pipeline.transports.telephony_dialects import MULAW, Start
 from pipeline.turns import HeuristicCompleteness
@@ -177,8 +178,11 @@ def test_a_cold_transfer_says_its_line_in_full_then_sends_the_carriers_command(
 def test_a_warm_transfer_hands_the_person_the_call_and_its_ledger_rows(
         tmp_path: Path, api: CarrierApi) -> None:
     server, ledger = _serve(tmp_path, warm=True)
+    recorder = Recorder(tmp_path / "recordings")  # as `serve --record` adds it
+    server.server.call_watchers.append(recorder.watch)
     with server:
         session, c = asyncio.run(_call(server, "telnyx", refund_first=True))
+    recorder.shutdown()
     assert [(r.business_key, r.state, r.told) for r in ledger.rows()] == [("refund:4417", "committed", True)]
     handoff = _handoff_response(session)
     assert handoff.heard_in_full and c.close_code == 1000 and c.frames_queued_at_close == 0
@@ -192,6 +196,14 @@ def test_a_warm_transfer_hands_the_person_the_call_and_its_ledger_rows(
     output = json.loads(next(i.output for i in session.conversation.items
                              if i.type == "function_call_output" and "transferred" in (i.output or "")))
     assert output["mode"] == "warm" and output["summary"] == summary  # in the event stream too
+    [folder] = (tmp_path / "recordings").iterdir()  # the recording closed: its summary written last
+    record = json.loads((folder / "summary.json").read_text())
+    assert record["end_reason"] == "agent_hung_up"
+    assert [(t["name"], t["state"]) for t in record["tools"]] == [("refund", "committed"),
+                                                                  ("transfer_call", "ok")]
+    outputs = [json.loads(line).get("item", {}).get("output") or ""
+               for line in (folder / "events.jsonl").read_text().splitlines()]
+    assert any(json.loads(o).get("summary") == summary for o in outputs if "transferred" in o)
     ledger.close()
 
 
