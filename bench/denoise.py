@@ -155,10 +155,15 @@ def added_ms(name: str) -> dict[str, Any]:
     return {"lag_ms": lag * 1000 / INPUT_RATE_HZ, "compute_ms_per_window": round(per_window, 3)}
 
 
+_DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
 def wer(said: str, heard: str) -> tuple[int, int]:
-    """(word edits, words said), case and punctuation ignored."""
+    """(word edits, words said), case and punctuation ignored, digits read out one by one (the
+    set says an order number as "four seven nine two"; Whisper writes 4792)."""
     def words(s: str) -> list[str]:
-        return "".join(c if c.isalnum() or c == "'" else " " for c in s.lower()).split()
+        spaced = "".join(f" {_DIGITS[int(c)]} " if c.isdigit() else c for c in s.lower())
+        return "".join(c if c.isalnum() or c == "'" else " " for c in spaced).split()
     r, h = words(said), words(heard)
     d = list(range(len(h) + 1))
     for i in range(1, len(r) + 1):
@@ -240,6 +245,39 @@ def eot_cells(limit: int, names: list[str], kinds: list[str], progress: Any) -> 
     return cells
 
 
+def _pct(k: int, n: int) -> str:
+    return f"{k}/{n} ({100 * k / n:.0f}%)" if n else "-"
+
+
+def _wer_pct(cell: dict[str, Any]) -> str:
+    edits = [wer(said, heard or "") for said, heard in cell["transcripts"]]
+    return f"{100 * sum(e for e, _ in edits) / max(1, sum(n for _, n in edits)):.1f}%"
+
+
+def render(result: dict[str, Any]) -> str:
+    """The tables of a results file: per noise and candidate, the barge-in and end-of-turn figures."""
+    names = list(result["added"])
+    lines = ["| noise | denoise | false cancels (backchannels) | missed interruptions | gate fired on backchannels "
+             "| cut-offs (unfinished turns) | finished turns waiting max | WER (end-of-turn clips) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    eot = {(c["noise"], c["denoise"]): c for c in result.get("eot", [])}
+    for cell in result["bargein"]:
+        rows, e = cell["rows"], eot.get((cell["noise"], cell["denoise"]))
+        back = [r for r in rows if r["kind"] == "backchannel"]
+        inter = [r for r in rows if r["kind"] == "interruption"]
+        lines.append(
+            f"| {cell['noise']} | {cell['denoise']} | {_pct(sum(r['cancelled'] for r in back), len(back))} "
+            f"| {_pct(sum(not r['cancelled'] for r in inter), len(inter))} "
+            f"| {_pct(sum(r['gate_fired'] for r in back), len(back))} "
+            + (f"| {_pct(e['cut_off'], e['unfinished'])} | {_pct(e['waited_max'], e['finished'])} "
+               f"| {_wer_pct(e)} |" if e else "| | | |"))
+    lines += ["", "| denoise | lag behind its input (ms) | compute per 32 ms window (ms, median) |",
+              "|---|---:|---:|"]
+    lines += [f"| {n} | {result['added'][n]['lag_ms']:g} | {result['added'][n]['compute_ms_per_window']:g} |"
+              for n in names]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.denoise", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -248,7 +286,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--candidates", default=",".join(CANDIDATES))
     parser.add_argument("--noises", default=",".join(NOISES))
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--report", type=Path, metavar="JSON", help="print the tables of a results file")
     args = parser.parse_args(argv)
+    if args.report:
+        print(render(json.loads(args.report.read_text())), end="")
+        return 0
     names = [n for n in args.candidates.split(",") if n]
     kinds = [k for k in args.noises.split(",") if k]
     registered()

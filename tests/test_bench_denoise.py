@@ -27,3 +27,4 @@ def test_word_error_counts_edits_over_the_words_said() -> None:
     assert bd.wer("Hold on, please.", "hold on please") == (0, 3)
     assert bd.wer("book a room for two", "book a learn for") == (2, 5)
     assert bd.wer("", "uh") == (1, 0)
+    assert bd.wer("The order number is four seven nine two.", "The order number is 4792.") == (0, 8)
