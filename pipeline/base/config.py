@@ -106,6 +106,10 @@ class BargeInPolicy:
     # as "in my mom." in those results). -1.0 is Whisper's own threshold for a failed decode
     # (`log_prob_threshold`). A caller still talking past decide_within_ms cancels regardless.
     min_word_logprob: float = -1.0
+    # a noise suppressor on the caller's audio before the VAD, this gate and Whisper: a
+    # `pipeline.denoise` plugin (rnnoise, deepfilternet, webrtc); "" off, as the table says
+    # (`python -m bench.denoise`, bench/results/2026-12-02-denoise.md)
+    denoise: str = ""
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,12 @@ class CallPolicy:
     pre_hangup_check: bool = False  # one LLM call at goodbye time: is an action still owed?
     pre_hangup_timeout_ms: int = 2000  # the check fails open past this
     end_call: bool = False  # offer the end_call tool (examples/front_desk.py turns it on)
+    # offer the transfer_call tool: a spoken line, then the phone call goes to a person
+    # (`call.transfer`, docs/telephony.md); off, and no phone line, it is not offered
+    transfer: bool = False
+    transfer_to: str = ""  # the number or sip: URI a carrier's transfer command dials
+    transfer_url: str = ""  # Plivo: the URL whose XML dials the person (its API takes a URL)
+    transfer_warm: bool = False  # warm: a summary of the call goes with it (cold: none)
     # each reply's grammar offers only the tools the caller's words can use (`tools.choice`);
     # off: every tool, every reply (the grounding guard still refuses an invented side effect)
     tool_choice: bool = True

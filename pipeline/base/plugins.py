@@ -1,6 +1,7 @@
 """Entry-point registry: every stage is found by group and name.
 
-Groups: pipeline.vad, pipeline.stt, pipeline.turns, pipeline.llm, pipeline.tts, pipeline.transport.
+Groups: pipeline.vad, pipeline.stt, pipeline.turns, pipeline.llm, pipeline.tts, pipeline.transport,
+pipeline.denoise.
 A third-party package registers its own stage in its pyproject and is selected by name; a plugin
 that fails to import is a warning naming its package, never a crash of the whole process.
 """
@@ -17,7 +18,7 @@ from .errors import ConfigError
 
 log = logging.getLogger(__name__)
 
-GROUPS = ("vad", "stt", "turns", "llm", "tts", "transport")
+GROUPS = ("vad", "stt", "turns", "llm", "tts", "transport", "denoise")
 
 
 class PluginWarning(UserWarning):

@@ -25,13 +25,14 @@ from ..tools.evidence import Evidence
 from ..tools.grounding import evidence_from
 from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
-from .callctl import CallControl, end_call_tool
+from .callctl import CallControl
 from .core import SessionCore
 from .handle import Purpose
 from .owed import OwedWords
 from .responder import Responder
 from .response import Response
 from .states import CallState
+from .transfer import built_in
 
 # Results recorded within this long of each other are answered in one reply: one audio frame,
 # on the simulated clock "the same moment" (everything due at an instant runs before it passes)
@@ -61,8 +62,8 @@ class ToolDesk:
         self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
         self.words = OwedWords(self)  # what a reply must not say, and what it owes (`owed`)
         self.dialect: ToolDialect = JSON  # how the model writes a call: its LLM's, once bound
-        if core.config.call.end_call:
-            self.use(ToolRegistry(specs=[end_call_tool()]))
+        if core.config.call.end_call or core.config.call.transfer:  # the built-in tools alone
+            self.use(ToolRegistry())
 
     def bind(self, responder: Responder) -> None:
         self.responder = responder
@@ -78,8 +79,7 @@ class ToolDesk:
     def use(self, registry: ToolRegistry, *, ledger: Any = None,
             queries: dict[str, Query] | None = None) -> None:
         """Offer these tools to the model; side-effecting ones go through `ledger`."""
-        if self.core.config.call.end_call and "end_call" not in registry:
-            registry = ToolRegistry(specs=[*registry.specs(), end_call_tool()])
+        registry = built_in(self, registry)  # end_call, transfer_call (`call.transfer`)
         self.registry = registry
         self.ledger = ledger
         self.runner = ToolRunner(registry, ledger=ledger, queries=queries, control=self.control,

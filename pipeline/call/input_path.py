@@ -21,6 +21,7 @@ from ..base.audio import INPUT_RATE_HZ, PickupBuffer, StreamResampler
 from ..base.clock import Clock
 from ..base.listeners import Ordered
 from ..base.protocols import VAD, ForkableVAD
+from ..stages.denoise import denoiser
 from ..stages.vad import WINDOW_SAMPLES
 from .core import SessionCore
 
@@ -63,6 +64,7 @@ class InputPath:
         # a consumer that raises is reported once and the audio goes on (`base.listeners`)
         self.on_frame: Ordered[FrameConsumer] = Ordered(CallerFramePhase, on_failure=core.listener_failed)
         self.on_window: Ordered[WindowConsumer] = Ordered(WindowPhase, on_failure=core.listener_failed)
+        self.denoise = denoiser(core.config.bargein.denoise)  # None: off (the default)
         self.echo: Any = None
         self._ref_offset: int | None = None
         if echo_guard:  # speakers, not headphones: the agent's voice reaches the mic
@@ -137,6 +139,8 @@ class InputPath:
         frame = np.asarray(frame, dtype=np.float32).reshape(-1)
         if self.echo is not None:  # everything downstream hears the caller, not the agent's echo
             frame = self.echo.process(frame, self.samples_in)
+        if self.denoise is not None:  # the VAD, the gate, the turn and Whisper all hear it denoised
+            frame = self.denoise.process(frame)
         self._history.append((self.samples_in, frame))
         while self._history and self._history[0][0] < self.samples_in - _HISTORY_MS * INPUT_RATE_HZ // 1000:
             self._history.popleft()

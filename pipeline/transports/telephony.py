@@ -41,6 +41,8 @@ from ..base.clock import Clock, cancel_and_wait
 from ..base.protocols import CallInput
 from ..call.client import ResponseInProgress
 from ..call.session import Session
+from ..call.transfer import Handoff
+from . import telephony_transfer as transfer
 from .telephony_dialects import ALAW, Dialect, Dtmf, Mark, Media, Start, Stop, StreamError
 
 log = logging.getLogger(__name__)
@@ -63,7 +65,7 @@ def _codec(encoding: str) -> tuple[Callable[[bytes], np.ndarray], Callable[[np.n
 
 class PhoneLine:
     """One call's media stream: the transport of its session (`Transport`, `BufferedSink`,
-    `ClearableSink`, `HangUpSink`, `ConfirmedSink`)."""
+    `ClearableSink`, `HangUpSink`, `ConfirmedSink`, `HandOverSink`)."""
 
     def __init__(self, ws: ServerConnection, dialect: Dialect, start: Start, *,
                  lead_ms: int = LEAD_MS) -> None:
@@ -94,6 +96,8 @@ class PhoneLine:
         self._dtmf: list[str] = []
         self._dtmf_timer: asyncio.TimerHandle | None = None
         self._outbox: asyncio.Queue[str] = asyncio.Queue()
+        self.handoff: Handoff | None = None  # set: the hang-up hands the call to a person
+        self.transfer_sent: bool | None = None  # the carrier's transfer command: sent and taken?
 
     def bind(self, session: Session) -> None:
         self.session = session
@@ -301,11 +305,20 @@ class PhoneLine:
         """The session ended the call (the goodbye heard): close the stream once sent."""
         asyncio.ensure_future(self._hang_up())
 
+    def hand_over(self, handoff: Handoff | None) -> None:
+        """`transfer_call`: the next hang-up hands the call over (`telephony_transfer`)."""
+        self.handoff = handoff
+
     async def _hang_up(self) -> None:
         if not self.closed:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._outbox.join(), SEND_STALL_S)
-        await self.ws.close(1000, "the call ended")
+        handoff = self.handoff
+        if handoff is not None and not self.stopped:
+            cmd = transfer.command(self.dialect.name, self.start, handoff)
+            if cmd is not None:  # else the stream's end runs the carrier's own next step
+                self.transfer_sent = await asyncio.to_thread(transfer.send, cmd)
+        await self.ws.close(1000, "the call was handed over" if handoff else "the call ended")
 
     def _send(self, payload: dict[str, Any]) -> None:
         if not self.closed:

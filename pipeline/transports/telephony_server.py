@@ -1,7 +1,8 @@
 """The telephony routes of `pipeline serve`: `/telephony/twilio`, `/telephony/telnyx` and
 `/telephony/plivo`. The handshake is checked (Twilio's signature, the session limit), the
 carrier's `start` is awaited and its credentials checked, then a session runs on a `PhoneLine`
-until the call ends. The server only hands these paths over (`RealtimeServer._handle`).
+until the call ends, watched as any call of the server is (`call_watchers`: `--record`, metrics,
+traces). The server only hands these paths over (`RealtimeServer._handle`).
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import logging
 import weakref
 from http import HTTPStatus
-from typing import Protocol
+from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -26,6 +28,8 @@ from .runtime import Desk
 from .telephony import LEAD_MS, PhoneLine
 from .telephony_dialects import DIALECTS, Dialect, Start, Stop, StreamError
 
+log = logging.getLogger(__name__)
+
 START_TIMEOUT_S = 10.0  # the carrier sends connected and start at once; a socket that does not
 
 
@@ -39,6 +43,7 @@ class PhoneHost(Protocol):
     twilio_auth_token: str | None
     public_url: str | None
     desk: Desk | None  # the tools every phone call is offered: a call has no client to send them
+    call_watchers: list[Any]  # recordings, traces, metrics (`ops_http`): phone calls too
 
     @property
     def calls(self) -> int:
@@ -133,6 +138,12 @@ class PhoneRoutes:
                           sink=line, events=events)
         line.bind(session)
         self.lines.add(line)
+        watchers = []
+        for watch in self.host.call_watchers:
+            try:  # a recorder that cannot make its folder must not refuse the call
+                watchers.append(watch(session, ""))
+            except Exception:
+                log.exception("a call watcher failed at the start of a phone call")
         try:
             if self.host.desk is not None:
                 self.host.desk.attach(session)
@@ -143,6 +154,11 @@ class PhoneRoutes:
         finally:
             self.lines.discard(line)
             await session.close()
+            for watcher in watchers:  # the recording is closed (summary.json written last)
+                try:
+                    watcher.finish(None)
+                except Exception:
+                    log.exception("a call watcher failed at the end of a phone call")
             session.release()
             events.clear()
             line.release()
