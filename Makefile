@@ -89,7 +89,7 @@ $(RUN_STAMP): pyproject.toml scripts/install_llama.sh
 
 # The clients extra (openai, openai-agents, pipecat-ai, livekit-agents) adds about 3.5 minutes.
 $(STAMP): $(RUN_STAMP) pyproject.toml
-	$(BIN)/python -m pip install --disable-pip-version-check -e '.[dev,bench,server,clients,ops]'
+	$(BIN)/python -m pip install --disable-pip-version-check -e '.[dev,bench,server,clients,ops,denoise]'
 	touch $(STAMP)
 
 models: install

@@ -142,7 +142,7 @@ async def _call(server: ServerThread, kind: str, *, refund_first: bool) -> tuple
 
 
 def _handoff_response(session: Any) -> Any:
-    return next(r for r in reversed(session.responses) if r.spoken and r.item.text == LINE)
+    return next(r for r in reversed(session.responses) if r.speech.spoken and r.item.text == LINE)
 
 
 @pytest.mark.parametrize("kind", ["twilio", "telnyx", "plivo"])
