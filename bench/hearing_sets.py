@@ -23,6 +23,7 @@ import io
 import subprocess
 import wave
 from dataclasses import dataclass
+
 import numpy as np
 
 from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample, write_wav
@@ -265,6 +266,7 @@ def held_out_clip(s: int, voice: str, condition: str) -> HearingClip:
 def jfk_set() -> list[HearingClip]:
     """jfk.wav cut at its phrases (each phrase alone, from the end of the one before), in every
     condition."""
+    assert [plain(k) for k in JFK_KEYS] == list(JFK_WORDS), "JFK_KEYS must follow JFK_WORDS"
     x, ends = jfk(), jfk_phrases()[:len(JFK_KEYS)]
     starts = [0.0, *ends[:-1]]
     out = []
