@@ -196,7 +196,8 @@ def hotword_check(models: list[str]) -> list[str]:
     for said in ("Mm-hmm.", "Uh-huh.", "Yeah."):
         for voice in ("caller", "en-us"):
             sounds[f"\"{said}\" ({voice})"] = np.r_[lead, at_level(speech_of(said, voice), -20.0), silence(250)]
-    stop = {"a", "an", "the", "of", "and", "to", "for", "id", "name", "date", "time", "day", "new"}
+    # words no hotword is made of ("in" of "check in", "up" of "look up order")
+    stop = {"a", "an", "the", "of", "and", "to", "for", "in", "up", "id", "name", "date", "time", "day", "new"}
     lines = ["| model, window | passes | with a context word | prompt written back (then redone) | what was heard |",
              "|---|---|---|---|---|"]
     for model in models:
@@ -212,11 +213,11 @@ def hotword_check(models: list[str]) -> list[str]:
                 for name, audio in sounds.items():
                     text = stt.transcribe(audio, final=True, prompt=p)
                     total += 1
-                    heard.add(text or "(nothing)")
+                    heard.add(text[:60] or "(nothing)")
                     words = set("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
                     if words & vocabulary:
-                        bad.append(f"{domain}/{name}: \"{text}\"")
-            shown = "; ".join(sorted(heard))[:300]
+                        bad.append(f"{domain}/{name}: \"{text[:80]}\"")
+            shown = "; ".join(sorted(heard))[:400]
             lines.append(f"| {model}, {window_name} | {total} | {len(bad)}{': ' + '; '.join(bad[:5]) if bad else ''} "
                          f"| {stt.window_stats['prompt leaked']} | {shown} |")
     return lines
