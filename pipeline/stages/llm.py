@@ -77,6 +77,7 @@ class LlamaLLM:
             model = "smollm2-135m"
         path = embedded_gguf(model, model_path, setting="llm", what="LLM model")
         self.max_tokens = max_tokens
+        self.seed = seed
         self.keep_prompt_cache = keep_prompt_cache
         self.temperature = temperature
         if repeat_penalty <= 0:
@@ -170,6 +171,16 @@ class LlamaLLM:
                  **kwargs: Any) -> str:
         """The whole reply; like `stream`, it stops within one token once `cancel` is set."""
         return "".join(self.stream(messages, cancel=cancel or threading.Event(), **kwargs))
+
+    def forget(self) -> None:
+        """Start over as a process's first request does: the sampler's seed back to `seed` (each
+        completion draws the next one from the last, so a reply depends on how many came before)
+        and no evaluated prompt (a cached prefix shifts llama.cpp's batches and the last digits of
+        the logits). A scenario that played after another in the same process called its tool
+        again instead of answering."""
+        with self.lock:
+            self._llm.set_seed(self.seed)
+            self._llm.reset()
 
     @property
     def cached_tokens(self) -> int:

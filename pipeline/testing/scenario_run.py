@@ -166,6 +166,8 @@ def run(scenario: Scenario, *, artefacts: str | Path | None = None) -> ScenarioR
 
     config = agent_config(scenario)
     stages = stages_for(scenario, config)
+    if callable(forget := getattr(stages.llm, "forget", None)):
+        forget()  # the same call whatever played before it in this process (a model is shared)
     caller = ScenarioCaller(scenario.lines, clips_for(scenario, stages), tail_s=scenario.tail_s,
                             max_s=scenario.max_s)
     folder = Path(artefacts) if artefacts is not None else Path(tempfile.mkdtemp(prefix="scenario-"))
