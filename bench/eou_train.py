@@ -110,7 +110,7 @@ def features(hidden: object, items: list[Example], progress: bool = True) -> np.
         for j in idx:
             if j not in rows:
                 rows[j] = hidden.states(toks[j], [len(toks[j]) - 1])[0]  # type: ignore[attr-defined]
-        if progress and n % 50 == 0:
+        if progress and n % 10 == 0:
             print(f"features: {n}/{len(by_line)} lines", file=sys.stderr, flush=True)
     return np.stack([rows[j] for j in range(len(items))])
 

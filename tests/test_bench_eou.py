@@ -38,3 +38,19 @@ def test_the_fit_separates_separable_classes_with_equal_weights():
     w, b = fit(x, y, l2=1.0)
     p = 1 / (1 + np.exp(-(x @ w + b)))
     assert (p[:20] > 0.5).all() and (p[20:] < 0.5).all()
+
+
+def test_the_judgement_reads_partly_scored_heads_on_the_stored_transcripts():
+    from bench.eou_eval import GROUPS, judge, load_rows
+
+    rows = load_rows()
+    texts = list(dict.fromkeys(r["transcript"] for r in rows))
+    heads = {"qwen2.5-coder-0.5b": {t: 0.9 for t in texts[::3]},
+             "smollm2-135m": {t: float(t.rstrip().endswith(".")) for t in texts}}
+    judged = judge(rows, heads)
+    jfk = "jfk.wav (real speech), all conditions"
+    assert judged["heuristic (default)"][jfk]["unfinished"] == sum(
+        1 for r in rows if GROUPS[jfk](r) and not r["finished"])
+    assert judged["eou-head qwen"]["all synthetic"]["cut_off"] == 1.0  # scores 0.9: all end
+    partial = judged["eou-head qwen"]["all synthetic"]
+    assert partial["finished"] + partial["unfinished"] < sum(GROUPS["all synthetic"](r) for r in rows)
