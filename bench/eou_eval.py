@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,9 @@ def load_rows() -> list[Row]:
     return rows
 
 
-def score(rows: list[Row], model: str, limit: int = 0) -> tuple[dict[str, float], list[float]]:
-    """The head's probability per distinct transcript, and the compute of each call (ms).
+def score(rows: list[Row], model: str, limit: int = 0) -> tuple[dict[str, float], list[float], list[float]]:
+    """The head's probability per distinct transcript, and each call's wall time and the
+    process's CPU time in it (ms; CPU time is what a loaded machine does not inflate much).
     `limit`: every jfk.wav transcript, and only `limit` of the others, spread over the set."""
     from pipeline.stages.eou_head import EouHeadCompleteness
 
@@ -55,16 +57,18 @@ def score(rows: list[Row], model: str, limit: int = 0) -> tuple[dict[str, float]
     signal.probability("hello")  # the instructions' first evaluation is not a call's cost
     out: dict[str, float] = {}
     cost: list[float] = []
+    cpu: list[float] = []
     texts = list(dict.fromkeys(r["transcript"] for r in rows if r["source"] == "jfk"))
     rest = [t for t in dict.fromkeys(r["transcript"] for r in rows) if t not in texts]
     texts += rest[::-(-len(rest) // limit)] if 0 < limit < len(rest) else rest
     for text in texts:
-        t0 = perf_s()
+        t0, c0 = perf_s(), time.process_time()
         out[text] = signal.probability(text)
         cost.append((perf_s() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
         if len(out) % 50 == 0:
             print(f"{model}: {len(out)}", file=sys.stderr, flush=True)
-    return out, cost
+    return out, cost, cpu
 
 
 def signals(heads: dict[str, dict[str, float]]) -> dict[str, Callable[[Row], bool]]:
@@ -155,7 +159,10 @@ def render(results: dict[str, Any]) -> str:
     out += ["", f"Compute per call (threads: {results.get('threads')}; distinct transcripts "
             "after a warm-up call; the instructions stay evaluated): " + "; ".join(
                 f"{m}: median {c['median']:.0f} ms, p90 {c['p90']:.0f} ms over {c['n']} calls"
-                for m, c in results["compute_ms"].items()) + "."]
+                for m, c in results["compute_ms"].items()) + ". CPU time of the process in a "
+            "call (every thread's): " + ("; ".join(
+                f"{m}: median {c['median']:.0f} ms, p90 {c['p90']:.0f} ms over {c['n']} calls"
+                for m, c in results.get("cpu_ms", {}).items()) or "not recorded") + "."]
     return "\n".join(out)
 
 
@@ -174,14 +181,15 @@ def main(argv: list[str] | None = None) -> int:
     old = json.loads(stored.read_text(encoding="utf-8")) if stored.is_file() else {}
     heads: dict[str, dict[str, float]] = dict(old.get("heads", {}))
     compute = dict(old.get("compute_ms", {}))
+    cpu = dict(old.get("cpu_ms", {}))
     for model in [m for m in args.models.split(",") if m]:
-        heads[model], cost = score(rows, model, args.limit)
-        compute[model] = describe(cost)
+        heads[model], cost, used = score(rows, model, args.limit)
+        compute[model], cpu[model] = describe(cost), describe(used)
     heads = {m: heads[m] for m in MODELS if m in heads}
     judged = judge(rows, heads)
     results = {"machine": describe_machine(),
                "command": "python -m bench.eou_eval " + " ".join(argv if argv is not None else sys.argv[1:]),
-               "sources": list(SOURCES.values()), "compute_ms": compute,
+               "sources": list(SOURCES.values()), "compute_ms": compute, "cpu_ms": cpu,
                "threads": os.environ.get("PIPELINE_THREADS") or "default (2 on 2 cores)",
                "counts": {g: sum(map(keep, rows)) for g, keep in GROUPS.items()},
                "judged": judged, "heads": heads, "wall_s": round(perf_s() - t0, 1),
