@@ -101,6 +101,7 @@ class HiddenState:
                  threads: int | None = None, n_ctx: int = 1024) -> None:
         import llama_cpp
 
+        self._api = llama_cpp
         self.path = embedded_gguf(model if model_path is None else None, model_path or "",
                                   setting="turns", what="end-of-utterance LLM")
         # one batch holds a whole prompt, so every token's state comes from one decode
@@ -130,7 +131,7 @@ class HiddenState:
             llm.n_tokens = kept
             llm.eval(list(tokens[kept:]))
             rows = len(tokens) - kept
-            out = np.ctypeslib.as_array(llm._ctx.get_embeddings(), shape=(rows, self.size))
+            out = np.ctypeslib.as_array(self._api.llama_get_embeddings(llm.ctx), shape=(rows, self.size))
             return np.array([out[p - kept] for p in positions], dtype=np.float64)
 
     def last(self, prompt: str) -> np.ndarray:
