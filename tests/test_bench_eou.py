@@ -1,0 +1,56 @@
+"""The end-of-utterance head's data recipe and fit (`bench.eou_train`), without a model."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bench.eot_set import PHRASES
+from bench.eou_train import LINES, cuts, examples, fit, read_lines
+
+
+def test_every_cut_is_a_negative_unless_a_sentence_ends_there():
+    assert cuts("Yes, | that's right.") == [("Yes,", True), ("Yes, that's", False),
+                                             ("Yes, that's right.", True)]
+    assert cuts("Thanks. Bye now.") == [("Thanks.", True), ("Thanks. Bye", False),
+                                        ("Thanks. Bye now.", True)]
+
+
+def test_the_lines_are_many_and_none_is_from_the_evaluation_set():
+    lines, agent = read_lines()
+    assert len(lines) >= 300 and agent
+    said = {" ".join(p.replace("|", " ").split()).lower() for _, p in PHRASES}
+    assert not said & {" ".join(x.replace("|", " ").split()).lower() for x in lines}
+    assert LINES.name == "eou_lines.txt"
+
+
+def test_examples_are_seeded_and_have_both_classes_with_fillers():
+    lines = ["I need a taxi to the airport.", "Yes, please."]
+    a, b = examples(lines, ["Hello?"]), examples(lines, ["Hello?"])
+    assert a == b
+    assert any(e.text.endswith(("um,", "uh,")) and not e.complete for e in a)
+    assert sum(e.complete for e in a) == 2 and sum(not e.complete for e in a) >= 6
+
+
+def test_the_fit_separates_separable_classes_with_equal_weights():
+    rng = np.random.default_rng(1)
+    x = np.vstack([rng.normal(1.0, 0.3, size=(20, 3)), rng.normal(-1.0, 0.3, size=(80, 3))])
+    y = np.r_[np.ones(20), np.zeros(80)]
+    w, b = fit(x, y, l2=1.0)
+    p = 1 / (1 + np.exp(-(x @ w + b)))
+    assert (p[:20] > 0.5).all() and (p[20:] < 0.5).all()
+
+
+def test_the_judgement_reads_partly_scored_heads_on_the_stored_transcripts():
+    from bench.eou_eval import GROUPS, judge, load_rows
+
+    rows = load_rows()
+    texts = list(dict.fromkeys(r["transcript"] for r in rows))
+    heads = {"qwen2.5-coder-0.5b": {t: 0.9 for t in texts[::3]},
+             "smollm2-135m": {t: float(t.rstrip().endswith(".")) for t in texts}}
+    judged = judge(rows, heads)
+    jfk = "jfk.wav (real speech), all conditions"
+    assert judged["heuristic (default)"][jfk]["unfinished"] == sum(
+        1 for r in rows if GROUPS[jfk](r) and not r["finished"])
+    assert judged["eou-head qwen"]["all synthetic"]["cut_off"] == 1.0  # scores 0.9: all end
+    partial = judged["eou-head qwen"]["all synthetic"]
+    assert partial["finished"] + partial["unfinished"] < sum(GROUPS["all synthetic"](r) for r in rows)
