@@ -32,6 +32,7 @@ from pipeline.call.session import Stages
 from pipeline.call.transfer import Handoff, summary_of
 from pipeline.stages.fakes import ToneTTS
 from pipeline.testing.carrier import Carrier
+from pipeline.testing.scenario_voice import EnergyVAD
 from pipeline.testing.server import ServerThread
 from pipeline.tools.ledger_rows import Row
 from pipeline.transports import telephony_transfer
@@ -53,14 +54,6 @@ TO = "+15550100"
 PLIVO_URL = "https://desk.example.com/plivo/dial.xml"
 ENV = {"TWILIO_ACCOUNT_SID": "AC123", "TWILIO_AUTH_TOKEN": "tw-secret", "TELNYX_API_KEY": "KEY1",
        "PLIVO_AUTH_ID": "MA123", "PLIVO_AUTH_TOKEN": "pl-secret"}
-
-
-class EnergyVAD:
-    def probability(self, window: np.ndarray) -> float:
-        return 0.95 if dbfs(window) > -35 else 0.02
-
-    def fork(self) -> EnergyVAD:
-        return EnergyVAD()
 
 
 class PitchSTT:
