@@ -60,9 +60,9 @@ class TurnPolicy:
     max_turn_ms: int = 60_000
     # What the call is about, told to the recogniser as a prompt on every pass of a turn (tool
     # and argument names as said, `hotwords`, the instructions, the last `context_turns` turns;
-    # pipeline/stages/stt_context.py). Off until its accuracy table is measured: with a shop's
-    # context whisper tiny.en's sized final hears "refund" where it wrote "reef and"
-    # (tests/test_stt_context.py)
+    # pipeline/stages/stt_context.py). Off: it hears "refund" where tiny.en wrote "reef and",
+    # but loses somewhere on every model and window (a looping phone-band pass; `python -m
+    # bench.hearing`, bench/results/2026-12-02-hearing.md)
     context: bool = False
     hotwords: tuple[str, ...] = ()  # product, street and people's names the callers say
     context_tokens: int = 96  # the prompt's bound (Whisper reads at most 223)
