@@ -11,6 +11,8 @@ writes run in a thread: an fsync on the event loop would delay barge-in.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from ..base import events as ev
@@ -23,6 +25,7 @@ from ..tools.dialect import JSON, ToolDialect
 from ..tools.dialect import tools_prompt as _json_tools_prompt
 from ..tools.evidence import Evidence
 from ..tools.grounding import evidence_from
+from ..tools.provenance import trace
 from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
 from .callctl import CallControl
@@ -60,6 +63,7 @@ class ToolDesk:
         self._reminding: set[str] = set()  # keys with a reminder waiting to start
         self._grammar: tuple[tuple[str, ...], str] | None = None
         self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
+        self._withheld: set[str] = set()  # client calls on values nobody gave: refused here (`prepare`)
         self.words = OwedWords(self)  # what a reply must not say, and what it owes (`owed`)
         self.dialect: ToolDialect = JSON  # how the model writes a call: its LLM's, once bound
         if core.config.call.end_call or core.config.call.transfer:  # the built-in tools alone
@@ -86,9 +90,10 @@ class ToolDesk:
                                  clock=self.core.clock, evidence=self.evidence)
 
     def evidence(self) -> Evidence:
-        """What a side effect's arguments must be found in: the caller's words in this call
-        (transcripts, typed text), what the agent said before each (a number given in answer
-        to "What's the order number?" is an order number), and the outputs of earlier calls."""
+        """What a tool's arguments must be found in (`provenance`): the caller's words in this
+        call (transcripts, typed text), what the agent said before each (a number given in answer
+        to "What's the order number?" is an order number), the outputs of earlier calls, and the
+        instructions (an account the deployment put there)."""
         said: list[str] = []
         asked: list[str] = []
         agent = ""
@@ -100,7 +105,8 @@ class ToolDesk:
                 asked.append(agent)
                 agent = ""
         return evidence_from(said, (i.output or "" for i in self.core.conversation.items
-                                    if i.type == "function_call_output"), asked)
+                                    if i.type == "function_call_output"), asked,
+                             instructions=self.core.config.response.instructions, now=datetime.now())
 
     # --- ToolHooks (what a response needs) -------------------------------------------------------
 
@@ -142,7 +148,7 @@ class ToolDesk:
         evidence = self.evidence()
         transcript = response.asked.transcript
         if transcript is not None and response.held:
-            evidence = Evidence([*evidence.said, transcript], evidence.results, [*evidence.asked, ""])
+            evidence = replace(evidence, said=[*evidence.said, transcript], asked=[*evidence.asked, ""])
         return evidence
 
     def screen(self, response: Response, chunk: str) -> str | None:
@@ -181,12 +187,31 @@ class ToolDesk:
                 return True
         return False
 
+    def prepare(self, response: Response, call_id: str, call: ToolCall) -> ToolCall:
+        """The call as it will be made: each argument traced to where it came from
+        (`provenance`), optional ones nobody gave left out. A client's function may act on the
+        world as much as ours: with a required value nobody gave, it is not handed to the client;
+        the refusal goes to the model, as for our own tools (`_run`)."""
+        spec = self.registry.get(call.name)
+        if spec is None or self.runner is None or self.runner.evidence is None:
+            return call
+        traced = trace(spec, call.arguments, self.evidence_for(response))
+        if traced.dropped:
+            self.core.log(f"{call.name}: left out {', '.join(traced.dropped)}, which nobody gave "
+                          f"({json.dumps({k: call.arguments[k] for k in traced.dropped})})")
+        if traced.missing and spec.fn is None:
+            self._withheld.add(call_id)
+        return ToolCall(name=call.name, arguments=traced.arguments)
+
+    def handed(self, call_id: str) -> bool:
+        return call_id not in self._withheld
+
     def start(self, response: Response, call_id: str, call: ToolCall) -> None:
         """Called as soon as a call's arguments are final, before its holding line has played."""
         self.calls[call_id] = (response.id, response.turn_id)
         spec = self.registry.get(call.name)
         self.words.started(call_id, spec)
-        if spec is not None and spec.fn is None:
+        if spec is not None and spec.fn is None and call_id not in self._withheld:
             return  # a client's tool: the client runs it and sends function_call_output
         self.core.spawn(self._run(response, call_id, call))
 

@@ -23,6 +23,7 @@ Owed (`owed`, after the reply's last word), where the words said do not already 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..tools.ask import asking_for, names_a_tool, owes_question, question
@@ -98,7 +99,7 @@ class OwedWords:
         told = [asked.options.instructions or self.desk.core.config.response.instructions]
         told += [str(m.get("content", "")) for m in asked.messages[1:] if m.get("role") == "system"]
         told = [t for t in told if t]
-        return Evidence([*evidence.said, *told], evidence.results, [*evidence.asked, *[""] * len(told)])
+        return replace(evidence, said=[*evidence.said, *told], asked=[*evidence.asked, *[""] * len(told)])
 
     async def owed(self, response: Response, reached: str | None, said: str) -> str | None:
         out = []

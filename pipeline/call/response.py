@@ -69,6 +69,14 @@ class ToolHooks(Protocol):
         it reached for but did not call (`reached`) or the refusal it answers, where they ask none;
         an outcome it is about that they do not state (`call.owed`)."""
 
+    def prepare(self, response: Response, call_id: str, call: ToolCall) -> ToolCall:
+        """The call as it will be made (`tools.provenance`): optional arguments nobody gave left
+        out. A client's call with a required one nobody gave is not handed to the client
+        (`handed`)."""
+
+    def handed(self, call_id: str) -> bool:
+        """Whether this call goes to whoever runs it (a client's call refused in `prepare` does not)."""
+
     def start(self, response: Response, call_id: str, call: ToolCall) -> None: ...
 
     def prompt(self) -> str | None:

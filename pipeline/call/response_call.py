@@ -97,11 +97,15 @@ class CallOut:
             item.status = "incomplete"
             r.emit(ev.OutputItemDone(response_id=r.id, item=item.to_dict(), output_index=1))
             return
+        call = r.ctx.tools.prepare(r, self.call_id, call)  # optional arguments nobody gave: out
         arguments = json.dumps(call.arguments)
         item.name, item.arguments, item.status = call.name, arguments, "completed"
         self.made = item
-        r.emit(ev.FunctionCallArgumentsDone(response_id=r.id, item_id=item.id, call_id=self.call_id,
-                                            name=call.name, arguments=arguments))
+        if r.ctx.tools.handed(self.call_id):
+            r.emit(ev.FunctionCallArgumentsDone(response_id=r.id, item_id=item.id, call_id=self.call_id,
+                                                name=call.name, arguments=arguments))
+        else:  # a client's call on values nobody gave: the client never runs it; the model is told
+            item.status = "incomplete"
         r.emit(ev.OutputItemDone(response_id=r.id, item=item.to_dict(), output_index=1))
         r.placement.call_made(r, call)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -32,6 +33,8 @@ class Evidence:
     said: list[str] = field(default_factory=list)  # each turn's transcript or typed text
     results: list[Any] = field(default_factory=list)  # tool outputs (JSON values), prior intents
     asked: list[str] = field(default_factory=list)  # what the agent said before each turn ("" none)
+    instructions: str = ""  # the session's: what the deployment told the agent (an account, a record)
+    now: datetime | None = None  # when the caller said it: "tomorrow", "right now"
 
     def __post_init__(self) -> None:
         self.said = [_OCLOCK.sub(" oclock", _A_SCALE.sub(r"one \1", t)) for t in self.said]

@@ -52,6 +52,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from .confirms import spoken_amounts, spoken_tokens
@@ -199,7 +200,8 @@ def is_refusal(output: Any) -> bool:
 
 
 def evidence_from(user_texts: Iterable[str], outputs: Iterable[str],
-                  asked: Iterable[str] = ()) -> Evidence:
+                  asked: Iterable[str] = (), *, instructions: str = "",
+                  now: datetime | None = None) -> Evidence:
     """Evidence from the caller's texts and the JSON outputs of earlier calls; error outputs
     (a refusal names the arguments it refused) ground nothing. `asked`: what the agent said
     before each of the caller's texts, in the same order ("" where nothing)."""
@@ -213,7 +215,8 @@ def evidence_from(user_texts: Iterable[str], outputs: Iterable[str],
             continue
         results.append(value)
     pairs = [(t, q) for t, q in itertools.zip_longest(user_texts, asked, fillvalue="") if t]
-    return Evidence(said=[t for t, _ in pairs], results=results, asked=[q for _, q in pairs])
+    return Evidence(said=[t for t, _ in pairs], results=results, asked=[q for _, q in pairs],
+                    instructions=instructions, now=now)
 
 
 # --- roles ---------------------------------------------------------------------------------------

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..base.clock import Clock, RealClock
 from .evidence import Evidence
-from .grounding import refusal, ungrounded
+from .provenance import Traced, refusal, trace
 from .ledger import Intent, Ledger
 from .schema import ToolCall, ToolRegistry, ToolSpec
 
@@ -90,20 +90,24 @@ class ToolRunner:
         args = spec.validate(dict(call.arguments))
         result = ToolResult(call_id, response_id, turn_id, spec.name, args, {}, side_effect=spec.side_effect,
                             keep_on_interrupt=spec.side_effect or spec.keep_on_interrupt)
+        key = spec.key_for(args)
+        traced = await self._trace(spec, args, key)
+        if traced.missing:  # nobody gave it: refused back to the model, the ledger never hears of it
+            result.output = refusal(spec, traced.missing)
+            result.extra["ungrounded"] = traced.missing
+            return result
+        if traced.dropped:  # optional, and nobody gave them: left out, not invented
+            result.extra["dropped"] = traced.dropped
+            args = result.arguments = traced.arguments
+            key = spec.key_for(args)
         ctx = CallContext(call_id, response_id, turn_id, control=self.control)
         if not spec.side_effect:
             result.output = await self._invoke(spec, args, ctx)
             return result
         if self.ledger is None:
             raise RuntimeError(f"tool {spec.name!r} has side effects but the session has no ledger")
-        key = spec.key_for(args)
         assert key is not None  # ToolSpec refuses a side effect without a business_key
         ledger = self.ledger
-        missing = await self._ungrounded(spec, args, key)
-        if missing:  # invented: refused back to the model, and the ledger never hears of it
-            result.output = refusal(spec, missing)
-            result.extra["ungrounded"] = missing
-            return result
         result.business_key = key
         # Spoken words are not part of the effect: "one moment" vs "let me check" is one refund.
         effect = {k: v for k, v in args.items() if k not in spec.spoken}
@@ -136,20 +140,19 @@ class ToolRunner:
             result.output["updated"] = True
         return result
 
-    async def _ungrounded(self, spec: ToolSpec, args: dict[str, Any], key: str | None) -> list[str]:
-        """The arguments the caller never gave. What the ledger already holds for this key (an
-        earlier call's intent, perhaps before a restart) counts as given: repeating it is no new
-        effect."""
+    async def _trace(self, spec: ToolSpec, args: dict[str, Any], key: str | None) -> Traced:
+        """Where each argument came from (`provenance`). What the ledger already holds for this
+        key (an earlier call's intent, perhaps before a restart) counts as given: repeating it is
+        no new effect."""
         if self.evidence is None:
-            return []
+            return Traced(dict(args))
         evidence = self.evidence()
-        missing = ungrounded(spec, args, evidence)
-        if missing and key is not None and self.ledger is not None:
+        traced = trace(spec, args, evidence)
+        if (traced.missing or traced.dropped) and key is not None and self.ledger is not None:
             row = await self._ledger(self.ledger.get, key)
             if row is not None:
-                missing = ungrounded(spec, args, Evidence(evidence.said, [*evidence.results, row.arguments],
-                                                       evidence.asked))
-        return missing
+                traced = trace(spec, args, replace(evidence, results=[*evidence.results, row.arguments]))
+        return traced
 
     async def _invoke(self, spec: Any, args: dict[str, Any], ctx: CallContext, *,
                       ledger_key: str | None = None, change: Intent | None = None) -> dict[str, Any]:

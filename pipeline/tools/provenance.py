@@ -1,0 +1,295 @@
+"""Where every argument of a tool call came from: nothing runs on a value nobody gave.
+
+A small model fills a schema with whatever fits: asked nothing, it books "John Doe" at 10:30; told
+"a cab at the central station at 6 pm", it writes `pickup_time: "14:00"`. Before any tool runs
+(ours, a realtime client's function, an MCP server's tool), each argument's value is traced to a
+source it may have (`spoken.Source`):
+- what the caller said in this call (their turns' transcripts, text they typed), read as speech
+  (`spoken.said_in`: "six pm" is 18:00, "k seven q two" is K7Q2, a name as Whisper mishears it);
+- an earlier tool result (a value in a field named for another argument does not count: an order
+  id is not grounded by a card number the lookup returned);
+- the instructions, which hold what the deployment put there (the caller's account, a booking);
+- the agent's own composition, for prose (a reason, a note, a summary).
+
+Which sources an argument may have comes from its schema (`spoken.sources_of`): its `x-source`
+keyword, which a client may send and `@tool(sources=...)` writes; else its kind's default: a name,
+an id, a code, a date, a time, a number, an address must be said (by the caller, a result or the
+instructions); prose may be composed. A boolean, an object or an enum value is the model's choice
+within what the schema allows. `ToolSpec.grounded`, where a tool sets it, narrows the check to the
+arguments it names.
+
+A number keeps the role the caller gave it: the words around it that name an argument decide
+whether "4417" is the `order_id` or the `card_last4` (`spoken.cue_words`, read from the tool's own
+parameter names and descriptions: nothing here knows what an order is).
+
+What is not given decides what runs (`trace`): a required argument nobody gave refuses the call
+back to the model, which asks the caller (`refusal`); an optional one nobody gave is left out of
+the call, not invented; a blank optional one too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from .evidence import Evidence
+from .schema import ToolSpec
+from .spoken import Source, ValueKind, cue_words, kind_from_schema, said_in, sources_of
+from .spoken.codes import code_said, squash
+from .spoken.kinds import name_words, stem
+from .spoken.numbers import TIME_CUES, numbers_said
+from .spoken.words import is_number_word, spoken_number, words
+
+_BEFORE, _AFTER = 5, 4  # words around a value that may say what it is
+_LAST_FOUR = re.compile(r"\blast\s+(?:four|4)\b", re.I)  # "the last four": no number of its own
+_NUMBERS = (ValueKind.NUMBER, ValueKind.CODE)  # what a caller may say as a number
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+_PRICE = re.compile(r"\d+\.\d{2}")
+# Words that say a number is money, and the words of an argument that holds money
+_MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
+_MONEY_ARGS = _MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum "
+                                       "deposit tip".split())
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One argument's rule: its kind, where its value may come from, and the words that name it
+    and the tool's other arguments (a number's role)."""
+
+    name: str
+    kind: ValueKind | None
+    sources: frozenset[Source]
+    cues: frozenset[str]
+    rivals: frozenset[str]
+    required: bool
+    money: bool = False  # a price, a fee, a sum: "$", "dollars" around a number name it
+
+    @property
+    def traced(self) -> bool:
+        return self.kind is not None and Source.COMPOSED not in self.sources
+
+
+@dataclass
+class Traced:
+    """A call's arguments after tracing: what may run, what nobody gave."""
+
+    arguments: dict[str, Any]
+    missing: list[str] = field(default_factory=list)  # required, untraced: the call is refused
+    dropped: list[str] = field(default_factory=list)  # optional, untraced: left out
+
+
+def rules(spec: ToolSpec) -> dict[str, Rule]:
+    """Each argument's rule, read from the tool's schema (cached per tool)."""
+    return _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded)
+
+
+def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Traced:
+    """Trace every argument of this call to its sources (see the module's docstring)."""
+    out = Traced(dict(arguments))
+    for name, rule in rules(spec).items():
+        if name not in arguments or not rule.traced:
+            continue
+        value = arguments[name]
+        if all(given(v, rule, evidence) for v in (value if isinstance(value, list) else [value])):
+            continue
+        if rule.required or spec.grounded is not None:
+            out.missing.append(name)
+        else:
+            out.dropped.append(name)
+            del out.arguments[name]
+    return out
+
+
+def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
+    """Was this one value given from one of the argument's sources?"""
+    if value is None or isinstance(value, bool):
+        return True
+    if not str(value).strip():
+        return False  # a blank id is no more given than a made-up one
+    assert rule.kind is not None
+    if Source.CALLER in rule.sources:
+        for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
+            if _in_text(value, text, rule, evidence, asked, caller=True):
+                return True
+    if Source.INSTRUCTIONS in rule.sources and evidence.instructions:
+        if _in_text(value, evidence.instructions, rule, evidence, "", caller=False):
+            return True
+    if Source.RESULT in rule.sources:
+        for key, scalar in _keyed_scalars(evidence.results):
+            if key and _names_other(key, rule):
+                continue
+            if said_in(value, str(scalar), kind=rule.kind, now=evidence.now) or (
+                    _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
+                return True
+    return False
+
+
+def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:
+    """The tool error the model reads instead of a result: nothing was done; ask the caller."""
+    names = " and ".join(missing)
+    return {"status": "not_run", "error": "arguments not given by the caller",
+            "message": f"{spec.name} was not run: the caller has not said the {names}. Ask the "
+                       f"caller for the {names}; never guess them."}
+
+
+# --- matching --------------------------------------------------------------------------------------
+
+def _in_text(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, *,
+             caller: bool) -> bool:
+    """Is the value in this text, as its kind is said, and in its role where it is a number?"""
+    assert rule.kind is not None
+    text = _LAST_FOUR.sub("last4", text)
+    if _numeric(value, rule):
+        return _number_in(value, text, rule, evidence, asked, caller=caller)
+    return said_in(value, text, kind=rule.kind, now=evidence.now)
+
+
+def _numeric(value: Any, rule: Rule) -> bool:
+    """A count, a price, or an id made of digits: a number whose role the words around it give."""
+    if rule.kind is ValueKind.NUMBER:
+        return spoken_number(str(value)) is not None
+    return rule.kind is ValueKind.CODE and squash(str(value)).isdigit()
+
+
+def _number_in(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, *,
+               caller: bool) -> bool:
+    """A number said in its role. The nearest word around it that names an argument decides
+    (this one's: yes; another's: no). A number no word names takes the role of the agent's
+    question it answers ("What's the order number?" - "It's 5521"); with no question, it may be
+    any argument only while it is the only number the caller has said in the call: among two,
+    an unmarked one is exactly where a small model swaps them. The instructions' numbers are
+    the deployment's, written with their labels: an unmarked one there is taken as given."""
+    question = _question_role(asked, rule)
+    for span in _spans(value, text, rule):
+        role = _role_here(text, span, rule)
+        if role is None and rule.money and _PRICE.fullmatch(text[span[0]:span[1]].strip("$€£ ")):
+            role = True  # "23.99": written as a price
+        if role is True or (role is None and (question is True or not caller or (
+                question is None and _numbers_said(evidence) <= 1))):
+            return True
+    return False
+
+
+def _spans(value: Any, text: str, rule: Rule) -> list[tuple[int, int]]:
+    """Where the text says this number (characters start, end)."""
+    if rule.kind is ValueKind.CODE:
+        found = code_said(str(value), text)
+        return [] if found is None else [found]
+    wanted = spoken_number(str(value))
+    return [(n.start, n.end) for n in numbers_said(text)
+            if wanted in n.values and not (n.clock and not rule.cues & TIME_CUES)]
+
+
+def _numbers_said(evidence: Evidence) -> int:
+    """How many numbers (not times of day) the caller has said in the call."""
+    return sum(1 for text in evidence.said for n in numbers_said(_LAST_FOUR.sub("last4", text))
+               if not n.clock)
+
+
+def _question_role(asked: str, rule: Rule) -> bool | None:
+    """Does the agent's last question name this argument (True), another (False), or none?"""
+    questions = [q for q in _SENTENCE.split(_LAST_FOUR.sub("last4", asked)) if q.rstrip().endswith("?")]
+    if not questions:
+        return None
+    said = {stem(w.text) for w in words(questions[-1])}
+    if said & rule.cues - rule.rivals:
+        return True
+    return False if said & rule.rivals else None
+
+
+def _role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
+    """True: the nearest word around text[span] that names an argument names this one; False:
+    another's; None: none names it (nor a pause or another number is crossed to find one)."""
+    ws = words(text)
+    inside = [k for k, w in enumerate(ws) if w.start >= span[0] and w.end <= span[1]]
+    if not inside:
+        return None
+    first, last = inside[0], inside[-1]
+    near: list[str] = []
+    k = first - 1
+    while k >= 0 and first - k <= _BEFORE and not ws[k + 1].after_break and not _is_number(ws[k]):
+        near.append(stem(ws[k].text))
+        k -= 1
+    k = last + 1
+    while k < len(ws) and k - last <= _AFTER and not ws[k].after_break and not _is_number(ws[k]):
+        near.append(stem(ws[k].text))
+        k += 1
+    for word in near:
+        if word in rule.cues and word not in rule.rivals:
+            return True
+        if word in rule.rivals:
+            return False
+    return None
+
+
+def _is_number(word: Any) -> bool:
+    return word.text[0].isdigit() or is_number_word(word.text)
+
+
+def _names_other(key: str, rule: Rule) -> bool:
+    """Does a result's field name another argument and not this one (`card_last4` for an order)?"""
+    named = {stem(w) for w in name_words(key)}
+    return bool(named & rule.rivals) and not named & rule.cues
+
+
+def _keyed_scalars(value: Any, key: str = "") -> Iterable[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for name, item in value.items():
+            yield from _keyed_scalars(item, str(name))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keyed_scalars(item, key)
+    elif value is not None and not isinstance(value, bool):
+        yield key, value
+
+
+# --- rules -----------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=256)
+def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] | None
+           ) -> dict[str, Rule]:
+    schema = json.loads(parameters)
+    props: dict[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", ()))
+    out: dict[str, Rule] = {}
+    kinds: dict[str, ValueKind | None] = {}
+    for name, prop in props.items():
+        prop = prop if isinstance(prop, dict) else {}
+        if name in spoken or (grounded is not None and name not in grounded):
+            kind, sources = None, frozenset(Source)
+        else:
+            kind = kind_from_schema(name, prop)
+            if grounded is not None and kind is None:
+                kind = ValueKind.TEXT
+            sources = sources_of(name, prop)
+            if grounded is not None:
+                sources = sources - {Source.COMPOSED}
+            if "enum" in prop and "x-source" not in prop:
+                kind = None  # one of the values the schema allows: the model's choice
+        kinds[name] = kind_from_schema(name, prop)
+        cues = _cues(name, prop, kinds[name])
+        out[name] = Rule(name, kind, sources, cues, frozenset(), name in required,
+                         money=kind is ValueKind.NUMBER and bool(cues & _MONEY_ARGS))
+    for name, rule in out.items():  # the words that name the other numbers, and not this one
+        rivals = frozenset().union(*(r.cues for other, r in out.items() if other != name
+                                     and kinds[other] in _NUMBERS))
+        out[name] = replace(rule, rivals=rivals - rule.cues)
+    return out
+
+
+def _cues(name: str, prop: dict[str, Any], kind: ValueKind | None) -> frozenset[str]:
+    """The words that name this argument: its own (`spoken.cue_words`), "last4" for the last four
+    digits, money's marks for money, "#" for an id."""
+    cues = set(cue_words(name, prop))
+    if "last" in cues and cues & {"four", "4", "digit"}:
+        cues.add("last4")
+    if cues & _MONEY_ARGS and kind is ValueKind.NUMBER:
+        cues |= _MONEY_MARKS
+    if kind is ValueKind.CODE:
+        cues |= {"#"}
+    return frozenset(cues)

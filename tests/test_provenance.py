@@ -1,0 +1,194 @@
+"""Provenance: every argument of every tool traced to the caller's words, an earlier result, the
+instructions or the agent's own prose, in domains the framework was not written for (a clinic, a
+taxi line, a bank's card line), with tools declared as a realtime client declares them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime
+
+import pytest
+
+from pipeline.base.clock import SimClock
+from pipeline.tools import Ledger, ToolCall, ToolRegistry, ToolSpec, tool
+from pipeline.tools.evidence import Evidence
+from pipeline.tools.provenance import rules, trace
+from pipeline.tools.runner import ToolRunner
+from pipeline.tools.spoken import Source, ValueKind
+
+NOW = datetime(2026, 6, 3, 10, 0)  # a Wednesday morning
+
+
+def client_tool(name: str, properties: dict, required: list[str]) -> ToolSpec:
+    """A function as a realtime client declares it: a schema and no code."""
+    return ToolSpec.from_openai({"type": "function", "name": name, "description": f"{name} it.",
+                                 "parameters": {"type": "object", "properties": properties,
+                                                "required": required}})
+
+
+BOOK = client_tool("book_appointment", {
+    "patient_name": {"type": "string", "description": "Full name of the patient"},
+    "date": {"type": "string", "format": "date", "description": "Day of the appointment"},
+    "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
+    "doctor": {"type": "string", "description": "The doctor's name, if the caller asked for one"},
+    "reason": {"type": "string", "description": "Why the patient is coming, in a few words"},
+}, ["patient_name", "date", "time"])
+
+RIDE = client_tool("book_ride", {
+    "pickup_address": {"type": "string", "description": "Where to pick the passenger up"},
+    "pickup_time": {"type": "string", "description": "When, HH:MM on the 24-hour clock"},
+    "passengers": {"type": "integer", "description": "How many people"},
+    "destination": {"type": "string", "description": "Where to, if the caller said"},
+}, ["pickup_address", "pickup_time"])
+
+DISPUTE = client_tool("dispute_charge", {
+    "card_last4": {"type": "string", "description": "Last four digits of the card"},
+    "merchant": {"type": "string", "description": "Who charged the card"},
+    "amount": {"type": "number", "description": "The charge, in dollars"},
+}, ["card_last4", "merchant", "amount"])
+
+
+def said(*lines: str, instructions: str = "", asked: list[str] | None = None,
+         results: list | None = None) -> Evidence:
+    return Evidence(said=list(lines), asked=asked or [""] * len(lines), results=results or [],
+                    instructions=instructions, now=NOW)
+
+
+def test_a_call_on_a_line_that_asked_for_nothing_has_values_nobody_gave() -> None:
+    line = said("I had an appointment last Thursday and it went really well.")
+    traced = trace(BOOK, {"patient_name": "John Doe", "date": "2026-05-28", "time": "10:30"}, line)
+    assert traced.missing == ["patient_name", "time"]  # "last Thursday" was said: the date was
+
+
+def test_six_pm_is_eighteen_hundred_not_fourteen() -> None:
+    line = said("Can I get a cab at the central station at 6 pm?")
+    assert trace(RIDE, {"pickup_address": "Central Station", "pickup_time": "14:00"}, line).missing \
+        == ["pickup_time"]
+    assert trace(RIDE, {"pickup_address": "Central Station", "pickup_time": "18:00"}, line).missing == []
+
+
+def test_right_now_is_the_time_it_was_said() -> None:
+    line = said("I need a taxi at 42 Elm Street right now.")
+    assert trace(RIDE, {"pickup_address": "42 Elm Street", "pickup_time": "10:00"}, line).missing == []
+    assert trace(RIDE, {"pickup_address": "42 Elm Street", "pickup_time": "14:00"}, line).missing \
+        == ["pickup_time"]
+
+
+def test_an_optional_argument_nobody_gave_is_left_out_not_invented() -> None:
+    line = said("This is Marcus Hale, I'd like to see a doctor tomorrow at 2 pm.")
+    traced = trace(BOOK, {"patient_name": "Marcus Hale", "date": "2026-06-04", "time": "14:00",
+                          "doctor": "Dr. Smith", "reason": "a check-up"}, line)
+    assert traced.missing == [] and traced.dropped == ["doctor"]
+    assert traced.arguments == {"patient_name": "Marcus Hale", "date": "2026-06-04", "time": "14:00",
+                                "reason": "a check-up"}  # prose: the agent may compose it
+
+
+def test_a_count_is_not_a_time_and_a_time_is_not_a_count() -> None:
+    line = said("A cab from the airport at 6 for 4 people.")
+    assert trace(RIDE, {"pickup_address": "the airport", "pickup_time": "18:00", "passengers": 4},
+                 line).dropped == []
+    assert trace(RIDE, {"pickup_address": "the airport", "pickup_time": "18:00", "passengers": 6},
+                 line).dropped == ["passengers"]
+
+
+def test_the_instructions_are_a_source_with_their_labels() -> None:
+    """The card on file comes from the account the deployment put in the instructions."""
+    account = ("Caller's account: cards on file: Visa ending 4242, Mastercard ending 5555. "
+               "Recent charges: Blue Bottle Coffee 12.40 dollars on the Visa.")
+    line = said("There's a coffee charge on my card I don't recognise, twelve forty.",
+                instructions=account)
+    ok = {"card_last4": "4242", "merchant": "Blue Bottle Coffee", "amount": 12.40}
+    assert trace(DISPUTE, ok, line).missing == []
+    assert trace(DISPUTE, {**ok, "card_last4": "9999"}, line).missing == ["card_last4"]
+    assert trace(DISPUTE, {**ok, "merchant": "Bank of America"}, line).missing == ["merchant"]
+    assert trace(DISPUTE, ok, said("There's a charge I don't recognise.")).missing \
+        == ["card_last4", "merchant", "amount"]
+
+
+def test_a_number_keeps_the_role_the_caller_gave_it() -> None:
+    line = said("My card ending 1234 was charged 40 dollars by Acme.")
+    assert trace(DISPUTE, {"card_last4": "1234", "merchant": "Acme", "amount": 40}, line).missing == []
+    assert trace(DISPUTE, {"card_last4": "40", "merchant": "Acme", "amount": 1234}, line).missing \
+        == ["card_last4", "amount"]
+
+
+def test_an_answer_takes_the_role_of_the_question() -> None:
+    lines = ["Acme charged me twenty dollars.", "It's 5521."]
+    assert trace(DISPUTE, {"card_last4": "5521", "merchant": "Acme", "amount": 20},
+                 said(*lines, asked=["", "What are the last four digits of the card?"])).missing == []
+    assert trace(DISPUTE, {"card_last4": "5521", "merchant": "Acme", "amount": 20},
+                 said(*lines, asked=["", "Okay, one moment."])).missing == ["card_last4"]
+
+
+def test_a_result_grounds_a_value_but_not_in_a_field_named_for_another() -> None:
+    results = [{"card_last4": "9075", "merchant": "Acme", "amount": 23.99}]
+    line = said("What was that last charge?", results=results)
+    assert trace(DISPUTE, {"card_last4": "9075", "merchant": "Acme", "amount": 23.99}, line).missing == []
+    assert trace(DISPUTE, {"card_last4": "2399", "merchant": "Acme", "amount": 9075}, line).missing \
+        == ["card_last4", "amount"]
+
+
+def test_spelled_codes_and_misheard_names_match() -> None:
+    check_in = client_tool("check_in", {"booking_code": {"type": "string"},
+                                        "guest_name": {"type": "string"}}, ["booking_code", "guest_name"])
+    line = said("It's under Katherine Oduya, code k seven q two.")
+    assert trace(check_in, {"booking_code": "K7Q2", "guest_name": "Catherine Oduya"}, line).missing == []
+    assert trace(check_in, {"booking_code": "K7Q3", "guest_name": "Catherine Oduya"}, line).missing \
+        == ["booking_code"]
+
+
+def test_an_argument_may_say_where_its_value_comes_from() -> None:
+    props = {"summary": {"type": "string", "description": "A summary of the call"},
+             "ticket": {"type": "string", "x-source": "caller"}}
+    spec = client_tool("file_ticket", props, ["summary", "ticket"])
+    assert rules(spec)["summary"].sources >= {Source.COMPOSED}
+    assert rules(spec)["ticket"].sources == frozenset({Source.CALLER})
+    line = said("My laptop will not boot.", instructions="Open ticket: INC-4471.")
+    assert trace(spec, {"summary": "Laptop won't boot", "ticket": "INC-4471"}, line).missing == ["ticket"]
+    with pytest.raises(ValueError, match="x-source"):
+        rules(client_tool("bad", {"x": {"type": "string", "x-source": "the moon"}}, ["x"]))
+
+
+def test_kinds_come_from_the_schema() -> None:
+    got = {name: rule.kind for name, rule in rules(RIDE).items()}
+    assert got == {"pickup_address": ValueKind.ADDRESS, "pickup_time": ValueKind.TIME,
+                   "passengers": ValueKind.NUMBER, "destination": ValueKind.ADDRESS}
+
+
+@tool(side_effect=True, business_key=lambda a: f"ride:{a['pickup_address']}")
+async def book_ride(pickup_address: str, pickup_time: str, destination: str = "") -> dict:
+    """Book a taxi.
+
+    Args:
+        pickup_address: Where to pick the caller up.
+        pickup_time: When, HH:MM.
+        destination: Where to, if the caller said.
+    """
+    RIDES.append({"pickup_address": pickup_address, "pickup_time": pickup_time,
+                  "destination": destination})
+    return {"booked": True}
+
+
+RIDES: list[dict] = []
+
+
+def test_the_runner_refuses_a_required_value_and_leaves_out_an_optional_one(tmp_path) -> None:
+    RIDES.clear()
+    evidence = said("A taxi at 42 Elm Street at six pm please.")
+    runner = ToolRunner(ToolRegistry(specs=[book_ride]), ledger=Ledger(tmp_path / "l.sqlite3"),
+                        clock=SimClock(), evidence=lambda: evidence)
+
+    def run(arguments: dict):
+        return asyncio.run(runner.run(ToolCall(name="book_ride", arguments=arguments), call_id="c", response_id="r",
+                                      turn_id="t"))
+
+    refused = run({"pickup_address": "42 Elm Street", "pickup_time": "14:00"})
+    assert refused.output["status"] == "not_run" and refused.extra["ungrounded"] == ["pickup_time"]
+    assert RIDES == []
+    done = run({"pickup_address": "42 Elm Street", "pickup_time": "18:00", "destination": "the airport"})
+    assert done.output["status"] == "committed", done.output
+    assert done.extra["dropped"] == ["destination"]
+    assert RIDES == [{"pickup_address": "42 Elm Street", "pickup_time": "18:00", "destination": ""}]
+    assert json.loads(json.dumps(done.arguments)) == {"pickup_address": "42 Elm Street",
+                                                      "pickup_time": "18:00"}
