@@ -46,7 +46,8 @@ from pipeline.tools.ask import asking_for, names_a_tool, question
 from pipeline.tools.choice import asked_for, must_close, offered
 from pipeline.tools.dialect import JSON
 from pipeline.tools.evidence import Evidence
-from pipeline.tools.grounding import invented_ids, not_given, ungrounded
+from pipeline.tools.given import lacking, stated_ids
+from pipeline.tools.provenance import trace
 from pipeline.tools.stream import CallMarkup, ToolCallStream, called_name, starts_tool_call
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -117,7 +118,7 @@ def judge(case: dict[str, Any], text: str, registry: ToolRegistry,
         args_ok = all(_same(call.arguments.get(k, ""), v) for k, v in case["arguments"].items())
     refused = None
     if call is not None and registry[call.name].side_effect:
-        refused = bool(ungrounded(registry[call.name], call.arguments, Evidence(said=[case["line"]])))
+        refused = bool(trace(registry[call.name], call.arguments, Evidence(said=[case["line"]])).missing)
     return {"parsed": parsed, "picked": picked, "right_tool": parsed and picked == wanted,
             "args_ok": args_ok, "refused": refused, "error": error, "written": written,
             "arguments": call.arguments if call is not None else None,
@@ -146,8 +147,8 @@ def session_outcome(line: str, text: str, registry: ToolRegistry, call: Any, *, 
     said = Evidence(said=[line])
 
     def about(sentence: str) -> str | None:  # not said: the tool it is about ("" none); None: said
-        if invented := invented_ids(sentence, said):  # an id nobody gave: asked for instead
-            spec = asking_for(invented[0], registry.specs(), lambda s: not_given(s, said))
+        if invented := stated_ids(sentence, registry.specs(), said):  # an id nobody gave: asked for
+            spec = asking_for(invented[0][1], registry.specs(), lambda s: lacking(s, said))
             return spec.name if spec is not None else ""
         return names_a_tool(sentence, registry.specs())
 
@@ -163,7 +164,7 @@ def session_outcome(line: str, text: str, registry: ToolRegistry, call: Any, *, 
     spec = registry.get(name) if name else None
     if spec is None and offered_names is not None:  # asked for by name, not offered: asked back
         spec = asked_for(registry.specs(), line)
-    if spec is not None and question(spec, not_given(spec, said)):
+    if spec is not None and question(spec, lacking(spec, said)):
         return "ask"
     return "words" if words else "silence"
 

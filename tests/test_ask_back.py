@@ -13,7 +13,7 @@ from pipeline.testing.calls import call
 from pipeline.tools import Ledger, ToolRegistry, tool
 from pipeline.tools.ask import names_a_tool, question, what
 from pipeline.tools.evidence import Evidence
-from pipeline.tools.grounding import not_given
+from pipeline.tools.given import lacking
 from pipeline.transports.scripted import Clip
 from pipeline.turns import HeuristicCompleteness
 
@@ -47,11 +47,11 @@ def test_each_argument_is_asked_for_in_the_tools_own_words() -> None:
 
 def test_what_is_missing_is_what_the_caller_has_not_said() -> None:
     refund = desk()["refund"]
-    assert not_given(refund, Evidence(said=["I want a refund."])) == ["order_id", "card_last4"]
-    assert not_given(refund, Evidence(said=["A refund to my card ending 1234, please."])) == ["order_id"]
-    assert not_given(refund, Evidence(said=["Refund order 4417 to the card ending 1234."])) == []
+    assert lacking(refund, Evidence(said=["I want a refund."])) == ["order_id", "card_last4"]
+    assert lacking(refund, Evidence(said=["A refund to my card ending 1234, please."])) == ["order_id"]
+    assert lacking(refund, Evidence(said=["Refund order 4417 to the card ending 1234."])) == []
     # "1234" said as the card's digits gives no order number
-    assert not_given(refund, Evidence(said=["Refund my card ending 1234."])) == ["order_id"]
+    assert lacking(refund, Evidence(said=["Refund my card ending 1234."])) == ["order_id"]
 
 
 def refused_call(tmp_path, said: str, reply_about_refusal: str):
@@ -233,23 +233,28 @@ def test_an_order_nobody_gave_is_not_stated_and_is_asked_for(tmp_path) -> None:
     rec = one_turn(tmp_path, "Where is my order?", llm, order_desk([]))
     story = rec.timeline()
     assert " ".join(rec.agent_lines) == "Sure. Could you tell me the order number?", story
-    assert any("states an id nobody gave (order)" in e.message for e in rec.of("x.log")), story
+    assert any("states an id nobody gave (order_id)" in e.message for e in rec.of("x.log")), story
 
 
 def test_an_order_the_instructions_or_a_result_give_is_said() -> None:
-    from pipeline.tools.grounding import invented_ids
+    from pipeline.tools.given import stated_ids
+
+    specs = order_desk([]).specs()
+
+    def invented(text: str, evidence: Evidence) -> set[str]:
+        return {name for _, name in stated_ids(text, specs, evidence)}
 
     nobody = Evidence(said=["Where is my order?"])
-    assert invented_ids("The order number is 4417.", nobody) == ["order"]
-    assert invented_ids("It went to the card ending 9999.", nobody) == ["card"]
-    assert invented_ids("Refunds take 5 days and cost 2 dollars.", nobody) == []  # no id
-    assert invented_ids("Order 5120 has shipped.", Evidence(said=["Where is my order?"],
-                                                            results=[{"order_id": "5120"}])) == []
+    assert invented("The order number is 4417.", nobody) == {"order_id"}
+    assert invented("It went to the card ending 9999.", nobody) == {"card_last4"}
+    assert invented("Refunds take 5 days and cost 2 dollars.", nobody) == set()  # no id
+    assert invented("Order 5120 has shipped.", Evidence(said=["Where is my order?"],
+                                                        results=[{"order_id": "5120"}])) == set()
     # said by the caller in words, or left unmarked among other numbers: a read-back is said
-    assert invented_ids("Order 4417, to the card ending 1234.",
-                        Evidence(said=["Refund forty four seventeen, card one two three four, 20 dollars."])) == []
-    told = Evidence(said=["Where is my order?", "You are the desk for order 5120."])
-    assert invented_ids("Your order 5120 is on its way.", told) == []
+    assert invented("Order 4417, to the card ending 1234.",
+                    Evidence(said=["Refund forty four seventeen, card one two three four, 20 dollars."])) == set()
+    told = Evidence(said=["Where is my order?"], instructions="You are the desk for order 5120.")
+    assert invented("Your order 5120 is on its way.", told) == set()
 
 
 def test_an_order_the_desks_instructions_give_is_said(tmp_path) -> None:

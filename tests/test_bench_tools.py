@@ -8,7 +8,7 @@ from collections import Counter
 
 from bench import tools as bt
 from pipeline.tools.evidence import Evidence
-from pipeline.tools.grounding import ungrounded
+from pipeline.tools.provenance import trace
 
 
 def test_the_set_has_every_kind_of_line_and_names_real_tools() -> None:
@@ -81,6 +81,6 @@ def test_every_labelled_line_grounds_its_right_arguments_and_not_them_swapped() 
     assert len(cases) >= 10
     for line, spec, args in cases:
         evidence = Evidence(said=[line])
-        assert ungrounded(spec, args, evidence) == [], line
+        assert trace(spec, args, evidence).missing == [], line
         swapped = {**args, "order_id": args["card_last4"], "card_last4": args["order_id"]}
-        assert sorted(ungrounded(spec, swapped, evidence)) == ["card_last4", "order_id"], line
+        assert sorted(trace(spec, swapped, evidence).missing) == ["card_last4", "order_id"], line

@@ -1,5 +1,7 @@
-"""The grounding guard: a side effect runs only on arguments the caller gave in this call (or an
-earlier result held); an invented one is refused back to the model and never reaches the ledger."""
+"""The provenance guard on the shop's refund desk: a tool runs only on arguments the caller gave in
+this call (or an earlier result held); an invented one is refused back to the model and never
+reaches the ledger. The words that give a number its role come from the tool's own schema
+(`order_id`, "Last four digits of the card", "Dollars."), not from the core."""
 
 from __future__ import annotations
 
@@ -10,10 +12,10 @@ import pytest
 
 from pipeline.base.clock import SimClock
 from pipeline.tools import Ledger, ToolCall, ToolRegistry, tool
-from pipeline.tools.evidence import Evidence
-from pipeline.tools.grounding import evidence_from, grounded, identifying, ungrounded
-from pipeline.tools.roles import role_of
+from pipeline.tools.evidence import Evidence, evidence_from
+from pipeline.tools.provenance import given, rules, trace
 from pipeline.tools.runner import ToolRunner
+from pipeline.tools.spoken import ValueKind
 
 EFFECTS: list[dict] = []
 
@@ -101,9 +103,28 @@ FOLDING = [
 ]
 
 
+def _argument_for(value) -> tuple:
+    """The argument a FOLDING value is offered as."""
+    text = str(value)
+    if isinstance(value, int) and value < 10:
+        return book_table, "party"
+    if isinstance(value, int | float) or "." in text or text in ("20", "120"):
+        return refund, "amount"
+    if "-" in text and text[:4].isdigit():
+        return book_table, "date"
+    if ":" in text:
+        return book_table, "time"
+    if text.isdigit() and len(text) == 4 and text not in ("4417", "5521"):
+        return refund, "card_last4"
+    if text[0].isalpha() and not text[1].isdigit():
+        return book_table, "name"
+    return refund, "order_id"
+
+
 @pytest.mark.parametrize(("said", "value", "expected"), FOLDING)
 def test_whispers_spellings_of_numbers_are_folded(said: str, value, expected: bool) -> None:
-    assert grounded(value, Evidence(said=[said])) is expected
+    spec, name = _argument_for(value)
+    assert given(value, rules(spec)[name], Evidence(said=[said])) is expected
 
 
 # Said AS that thing: (the caller's turns, what the agent asked before each, the value, the
@@ -161,7 +182,7 @@ ROLES = [
 @pytest.mark.parametrize(("said", "asked", "value", "name", "expected"), ROLES)
 def test_a_number_grounds_only_what_it_was_said_as(said, asked, value, name, expected) -> None:
     evidence = evidence_from(said, [], asked)
-    assert grounded(value, evidence, role=role_of(name)) is expected
+    assert given(value, rules(refund)[name], evidence) is expected
 
 
 def test_an_identifying_argument_left_blank_is_not_given() -> None:
@@ -169,35 +190,37 @@ def test_an_identifying_argument_left_blank_is_not_given() -> None:
     said = Evidence(said=["Twenty dollars back to the card ending 1234, please."])
     args = {"holding_line": "One moment.", "order_id": " ", "amount": 20.0, "card_last4": "1234",
             "reason": ""}
-    assert ungrounded(refund, args, said) == ["order_id"]  # `reason` is free text: no name of an identity
+    assert trace(refund, args, said).missing == ["order_id"]  # `reason` is prose: the agent's to compose
 
 
-def test_what_an_argument_is_comes_from_its_name() -> None:
-    assert [role_of(n) for n in ("order_id", "booking_ref", "card_last4", "card_number", "account",
-                                 "amount", "order_total", "name", "party", "date")] == \
-        ["order", "order", "card", "card", "card", "amount", "amount", None, None, None]
+def test_what_an_argument_is_comes_from_its_schema() -> None:
+    assert {n: r.kind for n, r in rules(refund).items()} == {
+        "holding_line": None, "order_id": ValueKind.CODE, "amount": ValueKind.NUMBER,
+        "card_last4": ValueKind.CODE, "reason": ValueKind.TEXT, "notify": None}
+    assert rules(refund)["amount"].money and not rules(refund)["order_id"].money
 
 
 def test_a_result_grounds_a_value_as_the_field_that_holds_it() -> None:
     evidence = evidence_from(["What's in my last order?"],
                              [json.dumps({"order_id": "5120", "total": 23.99, "card_last4": "9075",
                                           "note": "ref 7781"})])
-    assert grounded("5120", evidence, role="order") and grounded(23.99, evidence, role="amount")
-    assert grounded("9075", evidence, role="card") and not grounded("9075", evidence, role="order")
-    assert not grounded("5120", evidence, role="card")
-    assert grounded("7781", evidence, role="order")  # a field that names no role: any role
+    order, amount, card = (rules(refund)[n] for n in ("order_id", "amount", "card_last4"))
+    assert given("5120", order, evidence) and given(23.99, amount, evidence)
+    assert given("9075", card, evidence) and not given("9075", order, evidence)
+    assert not given("5120", card, evidence)
+    assert given("7781", order, evidence)  # a field that names no argument: any
 
 
-def test_which_arguments_identify() -> None:
-    # not the spoken line, not a boolean; the free-text reason only where it has a digit
-    assert identifying(refund) == ("order_id", "amount", "card_last4", "reason")
-    assert identifying(look_up_order) == ()  # reads nothing into the world
-    assert identifying(book_table) == ("name", "date", "time", "party")
+def test_which_arguments_are_traced() -> None:
+    # not the spoken line, not a boolean, not prose (the agent may compose a reason)
+    assert [n for n, r in rules(refund).items() if r.traced] == ["order_id", "amount", "card_last4"]
+    assert [n for n, r in rules(look_up_order).items() if r.traced] == ["order_id"]
+    assert [n for n, r in rules(book_table).items() if r.traced] == ["name", "date", "time", "party"]
     args = {"holding_line": "One moment.", "order_id": "4417", "amount": 64.5, "card_last4": "1234",
             "reason": "it arrived cracked", "notify": True}
     said = Evidence(said=["Refund order 4417, sixty four dollars fifty, card ending one two three four."])
-    assert ungrounded(refund, args, said) == []
-    assert ungrounded(refund, {**args, "reason": "damaged in box 7"}, said) == ["reason"]
+    assert trace(refund, args, said).missing == []
+    assert trace(refund, {**args, "reason": "damaged in box 7"}, said).missing == []
 
 
 def test_a_tool_may_name_what_must_be_grounded() -> None:
@@ -211,8 +234,9 @@ def test_a_tool_may_name_what_must_be_grounded() -> None:
         """
         return {}
 
-    assert identifying(cancel) == ("order_id",)
-    assert ungrounded(cancel, {"order_id": "77", "amount": 3.0}, Evidence(said=["order 77"])) == []
+    assert [n for n, r in rules(cancel).items() if r.traced] == ["order_id"]
+    assert trace(cancel, {"order_id": "77", "amount": 3.0}, Evidence(said=["order 77"])).missing == []
+    assert trace(cancel, {"order_id": "78", "amount": 3.0}, Evidence(said=["order 77"])).missing == ["order_id"]
     with pytest.raises(ValueError, match="grounded"):
         tool(side_effect=True, business_key=lambda a: "k", grounded=("nope",))(cancel.fn)
 
@@ -222,8 +246,9 @@ def test_earlier_results_ground_but_refusals_and_errors_do_not() -> None:
                json.dumps({"status": "not_run", "message": "the caller has not said the order_id 9999"}),
                json.dumps({"error": "ValueError: order 8888 is not valid"})]
     evidence = evidence_from(["What's in my last order?"], outputs)
-    assert grounded("5120", evidence) and grounded(23.99, evidence)
-    assert not grounded("9999", evidence) and not grounded("8888", evidence)
+    order, amount = rules(refund)["order_id"], rules(refund)["amount"]
+    assert given("5120", order, evidence) and given(23.99, amount, evidence)
+    assert not given("9999", order, evidence) and not given("8888", order, evidence)
 
 
 CALLER = "And so my fellow Americans, ask not what your country can do for you."

@@ -192,3 +192,28 @@ def test_the_runner_refuses_a_required_value_and_leaves_out_an_optional_one(tmp_
     assert RIDES == [{"pickup_address": "42 Elm Street", "pickup_time": "18:00", "destination": ""}]
     assert json.loads(json.dumps(done.arguments)) == {"pickup_address": "42 Elm Street",
                                                       "pickup_time": "18:00"}
+
+
+def test_a_python_tool_says_where_an_argument_comes_from(tmp_path) -> None:
+    @tool(sources={"account_id": ["instructions"], "note": "caller"})
+    async def open_case(account_id: str, note: str) -> dict:
+        """Open a case.
+
+        Args:
+            account_id: The caller's account.
+            note: What the caller reported.
+        """
+        return {}
+
+    props = open_case.parameters["properties"]
+    assert props["account_id"]["x-source"] == ["instructions"] and props["note"]["x-source"] == "caller"
+    evidence = said("My account is AC-991 and the app crashes.", instructions="Caller's account: AC-118.")
+    assert trace(open_case, {"account_id": "AC-118", "note": "the app crashes"}, evidence).missing == []
+    assert trace(open_case, {"account_id": "AC-991", "note": "the app crashes"}, evidence).missing \
+        == ["account_id"]  # from the instructions only: what the caller claims is not the record
+    assert trace(open_case, {"account_id": "AC-118", "note": "the screen is cracked"}, evidence).missing \
+        == ["note"]  # said by the caller, not composed
+    with pytest.raises(ValueError, match="not one of its arguments"):
+        tool(sources={"acount_id": "caller"})(open_case.fn)
+    with pytest.raises(ValueError, match="x-source"):
+        tool(sources={"note": "hearsay"})(open_case.fn)

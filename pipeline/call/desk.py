@@ -20,11 +20,9 @@ from ..base.conversation import Item
 from ..tools.ask import question
 from ..tools.buffer import TurnResultBuffer
 from ..tools.choice import must_close, offered
-from ..tools.confirms import confirms
 from ..tools.dialect import JSON, ToolDialect
 from ..tools.dialect import tools_prompt as _json_tools_prompt
-from ..tools.evidence import Evidence
-from ..tools.grounding import evidence_from
+from ..tools.evidence import Evidence, evidence_from
 from ..tools.provenance import trace
 from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
@@ -34,7 +32,7 @@ from .handle import Purpose
 from .owed import OwedWords
 from .responder import Responder
 from .response import Response
-from .states import CallState
+from .telling import Telling
 from .transfer import built_in
 
 # Results recorded within this long of each other are answered in one reply: one audio frame,
@@ -57,10 +55,10 @@ class ToolDesk:
         self._delivered: set[str] = set()
         self.history_version = 0  # bumped whenever tool results enter the conversation
         self.ledger_keys: set[str] = set()  # side effects this call asked for
-        self._reply_pending: dict[str, int] = {}  # key -> history version of the reply waiting to start
+        self.reply_pending: dict[str, int] = {}  # key -> history version of the reply waiting to start
         self._unanswered: list[ToolResult] = []  # recorded, waiting for the one reply about them
         self._asker: Any = None  # the task that starts that reply
-        self._reminding: set[str] = set()  # keys with a reminder waiting to start
+        self.telling = Telling(self)  # told, and the reminders of what was not (`telling`)
         self._grammar: tuple[tuple[str, ...], str] | None = None
         self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
         self._withheld: set[str] = set()  # client calls on values nobody gave: refused here (`prepare`)
@@ -221,12 +219,12 @@ class ToolDesk:
         self._record(*self.results.settle(response.id, clean=clean))
         if not clean and response.item.interrupted and self.ledger is not None:
             # cut off: the words heard before the cut may still have stated an outcome
-            self.core.spawn(self._judge_told(response, response.item.text or ""))
+            self.core.spawn(self.telling.judge(response, response.item.text or ""))
 
     def heard(self, response: Response) -> None:
         if self.ledger is None:  # told and reminders are about ledger rows
             return
-        self.core.spawn(self._after_heard(response))
+        self.core.spawn(self.telling.after_heard(response))
 
     # --- results ---------------------------------------------------------------------------------
 
@@ -308,7 +306,7 @@ class ToolDesk:
             self.history_version += 1
         if fresh and not self.control.closed:
             keys = tuple(r.business_key for r in fresh if r.business_key)
-            self._reply_pending.update(dict.fromkeys(keys, self.history_version))  # before a reminder looks
+            self.reply_pending.update(dict.fromkeys(keys, self.history_version))  # before a reminder looks
             self._unanswered += fresh
             if self._asker is None or self._asker.done():
                 self._asker = self.core.spawn(self._ask_for_reply())
@@ -328,7 +326,7 @@ class ToolDesk:
             while self._unanswered:
                 version = self.history_version
                 keys = tuple(dict.fromkeys(r.business_key for r in self._unanswered if r.business_key))
-                if self._superseded(version):
+                if self.superseded(version):
                     self._unanswered.clear()
                     return
                 if responder.active is None and not responder.caller_speaking():  # never talk over the caller
@@ -348,76 +346,12 @@ class ToolDesk:
                 await self.core.floor.wait()
         finally:
             for key in keys:
-                if self._reply_pending.get(key, version + 1) <= version:
-                    del self._reply_pending[key]
+                if self.reply_pending.get(key, version + 1) <= version:
+                    del self.reply_pending[key]
 
-    def _superseded(self, version: int) -> bool:
+    def superseded(self, version: int) -> bool:
         """A response that saw this history version has started: it speaks about those results."""
         return any(r.asked.history_version >= version for r in self._responses.responses if not r.held)
-
-    # --- telling the caller ----------------------------------------------------------------------
-
-    async def _after_heard(self, response: Response) -> None:
-        """A response was heard in full: what it stated counts as told; maybe remind."""
-        await self._judge_told(response, response.item.text or "")
-        if response.purpose is Purpose.TURN:
-            await self._maybe_remind()
-
-    async def _judge_told(self, response: Response, heard: str) -> None:
-        """Mark told every effect of this call whose outcome (and facts) these heard words state."""
-        run = self.core.clock.run_in_thread
-        for row in await run(self.ledger.untold):
-            if row.business_key not in self.ledger_keys and row.business_key not in response.asked.about_keys:
-                continue
-            verdict = confirms(row, heard)
-            if verdict.told:
-                await run(self.ledger.mark_told, row.business_key)
-            elif row.business_key in response.asked.about_keys:
-                self.core.log(f"{row.business_key} is not yet told: {verdict.why} in {heard!r}")
-
-    async def _maybe_remind(self) -> None:
-        """A side effect the caller never heard about gets a dedicated reply (at most twice)."""
-        if self.control.state is not CallState.OPEN:  # the goodbye is being said: no reminder after it
-            return
-        clock = self.core.clock
-        untold = await clock.run_in_thread(self.ledger.untold)
-        # a reply that a newer response superseded tells nothing: what that one left out is reminded
-        telling = {key for key, version in self._reply_pending.items() if not self._superseded(version)}
-        telling |= self._reminding
-        for r in self._responses.responses:
-            if r.may_still_tell:
-                telling.update(r.asked.about_keys)
-        rows = [r for r in untold if r.business_key in self.ledger_keys
-                and r.business_key not in telling and r.tell_attempts < 2]
-        if not rows:
-            return
-        keys = tuple(r.business_key for r in rows)
-        self._reminding.update(keys)
-        for key in keys:
-            await clock.run_in_thread(self.ledger.note_tell_attempt, key)
-        self.core.spawn(self._remind(keys))
-
-    async def _remind(self, keys: tuple[str, ...]) -> None:
-        """One reminder per effect, each judged before the next: one may tell several at once."""
-        responder = self._responses
-        run = self.core.clock.run_in_thread
-        try:
-            for key in keys:
-                await responder.floor_free()
-                row = await run(self.ledger.get, key)
-                if row is None or row.told or self.control.closed:
-                    continue
-                # the same form as any tool result, so the model reads an outcome one way
-                outcome = json.dumps({"status": row.state, "result": row.result, "error": row.error})
-                note = ("The caller has not heard this outcome yet. Tell them now, in one short sentence: "
-                        f"[result of {row.tool}: {outcome}]")
-                reminder = responder.new(None, purpose=Purpose.REMINDER, system_note=note, about_keys=(key,))
-                responder.begin(reminder)
-                await reminder.handle.wait()
-                await self._judge_told(reminder, reminder.item.text or "")
-        finally:
-            self._reminding.difference_update(keys)
-
 
 def tools_prompt(tools: ToolRegistry) -> str:
     """The instructions' paragraph that lists the tools and how to call one (the JSON dialect)."""

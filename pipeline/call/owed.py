@@ -5,7 +5,8 @@ A small model is a weak judge of what the caller may hear. The session holds two
 Not said (`screen`, each chunk before it is spoken):
 - a sentence that talks about a tool by its identifier ("You may call the `refund` function
   ...", `tools.ask.names_a_tool`);
-- a sentence that states an order number or card digits nobody gave (`grounding.invented_ids`:
+- a sentence that states an id nobody gave, named by a tool's own argument words
+  (`given.stated_ids`:
   asked "Where is my order?", Qwen2.5-0.5B said "The order number is 4417.", its schema's
   example); the question back asks for it instead;
 - a sentence that says an effect went through while one is still running: asked "Did that go
@@ -30,7 +31,7 @@ from ..tools.ask import asking_for, names_a_tool, owes_question, question
 from ..tools.choice import asked_for
 from ..tools.confirms import claims_done, confirms, statement
 from ..tools.evidence import Evidence
-from ..tools.grounding import invented_ids, not_given
+from ..tools.given import lacking, stated_ids
 from ..tools.schema import ToolRegistry, ToolSpec
 from .handle import Purpose
 
@@ -77,13 +78,13 @@ class OwedWords:
         if named is not None:
             self._talked.setdefault(response.id, named)
             return f"it talks about the tool {named}"
-        if invented := invented_ids(chunk, lambda: self._words_evidence(response)):
-            specs = self.desk.registry.specs()
+        specs = self.desk.registry.specs()
+        if specs and (invented := stated_ids(chunk, specs, self._words_evidence(response))):
             evidence = self.desk.evidence_for(response)
-            spec = asking_for(invented[0], specs, lambda s: not_given(s, evidence))
+            spec = asking_for(invented[0][1], specs, lambda s: lacking(s, evidence))
             if spec is not None:
                 self._talked.setdefault(response.id, spec.name)
-            return f"it states an id nobody gave ({invented[0]})"
+            return f"it states an id nobody gave ({invented[0][1]})"
         if self.running and claims_done(chunk):
             self._claimed.add(response.id)
             return f"it says done while {', '.join(sorted(set(self.running.values())))} still runs"
@@ -140,10 +141,10 @@ class OwedWords:
 
     def _question(self, response: Response, reached: str | None) -> str | None:
         """A tool this reply was not offered for want of what the caller has not said
-        (`grounding.not_given`), or a refusal this reply answers: what to ask for."""
+        (`given.lacking`), or a refusal this reply answers: what to ask for."""
         desk = self.desk
         spec = desk.registry.get(reached) if reached else None
         if spec is not None and not desk.offers(response, spec.name):
-            if (ask := question(spec, not_given(spec, desk.evidence_for(response)))) is not None:
+            if (ask := question(spec, lacking(spec, desk.evidence_for(response)))) is not None:
                 return ask
         return self.questions.pop(response.id, None)

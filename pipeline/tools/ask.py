@@ -1,15 +1,15 @@
 """The question back: what the agent asks when the model reached for a tool it could not use.
 
 A small model asked "I want a refund" writes the refund call anyway, with an order id nobody
-said. The session's tool choice keeps the call out of the grammar, and the grounding guard
+said. The session's tool choice keeps the call out of the grammar, and the provenance guard
 refuses one that gets through, but then the caller hears nothing, or the model's second guess.
 What the caller is owed is the question: "Could you tell me the order number and the last four
 digits of the card to refund to?".
 
-The question names the arguments the caller has not given (`grounding.not_given` for a call the
+The question names the arguments the caller has not given (`given.lacking` for a call the
 model only wrote, the refusal's list for one the guard refused), each in the tool's own words:
 the first sentence of the argument's description ("The order number, e.g. \\"4417\\"." is "the
-order number"), else what its role is called ("order": "the order number"), else its name.
+order number"), else its name's words ("pickup_time": "the pickup time").
 It is said only where the model's own words asked nothing (`owes_question`): a reply that
 already asks "Which order is it?" is not asked again.
 """
@@ -19,11 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from .roles import role_of
 from .schema import ToolSpec
+from .spoken.kinds import name_words
 
-_BY_ROLE = {"order": "the order number", "card": "the last four digits of the card",
-            "amount": "the amount", "name": "your name"}
 _EXAMPLE = re.compile(r"[,;(]?\s*(e\.g\.|\b(for example|such as)\b).*$", re.I | re.S)
 
 
@@ -46,16 +44,14 @@ def what(spec: ToolSpec, name: str) -> str:
         if first:
             head = first[0].lower() + first[1:]
             return head if re.match(r"(the|a|an|your|their|its)\b", head) else f"the {head}"
-    role = "name" if re.search(r"(^|_)(name|surname)($|_)", name) else role_of(name)
-    if role in _BY_ROLE:
-        return _BY_ROLE[role]
-    return "the " + name.replace("_", " ")
+    return "the " + " ".join(name_words(name))
 
 
-def asking_for(role: str, specs: Iterable[ToolSpec], missing: Callable[[ToolSpec], list[str]]) -> ToolSpec | None:
-    """The tool to ask for a thing of this role ("order") about: the one with an argument of it
-    that needs the least else the caller has not given (`missing`), the look-up before the refund."""
-    having = [s for s in specs if any(role_of(a) == role for a in s.parameters.get("properties", {}))]
+def asking_for(argument: str, specs: Iterable[ToolSpec],
+               missing: Callable[[ToolSpec], list[str]]) -> ToolSpec | None:
+    """The tool to ask about for an argument of this name ("order_id"): the one that takes it
+    and needs the least else nothing has given yet (`missing`), the look-up before the refund."""
+    having = [s for s in specs if argument in s.parameters.get("properties", {})]
     return min(having, key=lambda s: len(missing(s)), default=None)
 
 

@@ -3,10 +3,11 @@
 The grammar (`grammar`) then keeps every other call out of the model's reach, so a small model
 that reaches for a tool it cannot use answers in words instead:
 
-- a tool whose order, card, amount or person's name the caller never said
-  (`grounding.groundable`): a side effect would be refused anyway, a look-up would look up an
-  invented one, and the model is to ask for them (a small model offered only the refund's
-  neighbour, the order look-up, calls that instead);
+- a tool with a required argument nothing given so far could fill (`given.lacking`: no time
+  said for a booking's time, no number the caller's words could make its id): a call would be
+  refused anyway (`provenance`), a look-up would look up an invented value, and the model is to
+  ask for them (a small model offered only the refund's neighbour, the order look-up, calls that
+  instead);
 - a tool that ends the call (`ToolSpec.closes`), unless the caller's last words close it
   ("that's all, goodbye"): a small model ends the call on "What time do you close?" or after a
   refund's result;
@@ -29,7 +30,7 @@ import re
 from collections.abc import Iterable
 
 from .evidence import Evidence
-from .grounding import groundable
+from .given import lacking
 from .schema import ToolSpec
 
 # Words that close a conversation; "thanks" alone does not (the caller may go on).
@@ -67,10 +68,10 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     if telling:
         return []
     specs, done = list(specs), set(called)
-    if (wanted := asked_for(specs, last_said)) is not None and not groundable(wanted, evidence):
+    if (wanted := asked_for(specs, last_said)) is not None and lacking(wanted, evidence):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
     return [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
-            and groundable(s, evidence)]
+            and not lacking(s, evidence)]
 
 
 def must_close(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from mcp.types import Tool
 
-from .schema import ToolSpec
+from .schema import ToolSpec, with_sources
 from .signature import JsonSchema
 
 _FLAT = ("string", "integer", "number", "boolean")
@@ -32,13 +32,16 @@ class McpToolOptions:
     agent says while the server works, as `spoken=` does for a Python tool; it is never sent on.
     `business_key`: the arguments whose values name the effect ("refund of order 4417"), so the
     ledger runs it once however often it is asked for; required with `side_effect`.
-    `grounded`: the arguments the caller must have said before it runs (None: the default rule).
+    `grounded`: the arguments the caller must have said before it runs (None: every argument
+    by its kind, `provenance`). `sources`: where an argument's value may come from, where its
+    kind's default does not fit ({"summary": "composed"}), as `@tool(sources=...)`.
     """
 
     side_effect: bool = False
     holding_line: bool | str = False
     timeout_s: float = 10.0
     grounded: tuple[str, ...] | None = None
+    sources: dict[str, str | list[str]] | None = None
     business_key: tuple[str, ...] | Callable[[dict[str, Any]], str] | None = None
 
     @property
@@ -172,6 +175,10 @@ def spec_for(server: McpServer, listed: Tool, fn: Callable[..., Any] | None) -> 
                          "identify the effect (business_key = [\"order_id\"]), so the ledger runs "
                          "it once however often it is asked for.")
     params = adapt_schema(server, listed.name, listed.input_schema, options.spoken)
+    try:
+        params = with_sources(listed.name, params, options.sources)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
     # MCP names may hold dots and slashes; the call still goes out under the server's own name
     name = server.prefix + re.sub(r"[^A-Za-z0-9_-]", "_", listed.name)
     try:
@@ -208,6 +215,9 @@ def _flat_value(where: str, tool: str, pname: str, prop: dict[str, Any],
     out: JsonSchema = {}
     if "description" in prop:
         out["description"] = str(prop["description"])
+    for key in ("format", "x-source", "x-kind"):  # what the value is and may come from (`provenance`)
+        if key in prop:
+            out[key] = prop[key]
     if "const" in prop:
         out["enum"] = [prop["const"]]
     elif "enum" in prop:

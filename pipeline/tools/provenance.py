@@ -33,8 +33,8 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from functools import lru_cache
+from itertools import zip_longest
 from typing import Any
 
 from .evidence import Evidence
@@ -49,6 +49,7 @@ _BEFORE, _AFTER = 5, 4  # words around a value that may say what it is
 _LAST_FOUR = re.compile(r"\blast\s+(?:four|4)\b", re.I)  # "the last four": no number of its own
 _NUMBERS = (ValueKind.NUMBER, ValueKind.CODE)  # what a caller may say as a number
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+_CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 _PRICE = re.compile(r"\d+\.\d{2}")
 # Words that say a number is money, and the words of an argument that holds money
 _MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
@@ -120,8 +121,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         if _in_text(value, evidence.instructions, rule, evidence, "", caller=False):
             return True
     if Source.RESULT in rule.sources:
-        for key, scalar in _keyed_scalars(evidence.results):
-            if key and _names_other(key, rule):
+        for key, scalar in keyed_scalars(evidence.results):
+            if key and names_other(key, rule):
                 continue
             if said_in(value, str(scalar), kind=rule.kind, now=evidence.now) or (
                     _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
@@ -143,7 +144,7 @@ def _in_text(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, 
              caller: bool) -> bool:
     """Is the value in this text, as its kind is said, and in its role where it is a number?"""
     assert rule.kind is not None
-    text = _LAST_FOUR.sub("last4", text)
+    text = _LAST_FOUR.sub("lastfour", text)
     if _numeric(value, rule):
         return _number_in(value, text, rule, evidence, asked, caller=caller)
     return said_in(value, text, kind=rule.kind, now=evidence.now)
@@ -164,15 +165,33 @@ def _number_in(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str
     any argument only while it is the only number the caller has said in the call: among two,
     an unmarked one is exactly where a small model swaps them. The instructions' numbers are
     the deployment's, written with their labels: an unmarked one there is taken as given."""
+    return any(accepts(text, span, rule, evidence, asked, caller=caller)
+               for span in _spans(value, text, rule))
+
+
+def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, asked: str, *,
+            caller: bool) -> bool:
+    """Is the number at text[span] this argument's, by the words around it (`_number_in`)?"""
+    role = role_here(text, span, rule)
+    if role is None and rule.money and _priced(text[span[0]:span[1]]):
+        role = True  # "23.99", "sixty four dollars fifty": said as money
+    if role is not None or not caller:
+        return role is not False
     question = _question_role(asked, rule)
-    for span in _spans(value, text, rule):
-        role = _role_here(text, span, rule)
-        if role is None and rule.money and _PRICE.fullmatch(text[span[0]:span[1]].strip("$€£ ")):
-            role = True  # "23.99": written as a price
-        if role is True or (role is None and (question is True or not caller or (
-                question is None and _numbers_said(evidence) <= 1))):
-            return True
-    return False
+    return question is True or (question is None and _numbers_said(evidence) <= 1)
+
+
+def _priced(said: str) -> bool:
+    return bool(_PRICE.fullmatch(said.strip("$€£ "))) or bool(
+        {stem(w.text) for w in words(said)} & _MONEY_MARKS)
+
+
+def spans_of_numbers(text: str) -> list[tuple[int, int]]:
+    """Where the text says a number (not a time of day), or an id with a digit in it."""
+    out = [(n.start, n.end) for n in numbers_said(text) if not n.clock]
+    out += [(w.start, w.end) for w in words(text) if any(ch.isdigit() for ch in w.text)
+            and not any(a <= w.start < b for a, b in out) and not _CLOCKISH.fullmatch(w.text)]
+    return out
 
 
 def _spans(value: Any, text: str, rule: Rule) -> list[tuple[int, int]]:
@@ -187,13 +206,13 @@ def _spans(value: Any, text: str, rule: Rule) -> list[tuple[int, int]]:
 
 def _numbers_said(evidence: Evidence) -> int:
     """How many numbers (not times of day) the caller has said in the call."""
-    return sum(1 for text in evidence.said for n in numbers_said(_LAST_FOUR.sub("last4", text))
+    return sum(1 for text in evidence.said for n in numbers_said(_LAST_FOUR.sub("lastfour", text))
                if not n.clock)
 
 
 def _question_role(asked: str, rule: Rule) -> bool | None:
     """Does the agent's last question name this argument (True), another (False), or none?"""
-    questions = [q for q in _SENTENCE.split(_LAST_FOUR.sub("last4", asked)) if q.rstrip().endswith("?")]
+    questions = [q for q in _SENTENCE.split(_LAST_FOUR.sub("lastfour", asked)) if q.rstrip().endswith("?")]
     if not questions:
         return None
     said = {stem(w.text) for w in words(questions[-1])}
@@ -202,7 +221,7 @@ def _question_role(asked: str, rule: Rule) -> bool | None:
     return False if said & rule.rivals else None
 
 
-def _role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
+def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     """True: the nearest word around text[span] that names an argument names this one; False:
     another's; None: none names it (nor a pause or another number is crossed to find one)."""
     ws = words(text)
@@ -210,15 +229,19 @@ def _role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     if not inside:
         return None
     first, last = inside[0], inside[-1]
-    near: list[str] = []
+    before: list[str] = []
     k = first - 1
     while k >= 0 and first - k <= _BEFORE and not ws[k + 1].after_break and not _is_number(ws[k]):
-        near.append(stem(ws[k].text))
+        before.append(stem(ws[k].text))
         k -= 1
+    after: list[str] = []
     k = last + 1
     while k < len(ws) and k - last <= _AFTER and not ws[k].after_break and not _is_number(ws[k]):
-        near.append(stem(ws[k].text))
+        after.append(stem(ws[k].text))
         k += 1
+    # nearest first, a word before ahead of one as near after ("the order was forty dollars":
+    # "dollars" is nearer than "order")
+    near = [w for pair in zip_longest(before, after) for w in pair if w is not None]
     for word in near:
         if word in rule.cues and word not in rule.rivals:
             return True
@@ -231,19 +254,19 @@ def _is_number(word: Any) -> bool:
     return word.text[0].isdigit() or is_number_word(word.text)
 
 
-def _names_other(key: str, rule: Rule) -> bool:
+def names_other(key: str, rule: Rule) -> bool:
     """Does a result's field name another argument and not this one (`card_last4` for an order)?"""
     named = {stem(w) for w in name_words(key)}
     return bool(named & rule.rivals) and not named & rule.cues
 
 
-def _keyed_scalars(value: Any, key: str = "") -> Iterable[tuple[str, Any]]:
+def keyed_scalars(value: Any, key: str = "") -> Iterable[tuple[str, Any]]:
     if isinstance(value, dict):
         for name, item in value.items():
-            yield from _keyed_scalars(item, str(name))
+            yield from keyed_scalars(item, str(name))
     elif isinstance(value, list):
         for item in value:
-            yield from _keyed_scalars(item, key)
+            yield from keyed_scalars(item, key)
     elif value is not None and not isinstance(value, bool):
         yield key, value
 
@@ -283,11 +306,11 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
 
 
 def _cues(name: str, prop: dict[str, Any], kind: ValueKind | None) -> frozenset[str]:
-    """The words that name this argument: its own (`spoken.cue_words`), "last4" for the last four
+    """The words that name this argument: its own (`spoken.cue_words`), "lastfour" for "the last four"
     digits, money's marks for money, "#" for an id."""
     cues = set(cue_words(name, prop))
-    if "last" in cues and cues & {"four", "4", "digit"}:
-        cues.add("last4")
+    if "last" in cues and cues & {"four", "4", "digit"} or "last4" in cues:
+        cues.add("lastfour")
     if cues & _MONEY_ARGS and kind is ValueKind.NUMBER:
         cues |= _MONEY_MARKS
     if kind is ValueKind.CODE:

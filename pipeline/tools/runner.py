@@ -17,8 +17,8 @@ from typing import Any
 
 from ..base.clock import Clock, RealClock
 from .evidence import Evidence
-from .provenance import Traced, refusal, trace
 from .ledger import Intent, Ledger
+from .provenance import Traced, refusal, trace
 from .schema import ToolCall, ToolRegistry, ToolSpec
 
 

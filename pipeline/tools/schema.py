@@ -13,11 +13,12 @@ import inspect
 import json
 import re
 import typing
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .signature import JsonSchema, parse_docstring, schema_from_signature
+from .spoken import SOURCE_KEY, sources_of
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_ARRAY_ITEMS = 8  # a list argument the grammar bounds when its schema gives no maxItems
@@ -185,6 +186,7 @@ def tool(
     timeout_s: float = 10.0,
     business_key: Callable[[dict[str, Any]], str] | None = None,
     grounded: Iterable[str] | None = None,
+    sources: Mapping[str, str | Iterable[str]] | None = None,
 ) -> Callable[[Callable[..., Awaitable[Any]]], ToolSpec]: ...
 
 
@@ -199,11 +201,15 @@ def tool(
     timeout_s: float = 10.0,
     business_key: Callable[[dict[str, Any]], str] | None = None,
     grounded: Iterable[str] | None = None,
+    sources: Mapping[str, str | Iterable[str]] | None = None,
 ) -> ToolSpec | Callable[[Callable[..., Awaitable[Any]]], ToolSpec]:
     """Turn an async function into a `ToolSpec`; usable bare (`@tool`) or with options.
 
     With `spoken` left out, a parameter called `holding_line` is spoken if the function has one.
-    `grounded` names the arguments the caller must have said before it runs (`grounding`).
+    `grounded` names the arguments the caller must have said before it runs (`provenance`).
+    `sources` says where an argument's value may come from, where its kind's default does not
+    fit (`provenance`): `sources={"summary": "composed", "account_id": ["caller", "instructions"]}`
+    (written into its schema as `x-source`, which a realtime client may send as well).
     The returned spec is itself awaitable: `await refund(order_id="A1", holding_line="...")`.
     """
 
@@ -223,7 +229,8 @@ def tool(
         return ToolSpec(
             name=tool_name,
             description=description if description is not None else summary,
-            parameters=schema_from_signature(tool_name, func, arg_docs, spoken_names),
+            parameters=with_sources(tool_name, schema_from_signature(tool_name, func, arg_docs, spoken_names),
+                                    sources),
             fn=func,
             spoken=spoken_names,
             side_effect=side_effect,
@@ -233,6 +240,22 @@ def tool(
         )
 
     return build if fn is None else build(fn)
+
+
+def with_sources(tool_name: str, parameters: JsonSchema,
+                 sources: Mapping[str, str | Iterable[str]] | None) -> JsonSchema:
+    """The schema with each named argument's `x-source` set (`provenance`); checked here, so a
+    misspelt argument or source fails when the tool is declared, not on its first call."""
+    if not sources:
+        return parameters
+    props = parameters.get("properties", {})
+    for pname, where in sources.items():
+        if pname not in props:
+            raise ValueError(f"Tool {tool_name!r} gives sources for {pname!r}, which is not one of its "
+                             f"arguments ({', '.join(props)}).")
+        props[pname][SOURCE_KEY] = where if isinstance(where, str) else list(where)
+        sources_of(pname, props[pname])  # raises, naming the sources there are
+    return parameters
 
 
 class ToolRegistry:

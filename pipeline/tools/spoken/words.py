@@ -199,9 +199,33 @@ def number_runs(ws: list[Word]) -> list[NumberRun]:
         if len(groups) == 1 and [w.text for w in ws[j:j + 3]] == ["and", "a", "half"]:
             values = {groups[0][0] + Decimal("0.5")}  # three and a half is not three
             j += 3
+        elif len(groups) == 1 and (cents := _cents_after(ws, j)) is not None:
+            values.add(groups[0][0] + cents[0] / 100)  # "sixty four dollars and fifty cents"
+            j = cents[1]
         out.append(NumberRun(i, j, tuple(groups), frozenset(values)))
         i = j
     return out
+
+
+_CURRENCY = {"dollars", "dollar", "bucks", "euros", "euro", "pounds", "pound"}
+
+
+def _cents_after(ws: list[Word], j: int) -> tuple[Decimal, int] | None:
+    """ "dollars fifty", "dollars and fifty cents" after a number: the cents, and the index of
+    the word after them (None when the words after it are not that)."""
+    if j >= len(ws) or ws[j].text not in _CURRENCY or ws[j].after_break:
+        return None
+    k = j + 1
+    joined = k < len(ws) and ws[k].text == "and"
+    k += joined
+    taken = read_group(ws, k) if k < len(ws) and not ws[k].after_break else None
+    if taken is None or taken[0] >= 100 or "." in taken[1]:
+        return None
+    end = taken[2]
+    said_cents = end < len(ws) and ws[end].text in ("cents", "cent", "pence")
+    if joined and not said_cents:
+        return None  # "forty dollars and two people"
+    return taken[0], end + said_cents
 
 
 def spoken_number(text: str) -> Decimal | None:

@@ -1,0 +1,114 @@
+"""What the call has given so far, before any call is written: the required arguments a tool
+still lacks (`lacking`), and the ids an agent's sentence states that nobody gave (`stated_ids`).
+
+`provenance.trace` judges a value the model wrote; these judge what could be written. The tool
+choice (`choice.offered`) keeps a tool out of the model's reach while a required argument has no
+candidate at all (no time said for a booking's time, no number said that its words could make
+an id), so a small model asks instead of inventing; the question back names what is lacking
+(`ask.question`). A candidate is judged by kind, from the argument's sources:
+- a number or an id of digits: a number the caller said that no word names as another argument
+  (`provenance` roles), or one the instructions label as this one, or an earlier result's field;
+- an id with letters ("K7Q2"), a name: a capitalised word the caller said inside a sentence
+  (Whisper writes names and spelled codes so), a result's value, or the instructions where
+  they use the argument's own words ("patient" for `patient_name`);
+- a time or a date: a day or a time of day the caller or a result named ("tomorrow", "six pm");
+- an address or prose: anything the caller said.
+Nothing here knows a domain: the words come from the tool's own schema.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from .evidence import Evidence
+from .provenance import (
+    Rule,
+    accepts,
+    keyed_scalars,
+    names_other,
+    role_here,
+    rules,
+    spans_of_numbers,
+)
+from .schema import ToolSpec
+from .spoken import Source, ValueKind, said_in
+from .spoken.kinds import stem
+from .spoken.times import moments
+from .spoken.words import words
+
+# A capitalised word after a sentence's first word ("the name is Patel"), not "I", "I'm", "I'd"
+_PROPER = re.compile(r"(?<=\s)(?!I\b|I'[a-z]+\b)[A-Z][a-zA-Z'-]+")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+_TIMES = (ValueKind.TIME, ValueKind.DATE, ValueKind.DATETIME)
+
+
+def lacking(spec: ToolSpec, evidence: Evidence) -> list[str]:
+    """The required arguments (by name) nothing given so far could fill."""
+    return [name for name, rule in rules(spec).items()
+            if rule.required and rule.traced and not _candidate(rule, evidence)]
+
+
+def stated_ids(text: str, specs: Iterable[ToolSpec], evidence: Evidence) -> list[tuple[ToolSpec, str]]:
+    """The ids (tool, argument) an agent's words state that nobody gave: asked "Where is my
+    order?", Qwen2.5-0.5B said "The order number is 4417." (its schema's example). An id is a
+    number the words around it name as a tool's id argument ("order number 4417" for an
+    `order_id`); given means given anywhere (the caller, a result, the instructions), in any role:
+    words act on nothing, and a read-back of a number the caller left unmarked is not dropped."""
+    out: list[tuple[ToolSpec, str]] = []
+    for spec in specs:
+        for name, rule in rules(spec).items():
+            if rule.kind is not ValueKind.CODE or not rule.traced:
+                continue
+            for span in spans_of_numbers(text):
+                if role_here(text, span, rule) is not True:
+                    continue
+                if not _anywhere(text[span[0]:span[1]], evidence):
+                    out.append((spec, name))
+                    break
+    return out
+
+
+def _anywhere(value: str, evidence: Evidence) -> bool:
+    """Is this id in anything given, in any role?"""
+    texts = [*evidence.said, evidence.instructions, *(str(v) for _, v in keyed_scalars(evidence.results))]
+    return any(said_in(value, text, kind=ValueKind.CODE) for text in texts if text)
+
+
+def _candidate(rule: Rule, evidence: Evidence) -> bool:
+    """Could anything given so far be this argument's value?"""
+    if Source.RESULT in rule.sources and any(
+            not (key and names_other(key, rule)) and _could_be(rule, value)
+            for key, value in keyed_scalars(evidence.results)):
+        return True
+    said = evidence.said if Source.CALLER in rule.sources else []
+    instructions = evidence.instructions if Source.INSTRUCTIONS in rule.sources else ""
+    if rule.kind in _TIMES:
+        return any(moments(words(text), evidence.now) for text in said)
+    if rule.kind in (ValueKind.NUMBER, ValueKind.CODE):
+        for i, text in enumerate(said):
+            asked = evidence.asked[i] if i < len(evidence.asked) else ""
+            if any(accepts(text, span, rule, evidence, asked, caller=True)
+                   for span in spans_of_numbers(text)):
+                return True
+        if instructions and any(role_here(instructions, span, rule) is True
+                                for span in spans_of_numbers(instructions)):
+            return True
+        if rule.kind is ValueKind.NUMBER:
+            return False
+    if rule.kind in (ValueKind.CODE, ValueKind.NAME):
+        if any(_PROPER.search(sentence) for text in said for sentence in _SENTENCE.split(text)):
+            return True
+        named = {stem(w.text) for w in words(instructions)}
+        return bool(named & (rule.cues - rule.rivals))
+    return any(text.strip() for text in said)  # an address, prose: the caller said something
+
+
+def _could_be(rule: Rule, value: Any) -> bool:
+    """Could a result's value be one of this kind (a number for a count, a digit in an id)?"""
+    if rule.kind is ValueKind.NUMBER:
+        return isinstance(value, int | float) or bool(re.fullmatch(r"\$?\d[\d,]*(\.\d+)?", str(value)))
+    if rule.kind is ValueKind.CODE:
+        return any(ch.isdigit() for ch in str(value)) or bool(re.fullmatch(r"[A-Z0-9-]{3,}", str(value)))
+    return isinstance(value, str)
