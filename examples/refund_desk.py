@@ -71,12 +71,15 @@ class PaymentProvider:
         return req.result if req is not None else None
 
 
+# what callers call a card by: its brand names say the digits after them are the card's
+CARD_NAMES = ("visa", "mastercard", "amex", "discover")
 ORDERS = {"4417": "a cast-iron skillet, delivered last Tuesday", "5120": "a chef's knife, in transit"}
 
 
 def build_tools(provider: PaymentProvider, *, lookup_latency_s: float = 0.5) -> ToolRegistry:
     @tool(spoken=("holding_line",), side_effect=True, business_key=lambda a: f"refund:{a['order_id']}",
-          timeout_s=20.0)
+          tells=("{amount} dollars", "to the card ending {card_last4}"),
+          cues={"card_last4": CARD_NAMES}, timeout_s=20.0)
     async def refund(holding_line: str, order_id: str, card_last4: str) -> dict[str, Any]:
         """Refund an order to the caller's card.
 

@@ -87,6 +87,7 @@ class StripeLikeGateway:
 
 def build_tools(gateway: StripeLikeGateway) -> ToolRegistry:
     @tool(spoken=("holding_line",), side_effect=True, business_key=lambda a: f"refund:{a['order_id']}",
+          tells=("{amount} dollars", "to the card ending {card_last4}"),
           timeout_s=30.0)
     async def refund(holding_line: str, order_id: str, amount: str, card_last4: str) -> dict[str, Any]:
         """Refund part or all of an order to the card it was paid with.

@@ -65,7 +65,8 @@ def _stages(real_stages, rules):
 def test_a_side_effect_that_times_out_leaves_its_ledger_row_unknown(real_stages, say, tmp_path):
     clock_of = {}
 
-    @tool(side_effect=True, business_key=lambda a: f"refund:{a['order_id']}", timeout_s=3.0)
+    @tool(side_effect=True, business_key=lambda a: f"refund:{a['order_id']}",
+          tells=("{amount} dollars", "to the card ending {card_last4}"), timeout_s=3.0)
     async def refund(order_id: str, holding_line: str) -> dict:
         """Refund an order.
 

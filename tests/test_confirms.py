@@ -28,6 +28,8 @@ def row(state: str = "committed", *, result: dict | None = None, arguments: dict
 
 
 COMMITTED = row(result={"refund_id": "re_1", "amount": "64.50", "card_last4": "9075"})
+# the shop's refund states these (its `tells`); the core knows no field by name
+SHOP = ("{amount} dollars", "to the card ending {card_last4}")
 
 
 @pytest.mark.parametrize("text, value", [
@@ -54,9 +56,10 @@ def test_card_digits_as_spoken(text):
 def test_facts_prefer_what_moved_over_what_was_asked():
     moved = row(result={"amount": "$42.00", "card_last4": "5678"},
                 arguments={"amount": 80, "card_last4": "1234"})
-    assert facts(moved) == (Decimal("42.00"), "5678")
-    assert facts(row(result=None)) == (Decimal("64.5"), "9075")
-    assert facts(row(arguments={"order_id": "7"}, target="acct 0012-3456")) == (None, "3456")
+    assert facts(moved, SHOP) == {"amount": "$42.00", "card_last4": "5678"}
+    assert facts(row(result=None), SHOP) == {"amount": "64.5", "card_last4": "9075"}
+    assert facts(row(arguments={"order_id": "7"}), SHOP) == {}
+    assert facts(moved) == {}  # a tool that names no facts is told by its outcome
 
 
 @pytest.mark.parametrize("heard", [
@@ -67,16 +70,16 @@ def test_facts_prefer_what_moved_over_what_was_asked():
     "Good news! Your refund of 64.50 has been processed to card 9075. Anything else?",
 ])
 def test_a_confirmation_with_outcome_amount_and_target_is_told(heard):
-    verdict = confirms(COMMITTED, heard)
+    verdict = confirms(COMMITTED, heard, SHOP)
     assert verdict.told, verdict.why
 
 
 @pytest.mark.parametrize("heard, why", [
     ("I can't change a refund that has already gone through.", "amount"),
     ("Yes, that went through to the card ending 9075.", "amount"),
-    ("Yes, that went through: 64.50 dollars.", "target"),
-    ("Yes, that went through: 64.50 dollars to the card ending in 90", "target"),  # cut off mid-card
-    ("Yes, that went through: 64.50 dollars to the card ending in 1234.", "target"),
+    ("Yes, that went through: 64.50 dollars.", "card_last4"),
+    ("Yes, that went through: 64.50 dollars to the card ending in 90", "card_last4"),  # cut off mid-card
+    ("Yes, that went through: 64.50 dollars to the card ending in 1234.", "card_last4"),
     ("It is still processing: 64.50 dollars to the card ending 9075.", "went through"),
     ("We can't tell yet whether 64.50 dollars went to the card ending 9075.", "went through"),
     ("The refund of 64.50 dollars to the card ending 9075 did not go through.", "went through"),
@@ -85,7 +88,7 @@ def test_a_confirmation_with_outcome_amount_and_target_is_told(heard):
     ("", "went through"),
 ])
 def test_words_that_leave_out_a_fact_or_the_outcome_are_not_told(heard, why):
-    verdict = confirms(COMMITTED, heard)
+    verdict = confirms(COMMITTED, heard, SHOP)
     assert not verdict.told and why in verdict.why
 
 
@@ -108,18 +111,21 @@ def test_a_row_without_amount_or_target_needs_only_the_outcome():
     assert not confirms(booking, "I am still working on that booking.").told
 
 
-@pytest.mark.parametrize(("result", "arguments", "said"), [
-    ({"amount": "64.50", "card_last4": "9075"}, {}, "That went through: 64.50 dollars to the card ending 9075."),
-    ({"refunded": True}, {"order_id": "4417", "card_last4": "1234"}, "That went through to the card ending 1234."),
-    ({"amount": 20}, {"account": "DE89 3704 0044 0532 0130 00"}, "That went through: 20 dollars to the account ending 3000."),
-    ({}, {}, "That went through."),
+@pytest.mark.parametrize(("result", "arguments", "tells", "said"), [
+    ({"amount": "64.50", "card_last4": "9075"}, {}, SHOP, "That went through: 64.50 dollars to the card ending 9075."),
+    ({"refunded": True}, {"order_id": "4417", "card_last4": "1234"}, SHOP, "That went through to the card ending 1234."),
+    ({"amount": 20}, {"account": "DE89 3704 0044 0532 0130 00"}, ("{amount} euros", "from the account ending {account}"),
+     "That went through: 20 euros from the account ending 3000."),
+    ({"booking_id": "B7"}, {"room": "sea-view double", "nights": 3}, ("{nights} nights in the {room} room",),
+     "That went through: 3 nights in the sea-view double room."),
+    ({}, {}, SHOP, "That went through."),
 ])
-def test_the_sessions_statement_of_an_effect_is_one_that_tells_it(result, arguments, said):
+def test_the_sessions_statement_of_an_effect_is_one_that_tells_it(result, arguments, tells, said):
     """What the session says after a reply that did not state an effect (`statement`) states it
-    as `confirms` reads it, facts and all."""
+    as `confirms` reads it, facts and all, in whatever domain the tool's `tells` speaks."""
     done = row(result=result, arguments=arguments)
-    assert statement(done) == said
-    assert confirms(done, said).told
+    assert statement(done, tells) == said
+    assert confirms(done, said, tells).told
     failed = row("failed")
     assert confirms(failed, statement(failed)).told
     assert statement(row("pending")) is None

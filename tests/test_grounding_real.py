@@ -35,7 +35,8 @@ def qwen():
 
 
 def refund_desk(effects: list[dict]) -> ToolRegistry:
-    @tool(spoken=("holding_line",), side_effect=True, business_key=lambda a: f"refund:{a['order_id']}")
+    @tool(spoken=("holding_line",), side_effect=True, business_key=lambda a: f"refund:{a['order_id']}",
+          tells=("{amount} dollars", "to the card ending {card_last4}"))
     async def refund(holding_line: str, order_id: str, amount: float, card_last4: str) -> dict:
         """Refund an amount of an order to the caller's card.
 

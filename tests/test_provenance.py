@@ -217,3 +217,24 @@ def test_a_python_tool_says_where_an_argument_comes_from(tmp_path) -> None:
         tool(sources={"acount_id": "caller"})(open_case.fn)
     with pytest.raises(ValueError, match="x-source"):
         tool(sources={"note": "hearsay"})(open_case.fn)
+
+
+def test_words_a_tool_declares_name_an_argument() -> None:
+    """A card called by its brand: the brand names are the desk's words (`cues`), not the core's."""
+    @tool(side_effect=True, business_key=lambda a: a["order_id"], cues={"card_last4": ["visa", "mastercard"]})
+    async def refund(order_id: str, card_last4: str) -> dict:
+        """Refund an order.
+
+        Args:
+            order_id: The order number.
+            card_last4: The last four digits of the card.
+        """
+        return {}
+
+    assert refund.parameters["properties"]["card_last4"]["x-cues"] == ["visa", "mastercard"]
+    line = said("Give me a refund for order 4417. It's the Visa ending 1111.")
+    assert trace(refund, {"order_id": "4417", "card_last4": "1111"}, line).missing == []
+    assert trace(refund, {"order_id": "1111", "card_last4": "4417"}, line).missing == ["order_id", "card_last4"]
+    bare = client_tool("refund", {"order_id": {"type": "string"}, "card_last4": {"type": "string"}},
+                       ["order_id", "card_last4"])
+    assert trace(bare, {"order_id": "4417", "card_last4": "1111"}, line).missing == ["card_last4"]

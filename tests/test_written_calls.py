@@ -52,7 +52,8 @@ def test_braces_and_angles_that_are_no_call_are_said() -> None:
 def refund_desk(effects: list[dict], *, clock: Any = None, latency_s: float = 0.0) -> ToolRegistry:
     """The refund tool; with a clock, each refund takes `latency_s` on it."""
 
-    @tool(spoken=("holding_line",), side_effect=True, business_key=lambda a: f"refund:{a['order_id']}")
+    @tool(spoken=("holding_line",), side_effect=True, business_key=lambda a: f"refund:{a['order_id']}",
+          tells=("{amount} dollars", "to the card ending {card_last4}"))
     async def refund(holding_line: str, order_id: str, card_last4: str) -> dict:
         """Refund an order to the caller's card.
 

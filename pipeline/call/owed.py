@@ -110,7 +110,8 @@ class OwedWords:
         if response.id in self._claimed and self.running:
             out.append(STILL_RUNNING)
         for row in await self._rows(response):
-            if not confirms(row, said).told and (line := statement(row)) is not None:
+            tells = spec.tells if (spec := self.desk.registry.get(row.tool)) is not None else ()
+            if not confirms(row, said, tells).told and (line := statement(row, tells)) is not None:
                 self.desk.core.log(f"{response.id} did not state {row.business_key}; the session says it")
                 out.append(line)
         self.forget(response.id)

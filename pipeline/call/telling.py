@@ -22,6 +22,7 @@ class TellingDesk(Protocol):
     core: Any
     control: Any
     ledger: Any
+    registry: Any  # the ToolRegistry: a row's tool says which facts tell it
     ledger_keys: set[str]  # the side effects this call asked for
     reply_pending: dict[str, int]  # key -> history version of the reply waiting to start
     responder: Responder | None
@@ -52,7 +53,8 @@ class Telling:
         for row in await run(self.desk.ledger.untold):
             if row.business_key not in self.desk.ledger_keys and row.business_key not in response.asked.about_keys:
                 continue
-            verdict = confirms(row, heard)
+            spec = self.desk.registry.get(row.tool)
+            verdict = confirms(row, heard, spec.tells if spec is not None else ())
             if verdict.told:
                 await run(self.desk.ledger.mark_told, row.business_key)
             elif row.business_key in response.asked.about_keys:

@@ -4,18 +4,18 @@ Whichever response said it (a reply to a tool result, a reminder, or the answer 
 through?"), a finished side effect counts as told only when the heard words state it:
 
 - committed: within one or two adjacent sentences, the outcome is stated as done ("went
-  through", "is on its way") and every fact the row holds is named as it would be spoken: the
+  through", "is on its way") and every fact the tool names is named as it would be spoken: an
   amount ("64.50", "$64.50", "64.50 dollars", "sixty-four fifty", "sixty-four dollars and fifty
-  cents") and the target (a card's last digits: "9075", "nine zero seven five", "ninety
-  seventy-five");
+  cents"), digits ("9075", "nine zero seven five", "ninety seventy-five"; a long number by its
+  last four), anything else as written;
 - failed: a sentence states the failure ("did not go through", "was declined");
 - words that leave the outcome open ("still processing", "can't tell yet") never confirm, and a
   sentence that says it failed never confirms a committed effect.
 
-The facts come from the row's result (what actually moved) before its arguments (what was
-asked), read by field name: an amount is a field named like `amount` or `total`; a target is a
-field named like `card`, `last4` or `account`, or the row's `target`. A row with neither is
-confirmed by its outcome alone.
+Which facts, the tool says (`ToolSpec.tells`, phrases with fields in braces: "{amount} dollars",
+"to the card ending {card_last4}"), whatever its domain; each value comes from the row's result
+(what actually moved) before its arguments (what was asked). A tool that names none is told by
+its outcome alone.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from typing import Any
 
 from .ledger_rows import Row
 
-_AMOUNT_FIELDS = re.compile(r"amount|total")
-_TARGET_FIELDS = re.compile(r"card|last4|account|iban|target")
+Tells = tuple[str, ...]  # `ToolSpec.tells`: the phrases that state an effect, its fields in braces
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_MONEY = re.compile(r"[$€£]?\s*\d[\d,]*\.\d{1,2}|[$€£]\s*\d[\d,]*|\d{1,3}")  # "64.50", "$42", "20"
 _DONE = re.compile(r"\b(went|gone|go|goes|is|are|been) through\b|\bdone\b|\bcomplete(d)?\b|\bprocessed\b"
-                   r"|\brefunded\b|\bissued\b|\bsent\b|\bon (its|their|the) way\b|\bsucceeded\b"
+                   r"|\bissued\b|\bsent\b|\bon (its|their|the) way\b|\bsucceeded\b"
                    r"|\bsuccessful(ly)?\b|\bconfirmed\b|\bwent (back )?to\b|\bwent out\b|\bmoved\b")
 _NEGATED = re.compile(r"\bnot\b|\bnever\b|n't\b|\bcannot\b")
 _FAILED_WORDS = re.compile(r"\b(declined|failed|refused|rejected|bounced|unsuccessful|denied)\b")
@@ -58,8 +59,8 @@ class Verdict:
     why: str
 
 
-def confirms(row: Row, heard: str) -> Verdict:
-    """Do these heard words state this finished effect's outcome (and its facts)?"""
+def confirms(row: Row, heard: str, tells: Tells = ()) -> Verdict:
+    """Do these heard words state this finished effect's outcome (and its facts, `tells`)?"""
     # a question states nothing: "did that go through?" is not "that went through"
     sentences = [s for s in _SENTENCE_END.split(heard.lower().replace("-", " "))
                  if s.strip() and not s.rstrip().endswith("?")]
@@ -69,18 +70,15 @@ def confirms(row: Row, heard: str) -> Verdict:
         return Verdict(False, "no heard sentence says it did not go through")
     if row.state != "committed":
         return Verdict(False, f"it is {row.state}: only a finished effect can be told")
-    amount, target = facts(row)
+    needed = facts(row, tells)
     windows = sentences + [a + " " + b for a, b in zip(sentences, sentences[1:], strict=False)]
     missing = "no heard sentence says it went through"
     for text in windows:
         if not _DONE.search(text) or _states_failure(text) or _OPEN.search(text):
             continue
-        if amount is not None and amount not in spoken_amounts(text):
-            missing = f"the amount {amount} was not heard"
-            continue
-        if target is not None and not any(target in run for run in spoken_digit_runs(text)) \
-                and target not in text:
-            missing = f"the target {target} was not heard"
+        unheard = [name for name, value in needed.items() if not _heard(value, text)]
+        if unheard:
+            missing = f"the {unheard[0]} {needed[unheard[0]]} was not heard"
             continue
         return Verdict(True, "the outcome and its facts were heard")
     return Verdict(False, missing)
@@ -94,39 +92,36 @@ def claims_done(sentence: str) -> bool:
             and not _OPEN.search(text) and not _states_failure(text))
 
 
-def statement(row: Row) -> str | None:
+def statement(row: Row, tells: Tells = ()) -> str | None:
     """The sentence that tells this finished effect, its facts as `confirms` reads them: what the
     session says after a reply about the effect that did not state it ("The refund was committed
-    and succeeded." names neither amount nor card). None for an effect not yet finished."""
+    and succeeded." names none of them). Each phrase of `tells` whose fields the row holds is
+    said, in order ("{amount} dollars", "to the card ending {card_last4}": "That went through:
+    64.50 dollars to the card ending 9075."). None for an effect not yet finished."""
     if row.state == "failed":
         return "I'm sorry, that did not go through."
     if row.state != "committed":
         return None
-    amount, target = facts(row)
-    said = "That went through"
-    if amount is not None:
-        said += f": {amount:.2f} dollars" if amount != amount.to_integral_value() else f": {int(amount)} dollars"
-    if target is not None:
-        carded = any("card" in k or "last4" in k for src in (row.result or {}, row.arguments)
-                     for k, _v in _flat(src))
-        said += (f" to the {'card' if carded else 'account'} ending {target}" if target.isdigit()
-                 else f" for {target}")
-    return said + "."
+    values = facts(row, tells)
+    kept = [phrase for phrase in tells if all(n in values for n in _fields(phrase))]
+    if not kept:
+        return "That went through."
+    said = " ".join(p.format(**{n: _spoken(values[n]) for n in _fields(p)}) for p in kept)
+    # "That went through: 64.50 dollars ...", but "That went through to the card ending 1234."
+    return f"That went through{': ' if kept[0].startswith('{') else ' '}{said}."
 
 
-def facts(row: Row) -> tuple[Decimal | None, str | None]:
-    """The amount and target the caller must hear, from the result first, then the arguments."""
-    amount: Decimal | None = None
-    target: str | None = None
-    for source in (row.result or {}, row.arguments):
-        for key, value in _flat(source):
-            if amount is None and _AMOUNT_FIELDS.search(key):
-                amount = _decimal(value)
-            if target is None and _TARGET_FIELDS.search(key) and value not in (None, ""):
-                target = _target(str(value))
-    if target is None and row.target:
-        target = _target(row.target)
-    return amount, target
+def facts(row: Row, tells: Tells = ()) -> dict[str, str]:
+    """The values the caller must hear (each field `tells` names), from what moved (the result)
+    before what was asked (the arguments)."""
+    out: dict[str, str] = {}
+    for name in dict.fromkeys(n for phrase in tells for n in _fields(phrase)):
+        for source in (row.result or {}, row.arguments):
+            value = next((v for k, v in _flat(source) if k == name.lower()), None)
+            if value not in (None, "") and not isinstance(value, bool | dict | list):
+                out[name] = str(value)
+                break
+    return out
 
 
 def spoken_amounts(text: str) -> set[Decimal]:
@@ -275,7 +270,31 @@ def _decimal(value: Any) -> Decimal | None:
     return Decimal(found.group().replace(",", "")) if found else None
 
 
-def _target(value: str) -> str:
-    """A card or account is named by its last four digits; a name is named as it is."""
+def _fields(phrase: str) -> list[str]:
+    return _PLACEHOLDER.findall(phrase)
+
+
+def _heard(value: str, text: str) -> bool:
+    """Is this fact in the heard words, as speech says it: an amount by value ("sixty-four
+    fifty"), digits in a run of spoken digits (a long number by its last four, as a card or an
+    account is read out), anything else as written?"""
+    amount = _decimal(value) if _MONEY.fullmatch(value.strip()) else None
+    if amount is not None and amount in spoken_amounts(text):
+        return True
     digits = re.sub(r"\D", "", value)
-    return digits[-4:] if digits else value.strip().lower()
+    if digits and len(digits) >= len(value.replace(" ", "").replace("-", "")) - 4:
+        tail = digits[-4:] if len(digits) > 6 else digits
+        if any(tail in run for run in spoken_digit_runs(text)):
+            return True
+    return value.strip().lower().replace("-", " ") in text
+
+
+def _spoken(value: str) -> str:
+    """A fact as the session says it: an amount without a currency sign or needless cents
+    ("64.50", "42"), a long number by its last four digits, anything else as it is."""
+    if _MONEY.fullmatch(value.strip()) and (amount := _decimal(value)) is not None:
+        return f"{amount:.2f}" if amount != amount.to_integral_value() else f"{int(amount)}"
+    digits = re.sub(r"\D", "", value)
+    if len(digits) > 6 and len(digits) >= len(re.sub(r"[\s-]", "", value)) - 4:
+        return digits[-4:]
+    return value

@@ -40,6 +40,16 @@ def tools_prompt(specs: Iterable[ToolSpec]) -> str:
     return "\n".join(lines)
 
 
+def model_schema(schema: Any) -> Any:
+    """The schema as the model reads it: without the keywords only the session reads (`x-source`,
+    `x-kind`, `x-cues`: where a value may come from and what names it)."""
+    if isinstance(schema, dict):
+        return {k: model_schema(v) for k, v in schema.items() if not str(k).startswith("x-")}
+    if isinstance(schema, list):
+        return [model_schema(v) for v in schema]
+    return schema
+
+
 class JsonDialect:
     """The bare JSON object: what the pipeline reads, so nothing is translated."""
 
@@ -67,7 +77,7 @@ class QwenDialect:
 
     def prompt(self, specs: Iterable[ToolSpec]) -> str:
         listed = "\n".join(json.dumps({"type": "function", "function": {
-            "name": s.name, "description": s.description, "parameters": s.parameters}},
+            "name": s.name, "description": s.description, "parameters": model_schema(s.parameters)}},
             ensure_ascii=False) for s in specs)
         return ("When you call a tool, " + SPOKEN_GUIDANCE[0].lower() + SPOKEN_GUIDANCE[1:] +
                 "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"

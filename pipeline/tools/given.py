@@ -6,11 +6,13 @@ choice (`choice.offered`) keeps a tool out of the model's reach while a required
 candidate at all (no time said for a booking's time, no number said that its words could make
 an id), so a small model asks instead of inventing; the question back names what is lacking
 (`ask.question`). A candidate is judged by kind, from the argument's sources:
-- a number or an id of digits: a number the caller said that no word names as another argument
-  (`provenance` roles), or one the instructions label as this one, or an earlier result's field;
-- an id with letters ("K7Q2"), a name: a capitalised word the caller said inside a sentence
-  (Whisper writes names and spelled codes so), a result's value, or the instructions where
-  they use the argument's own words ("patient" for `patient_name`);
+- a number or an id: a number (or a word with a digit) the caller said that the words around it
+  name as this argument, or that answers the agent's question for it, or, where no other
+  argument could take it, a lone unnamed one; one the instructions label as this one; an earlier
+  result's field;
+- a name: a capitalised word the caller said inside a sentence (Whisper writes names so), a
+  result's value, or the instructions where they use the argument's own words ("patient" for
+  `patient_name`);
 - a time or a date: a day or a time of day the caller or a result named ("tomorrow", "six pm");
 - an address or prose: anything the caller said.
 Nothing here knows a domain: the words come from the tool's own schema.
@@ -28,6 +30,7 @@ from .provenance import (
     accepts,
     keyed_scalars,
     names_other,
+    question_role,
     role_here,
     rules,
     spans_of_numbers,
@@ -89,20 +92,29 @@ def _candidate(rule: Rule, evidence: Evidence) -> bool:
     if rule.kind in (ValueKind.NUMBER, ValueKind.CODE):
         for i, text in enumerate(said):
             asked = evidence.asked[i] if i < len(evidence.asked) else ""
-            if any(accepts(text, span, rule, evidence, asked, caller=True)
-                   for span in spans_of_numbers(text)):
-                return True
+            for span in spans_of_numbers(text):
+                # a number no word names fills this argument only where it has no rival: "I
+                # paid sixty four fifty" could be an order or a card, and is neither yet
+                if (role_here(text, span, rule) is not None or not rule.rivals) and \
+                        accepts(text, span, rule, evidence, asked, caller=True):
+                    return True
+                if _question(asked, rule) and accepts(text, span, rule, evidence, asked, caller=True):
+                    return True
         if instructions and any(role_here(instructions, span, rule) is True
                                 for span in spans_of_numbers(instructions)):
             return True
-        if rule.kind is ValueKind.NUMBER:
-            return False
-    if rule.kind in (ValueKind.CODE, ValueKind.NAME):
+        return False
+    if rule.kind is ValueKind.NAME:
         if any(_PROPER.search(sentence) for text in said for sentence in _SENTENCE.split(text)):
             return True
         named = {stem(w.text) for w in words(instructions)}
         return bool(named & (rule.cues - rule.rivals))
     return any(text.strip() for text in said)  # an address, prose: the caller said something
+
+
+def _question(asked: str, rule: Rule) -> bool:
+    """Did the agent's last question ask for this argument ("What's the order number?")?"""
+    return question_role(asked, rule) is True
 
 
 def _could_be(rule: Rule, value: Any) -> bool:

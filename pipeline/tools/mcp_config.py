@@ -34,7 +34,8 @@ class McpToolOptions:
     ledger runs it once however often it is asked for; required with `side_effect`.
     `grounded`: the arguments the caller must have said before it runs (None: every argument
     by its kind, `provenance`). `sources`: where an argument's value may come from, where its
-    kind's default does not fit ({"summary": "composed"}), as `@tool(sources=...)`.
+    kind's default does not fit ({"summary": "composed"}), as `@tool(sources=...)`. `tells`: the
+    phrases that state a finished effect's facts ("{amount} dollars"), as `@tool(tells=...)`.
     """
 
     side_effect: bool = False
@@ -42,6 +43,7 @@ class McpToolOptions:
     timeout_s: float = 10.0
     grounded: tuple[str, ...] | None = None
     sources: dict[str, str | list[str]] | None = None
+    tells: tuple[str, ...] = ()
     business_key: tuple[str, ...] | Callable[[dict[str, Any]], str] | None = None
 
     @property
@@ -120,7 +122,7 @@ class McpServer:
                 raise ValueError(f"{where}, tool {tool!r}: unknown options {stray}; a tool takes "
                                  f"{sorted(option_keys)}.")
             opts = dict(options)
-            for key in ("grounded", "business_key"):
+            for key in ("grounded", "business_key", "tells"):
                 if isinstance(opts.get(key), str):  # one argument, written without brackets
                     opts[key] = (opts[key],)
                 elif isinstance(opts.get(key), list):
@@ -192,6 +194,7 @@ def spec_for(server: McpServer, listed: Tool, fn: Callable[..., Any] | None) -> 
             timeout_s=options.timeout_s,
             business_key=key_function(server, name, options.business_key, params),
             grounded=options.grounded,
+            tells=tuple(options.tells),
         )
     except ValueError as exc:
         raise ValueError(f"{where}: {exc} {_LEAVE_OUT.format(tool=listed.name)}") from None
@@ -215,7 +218,7 @@ def _flat_value(where: str, tool: str, pname: str, prop: dict[str, Any],
     out: JsonSchema = {}
     if "description" in prop:
         out["description"] = str(prop["description"])
-    for key in ("format", "x-source", "x-kind"):  # what the value is and may come from (`provenance`)
+    for key in ("format", "x-source", "x-kind", "x-cues"):  # what the value is, its source (`provenance`)
         if key in prop:
             out[key] = prop[key]
     if "const" in prop:

@@ -40,13 +40,18 @@ from typing import Any
 from .evidence import Evidence
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, cue_words, kind_from_schema, said_in, sources_of
-from .spoken.codes import code_said, squash
+from .spoken.codes import code_said
 from .spoken.kinds import name_words, stem
+from .spoken.names import edit_distance
 from .spoken.numbers import TIME_CUES, numbers_said
 from .spoken.words import is_number_word, spoken_number, words
 
 _BEFORE, _AFTER = 5, 4  # words around a value that may say what it is
 _LAST_FOUR = re.compile(r"\blast\s+(?:four|4)\b", re.I)  # "the last four": no number of its own
+_LABELS = frozenset("number no nr id code reference ref".split())  # "<noun> number 204"
+_LINKS = frozenset("is was are be it it's its s".split())  # "my order number is 204"
+_DETERMINERS = frozenset("my the your our a an this that his her their its which what for to on "
+                         "in at of with under by from".split())
 _NUMBERS = (ValueKind.NUMBER, ValueKind.CODE)  # what a caller may say as a number
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
@@ -151,10 +156,10 @@ def _in_text(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, 
 
 
 def _numeric(value: Any, rule: Rule) -> bool:
-    """A count, a price, or an id made of digits: a number whose role the words around it give."""
+    """A count, a price, or an id with digits: a value whose role the words around it give."""
     if rule.kind is ValueKind.NUMBER:
         return spoken_number(str(value)) is not None
-    return rule.kind is ValueKind.CODE and squash(str(value)).isdigit()
+    return rule.kind is ValueKind.CODE and any(ch.isdigit() for ch in str(value))
 
 
 def _number_in(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, *,
@@ -177,7 +182,7 @@ def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, as
         role = True  # "23.99", "sixty four dollars fifty": said as money
     if role is not None or not caller:
         return role is not False
-    question = _question_role(asked, rule)
+    question = question_role(asked, rule)
     return question is True or (question is None and _numbers_said(evidence) <= 1)
 
 
@@ -210,7 +215,7 @@ def _numbers_said(evidence: Evidence) -> int:
                if not n.clock)
 
 
-def _question_role(asked: str, rule: Rule) -> bool | None:
+def question_role(asked: str, rule: Rule) -> bool | None:
     """Does the agent's last question name this argument (True), another (False), or none?"""
     questions = [q for q in _SENTENCE.split(_LAST_FOUR.sub("lastfour", asked)) if q.rstrip().endswith("?")]
     if not questions:
@@ -239,15 +244,38 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     while k < len(ws) and k - last <= _AFTER and not ws[k].after_break and not _is_number(ws[k]):
         after.append(stem(ws[k].text))
         k += 1
+    if (labelled := _label(before, rule)) is not None:
+        return labelled
     # nearest first, a word before ahead of one as near after ("the order was forty dollars":
     # "dollars" is nearer than "order")
     near = [w for pair in zip_longest(before, after) for w in pair if w is not None]
     for word in near:
-        if word in rule.cues and word not in rule.rivals:
+        if _names(word, rule.cues) and not _names(word, rule.rivals):
             return True
-        if word in rule.rivals:
+        if _names(word, rule.rivals):
             return False
     return None
+
+
+def _names(word: str, cues: frozenset[str]) -> bool:
+    """Is the word one of these, or one Whisper writes for it ("cart" for "card")?"""
+    if word in cues:
+        return True
+    return len(word) >= 4 and any(len(c) >= 4 and c[0] == word[0] and edit_distance(word, c) == 1
+                                  for c in cues)
+
+
+def _label(before: list[str], rule: Rule) -> bool | None:
+    """ "my room number is 204": a number labelled "<noun> number" is that noun's. True where the
+    noun names this argument, False where it names any other thing, None where no noun labels it
+    ("the number is 204")."""
+    words_before = [w for w in before if w not in _LINKS]
+    if len(words_before) < 2 or words_before[0] not in _LABELS:
+        return None
+    noun = words_before[1]
+    if _names(noun, rule.cues) and not _names(noun, rule.rivals):
+        return True
+    return None if noun in _DETERMINERS else False
 
 
 def _is_number(word: Any) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 from .signature import JsonSchema, parse_docstring, schema_from_signature
 from .spoken import SOURCE_KEY, sources_of
+from .spoken.kinds import CUES_KEY
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_ARRAY_ITEMS = 8  # a list argument the grammar bounds when its schema gives no maxItems
@@ -43,6 +44,9 @@ class ToolSpec:
     grounded: tuple[str, ...] | None = None
     # it ends the conversation (end_call): offered only after the caller's words close it (`choice`)
     closes: bool = False
+    # the phrases that state a finished effect, its fields in braces ("{amount} dollars", "to the
+    # card ending {card_last4}"): what the caller must hear for it to count as told (`confirms`)
+    tells: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not _NAME_RE.match(self.name):
@@ -187,6 +191,8 @@ def tool(
     business_key: Callable[[dict[str, Any]], str] | None = None,
     grounded: Iterable[str] | None = None,
     sources: Mapping[str, str | Iterable[str]] | None = None,
+    tells: str | Iterable[str] = (),
+    cues: Mapping[str, Iterable[str]] | None = None,
 ) -> Callable[[Callable[..., Awaitable[Any]]], ToolSpec]: ...
 
 
@@ -202,6 +208,8 @@ def tool(
     business_key: Callable[[dict[str, Any]], str] | None = None,
     grounded: Iterable[str] | None = None,
     sources: Mapping[str, str | Iterable[str]] | None = None,
+    tells: str | Iterable[str] = (),
+    cues: Mapping[str, Iterable[str]] | None = None,
 ) -> ToolSpec | Callable[[Callable[..., Awaitable[Any]]], ToolSpec]:
     """Turn an async function into a `ToolSpec`; usable bare (`@tool`) or with options.
 
@@ -210,6 +218,11 @@ def tool(
     `sources` says where an argument's value may come from, where its kind's default does not
     fit (`provenance`): `sources={"summary": "composed", "account_id": ["caller", "instructions"]}`
     (written into its schema as `x-source`, which a realtime client may send as well).
+    `cues`: more words that name an argument, beyond its name and description (`cues={"card_last4":
+    ("visa", "mastercard")}`: "the Visa ending 1111" gives the card's digits; written as `x-cues`).
+    `tells`: for a side effect, the phrases that state its outcome's facts, fields in braces
+    (`tells=("{amount} dollars", "to the card ending {card_last4}")`): the caller must hear them
+    for the effect to count as told, and the session says them when a reply did not.
     The returned spec is itself awaitable: `await refund(order_id="A1", holding_line="...")`.
     """
 
@@ -230,31 +243,34 @@ def tool(
             name=tool_name,
             description=description if description is not None else summary,
             parameters=with_sources(tool_name, schema_from_signature(tool_name, func, arg_docs, spoken_names),
-                                    sources),
+                                    sources, cues),
             fn=func,
             spoken=spoken_names,
             side_effect=side_effect,
             timeout_s=timeout_s,
             business_key=business_key,
             grounded=None if grounded is None else tuple(grounded),
+            tells=(tells,) if isinstance(tells, str) else tuple(tells),
         )
 
     return build if fn is None else build(fn)
 
 
-def with_sources(tool_name: str, parameters: JsonSchema,
-                 sources: Mapping[str, str | Iterable[str]] | None) -> JsonSchema:
-    """The schema with each named argument's `x-source` set (`provenance`); checked here, so a
-    misspelt argument or source fails when the tool is declared, not on its first call."""
-    if not sources:
-        return parameters
+def with_sources(tool_name: str, parameters: JsonSchema, sources: Mapping[str, str | Iterable[str]] | None,
+                 cues: Mapping[str, Iterable[str]] | None = None) -> JsonSchema:
+    """The schema with each named argument's `x-source` and `x-cues` set (`provenance`); checked
+    here, so a misspelt argument or source fails when the tool is declared, not on its first call."""
     props = parameters.get("properties", {})
-    for pname, where in sources.items():
-        if pname not in props:
-            raise ValueError(f"Tool {tool_name!r} gives sources for {pname!r}, which is not one of its "
-                             f"arguments ({', '.join(props)}).")
+    for option, given in (("sources", sources or {}), ("cues", cues or {})):
+        for pname in given:
+            if pname not in props:
+                raise ValueError(f"Tool {tool_name!r} gives {option} for {pname!r}, which is not one of "
+                                 f"its arguments ({', '.join(props)}).")
+    for pname, where in (sources or {}).items():
         props[pname][SOURCE_KEY] = where if isinstance(where, str) else list(where)
         sources_of(pname, props[pname])  # raises, naming the sources there are
+    for pname, words in (cues or {}).items():
+        props[pname][CUES_KEY] = [words] if isinstance(words, str) else list(words)
     return parameters
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 SOURCE_KEY = "x-source"
 KIND_KEY = "x-kind"
+CUES_KEY = "x-cues"
 
 
 class ValueKind(Enum):
@@ -134,9 +135,11 @@ def sources_of(name: str, schema: dict[str, Any]) -> frozenset[Source]:
 
 def cue_words(name: str, schema: dict[str, Any]) -> frozenset[str]:
     """The words a property's name and description say it is, singular: what a caller's words
-    around a number may name it by ("party_size", "number of guests": party, size, guest)."""
-    return frozenset(stem(w) for w in [*name_words(name), *_words_of(schema.get("description", ""))]
-                     if w not in _STOP and not w.isdigit())
+    around a number may name it by ("party_size", "number of guests": party, size, guest), and
+    any it lists as `x-cues` (a card's "visa", "mastercard")."""
+    declared = [w for cue in schema.get(CUES_KEY) or () for w in _words_of(str(cue))]
+    return frozenset(stem(w) for w in [*name_words(name), *_words_of(schema.get("description", "")),
+                                       *declared] if w not in _STOP and not w.isdigit())
 
 
 def name_words(name: str) -> list[str]:
