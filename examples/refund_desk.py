@@ -33,6 +33,7 @@ class _Request:
     order_id: str
     card_last4: str
     settles_at: float
+    amount: str
     result: dict[str, Any] | None = None
 
 
@@ -46,7 +47,8 @@ class PaymentProvider:
     effects: list[dict[str, Any]] = field(default_factory=list)  # money that actually moved
     _requests: dict[str, _Request] = field(default_factory=dict)
 
-    async def refund(self, *, order_id: str, card_last4: str, idempotency_key: str) -> dict[str, Any]:
+    async def refund(self, *, order_id: str, card_last4: str, idempotency_key: str,
+                     amount: str = "$42.00") -> dict[str, Any]:
         req = self._requests.get(idempotency_key)
         if req is not None and req.result is not None:
             return req.result  # the same key again: the stored outcome, no second refund
@@ -55,13 +57,13 @@ class PaymentProvider:
             raise ProviderError(message)
         if req is None:
             req = self._requests[idempotency_key] = _Request(order_id, card_last4,
-                                                            self.clock.now() + self.latency_s)
+                                                            self.clock.now() + self.latency_s, amount)
         else:
             req.card_last4 = card_last4  # still pending: the one refund is redirected
         while req.result is None:
             await self.clock.sleep_until(req.settles_at)
             if req.result is None and self.clock.now() >= req.settles_at:
-                req.result = {"order_id": req.order_id, "card_last4": req.card_last4, "amount": "$42.00",
+                req.result = {"order_id": req.order_id, "card_last4": req.card_last4, "amount": req.amount,
                               "refund_id": f"re_{len(self.effects) + 1:03d}"}
                 self.effects.append(dict(req.result))
         return req.result

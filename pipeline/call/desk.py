@@ -30,6 +30,7 @@ from .callctl import CallControl
 from .core import SessionCore
 from .handle import Purpose
 from .owed import OwedWords
+from .readback import ReadBacks
 from .responder import Responder
 from .response import Response
 from .telling import Telling
@@ -63,6 +64,7 @@ class ToolDesk:
         self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
         self._withheld: set[str] = set()  # client calls on values nobody gave: refused here (`prepare`)
         self.words = OwedWords(self)  # what a reply must not say, and what it owes (`owed`)
+        self.readback = ReadBacks(self)  # calls said back, waiting for the caller's yes (`readback`)
         self.dialect: ToolDialect = JSON  # how the model writes a call: its LLM's, once bound
         if core.config.call.end_call or core.config.call.transfer:  # the built-in tools alone
             self.use(ToolRegistry())
@@ -199,7 +201,11 @@ class ToolDesk:
                           f"({json.dumps({k: call.arguments[k] for k in traced.dropped})})")
         if traced.missing and spec.fn is None:
             self._withheld.add(call_id)
-        return ToolCall(name=call.name, arguments=traced.arguments)
+        made = ToolCall(name=call.name, arguments=traced.arguments)
+        if not traced.missing and spec.fn is not None and (
+                sentence := self.readback.hold(response, call_id, spec, made)) is not None:
+            self.words.read_backs[response.id] = sentence  # said after the reply's words
+        return made
 
     def handed(self, call_id: str) -> bool:
         return call_id not in self._withheld
@@ -211,9 +217,42 @@ class ToolDesk:
         self.words.started(call_id, spec)
         if spec is not None and spec.fn is None and call_id not in self._withheld:
             return  # a client's tool: the client runs it and sends function_call_output
+        if (pending := self.readback.pending) is not None and pending.call_id == call_id:
+            self._await_yes(response, call_id, spec, call, pending.sentence)
+            return
         self.core.spawn(self._run(response, call_id, call))
 
+    def _await_yes(self, response: Response, call_id: str, spec: Any, call: ToolCall, sentence: str) -> None:
+        """A read-back call's output: it has not run, and waits for the caller (`readback`)."""
+        result = ToolResult(call_id, response.id, response.turn_id, call.name, call.arguments,
+                            {"status": "awaiting_confirmation", "read_back": sentence,
+                             "message": f"{call.name} has not run: the values were read back to the "
+                                        "caller, and it runs when they say yes."})
+        result.extra["no_reply"] = True
+        self.deliver(result)
+
+    def said_back(self, response: Response) -> str | None:
+        return self.words.read_backs.pop(response.id, None)
+
+    def takes_turn(self, turn_id: str, text: str) -> bool:
+        return self.readback.takes(turn_id, text)
+
+    async def run_confirmed(self, response_id: str, turn_id: str, call_id: str, call: ToolCall,
+                            confirmation: str) -> None:
+        """The call the caller said yes to, run as read back; the confirmation goes on its row."""
+        assert self.runner is not None
+        try:
+            result = await self.runner.run(call, call_id=call_id, response_id=response_id, turn_id=turn_id,
+                                           confirmation=confirmation)
+        except Exception as exc:  # every call gets an output, as in `_run`
+            result = ToolResult(call_id, response_id, turn_id, call.name, call.arguments,
+                                {"error": f"{type(exc).__name__}: {exc}"})
+        self.deliver(result)
+
     def settle(self, response: Response, *, clean: bool) -> None:
+        pending = self.readback.pending
+        if not clean and pending is not None and pending.response_id == response.id:
+            self.readback.pending = None  # cut off: the read-back was not heard, so no yes answers it
         self._offered.pop(response.id, None)
         self.words.forget(response.id)
         self._record(*self.results.settle(response.id, clean=clean))

@@ -61,6 +61,7 @@ class OwedWords:
     def __init__(self, desk: Desk) -> None:
         self.desk = desk
         self.questions: dict[str, str | None] = {}  # response id -> the question its refusal owes
+        self.read_backs: dict[str, str] = {}  # response id -> the read-back its call owes (`readback`)
         self.running: dict[str, str] = {}  # call id -> the side-effecting tool it runs
         self._talked: dict[str, str] = {}  # response id -> the tool a dropped sentence was about
         self._claimed: set[str] = set()  # responses that claimed a running effect done
@@ -104,7 +105,9 @@ class OwedWords:
 
     async def owed(self, response: Response, reached: str | None, said: str) -> str | None:
         out = []
-        if owes_question(said) and (ask := self._question(
+        if (back := self.read_backs.pop(response.id, None)) is not None:  # a call written after words
+            out.append(back)
+        elif owes_question(said) and (ask := self._question(
                 response, reached or self._talked.get(response.id) or self._asked_for(response))):
             out.append(ask)
         if response.id in self._claimed and self.running:
@@ -131,6 +134,7 @@ class OwedWords:
         self._talked.pop(response_id, None)
         self._claimed.discard(response_id)
         self.questions.pop(response_id, None)
+        self.read_backs.pop(response_id, None)
 
     def _asked_for(self, response: Response) -> str | None:
         """The side effect the caller's words this reply answers asked for by name."""

@@ -79,6 +79,13 @@ class ToolHooks(Protocol):
 
     def start(self, response: Response, call_id: str, call: ToolCall) -> None: ...
 
+    def said_back(self, response: Response) -> str | None:
+        """The read-back this reply's call owes after its words (`call.readback`), once."""
+
+    def takes_turn(self, turn_id: str, text: str) -> bool:
+        """The caller's committed turn answers a read-back (`call.readback`): a yes runs the
+        call and its result is the reply (True); else the turn is the model's (False)."""
+
     def prompt(self) -> str | None:
         """The tools' part of the instructions (None without tools)."""
 

@@ -56,6 +56,9 @@ class CallOut:
         for chunk in self.progress(r.text_so_far):
             yield chunk
         self.finish(ToolCallStream.finish(r.text_so_far, r.ctx.tools.specs()))
+        if (back := r.ctx.tools.said_back(r)) is not None:  # the call waits for the caller's yes
+            for chunk in self.chunker.push(back + " ") + self.chunker.flush():
+                yield chunk
 
     def progress(self, text: str) -> list[str]:
         """Streams argument deltas; a spoken argument is said as soon as its string is complete."""

@@ -93,6 +93,13 @@ class Speculation:
         """The turn is committed with `text`: adopt the held reply if it answers these words,
         else drop it and reply afresh."""
         spec, turn.held.response = turn.held.response, None
+        if self.responder.ctx.tools.takes_turn(turn.item_id, text):  # a yes to a read-back
+            if spec is not None:
+                self._ended(turn, spec, "dropped")
+                spec.handle.cancel("discarded")
+                self.discarded += 1
+                await spec.handle.wait()
+            return
         if (spec is not None and spec.asked.transcript is not None and same_words(spec.asked.transcript, text)
                 and spec.status is ResponseStatus.IN_PROGRESS):
             self.used += 1

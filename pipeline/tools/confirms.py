@@ -33,7 +33,7 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _MONEY = re.compile(r"[$€£]?\s*\d[\d,]*\.\d{1,2}|[$€£]\s*\d[\d,]*|\d{1,3}")  # "64.50", "$42", "20"
 _DONE = re.compile(r"\b(went|gone|go|goes|is|are|been) through\b|\bdone\b|\bcomplete(d)?\b|\bprocessed\b"
                    r"|\bissued\b|\bsent\b|\bon (its|their|the) way\b|\bsucceeded\b"
-                   r"|\bsuccessful(ly)?\b|\bconfirmed\b|\bwent (back )?to\b|\bwent out\b|\bmoved\b")
+                   r"|\bsuccessful(ly)?\b|\bconfirmed\b|\bbooked\b|\breserved\b|\bscheduled\b|\bwent (back )?to\b|\bwent out\b|\bmoved\b")
 _NEGATED = re.compile(r"\bnot\b|\bnever\b|n't\b|\bcannot\b")
 _FAILED_WORDS = re.compile(r"\b(declined|failed|refused|rejected|bounced|unsuccessful|denied)\b")
 _OPEN = re.compile(r"\bstill\s+(processing|pending|going|in progress|waiting|working|checking)\b"

@@ -52,6 +52,9 @@ class Ledger:
         self._db.execute("PRAGMA synchronous=FULL")
         with self._write():
             self._db.execute(SCHEMA)
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(ledger)")}
+            if "confirmed" not in columns:  # a file from before read-backs: the column is added
+                self._db.execute("ALTER TABLE ledger ADD COLUMN confirmed TEXT")
 
     def close(self) -> None:
         with self._lock:
@@ -303,6 +306,20 @@ class Ledger:
                 (time.time(), business_key),
             )
             return self._require(business_key)
+
+    def record_confirmation(self, business_key: str, confirmation: str) -> None:
+        """What the caller was read back and said yes to before the effect ran (a read-back)."""
+        with self._write():
+            self._require(business_key)
+            self._db.execute("UPDATE ledger SET confirmed = ?, updated_at = ? WHERE business_key = ?",
+                             (confirmation, time.time(), business_key))
+
+    def confirmation(self, business_key: str) -> str | None:
+        """The read-back the caller confirmed for this effect (None: it ran without one)."""
+        with self._lock:
+            found = self._db.execute("SELECT confirmed FROM ledger WHERE business_key = ?",
+                                     (business_key,)).fetchone()
+        return None if found is None else found[0]
 
     # -- internals ---------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ class McpToolOptions:
     by its kind, `provenance`). `sources`: where an argument's value may come from, where its
     kind's default does not fit ({"summary": "composed"}), as `@tool(sources=...)`. `tells`: the
     phrases that state a finished effect's facts ("{amount} dollars"), as `@tool(tells=...)`.
+    `read_back`: said back and run on the caller's yes, as `@tool(read_back=...)`.
     """
 
     side_effect: bool = False
@@ -44,6 +45,7 @@ class McpToolOptions:
     grounded: tuple[str, ...] | None = None
     sources: dict[str, str | list[str]] | None = None
     tells: tuple[str, ...] = ()
+    read_back: bool | str = False
     business_key: tuple[str, ...] | Callable[[dict[str, Any]], str] | None = None
 
     @property
@@ -195,6 +197,7 @@ def spec_for(server: McpServer, listed: Tool, fn: Callable[..., Any] | None) -> 
             business_key=key_function(server, name, options.business_key, params),
             grounded=options.grounded,
             tells=tuple(options.tells),
+            read_back=options.read_back,
         )
     except ValueError as exc:
         raise ValueError(f"{where}: {exc} {_LEAVE_OUT.format(tool=listed.name)}") from None

@@ -85,13 +85,16 @@ class ToolRunner:
     async def _ledger(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await self.clock.run_in_thread(lambda: method(*args, **kwargs))
 
-    async def run(self, call: ToolCall, *, call_id: str, response_id: str, turn_id: str | None) -> ToolResult:
+    async def run(self, call: ToolCall, *, call_id: str, response_id: str, turn_id: str | None,
+                  confirmation: str | None = None) -> ToolResult:
+        """Run one call. `confirmation`: the read-back the caller said yes to (kept on the
+        ledger's row beside the effect)."""
         spec = self.registry[call.name]
         args = spec.validate(dict(call.arguments))
         result = ToolResult(call_id, response_id, turn_id, spec.name, args, {}, side_effect=spec.side_effect,
                             keep_on_interrupt=spec.side_effect or spec.keep_on_interrupt)
         key = spec.key_for(args)
-        traced = await self._trace(spec, args, key)
+        traced = await self.trace(spec, args, key)
         if traced.missing:  # nobody gave it: refused back to the model, the ledger never hears of it
             result.output = refusal(spec, traced.missing)
             result.extra["ungrounded"] = traced.missing
@@ -133,6 +136,8 @@ class ToolRunner:
         if intent.kind in ("refused", "unknown"):
             result.output = {"status": intent.kind, "message": intent.message}
             return result
+        if confirmation is not None:
+            await self._ledger(ledger.record_confirmation, key, confirmation)
         ctx = CallContext(call_id, response_id, turn_id, intent.row.idempotency_key, control=self.control)
         change = intent if intent.kind == "updated" else None
         result.output = await self._invoke(spec, args, ctx, ledger_key=key, change=change)
@@ -140,7 +145,7 @@ class ToolRunner:
             result.output["updated"] = True
         return result
 
-    async def _trace(self, spec: ToolSpec, args: dict[str, Any], key: str | None) -> Traced:
+    async def trace(self, spec: ToolSpec, args: dict[str, Any], key: str | None) -> Traced:
         """Where each argument came from (`provenance`). What the ledger already holds for this
         key (an earlier call's intent, perhaps before a restart) counts as given: repeating it is
         no new effect."""

@@ -47,6 +47,9 @@ class ToolSpec:
     # the phrases that state a finished effect, its fields in braces ("{amount} dollars", "to the
     # card ending {card_last4}"): what the caller must hear for it to count as told (`confirms`)
     tells: tuple[str, ...] = ()
+    # said back to the caller before it runs, and run on their yes (`call.readback`): True, or a
+    # sentence with its arguments in braces ("A taxi from {pickup_address} at {pickup_time}")
+    read_back: bool | str = False
 
     def __post_init__(self) -> None:
         if not _NAME_RE.match(self.name):
@@ -87,6 +90,11 @@ class ToolSpec:
                     f"{'spoken' if pname in self.spoken else 'not a parameter'}; name arguments "
                     "the caller gives (order ids, amounts, card digits)."
                 )
+        if isinstance(self.read_back, str):
+            unknown = [f for f in re.findall(r"\{(\w+)\}", self.read_back) if f not in props]
+            if unknown:
+                raise ValueError(f"Tool {self.name!r} reads back {unknown}, which are not its arguments "
+                                 f"({', '.join(props)}); name them in braces as the schema does.")
         if self.side_effect and self.business_key is None:
             raise ValueError(
                 f"Tool {self.name!r} has side effects but no business_key; pass e.g. "
@@ -193,6 +201,7 @@ def tool(
     sources: Mapping[str, str | Iterable[str]] | None = None,
     tells: str | Iterable[str] = (),
     cues: Mapping[str, Iterable[str]] | None = None,
+    read_back: bool | str = False,
 ) -> Callable[[Callable[..., Awaitable[Any]]], ToolSpec]: ...
 
 
@@ -210,6 +219,7 @@ def tool(
     sources: Mapping[str, str | Iterable[str]] | None = None,
     tells: str | Iterable[str] = (),
     cues: Mapping[str, Iterable[str]] | None = None,
+    read_back: bool | str = False,
 ) -> ToolSpec | Callable[[Callable[..., Awaitable[Any]]], ToolSpec]:
     """Turn an async function into a `ToolSpec`; usable bare (`@tool`) or with options.
 
@@ -220,6 +230,8 @@ def tool(
     (written into its schema as `x-source`, which a realtime client may send as well).
     `cues`: more words that name an argument, beyond its name and description (`cues={"card_last4":
     ("visa", "mastercard")}`: "the Visa ending 1111" gives the card's digits; written as `x-cues`).
+    `read_back`: say the call's values back and run it on the caller's yes (True, or a sentence
+    with its arguments in braces: "A taxi from {pickup_address} at {pickup_time}").
     `tells`: for a side effect, the phrases that state its outcome's facts, fields in braces
     (`tells=("{amount} dollars", "to the card ending {card_last4}")`): the caller must hear them
     for the effect to count as told, and the session says them when a reply did not.
@@ -251,6 +263,7 @@ def tool(
             business_key=business_key,
             grounded=None if grounded is None else tuple(grounded),
             tells=(tells,) if isinstance(tells, str) else tuple(tells),
+            read_back=read_back,
         )
 
     return build if fn is None else build(fn)

@@ -1,0 +1,124 @@
+"""Read-back: a consequential tool's values said back to the caller before it runs.
+
+A tool marked `read_back` (`@tool(read_back=True)`, or a sentence with its arguments in braces:
+`read_back="A taxi from {pickup_address} at {pickup_time}"`) does not run when the model calls
+it, even on values the caller gave (`tools.provenance` has judged those first: a call with a value
+nobody gave is refused, never read back). The agent says the values back after the reply's own
+words ("A taxi from 42 Elm Street at 6 PM, is that right?"), and the call's output tells the
+model it waits for the caller. The caller's next turn decides:
+- a plain yes ("Yes.", "That's right.", "Yes please, go ahead."): the session runs the call as
+  read back (the model writes nothing: a small model asked to write it again may not), and the
+  ledger keeps the read-back and the yes beside the effect (`Ledger.confirmation`);
+- anything else (a correction, "No, six thirty", a no, a question): nothing runs; the turn is the
+  model's as any turn is, and the call it makes with the corrected value is read back again.
+
+A client's own functions are not read back here: the client runs them, and asks its caller first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from ..base import events as ev
+from ..base.conversation import Item
+from ..tools.provenance import rules
+from ..tools.schema import ToolCall, ToolSpec
+from ..tools.spoken import ValueKind
+from ..tools.spoken.kinds import name_words
+from ..tools.spoken.words import is_number_word, words
+
+if TYPE_CHECKING:
+    from .response import Response
+
+_YES = re.compile(r"^\W*(yes|yeah|yep|yup|yes please|correct|that'?s (right|correct|it)|right|exactly|"
+                  r"sure|ok(ay)?|perfect|absolutely|confirm(ed)?|please do|go ahead|sounds (good|right)|"
+                  r"uh[- ]?huh|mm[- ]?hmm|affirmative|that is (right|correct))\b", re.I)
+_NOT_PLAIN = re.compile(r"\b(no|not|n't|wait|but|actually|instead|change|wrong|except|rather|make it)\b"
+                        r"|\d|\?", re.I)
+_QUESTION = ", is that right?"
+
+
+def affirms(text: str) -> bool:
+    """Is this turn a plain yes, adding and changing nothing ("Yes, but at seven" is a correction)?"""
+    said = text.strip()
+    return bool(_YES.match(said)) and not _NOT_PLAIN.search(said) and not any(
+        is_number_word(w.text) for w in words(said))  # "Yes, six thirty": a new value
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A call said back and waiting for the caller's yes."""
+
+    call: ToolCall
+    call_id: str
+    response_id: str
+    turn_id: str | None  # the turn whose reply read it back: its own words answer nothing
+    sentence: str
+
+
+class ReadBacks:
+    """The desk's read-backs: at most one waits, the latest the model asked for."""
+
+    def __init__(self, desk: Any) -> None:
+        self.desk = desk  # the ToolDesk: its conversation, runner, calls and results
+        self.pending: Pending | None = None
+
+    def hold(self, response: Response, call_id: str, spec: ToolSpec, call: ToolCall) -> str | None:
+        """The sentence to say back, where this call is to wait for the caller's yes (None: it
+        runs now)."""
+        if not spec.read_back:
+            return None
+        sentence = read_back(spec, call.arguments)
+        self.pending = Pending(call, call_id, response.id, response.turn_id, sentence)
+        self.desk.core.log(f"{call.name} read back, waiting for the caller: {sentence!r}")
+        return sentence
+
+    def takes(self, turn_id: str, text: str) -> bool:
+        """The caller's turn: a plain yes runs the waiting call (True: the desk answers this
+        turn, with the call's result); anything else lets it go (False: the model answers)."""
+        pending = self.pending
+        if pending is None or pending.turn_id == turn_id:  # read back by this turn's (held) reply
+            return False
+        self.pending = None
+        if not affirms(text):
+            self.desk.core.log(f"{pending.call.name} not confirmed ({text!r}): it does not run")
+            return False
+        call_id = ev.new_id("call")
+        self.desk.calls[call_id] = (pending.response_id, turn_id)
+        self.desk.core.add_item(Item(type="function_call", call_id=call_id, name=pending.call.name,
+                                     arguments=json.dumps(pending.call.arguments), status="completed"))
+        self.desk.core.spawn(self.desk.run_confirmed(pending.response_id, turn_id, call_id, pending.call,
+                                                     f"{pending.sentence} / {text.strip()}"))
+        return True
+
+
+def read_back(spec: ToolSpec, arguments: dict[str, Any]) -> str:
+    """The call's values as the agent says them back: the tool's own sentence, or each value by
+    its argument's name ("To confirm: pickup address 42 Elm Street, pickup time 6 PM")."""
+    kinds = {name: rule.kind for name, rule in rules(spec).items()}
+    said = {name: spoken(value, kinds.get(name)) for name, value in arguments.items() if name not in spec.spoken}
+    if isinstance(spec.read_back, str):
+        fields = re.findall(r"\{(\w+)\}", spec.read_back)
+        if all(f in said for f in fields):
+            return spec.read_back.format(**said).rstrip(".?! ") + _QUESTION
+    listed = ", ".join(f"{' '.join(name_words(name))} {value}" for name, value in said.items())
+    return f"To confirm: {listed}{_QUESTION}"
+
+
+def spoken(value: Any, kind: ValueKind | None) -> str:
+    """A value as it is said: "18:30" is "6:30 PM", "2026-06-04" is "Thursday, June 4"."""
+    text = str(value)
+    if kind in (ValueKind.TIME, ValueKind.DATETIME) and (m := re.search(r"\b(\d{1,2}):(\d{2})", text)):
+        hour, minute = int(m.group(1)), int(m.group(2))
+        clock = f"{hour % 12 or 12}{f':{minute:02d}' if minute else ''} {'PM' if hour >= 12 else 'AM'}"
+        if kind is ValueKind.TIME:
+            return clock
+        text = text[:m.start()].rstrip("T ") + " at " + clock
+    if kind in (ValueKind.DATE, ValueKind.DATETIME) and (d := re.match(r"(\d{4})-(\d{2})-(\d{2})", text)):
+        day = date(int(d.group(1)), int(d.group(2)), int(d.group(3)))
+        return f"{day:%A}, {day:%B} {day.day}" + text[d.end():]
+    return text

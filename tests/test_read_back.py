@@ -1,0 +1,108 @@
+"""Read-back (`call.readback`): a consequential tool's values said back before it runs, run on
+the caller's plain yes with the confirmation on the ledger's row, and read back again after a
+correction; nothing runs on a no. Fake stages: a tone caller, scripted words and model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline.call.readback import affirms, read_back
+from pipeline.call.session import Stages
+from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+from pipeline.testing.calls import call
+from pipeline.tools import Ledger, ToolRegistry, tool
+from pipeline.transports.scripted import Clip, after_stage
+from pipeline.turns import HeuristicCompleteness
+
+from .test_listeners import LoudVAD, caller_tone
+
+RIDES: list[dict] = []
+
+
+@tool(side_effect=True, business_key=lambda a: f"ride:{a['pickup_address']}",
+      read_back="A taxi from {pickup_address} at {pickup_time}", tells="for {pickup_time}")
+async def book_ride(pickup_address: str, pickup_time: str) -> dict:
+    """Book a taxi.
+
+    Args:
+        pickup_address: Where to pick the caller up.
+        pickup_time: When, HH:MM on the 24-hour clock.
+    """
+    RIDES.append({"pickup_address": pickup_address, "pickup_time": pickup_time})
+    return {"booked": True, "pickup_time": pickup_time}
+
+
+def ride(time: str) -> dict:
+    return {"name": "book_ride", "arguments": {"pickup_address": "42 Elm Street", "pickup_time": time}}
+
+
+def run(tmp_path, lines: list[str]):
+    RIDES.clear()
+    llm = ScriptedLLM(rules=[[r"result of book_ride.*committed", "Your taxi is booked for {pickup_time}."],
+                             [r"six thirty", ride("18:30")], [r"taxi", ride("18:00")],
+                             [r"(?i)^no\b", "Sorry, what should I change?"]])
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=lines), completeness=HeuristicCompleteness(),
+                    llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    clips = [Clip(caller_tone(2.4), at_s=0.3)] + [
+        Clip(caller_tone(1.2), None, after=after_stage("heard_in_full", n + 1), delay_s=0.3)
+        for n in range(len(lines) - 1)]
+    rec = call(stages, clips, setup=lambda s: s.use_tools(ToolRegistry(specs=[book_ride]), ledger=ledger))
+    return rec, ledger
+
+
+def test_a_yes_runs_the_call_as_read_back_and_the_ledger_keeps_it(tmp_path) -> None:
+    rec, ledger = run(tmp_path, ["A taxi at 42 Elm Street at six pm, please.", "Yes, please."])
+    story = rec.timeline()
+    assert "A taxi from 42 Elm Street at 6 PM, is that right?" in " ".join(rec.agent_lines), story
+    assert RIDES == [{"pickup_address": "42 Elm Street", "pickup_time": "18:00"}], story
+    confirmed = ledger.confirmation("ride:42 Elm Street")
+    assert confirmed == "A taxi from 42 Elm Street at 6 PM, is that right? / Yes, please.", story
+    assert ledger.get("ride:42 Elm Street").told, story
+    outputs = [json.loads(i.output) for i in rec.session.conversation.items if i.type == "function_call_output"]
+    assert [o["status"] for o in outputs] == ["awaiting_confirmation", "committed"], story
+
+
+def test_a_correction_is_read_back_again_and_only_the_confirmed_values_run(tmp_path) -> None:
+    rec, ledger = run(tmp_path, ["A taxi at 42 Elm Street at six pm, please.", "No, six thirty.", "Yes."])
+    story = rec.timeline()
+    said = " ".join(rec.agent_lines)
+    assert said.index("at 6 PM, is that right?") < said.index("at 6:30 PM, is that right?"), story
+    assert RIDES == [{"pickup_address": "42 Elm Street", "pickup_time": "18:30"}], story
+    assert "6:30 PM" in ledger.confirmation("ride:42 Elm Street"), story
+
+
+def test_a_no_runs_nothing(tmp_path) -> None:
+    rec, ledger = run(tmp_path, ["A taxi at 42 Elm Street at six pm, please.", "No."])
+    assert RIDES == [] and ledger.get("ride:42 Elm Street") is None, rec.timeline()
+
+
+@pytest.mark.parametrize(("text", "yes"), [
+    ("Yes.", True), ("Yes please, go ahead.", True), ("That's right.", True), ("Okay.", True),
+    ("Correct!", True), ("No.", False), ("Yes, but at seven.", False), ("Yes, six thirty.", False),
+    ("Is it?", False), ("Actually, make it the airport.", False), ("Wait.", False),
+])
+def test_only_a_plain_yes_confirms(text: str, yes: bool) -> None:
+    assert affirms(text) is yes
+
+
+def test_the_values_are_said_as_a_person_says_them() -> None:
+    @tool(read_back=True)
+    async def book_table(name: str, date: str, time: str, party_size: int) -> dict:
+        """Book a table.
+
+        Args:
+            name: The guest's name.
+            date: YYYY-MM-DD.
+            time: HH:MM.
+            party_size: How many people.
+        """
+        return {}
+
+    said = read_back(book_table, {"name": "Okafor", "date": "2026-06-04", "time": "19:30", "party_size": 4})
+    assert said == ("To confirm: name Okafor, date Thursday, June 4, time 7:30 PM, party size 4, "
+                    "is that right?")
+    with pytest.raises(ValueError, match="reads back"):
+        tool(read_back="A table for {guests}")(book_table.fn)
