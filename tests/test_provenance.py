@@ -238,3 +238,11 @@ def test_words_a_tool_declares_name_an_argument() -> None:
     bare = client_tool("refund", {"order_id": {"type": "string"}, "card_last4": {"type": "string"}},
                        ["order_id", "card_last4"])
     assert trace(bare, {"order_id": "4417", "card_last4": "1111"}, line).missing == ["card_last4"]
+
+
+def test_a_time_reaches_the_tool_as_its_schema_asks() -> None:
+    line = said("A cab at 42 Elm Street at six thirty pm.")
+    traced = trace(RIDE, {"pickup_address": "42 Elm Street", "pickup_time": "6 thirty PM"}, line)
+    assert traced.missing == [] and traced.arguments["pickup_time"] == "18:30"
+    ambiguous = trace(RIDE, {"pickup_address": "42 Elm Street", "pickup_time": "7"}, said("At 42 Elm Street at 7."))
+    assert ambiguous.arguments["pickup_time"] == "7"  # morning or evening: left as written

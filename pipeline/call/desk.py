@@ -134,6 +134,8 @@ class ToolDesk:
             last = evidence.said[-1] if evidence.said else ""
             specs = offered(specs, evidence, last_said=last, called=called, telling=bool(response.asked.about_keys))
             forced = must_close(specs, last) if response.purpose is Purpose.TURN else []
+            if response.purpose is Purpose.TURN and not forced:  # a read-back corrected: the call again
+                forced = self.readback.corrected_by(response.turn_id, last, evidence)
             specs = forced or specs
         if response is not None:
             self._offered[response.id] = {spec.name for spec in specs}

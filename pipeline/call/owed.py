@@ -10,7 +10,8 @@ Not said (`screen`, each chunk before it is spoken):
   asked "Where is my order?", Qwen2.5-0.5B said "The order number is 4417.", its schema's
   example); the question back asks for it instead;
 - a sentence that says an effect went through while one is still running: asked "Did that go
-  through?" before the gateway answered, Qwen2.5-0.5B said "Yes, it went through."
+  through?" before the gateway answered, Qwen2.5-0.5B said "Yes, it went through.";
+- a read-back the session said earlier, said again by the model (`readback.repeats`).
 
 Owed (`owed`, after the reply's last word), where the words said do not already do it:
 - the question back (`tools.ask.question`) for a tool the reply reached for and could not use
@@ -45,6 +46,7 @@ class Desk(Protocol):
     registry: ToolRegistry
     core: Any  # its log and clock
     ledger: Any  # the rows a reply is about (None without side effects)
+    readback: Any  # its ReadBacks: the sentences said back (`readback`)
 
     def offers(self, response: Response, name: str) -> bool: ...
 
@@ -86,6 +88,8 @@ class OwedWords:
             if spec is not None:
                 self._talked.setdefault(response.id, spec.name)
             return f"it states an id nobody gave ({invented[0][1]})"
+        if self.desk.readback.repeats(chunk, response.id):
+            return "it repeats a read-back the caller has answered"
         if self.running and claims_done(chunk):
             self._claimed.add(response.id)
             return f"it says done while {', '.join(sorted(set(self.running.values())))} still runs"

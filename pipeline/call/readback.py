@@ -25,10 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import events as ev
 from ..base.conversation import Item
+from ..tools.evidence import Evidence
+from ..tools.given import offers_value
 from ..tools.provenance import rules
 from ..tools.schema import ToolCall, ToolSpec
 from ..tools.spoken import ValueKind
 from ..tools.spoken.kinds import name_words
+from ..tools.spoken.times import moments
 from ..tools.spoken.words import is_number_word, words
 
 if TYPE_CHECKING:
@@ -66,13 +69,22 @@ class ReadBacks:
     def __init__(self, desk: Any) -> None:
         self.desk = desk  # the ToolDesk: its conversation, runner, calls and results
         self.pending: Pending | None = None
+        self._dropped: Pending | None = None  # the one the latest turn answered other than yes
+        self._said: set[str] = set()  # every read-back of the call, as `_plain` writes it
+        self._readers: set[str] = set()  # the responses that said them
 
     def hold(self, response: Response, call_id: str, spec: ToolSpec, call: ToolCall) -> str | None:
         """The sentence to say back, where this call is to wait for the caller's yes (None: it
         runs now)."""
         if not spec.read_back:
             return None
+        earlier = self.pending
+        if earlier is not None and earlier.turn_id != response.turn_id and response.held and \
+                affirms(response.asked.transcript or ""):
+            return None  # a reply begun before a "yes" was committed: the yes runs the earlier one
         sentence = read_back(spec, call.arguments)
+        self._said.add(_plain(sentence))
+        self._readers.add(response.id)
         self.pending = Pending(call, call_id, response.id, response.turn_id, sentence)
         self.desk.core.log(f"{call.name} read back, waiting for the caller: {sentence!r}")
         return sentence
@@ -83,7 +95,7 @@ class ReadBacks:
         pending = self.pending
         if pending is None or pending.turn_id == turn_id:  # read back by this turn's (held) reply
             return False
-        self.pending = None
+        self.pending, self._dropped = None, pending  # the reply to this turn may correct it
         if not affirms(text):
             self.desk.core.log(f"{pending.call.name} not confirmed ({text!r}): it does not run")
             return False
@@ -94,6 +106,33 @@ class ReadBacks:
         self.desk.core.spawn(self.desk.run_confirmed(pending.response_id, turn_id, call_id, pending.call,
                                                      f"{pending.sentence} / {text.strip()}"))
         return True
+
+
+    def repeats(self, sentence: str, response_id: str) -> bool:
+        """The model's own words say a read-back again (Qwen, answering the booking's result,
+        opened with "A taxi from 42 Elm Street at 6:30 PM, is that right?"): it is not asked
+        twice, and the question it asks is long answered."""
+        if response_id in self._readers:
+            return False  # the session's own read-back, said by the reply whose call it is
+        plain = _plain(sentence)  # a chunk may be a clause of it: "A taxi from 42 Elm Street at 6 PM,"
+        return len(plain.split()) >= 3 and any(f" {plain} " in f" {said} " for said in self._said)
+
+    def corrected_by(self, turn_id: str | None, text: str, evidence: Evidence) -> list[ToolSpec]:
+        """The read-back tool this turn corrects, as the one call its reply may make: the caller
+        answered the read-back with a new value for it ("No, make it six thirty"). A small model
+        otherwise says the corrected booking back in words and books nothing. [] where the turn
+        is a yes, a plain no, or gives no value the tool takes (a question: the model answers)."""
+        pending = self.pending if self.pending is not None else self._dropped
+        if pending is None or pending.turn_id == turn_id or affirms(text):
+            return []
+        spec = self.desk.registry.get(pending.call.name)
+        if spec is None or not offers_value(spec, text, evidence):
+            return []
+        return [spec]
+
+
+def _plain(sentence: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", sentence.lower()).strip()
 
 
 def read_back(spec: ToolSpec, arguments: dict[str, Any]) -> str:
@@ -112,6 +151,10 @@ def read_back(spec: ToolSpec, arguments: dict[str, Any]) -> str:
 def spoken(value: Any, kind: ValueKind | None) -> str:
     """A value as it is said: "18:30" is "6:30 PM", "2026-06-04" is "Thursday, June 4"."""
     text = str(value)
+    if kind is ValueKind.TIME and (found := moments(words(text), None, written=True)) and \
+            len(found) == 1 and len(found[0].spans) == 1 and found[0].spans[0][0] == found[0].spans[0][1]:
+        hour, minute = divmod(found[0].spans[0][0], 60)  # "6 thirty pm", "18:30": one time of day
+        return f"{hour % 12 or 12}{f':{minute:02d}' if minute else ''} {'PM' if hour >= 12 else 'AM'}"
     if kind in (ValueKind.TIME, ValueKind.DATETIME) and (m := re.search(r"\b(\d{1,2}):(\d{2})", text)):
         hour, minute = int(m.group(1)), int(m.group(2))
         clock = f"{hour % 12 or 12}{f':{minute:02d}' if minute else ''} {'PM' if hour >= 12 else 'AM'}"

@@ -27,8 +27,10 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .ledger_rows import Row
+from .spoken.times import time_said
 
 Tells = tuple[str, ...]  # `ToolSpec.tells`: the phrases that state an effect, its fields in braces
+_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")  # a time of day as a schema writes it
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _MONEY = re.compile(r"[$€£]?\s*\d[\d,]*\.\d{1,2}|[$€£]\s*\d[\d,]*|\d{1,3}")  # "64.50", "$42", "20"
 _DONE = re.compile(r"\b(went|gone|go|goes|is|are|been) through\b|\bdone\b|\bcomplete(d)?\b|\bprocessed\b"
@@ -278,6 +280,8 @@ def _heard(value: str, text: str) -> bool:
     """Is this fact in the heard words, as speech says it: an amount by value ("sixty-four
     fifty"), digits in a run of spoken digits (a long number by its last four, as a card or an
     account is read out), anything else as written?"""
+    if _CLOCK.fullmatch(value.strip()):
+        return time_said(value.strip(), text, None) not in (None, False)  # "18:30" heard as "6:30 PM"
     amount = _decimal(value) if _MONEY.fullmatch(value.strip()) else None
     if amount is not None and amount in spoken_amounts(text):
         return True
@@ -290,8 +294,12 @@ def _heard(value: str, text: str) -> bool:
 
 
 def _spoken(value: str) -> str:
-    """A fact as the session says it: an amount without a currency sign or needless cents
-    ("64.50", "42"), a long number by its last four digits, anything else as it is."""
+    """A fact as the session says it: a time of day as a person says it ("6:30 PM"), an amount
+    without a currency sign or needless cents ("64.50", "42"), a long number by its last four
+    digits, anything else as it is."""
+    if (clock := _CLOCK.fullmatch(value.strip())) is not None:
+        hour, minute = int(clock.group(1)), int(clock.group(2))
+        return f"{hour % 12 or 12}{f':{minute:02d}' if minute else ''} {'PM' if hour >= 12 else 'AM'}"
     if _MONEY.fullmatch(value.strip()) and (amount := _decimal(value)) is not None:
         return f"{amount:.2f}" if amount != amount.to_integral_value() else f"{int(amount)}"
     digits = re.sub(r"\D", "", value)

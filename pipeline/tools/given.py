@@ -53,6 +53,14 @@ def lacking(spec: ToolSpec, evidence: Evidence) -> list[str]:
             if rule.required and rule.traced and not _candidate(rule, evidence)]
 
 
+def offers_value(spec: ToolSpec, text: str, evidence: Evidence) -> bool:
+    """Do these words (one turn) give a value one of the tool's arguments could take: a time for
+    its time, a number its words could make its id? ("No, make it six thirty" for a booking.)"""
+    turn = Evidence(said=[text], asked=[""], now=evidence.now)
+    return any(rule.traced and rule.kind is not ValueKind.TEXT and _candidate(rule, turn)
+               for rule in rules(spec).values())
+
+
 def stated_ids(text: str, specs: Iterable[ToolSpec], evidence: Evidence) -> list[tuple[ToolSpec, str]]:
     """The ids (tool, argument) an agent's words state that nobody gave: asked "Where is my
     order?", Qwen2.5-0.5B said "The order number is 4417." (its schema's example). An id is a

@@ -24,7 +24,8 @@ parameter names and descriptions: nothing here knows what an order is).
 
 What is not given decides what runs (`trace`): a required argument nobody gave refuses the call
 back to the model, which asks the caller (`refusal`); an optional one nobody gave is left out of
-the call, not invented; a blank optional one too.
+the call, not invented; a blank optional one too. A time the schema asks for as HH:MM reaches
+the tool so ("6 pm" is "18:00"), whichever way the model wrote it.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from .spoken.codes import code_said
 from .spoken.kinds import name_words, stem
 from .spoken.names import edit_distance
 from .spoken.numbers import TIME_CUES, numbers_said
+from .spoken.times import moments
 from .spoken.words import is_number_word, spoken_number, words
 
 _BEFORE, _AFTER = 5, 4  # words around a value that may say what it is
@@ -74,6 +76,7 @@ class Rule:
     rivals: frozenset[str]
     required: bool
     money: bool = False  # a price, a fee, a sum: "$", "dollars" around a number name it
+    clock24: bool = False  # a time its schema asks for as HH:MM ("format": "time", "HH:MM")
 
     @property
     def traced(self) -> bool:
@@ -101,6 +104,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
         if name not in arguments or not rule.traced:
             continue
         value = arguments[name]
+        if rule.clock24 and isinstance(value, str) and (hhmm := _as_hhmm(value)) is not None:
+            out.arguments[name] = hhmm  # "6 pm" as the schema asks: "18:00" (traced as said)
         if all(given(v, rule, evidence) for v in (value if isinstance(value, list) else [value])):
             continue
         if rule.required or spec.grounded is not None:
@@ -133,6 +138,16 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                     _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
                 return True
     return False
+
+
+def _as_hhmm(value: str) -> str | None:
+    """One time of day written any way ("6 pm", "six thirty PM", "18:30") as HH:MM; None where it
+    is not exactly one ("7": morning or evening)."""
+    found = moments(words(value), None, written=True)
+    if len(found) != 1 or len(found[0].spans) != 1 or found[0].days:
+        return None
+    start, end = found[0].spans[0]
+    return f"{start // 60:02d}:{start % 60:02d}" if start == end else None
 
 
 def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:
@@ -324,8 +339,11 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                 kind = None  # one of the values the schema allows: the model's choice
         kinds[name] = kind_from_schema(name, prop)
         cues = _cues(name, prop, kinds[name])
+        description = str(prop.get("description", ""))
         out[name] = Rule(name, kind, sources, cues, frozenset(), name in required,
-                         money=kind is ValueKind.NUMBER and bool(cues & _MONEY_ARGS))
+                         money=kind is ValueKind.NUMBER and bool(cues & _MONEY_ARGS),
+                         clock24=kind is ValueKind.TIME and (prop.get("format") == "time" or "HH:MM" in description
+                                                             or "24-hour" in description))
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for other, r in out.items() if other != name
                                      and kinds[other] in _NUMBERS))
