@@ -280,7 +280,7 @@ class ToolDesk:
                               f"{', '.join(result.extra['ungrounded'])} ({json.dumps(call.arguments)})")
                 # refused again in the very reply meant to ask the caller: the model is guessing
                 # in a loop; the refusal enters the history, and the caller's next turn is heard
-                result.extra["no_reply"] = response.purpose is not Purpose.TURN
+                result.extra["no_reply"] = response.purpose not in (Purpose.TURN, Purpose.CLIENT)
         except Exception as exc:  # every call gets an output: the model must never wait forever
             result = ToolResult(call_id, response.id, response.turn_id, call.name, call.arguments,
                                 {"error": f"{type(exc).__name__}: {exc}"})

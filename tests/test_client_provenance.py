@@ -1,0 +1,76 @@
+"""A realtime client's own functions under the provenance rule (fake stages, a real WebSocket):
+a call with a value nobody gave never reaches the client (no `function_call_arguments.done`, its
+item ends `incomplete`); the model reads the refusal and asks; an optional value nobody gave is
+left out of the arguments the client gets; `x-source` in the client's schema is honoured."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from pipeline.stages.fakes import ScriptedLLM
+
+from .test_realtime_server import client, fake_stages, serving, user_text
+
+RIDE = {"type": "function", "name": "book_ride", "description": "Book a taxi.", "parameters": {
+    "type": "object", "properties": {
+        "pickup_address": {"type": "string", "description": "Where to pick the caller up"},
+        "pickup_time": {"type": "string", "description": "When, HH:MM on the 24-hour clock"},
+        "destination": {"type": "string", "description": "Where to, if the caller said"},
+        "account": {"type": "string", "description": "The caller's account", "x-source": "instructions"}},
+    "required": ["pickup_address", "pickup_time"]}}
+
+
+def ride(**arguments: Any) -> dict[str, Any]:
+    return {"name": "book_ride", "arguments": {"pickup_address": "42 Elm Street", **arguments}}
+
+
+def run(line: str, call: dict[str, Any], instructions: str = "You dispatch taxis.") -> list[dict[str, Any]]:
+    stages = fake_stages()
+    stages.llm = ScriptedLLM(rules=[[r"not_run", "What time should the taxi come?"], [r"(?i)taxi|cab", call]])
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with serving(stages) as server, client(server) as c:
+            await c.send({"type": "session.update", "session": {
+                "type": "realtime", "output_modalities": ["text"], "tools": [RIDE], "instructions": instructions}})
+            await c.wait_for("session.updated")
+            await c.send(user_text(line))
+            await c.wait_for("conversation.item.done")
+            await c.send({"type": "response.create"})
+            await c.wait_for("response.done", timeout=20)
+            await asyncio.sleep(0.5)  # a refusal's reply, if any, comes on its own
+            return c.events
+
+    return asyncio.run(scenario())
+
+
+def calls_handed(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [json.loads(e["arguments"]) for e in events if e["type"] == "response.function_call_arguments.done"]
+
+
+def texts(events: list[dict[str, Any]]) -> str:
+    return " ".join(e.get("text", "") for e in events if e["type"] == "response.output_text.done")
+
+
+def test_a_value_nobody_gave_never_reaches_the_client_and_the_caller_is_asked() -> None:
+    events = run("I need a cab at 42 Elm Street at six pm.", ride(pickup_time="14:00"))
+    assert calls_handed(events) == []
+    items = [e["item"] for e in events if e["type"] == "response.output_item.done"
+             and e["item"]["type"] == "function_call"]
+    assert [i["status"] for i in items] == ["incomplete"]
+    assert "What time should the taxi come?" in texts(events)
+
+
+def test_a_call_on_what_was_said_is_handed_over_without_an_invented_option() -> None:
+    events = run("I need a cab at 42 Elm Street at six pm.",
+                 ride(pickup_time="6 pm", destination="the airport"))
+    assert calls_handed(events) == [{"pickup_address": "42 Elm Street", "pickup_time": "18:00"}]
+
+
+def test_an_argument_the_client_sources_from_the_instructions() -> None:
+    line = "I need a cab at 42 Elm Street at six pm, account K7Q2."
+    said_only = run(line, ride(pickup_time="18:00", account="K7Q2"))
+    assert calls_handed(said_only) == [{"pickup_address": "42 Elm Street", "pickup_time": "18:00"}]
+    on_file = run(line, ride(pickup_time="18:00", account="K7Q2"), instructions="Caller's account: K7Q2.")
+    assert calls_handed(on_file) == [{"pickup_address": "42 Elm Street", "pickup_time": "18:00", "account": "K7Q2"}]
