@@ -168,8 +168,12 @@ class CallPolicy:
     transfer_url: str = ""  # Plivo: the URL whose XML dials the person (its API takes a URL)
     transfer_warm: bool = False  # warm: a summary of the call goes with it (cold: none)
     # each reply's grammar offers only the tools the caller's words can use (`tools.choice`);
-    # off: every tool, every reply (the grounding guard still refuses an invented side effect)
+    # off: every tool, every reply (the provenance guard still refuses a value nobody gave)
     tool_choice: bool = True
+    # a sentence stating a number, price, time or limit that neither the caller, a tool result nor
+    # the instructions gave is not said ("I don't have that information" instead, `tools.facts`);
+    # off: it misfires on right replies more than it catches (bench/results/2026-12-02-facts.md)
+    unsourced_facts: bool = False
     db_path: str = "calls.sqlite3"  # the side-effect ledger
 
 

@@ -153,6 +153,9 @@ class ToolDesk:
             evidence = replace(evidence, said=[*evidence.said, transcript], asked=[*evidence.asked, ""])
         return evidence
 
+    def screens(self) -> bool:
+        return bool(len(self.registry)) or self.core.config.call.unsourced_facts
+
     def screen(self, response: Response, chunk: str) -> str | None:
         return self.words.screen(response, chunk)
 
@@ -220,18 +223,9 @@ class ToolDesk:
         if spec is not None and spec.fn is None and call_id not in self._withheld:
             return  # a client's tool: the client runs it and sends function_call_output
         if (pending := self.readback.pending) is not None and pending.call_id == call_id:
-            self._await_yes(response, call_id, spec, call, pending.sentence)
+            self.deliver(self.readback.waiting(response, call_id, call))  # it runs on the caller's yes
             return
         self.core.spawn(self._run(response, call_id, call))
-
-    def _await_yes(self, response: Response, call_id: str, spec: Any, call: ToolCall, sentence: str) -> None:
-        """A read-back call's output: it has not run, and waits for the caller (`readback`)."""
-        result = ToolResult(call_id, response.id, response.turn_id, call.name, call.arguments,
-                            {"status": "awaiting_confirmation", "read_back": sentence,
-                             "message": f"{call.name} has not run: the values were read back to the "
-                                        "caller, and it runs when they say yes."})
-        result.extra["no_reply"] = True
-        self.deliver(result)
 
     def said_back(self, response: Response) -> str | None:
         return self.words.read_backs.pop(response.id, None)

@@ -11,7 +11,10 @@ Not said (`screen`, each chunk before it is spoken):
   example); the question back asks for it instead;
 - a sentence that says an effect went through while one is still running: asked "Did that go
   through?" before the gateway answered, Qwen2.5-0.5B said "Yes, it went through.";
-- a read-back the session said earlier, said again by the model (`readback.repeats`).
+- a read-back the session said earlier, said again by the model (`readback.repeats`);
+- with `call.unsourced_facts` on, a sentence that states a number, price, time or limit no
+  source gave (`tools.facts`: "The daily limit is 10,000 dollars."); the caller hears "I'm
+  sorry, I don't have that information." instead.
 
 Owed (`owed`, after the reply's last word), where the words said do not already do it:
 - the question back (`tools.ask.question`) for a tool the reply reached for and could not use
@@ -32,6 +35,7 @@ from ..tools.ask import asking_for, names_a_tool, owes_question, question
 from ..tools.choice import asked_for
 from ..tools.confirms import claims_done, confirms, statement
 from ..tools.evidence import Evidence
+from ..tools.facts import NO_INFORMATION, unsourced
 from ..tools.given import lacking, stated_ids
 from ..tools.schema import ToolRegistry, ToolSpec
 from .handle import Purpose
@@ -67,6 +71,7 @@ class OwedWords:
         self.running: dict[str, str] = {}  # call id -> the side-effecting tool it runs
         self._talked: dict[str, str] = {}  # response id -> the tool a dropped sentence was about
         self._claimed: set[str] = set()  # responses that claimed a running effect done
+        self._no_information: set[str] = set()  # responses that stated a fact nobody gave
 
     def started(self, call_id: str, spec: ToolSpec | None) -> None:
         if spec is not None and spec.side_effect:
@@ -88,6 +93,10 @@ class OwedWords:
             if spec is not None:
                 self._talked.setdefault(response.id, spec.name)
             return f"it states an id nobody gave ({invented[0][1]})"
+        if self.desk.core.config.call.unsourced_facts and (
+                facts := unsourced(chunk, self._words_evidence(response))):
+            self._no_information.add(response.id)
+            return f"it states a fact nobody gave ({facts[0]})"
         if self.desk.readback.repeats(chunk, response.id):
             return "it repeats a read-back the caller has answered"
         if self.running and claims_done(chunk):
@@ -108,7 +117,7 @@ class OwedWords:
         return replace(evidence, said=[*evidence.said, *told], asked=[*evidence.asked, *[""] * len(told)])
 
     async def owed(self, response: Response, reached: str | None, said: str) -> str | None:
-        out = []
+        out = [NO_INFORMATION] if response.id in self._no_information else []
         if (back := self.read_backs.pop(response.id, None)) is not None:  # a call written after words
             out.append(back)
         elif owes_question(said) and (ask := self._question(
@@ -137,6 +146,7 @@ class OwedWords:
         """The response has ended (its words owed, or cut off before its last word)."""
         self._talked.pop(response_id, None)
         self._claimed.discard(response_id)
+        self._no_information.discard(response_id)
         self.questions.pop(response_id, None)
         self.read_backs.pop(response_id, None)
 

@@ -28,6 +28,7 @@ from ..base.conversation import Item
 from ..tools.evidence import Evidence
 from ..tools.given import offers_value
 from ..tools.provenance import rules
+from ..tools.runner import ToolResult
 from ..tools.schema import ToolCall, ToolSpec
 from ..tools.spoken import ValueKind
 from ..tools.spoken.kinds import name_words
@@ -107,6 +108,17 @@ class ReadBacks:
                                                      f"{pending.sentence} / {text.strip()}"))
         return True
 
+
+    def waiting(self, response: Response, call_id: str, call: ToolCall) -> ToolResult:
+        """The read-back call's output: it has not run, and waits for the caller; the model
+        writes no reply to it (the read-back is this reply's last words)."""
+        sentence = self.pending.sentence if self.pending is not None else ""
+        result = ToolResult(call_id, response.id, response.turn_id, call.name, call.arguments,
+                            {"status": "awaiting_confirmation", "read_back": sentence,
+                             "message": f"{call.name} has not run: the values were read back to the "
+                                        "caller, and it runs when they say yes."})
+        result.extra["no_reply"] = True
+        return result
 
     def repeats(self, sentence: str, response_id: str) -> bool:
         """The model's own words say a read-back again (Qwen, answering the booking's result,

@@ -62,6 +62,9 @@ class ToolHooks(Protocol):
     def repeats(self, response: Response, call: ToolCall) -> bool:
         """The same call (its effect's arguments) was already made in this response's turn."""
 
+    def screens(self) -> bool:
+        """Whether replies are screened and owed words (the session has tools, or checks facts)."""
+
     def screen(self, response: Response, chunk: str) -> str | None: ...  # why it is not said (`call.owed`)
 
     async def owed(self, response: Response, reached: str | None, said: str) -> str | None:

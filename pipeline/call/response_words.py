@@ -46,7 +46,7 @@ class Words:
         """Whether the chunk is said (True: it is recorded as said)."""
         r = self.owner
         tools = r.ctx.tools
-        if self._screened and len(tools) and (why := tools.screen(r, chunk)) is not None:
+        if self._screened and tools.screens() and (why := tools.screen(r, chunk)) is not None:
             r.ctx.log(f"{r.id}: not said, {why}: {chunk!r}")
             return False
         self.said += (" " if self.said else "") + chunk
@@ -72,10 +72,10 @@ class Words:
             yield chunk
         reached = r.call_out.written(self.markup.call)
         tools = r.ctx.tools
-        for chunk in r.output.rest(r) if len(tools) else []:
+        for chunk in r.output.rest(r) if tools.screens() else []:
             yield chunk
         said = r.text_so_far if r.asked.options.text_only else self.said
-        if len(tools) and (owed := await tools.owed(r, reached, said)):
+        if tools.screens() and (owed := await tools.owed(r, reached, said)):
             owed = after_words(said or r.text_so_far, owed)  # never silence where words are owed
             r.text_so_far += owed
             self._screened = False  # the session's own words

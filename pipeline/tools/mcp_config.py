@@ -17,7 +17,8 @@ from typing import Any
 
 from mcp.types import Tool
 
-from .schema import ToolSpec, with_sources
+from .declare import with_sources
+from .schema import ToolSpec
 from .signature import JsonSchema
 
 _FLAT = ("string", "integer", "number", "boolean")
