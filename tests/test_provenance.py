@@ -232,7 +232,7 @@ def test_words_a_tool_declares_name_an_argument() -> None:
         return {}
 
     assert refund.parameters["properties"]["card_last4"]["x-cues"] == ["visa", "mastercard"]
-    line = said("Give me a refund for order 4417. It's the Visa ending 1111.")
+    line = said("Give me a refund for order 4417. It's my Visa number 1111.")
     assert trace(refund, {"order_id": "4417", "card_last4": "1111"}, line).missing == []
     assert trace(refund, {"order_id": "1111", "card_last4": "4417"}, line).missing == ["order_id", "card_last4"]
     bare = client_tool("refund", {"order_id": {"type": "string"}, "card_last4": {"type": "string"}},

@@ -91,7 +91,7 @@ def test_wrong_card_while_pending_updates_the_one_refund(real_stages, say, tmp_p
                               Clip(say("Wait, please use a different credit card instead, the one "
                                        "ending five six seven eight."), None,
                                    after=after_stage("heard_in_full", 1), delay_s=0.2)])
-    assert len(d.provider.effects) == 1 and d.provider.effects[0]["card_last4"] == "5678"
+    assert len(d.provider.effects) == 1 and d.provider.effects[0]["card_last4"] == "5678", rec.timeline()
     assert d.ledger.get("refund:4417").arguments["card_last4"] == "5678"
     assert "5678" in " ".join(rec.agent_lines)
     assert d.mismatches(rec) == []

@@ -251,12 +251,12 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     first, last = inside[0], inside[-1]
     before: list[str] = []
     k = first - 1
-    while k >= 0 and first - k <= _BEFORE and not ws[k + 1].after_break and not _is_number(ws[k]):
+    while k >= 0 and first - k <= _BEFORE and not ws[k + 1].after_break and not _is_number(ws, k):
         before.append(stem(ws[k].text))
         k -= 1
     after: list[str] = []
     k = last + 1
-    while k < len(ws) and k - last <= _AFTER and not ws[k].after_break and not _is_number(ws[k]):
+    while k < len(ws) and k - last <= _AFTER and not ws[k].after_break and not _is_number(ws, k):
         after.append(stem(ws[k].text))
         k += 1
     if (labelled := _label(before, rule)) is not None:
@@ -293,8 +293,12 @@ def _label(before: list[str], rule: Rule) -> bool | None:
     return None if noun in _DETERMINERS else False
 
 
-def _is_number(word: Any) -> bool:
-    return word.text[0].isdigit() or is_number_word(word.text)
+def _is_number(ws: list[Any], k: int) -> bool:
+    """Is ws[k] a number ("the one ending 5678": that "one" is no number)?"""
+    text = ws[k].text
+    if text == "one" and k > 0 and ws[k - 1].text in _DETERMINERS:
+        return False
+    return text[0].isdigit() or is_number_word(text)
 
 
 def names_other(key: str, rule: Rule) -> bool:
@@ -356,7 +360,7 @@ def _cues(name: str, prop: dict[str, Any], kind: ValueKind | None) -> frozenset[
     digits, money's marks for money, "#" for an id."""
     cues = set(cue_words(name, prop))
     if "last" in cues and cues & {"four", "4", "digit"} or "last4" in cues:
-        cues.add("lastfour")
+        cues |= {"lastfour", "ending", "end", "ended"}  # "the one ending 5678": its last digits
     if cues & _MONEY_ARGS and kind is ValueKind.NUMBER:
         cues |= _MONEY_MARKS
     if kind is ValueKind.CODE:
