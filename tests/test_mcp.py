@@ -7,6 +7,7 @@ over HTTP, the restarted process) to show the reconnection.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -29,7 +30,8 @@ from pipeline.tools.runner import ToolRunner  # noqa: E402
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 OPTIONS = {"issue_refund": {"side_effect": True, "holding_line": True, "timeout_s": 10,
-                            "business_key": ["order_id"]},
+                            "business_key": ["order_id"],
+                            "tells": ["{amount} dollars", "to the card ending {card_last4}"]},
            "slow_search": {"timeout_s": 0.5}}
 
 
@@ -362,6 +364,9 @@ def test_calls_of_many_phone_calls_after_a_restart_share_one_new_connection(shop
     assert shop.tools.links["shop"].connections == connections + (shop.http is None)
 
 
+ASK = "I would like a refund of forty two dollars for order forty four seventeen, to the card ending one two three four."
+
+
 @pytest.mark.models
 @pytest.mark.slow
 def test_on_the_embedded_model_an_mcp_refund_is_made_once_and_the_caller_told(tmp_path: Path) -> None:
@@ -383,12 +388,22 @@ def test_on_the_embedded_model_an_mcp_refund_is_made_once_and_the_caller_told(tm
             "tools_args": {"servers": [{
                 "name": "shop", "label": "the payments system", "command": sys.executable,
                 "args": [str(SERVER), str(state)], "allow": ["issue_refund"], "tools": OPTIONS}]}},
-        "line": [{"say": "I would like a refund of forty two dollars for order forty four "
-                         "seventeen, to the card ending one two three four."}],
+        "line": [{"say": ASK}],
         "expect": [
             {"tool_called": "issue_refund", "arguments": {"order_id": "4417", "card_last4": "1234"}},
             {"said": "card ending 1234", "in_full": True},
             {"ledger": "issue_refund:4417", "state": "committed", "told": True}]})
-    result = run_scenario(scenario)
-    assert result.failures == []
+    books = tmp_path / "ledger.sqlite3"
+    result = run_scenario(scenario, ledger_path=books)
+    assert result.failures == [], result.report()
     assert (state / "refunds.log").read_text().splitlines() == ["4417 1234 42.0"]
+    # the caller calls back and asks again: the model calls the tool again, the ledger answers
+    # it (already_done) and the server never hears of it
+    again = run_scenario(scenario, ledger_path=books)
+    outputs = [json.loads(i.output) for i in again.record.session.conversation.items
+               if i.type == "function_call_output"]
+    assert [o["status"] for o in outputs] == ["already_done"], again.report()
+    assert (state / "refunds.log").read_text().splitlines() == ["4417 1234 42.0"]
+    assert again.failures == [], again.report()
+    with Ledger(books) as ledger:
+        assert len(ledger.get("issue_refund:4417").call_ids) == 2

@@ -159,9 +159,12 @@ def clips_for(scenario: Scenario, stages: Stages) -> list[Clip]:
     return clips
 
 
-def run(scenario: Scenario, *, artefacts: str | Path | None = None) -> ScenarioResult:
+def run(scenario: Scenario, *, artefacts: str | Path | None = None,
+        ledger_path: str | Path | None = None) -> ScenarioResult:
     """Play the scenario's call to its end and judge it; with `artefacts`, write the event log
-    (JSON lines), the timeline and the stereo recording (caller left, agent right) there."""
+    (JSON lines), the timeline and the stereo recording (caller left, agent right) there. With
+    `ledger_path`, the call keeps its books there, as they are (a caller calling back finds their
+    earlier effects); else each run starts from empty books in its folder."""
     import time
 
     config = agent_config(scenario)
@@ -172,9 +175,10 @@ def run(scenario: Scenario, *, artefacts: str | Path | None = None) -> ScenarioR
                             max_s=scenario.max_s)
     folder = Path(artefacts) if artefacts is not None else Path(tempfile.mkdtemp(prefix="scenario-"))
     folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("ledger.sqlite3*"):  # a rerun into the same folder starts from empty books
-        old.unlink()
-    ledger = Ledger(folder / "ledger.sqlite3")
+    if ledger_path is None:
+        for old in folder.glob("ledger.sqlite3*"):  # a rerun into the same folder starts from empty books
+            old.unlink()
+    ledger = Ledger(ledger_path if ledger_path is not None else folder / "ledger.sqlite3")
     world: dict[str, Any] = {}
     persona = None
     if scenario.caller is not None:
