@@ -28,6 +28,7 @@ from .evidence import Evidence
 from .provenance import (
     Rule,
     accepts,
+    folded,
     keyed_scalars,
     names_other,
     question_role,
@@ -68,6 +69,7 @@ def stated_ids(text: str, specs: Iterable[ToolSpec], evidence: Evidence) -> list
     `order_id`); given means given anywhere (the caller, a result, the instructions), in any role:
     words act on nothing, and a read-back of a number the caller left unmarked is not dropped."""
     out: list[tuple[ToolSpec, str]] = []
+    text = folded(text)  # "its last four digits" states no number
     for spec in specs:
         for name, rule in rules(spec).items():
             if rule.kind is not ValueKind.CODE or not rule.traced:
@@ -98,7 +100,7 @@ def _candidate(rule: Rule, evidence: Evidence) -> bool:
     if rule.kind in _TIMES:
         return any(moments(words(text), evidence.now) for text in said)
     if rule.kind in (ValueKind.NUMBER, ValueKind.CODE):
-        for i, text in enumerate(said):
+        for i, text in enumerate(folded(t) for t in said):
             asked = evidence.asked[i] if i < len(evidence.asked) else ""
             for span in spans_of_numbers(text):
                 # a number no word names fills this argument only where it has no rival: "I

@@ -164,7 +164,7 @@ def _in_text(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, 
              caller: bool) -> bool:
     """Is the value in this text, as its kind is said, and in its role where it is a number?"""
     assert rule.kind is not None
-    text = _LAST_FOUR.sub("lastfour", text)
+    text = folded(text)
     if _numeric(value, rule):
         return _number_in(value, text, rule, evidence, asked, caller=caller)
     return said_in(value, text, kind=rule.kind, now=evidence.now)
@@ -192,13 +192,18 @@ def _number_in(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str
 def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, asked: str, *,
             caller: bool) -> bool:
     """Is the number at text[span] this argument's, by the words around it (`_number_in`)?"""
+    if _priced(text[span[0]:span[1]]):
+        return rule.money  # "23.99", "sixty four dollars fifty": said as money, and only money
     role = role_here(text, span, rule)
-    if role is None and rule.money and _priced(text[span[0]:span[1]]):
-        role = True  # "23.99", "sixty four dollars fifty": said as money
     if role is not None or not caller:
         return role is not False
     question = question_role(asked, rule)
     return question is True or (question is None and _numbers_said(evidence) <= 1)
+
+
+def folded(text: str) -> str:
+    """The text with "the last four" as one word: that four is no number of its own."""
+    return _LAST_FOUR.sub("lastfour", text)
 
 
 def _priced(said: str) -> bool:
@@ -226,13 +231,13 @@ def _spans(value: Any, text: str, rule: Rule) -> list[tuple[int, int]]:
 
 def _numbers_said(evidence: Evidence) -> int:
     """How many numbers (not times of day) the caller has said in the call."""
-    return sum(1 for text in evidence.said for n in numbers_said(_LAST_FOUR.sub("lastfour", text))
+    return sum(1 for text in evidence.said for n in numbers_said(folded(text))
                if not n.clock)
 
 
 def question_role(asked: str, rule: Rule) -> bool | None:
     """Does the agent's last question name this argument (True), another (False), or none?"""
-    questions = [q for q in _SENTENCE.split(_LAST_FOUR.sub("lastfour", asked)) if q.rstrip().endswith("?")]
+    questions = [q for q in _SENTENCE.split(folded(asked)) if q.rstrip().endswith("?")]
     if not questions:
         return None
     said = {stem(w.text) for w in words(questions[-1])}

@@ -69,7 +69,8 @@ _WORDS: tuple[tuple[ValueKind, frozenset[str]], ...] = (
     (ValueKind.NUMBER, frozenset(
         "count size quantity qty num total price cost fee sum limit percent percentage seats "
         "people persons guests nights adults children age weight height duration rating "
-        "score tip minutes".split())),
+        "score tip minutes dollar dollars euro euros pound pounds cent cents usd eur gbp "
+        "fare charge balance deposit".split())),
     (ValueKind.TEXT, frozenset(
         "reason note notes message summary description comment comments details detail text "
         "body subject remark remarks explanation question line greeting topic request requests "
