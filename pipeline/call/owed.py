@@ -19,7 +19,7 @@ Not said (`screen`, each chunk before it is spoken):
 Owed (`owed`, after the reply's last word), where the words said do not already do it:
 - the question back (`tools.ask.question`) for a tool the reply reached for and could not use
   (written in its words, cut off mid-call, or talked about), or that the caller asked for by
-  name and was not offered (`tools.choice.asked_for`), or for the side effect the grounding
+  name and was not offered (`tools.choice.asked_for`), or for the call the provenance
   guard refused that this reply answers;
 - in place of a claim that was not said, the effect's honest state (`STILL_RUNNING`);
 - the outcome of an effect the reply is about (`tools.confirms.statement`), so the caller hears

@@ -73,7 +73,7 @@ class WindowPass:
     # a final pass: its text must close its sentence. Sized finals drop the closing mark the
     # full window writes ("Could I get a refund on order 5120" for "...5120?"; "Where is my
     # order 50 120" for "Where is my order? 5120."), and the completeness heuristic and the
-    # grounding guard read both; such a final is redone on the full window
+    # provenance rule read both; such a final is redone on the full window
     final: bool = False
 
     @property

@@ -2,9 +2,9 @@
 
 Every call gets an output the model can read (an error output on exception or timeout), so the
 model never waits forever. A side-effecting tool runs only when the ledger says so, with the
-ledger's idempotency key available to it through `current_call()`, and only on arguments the
-caller gave (`grounding`), where the session hands the runner its evidence. Time-outs run on the session
-clock (so they fire in simulated time too), and ledger reads and writes (SQLite, fsync on
+ledger's idempotency key available to it through `current_call()`; any tool runs only on values
+somebody gave (`provenance`), where the session hands the runner its evidence. Time-outs run on
+the session clock (so they fire in simulated time too), and ledger reads and writes (SQLite, fsync on
 commit) run in a thread, off the event loop.
 """
 

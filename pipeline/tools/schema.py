@@ -35,8 +35,8 @@ class ToolSpec:
     business_key: Callable[[dict[str, Any]], str] | None = field(default=None, compare=False)
     # the model must see this tool's result even when its response was interrupted (end_call)
     keep_on_interrupt: bool = False
-    # arguments the caller must have given before it runs (`grounding`); None: the default rule
-    # (a side effect's ids, amounts, digits, names, dates), (): none
+    # the arguments the provenance rule checks (`provenance`); None: every one, by its kind;
+    # (): none
     grounded: tuple[str, ...] | None = None
     # it ends the conversation (end_call): offered only after the caller's words close it (`choice`)
     closes: bool = False
