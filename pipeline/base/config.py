@@ -172,7 +172,7 @@ class CallPolicy:
     tool_choice: bool = True
     # a sentence stating a number, price, time or limit that neither the caller, a tool result nor
     # the instructions gave is not said ("I don't have that information" instead, `tools.facts`);
-    # off: it misfires on right replies more than it catches (bench/results/2026-12-02-facts.md)
+    # off until real replies show it costs less than it saves (bench/results/2026-12-02-facts.md)
     unsourced_facts: bool = False
     db_path: str = "calls.sqlite3"  # the side-effect ledger
 
