@@ -66,22 +66,32 @@ def _stt(monkeypatch, tmp_path, prompted: str, window: str, unprompted: str = UN
     return stt
 
 
-@pytest.mark.parametrize("prompted, why", [
-    ("Look up order, order ID, issue refund.", "prompt leaked"),  # the vocabulary written back
-    ("6." + "0." * 80, "prompt looped"),  # a phone-band clip, tiny.en with context
-    ("Refund, refund, refund, refund, refund.", "prompt looped"),
-    ("Mastercard.", "prompt words only"),  # a hotword "heard" in noise
-    ("The order ID.", "prompt words only"),
+@pytest.mark.parametrize("prompted, unprompted, why", [
+    ("Look up order, order ID, issue refund.", UNPROMPTED, "prompt leaked"),  # the vocabulary written back
+    ("6." + "0." * 80, UNPROMPTED, "prompt looped"),  # a phone-band clip, tiny.en with context
+    ("Refund, refund, refund, refund, refund.", UNPROMPTED, "prompt looped"),
+    ("Mastercard.", "", "prompt words only"),  # a hotword "heard" in noise where nothing is
+    ("The order ID.", "Oh.", "prompt words only"),
 ])
 @pytest.mark.parametrize("window", ["full", "sized-final"])
-def test_a_prompted_pass_that_fails_is_done_again_without_the_prompt(monkeypatch, tmp_path, prompted, why, window):
-    stt = _stt(monkeypatch, tmp_path, prompted, window)
-    assert stt.transcribe(AUDIO, final=True, prompt=PROMPT) == UNPROMPTED
+def test_a_prompted_pass_that_fails_is_done_again_without_the_prompt(monkeypatch, tmp_path, prompted,
+                                                                    unprompted, why, window):
+    stt = _stt(monkeypatch, tmp_path, prompted, window, unprompted)
+    assert stt.transcribe(AUDIO, final=True, prompt=PROMPT) == unprompted
     assert stt.window_stats[why] == 1
     if window == "sized-final":  # the redo is sized too: a loop is not run again on the full window
-        assert stt._sized_decoder.prompts == [PROMPT, None] and not stt._model.prompts
+        assert stt._sized_decoder.prompts == [PROMPT, None] and PROMPT not in stt._model.prompts
     else:
         assert stt._model.prompts == [PROMPT, None]
+
+
+def test_prompt_words_are_kept_when_words_were_said_without_the_prompt(monkeypatch, tmp_path):
+    """"Yes, reset it, please." to the IT desk is "Yes, we have this." without the prompt: a
+    short answer in the agent's words is what the prompt is for."""
+    stt = _stt(monkeypatch, tmp_path, "Yes, issue refund.", "full", unprompted="Yes, his you're fun.")
+    assert stt.transcribe(AUDIO, final=True, prompt=PROMPT) == "Yes, issue refund."
+    assert stt._model.prompts == [PROMPT, None]
+    assert stt.window_stats["prompt words kept"] == 1 and not stt.window_stats["prompt words only"]
 
 
 @pytest.mark.parametrize("prompted", [

@@ -57,17 +57,22 @@ def leaks(text: str, prompt: str, run: int = LEAK_RUN_WORDS) -> bool:
     return any(tuple(said[i:i + run]) in runs for i in range(len(said) - run + 1))
 
 
+def content_words(text: str) -> set[str]:
+    """The words of `text` that could carry a request: not a function word nor a backchannel."""
+    return {w for w in words_of(text) if w not in _FUNCTION_WORDS}
+
+
 def only_prompt_words(text: str, prompt: str, max_words: int = ECHO_MAX_WORDS) -> bool:
-    """Is `text` short, with every content word (one that is not a function word) in the prompt?"""
-    said = words_of(text)
-    content = {w for w in said if w not in _FUNCTION_WORDS}
-    return len(said) <= max_words and bool(content) and content <= set(words_of(prompt))
+    """Is `text` short, with every content word in the prompt?"""
+    content = content_words(text)
+    return len(words_of(text)) <= max_words and bool(content) and content <= set(words_of(prompt))
 
 
 def prompt_failure(text: str, prompt: str) -> str | None:
     """Why a pass decoded after `prompt` should be done again without it, or None: it wrote the
     prompt back, it loops ("6.0.0.0..." on a phone-band clip, "password, password, ..."), or it
-    is only the prompt's words. The name is the one the recogniser counts it under."""
+    is only the prompt's words (then the redo decides: `words_were_said`). The name is the one
+    the recogniser counts it under."""
     if leaks(text, prompt):
         return "prompt leaked"
     if loops(text):
@@ -75,6 +80,14 @@ def prompt_failure(text: str, prompt: str) -> str | None:
     if only_prompt_words(text, prompt):
         return "prompt words only"
     return None
+
+
+def words_were_said(unprompted: str) -> bool:
+    """A pass that heard only the prompt's words, done again without the prompt, heard content
+    words too: something was said, and the prompt named it rather than made it up. "Yes, reset
+    it, please." to the IT desk is "Yes, we have this." without the prompt; base's "Help." in an
+    "Uh-huh" is "Oh" (bench/results/2026-12-02-hearing-guarded.md)."""
+    return bool(content_words(unprompted))
 
 
 def approximate_tokens(text: str) -> int:

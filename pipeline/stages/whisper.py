@@ -13,7 +13,7 @@ from ..base.cpu import default_threads
 from ..base.errors import ConfigError, ModelMissingError
 from ..base.models import model_file
 from ..base.protocols import SpeechConfidence
-from .stt_context import prompt_failure
+from .stt_context import prompt_failure, words_were_said
 from .stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass, compression_ratio, loops
 
 WINDOWS = ("full", "sized", "sized-final", "sized-partials")
@@ -115,15 +115,22 @@ class WhisperSTT:
         """The text, and how sure the pass is of it (the worst segment's figures; no segment:
         the defaults, sure of nothing said). A pass that fails as a prompt makes Whisper fail
         (it writes the prompt back, loops, or hears only the prompt's words: `prompt_failure`)
-        is done again without it; only those passes cost a second decode."""
+        is done again without it; only those passes cost a second decode. Prompt words alone
+        are kept when the pass without the prompt hears words too (`words_were_said`)."""
         audio = np.asarray(audio, dtype=np.float32)
         with self._lock:
             done = self._decode_once(audio, prefix, final, prompt)
             why = prompt_failure(done[0], prompt) if prompt else None
-            if why:
-                self.window_stats[why] += 1
-                done = self._decode_once(audio, prefix, final, None)
-            return done
+            if not why:
+                return done
+            kept_pass = self.last_pass
+            again = self._decode_once(audio, prefix, final, None)
+            if why == "prompt words only" and words_were_said(again[0]):
+                self.window_stats["prompt words kept"] += 1
+                self.last_pass = kept_pass
+                return done
+            self.window_stats[why] += 1
+            return again
 
     def _decode_once(self, audio: np.ndarray, prefix: str | None, final: bool,
                      prompt: str | None) -> tuple[str, SpeechConfidence]:
