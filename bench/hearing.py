@@ -208,7 +208,8 @@ def why_redone(stats: dict) -> str:
 
 def guard_lines(clips: list[HearingClip], passes: dict, models: list[str]) -> list[str]:
     """Per model, window and context: the passes the guard redid without the prompt, and why."""
-    lines = ["| model, window, context | passes | redone without the prompt (why) |", "|---|---|---|"]
+    lines = ["| model, window, context | passes | redone without the prompt (why; \"words kept\": "
+             "redone, the prompted text kept) |", "|---|---|---|"]
     for model, window, which in configs(models):
         if which == "off":
             continue
