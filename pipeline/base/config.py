@@ -60,9 +60,12 @@ class TurnPolicy:
     max_turn_ms: int = 60_000
     # What the call is about, told to the recogniser as a prompt on every pass of a turn (tool
     # and argument names as said, `hotwords`, the instructions, the last `context_turns` turns;
-    # pipeline/stages/stt_context.py). Off: it hears "refund" where tiny.en wrote "reef and",
-    # but loses somewhere on every model and window (a looping phone-band pass; `python -m
-    # bench.hearing`, bench/results/2026-12-02-hearing.md)
+    # pipeline/stages/stt_context.py; a pass that writes the prompt back, loops or hears only
+    # its words is redone without it). Off, by the rule that no set may get worse: on tiny.en
+    # sized-final it hears "refund" where it wrote "reef and" without, and misses fewer key words
+    # in 11 of 16 sets and conditions and more in none, but gets one more word wrong in 2
+    # ("glass-up water"); p90 final pass 659 ms against 586 (`python -m bench.hearing`,
+    # bench/results/2026-12-02-hearing-guarded.md)
     context: bool = False
     hotwords: tuple[str, ...] = ()  # product, street and people's names the callers say
     context_tokens: int = 96  # the prompt's bound (Whisper reads at most 223)
