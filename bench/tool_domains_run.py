@@ -217,7 +217,7 @@ def report(results: dict[str, Any]) -> str:
             met = score.met(s)
             lines.append(f"| {split} | {path} | " + " | ".join(
                 "-" if met[k] is None else ("met" if met[k] else "not met") for k in score.TARGETS) + " |")
-    return "\n".join([score.table(summaries), "", *lines, "",
+    return "\n".join([score.table(summaries), "", *lines, "", score.kinds_table(summaries), "",
                       f"Machine: {m['cpu']}, {m['cores']} cores; load average (1, 5, 15 min) "
                       f"{m['load_average']} at the start, {end['load_average']} at the end. "
                       f"LLM: {results['llm']}."])
@@ -276,7 +276,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write every line's outcome and the figures here (JSON), "
                         "after each line")
     parser.add_argument("--resume", action="store_true", help="keep the lines --out already holds")
+    parser.add_argument("--rescore", type=Path, metavar="JSON", help="no model: judge the outcomes an "
+                        "earlier --out file holds again, with this code's scoring, and print the tables")
     args = parser.parse_args(argv)
+    if args.rescore is not None:
+        results = json.loads(args.rescore.read_text(encoding="utf-8"))
+        cases = td.cases()
+        results["rows"] = [{**r, **score.judge(cases[r["index"]], r)} for r in results["rows"]]
+        print(report(results))
+        return 0
     paths = args.paths.split(",")
     if not set(paths) <= set(score.PATHS):
         parser.error(f"--paths: choose from {', '.join(score.PATHS)}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -136,6 +137,27 @@ def judge(case: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
             "composed": [x for c in calls for x in composed(case, c)]}
 
 
+def kind(row: dict[str, Any]) -> str:
+    """What became of a judged line, in a word or two: what the reading counts (a line's `tool`
+    is the expected one; `withheld` are the calls the guard stopped)."""
+    stopped = [w["name"] for w in row["withheld"]]
+    if row["expect"] == "tool":
+        if row["right_tool"]:
+            return "right" if row["args_right"] else "right tool, wrong values"
+        if row["called"]:
+            return "wrong tool"
+        if row["tool"] in stopped:
+            return "right tool withheld"
+        return "other tool withheld" if stopped else "no call"
+    if row["called"]:
+        return "called"
+    if stopped:
+        return "withheld, silent" if not row["reply"] else "withheld, words"
+    if row["expect"] == "ask":
+        return "asked" if row["asked"] else "words, no question"
+    return "words"
+
+
 def _share(hits: int, of: int) -> dict[str, Any]:
     return {"n": hits, "of": of, "rate": round(hits / of, 3) if of else None}
 
@@ -161,6 +183,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "composed_calls": sum(1 for r in rows if r["composed"]),
         "withheld_calls": sum(len(r["withheld"]) for r in rows),
         "withheld_lines": sum(1 for r in rows if r["withheld"]),
+        "kinds": {e: dict(Counter(kind(r) for r in rows if r["expect"] == e)) for e in ("tool", "none", "ask")},
         "errors": sum(1 for r in rows if r.get("error")),
         "median_s": round(statistics.median(seconds), 2) if seconds else None,
     }
@@ -201,4 +224,15 @@ def table(summaries: dict[str, dict[str, dict[str, Any]]]) -> str:
                        f"| {_pct(s['asked_back'])} | {_pct(s['calls_on_ask_lines'])} "
                        f"| {s['withheld_calls']} / {s['withheld_lines']} | {s['composed_calls']} "
                        f"| {s['errors']} | {s['median_s']} |")
+    return "\n".join(out)
+
+
+def kinds_table(summaries: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """What became of the lines, by what they expect: one row per split and path."""
+    out = ["| split | path | expect | what became of the lines |", "|---|---|---|---|"]
+    for split, paths in summaries.items():
+        for path, s in paths.items():
+            for expect, kinds in ((e, k) for e, k in s["kinds"].items() if k):
+                listed = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+                out.append(f"| {split} | {path} | {expect} | {listed} |")
     return "\n".join(out)

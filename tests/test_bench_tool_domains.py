@@ -196,7 +196,8 @@ def test_unsaid_values_are_those_the_line_did_not_give() -> None:
 
 def test_the_figures_per_split_and_path() -> None:
     def row(case: dict, outcome: dict, path: str = "in_process", seconds: float = 1.0) -> dict:
-        return {"split": case["split"], "expect": case["expect"], "path": path, "seconds": seconds,
+        return {"split": case["split"], "expect": case["expect"], "tool": case["tool"], "path": path,
+                "seconds": seconds,
                 **outcome, **score.judge(case, outcome)}
 
     invented = {"name": "book_ride", "arguments": {"pickup_address": "12 Main Street", "pickup_time": "now"}}
@@ -217,12 +218,15 @@ def test_the_figures_per_split_and_path() -> None:
     assert s["asked_back"]["rate"] == 1.0 and s["calls_on_ask_lines"]["n"] == 0
     assert (s["withheld_calls"], s["withheld_lines"]) == (1, 1)
     assert s["median_s"] == 5.0
+    assert s["kinds"] == {"tool": {"right": 1, "right tool, wrong values": 1}, "none": {"called": 1},
+                          "ask": {"withheld, words": 1}}
     assert score.met(s) == {"unsaid": False, "recall": True, "false_calls": False}
     realtime = got["dev"]["realtime"]
     assert realtime["recall"]["rate"] == 0.0 and realtime["false_calls"]["rate"] is None
     assert score.met(realtime) == {"unsaid": True, "recall": False, "false_calls": None}
     table = score.table(got).splitlines()
     assert len(table) == 4 and table[2].startswith("| dev | in_process | 4 | 2 / 2 | 100% (2/2) | 100% (1/1)")
+    assert "| dev | realtime | tool | no call 1 |" in score.kinds_table(got)
 
 
 def test_a_run_picks_lines_by_split_domain_and_limit() -> None:
