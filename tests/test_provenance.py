@@ -246,3 +246,54 @@ def test_a_time_reaches_the_tool_as_its_schema_asks() -> None:
     assert traced.missing == [] and traced.arguments["pickup_time"] == "18:30"
     ambiguous = trace(RIDE, {"pickup_address": "42 Elm Street", "pickup_time": "7"}, said("At 42 Elm Street at 7."))
     assert ambiguous.arguments["pickup_time"] == "7"  # morning or evening: left as written
+
+
+async def _clients_call_said_at(now: datetime) -> tuple[list, list]:
+    """A client's `book_appointment` written by a scripted model for "tomorrow at 2 pm", in a
+    session whose caller said it at `now`: the calls handed to the client, and the items."""
+    from pipeline.base import events as ev
+    from pipeline.base.config import Config
+    from pipeline.call.session import Session, Stages
+    from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+    from pipeline.transports.scripted import ScriptedCaller
+    from pipeline.turns import HeuristicCompleteness
+
+    from .test_listeners import LoudVAD
+
+    call = {"name": "book_appointment", "arguments": {"patient_name": "Marcus Hale", "date": "2026-06-04",
+                                                      "time": "14:00"}}
+    llm = ScriptedLLM(rules=[[r"tomorrow", call]])
+    clock = SimClock()
+    session = Session(Config.default(), Stages(vad=LoudVAD(), stt=ScriptedSTT(), completeness=HeuristicCompleteness(),
+                                               llm=llm, tts=ToneTTS()), clock=clock, sink=ScriptedCaller([]))
+    session.tools.now = lambda: now
+    session.use_tools(ToolRegistry(specs=[BOOK]))
+    session.client.update(text_only=True)
+    handed: list = []
+    session.listeners.add(lambda e: handed.append(e) if isinstance(e, ev.FunctionCallArgumentsDone) else None,
+                          ev.EventPhase.OBSERVER)
+    driver = asyncio.ensure_future(clock.drive())
+    try:
+        session.start()
+        session.mark_ready()
+        session.client.add_message("user", "It's Marcus Hale, book me tomorrow at 2 pm please.")
+        session.client.request_response()
+        while not session.idle:
+            await clock.sleep(0.05)
+        await session.close()
+    finally:
+        driver.cancel()
+    return handed, session.conversation.items
+
+
+def test_the_session_reads_tomorrow_from_when_the_caller_said_it() -> None:
+    """`ToolDesk.now` (the wall clock by default) is when the caller's words were said: a call
+    replayed or labelled on its own day sets it, and "tomorrow" is the day after that."""
+    handed, items = asyncio.run(_clients_call_said_at(NOW))
+    assert [json.loads(e.arguments)["date"] for e in handed] == ["2026-06-04"]
+    handed, items = asyncio.run(_clients_call_said_at(datetime(2026, 6, 10, 9, 0)))
+    assert handed == []  # said a week later, "tomorrow" is the 11th: the client never gets the call
+    call = next(i for i in items if i.type == "function_call")
+    assert call.status == "incomplete"
+    refusal = next(json.loads(i.output) for i in items if i.type == "function_call_output")
+    assert refusal["status"] == "not_run" and "date" in refusal["message"]
