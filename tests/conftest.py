@@ -197,15 +197,44 @@ def _checked_wire(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     assert not new, f"{len(new)} server events failed the SDK's models:\n" + "\n".join(new[:10])
 
 
+def _wire_counts() -> dict[str, int | list[str]]:
+    """This process's share of the wire check, in a form an xdist worker can send back."""
+    check = _WIRE_CHECK
+    return {"unchecked": _WIRE_UNCHECKED,
+            "validated": check.validated if check else 0,
+            "failures": len(check.failures) if check else 0,
+            "kinds": sorted(check.by_type) if check else []}
+
+
+_WORKERS_WIRE: list[dict[str, int | list[str]]] = []  # under xdist: each worker's counts
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller prints the summary
+        workeroutput["wire_check"] = _wire_counts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    counts = getattr(node, "workeroutput", {}).get("wire_check")
+    if counts is not None:
+        _WORKERS_WIRE.append(counts)
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
-    if _WIRE_UNCHECKED:
-        terminalreporter.write_line(f"realtime wire check: not run on {_WIRE_UNCHECKED} tests, the openai "
+    shares = [_wire_counts(), *_WORKERS_WIRE]
+    unchecked = sum(s["unchecked"] for s in shares)
+    validated = sum(s["validated"] for s in shares)
+    if unchecked:
+        terminalreporter.write_line(f"realtime wire check: not run on {unchecked} tests, the openai "
                                     f"package is missing ({CLIENTS_EXTRA})")
-    if _WIRE_CHECK is not None:
-        check = _WIRE_CHECK
+    if validated:
+        failures = sum(s["failures"] for s in shares)
+        kinds = {k for s in shares for k in s["kinds"]}
         terminalreporter.write_line(
-            f"realtime wire check: {check.validated} server events validated against the openai "
-            f"SDK's models, {len(check.failures)} failures, {len(check.by_type)} (dialect, type) kinds")
+            f"realtime wire check: {validated} server events validated against the openai "
+            f"SDK's models, {failures} failures, {len(kinds)} (dialect, type) kinds")
 
 
 def pytest_configure(config: pytest.Config) -> None:
