@@ -30,6 +30,12 @@ NO_MODELS = os.environ.get("PIPELINE_NO_MODELS", "").strip() not in ("", "0")
 if NO_MODELS:
     os.environ[ENV] = tempfile.mkdtemp(prefix="no-models-")  # empty: the quick tier's proof
 
+# Every test of the realtime client modules is marked models (and slow), so without models they
+# are deselected anyway; not importing them spares each of the quick tier's workers the
+# clients' own imports (openai, Pipecat, LiveKit, the Agents SDK: 3 of its 5 s of collection).
+CLIENT_MODULES = "test_realtime_client_*.py"
+collect_ignore_glob = [CLIENT_MODULES] if NO_MODELS else []
+
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = models_dir()  # $MODELS_DIR, else the repository's models/
 JFK = MODELS / "audio" / "jfk.wav"
@@ -96,6 +102,10 @@ def pytest_collection_modifyitems(config: pytest.Config,
     for item in items:
         if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())) and not _needs_models(item):
             item.add_marker(pytest.mark.models)
+    unmarked = [item.nodeid for item in items
+                if item.path.match(CLIENT_MODULES) and not _needs_models(item)]
+    if unmarked:  # the quick tier does not import these modules: it would never run them
+        raise pytest.UsageError(f"not marked models, in a module the quick tier skips: {unmarked}")
     yield
     # after: what the selection needs
     realtime = any("realtime" in getattr(getattr(item, "module", None), "__name__", "") for item in items)
