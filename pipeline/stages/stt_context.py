@@ -5,8 +5,9 @@ Whisper decodes the likeliest words for the sound, and a short window with no co
 "reef and" for "refund". Given the words the call is about (the agent's tools and their argument
 names as said aloud, a deployment's hotwords: product and street names), a little of the
 instructions and the last turns, it leans toward them. The prompt is bounded in tokens (it is
-decoded before every pass, partial and final), and a pass that writes the prompt back (Whisper's
-known failure with one, mostly over silence) is done again without it (`leaks`).
+decoded before every pass, partial and final), and a pass that fails in one of the ways a prompt
+makes Whisper fail is done again without it (`prompt_failure`): it writes the prompt back, it
+loops, or it "hears" only the prompt's words where a short sound was (a hotword in noise).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from .stt_window import loops
+
 _WORD = re.compile(r"[a-z0-9']+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPOKEN_PARTS = {"id": "ID", "ids": "IDs", "num": "number", "no": "number", "qty": "quantity",
@@ -22,6 +25,17 @@ _SPOKEN_PARTS = {"id": "ID", "ids": "IDs", "num": "number", "no": "number", "qty
                  "last4": "last four", "eta": "ETA", "sku": "SKU", "url": "URL", "iban": "IBAN"}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 LEAK_RUN_WORDS = 4  # this many words in a row from the prompt: written back, not heard
+# a text this short whose every content word is in the prompt may be the prompt "heard" in noise
+# (base wrote "Reset password" over pink noise with the IT desk's context,
+# bench/results/2026-12-02-hearing.md); said for real, the pass without the prompt hears it too
+ECHO_MAX_WORDS = 4
+# words that carry no request: in a prompt or not, they say nothing of where the text came from
+_FUNCTION_WORDS = frozenset(
+    "a an the this that these those i me my mine you your yours we us our it its he him his she "
+    "her they them their is am are was were be been being do does did have has had will would "
+    "can could shall should may might must to of in on at by for from with about as into up "
+    "out off over and or but so if then than not no yes yeah yep okay ok oh uh um mm hmm please "
+    "thanks thank just what which who where when how there here".split())
 
 
 def spoken_name(identifier: str) -> str:
@@ -41,6 +55,39 @@ def leaks(text: str, prompt: str, run: int = LEAK_RUN_WORDS) -> bool:
         return False
     runs = {tuple(source[i:i + run]) for i in range(len(source) - run + 1)}
     return any(tuple(said[i:i + run]) in runs for i in range(len(said) - run + 1))
+
+
+def content_words(text: str) -> set[str]:
+    """The words of `text` that could carry a request: not a function word nor a backchannel."""
+    return {w for w in words_of(text) if w not in _FUNCTION_WORDS}
+
+
+def only_prompt_words(text: str, prompt: str, max_words: int = ECHO_MAX_WORDS) -> bool:
+    """Is `text` short, with every content word in the prompt?"""
+    content = content_words(text)
+    return len(words_of(text)) <= max_words and bool(content) and content <= set(words_of(prompt))
+
+
+def prompt_failure(text: str, prompt: str) -> str | None:
+    """Why a pass decoded after `prompt` should be done again without it, or None: it wrote the
+    prompt back, it loops ("6.0.0.0..." on a phone-band clip, "password, password, ..."), or it
+    is only the prompt's words (then the redo decides: `words_were_said`). The name is the one
+    the recogniser counts it under."""
+    if leaks(text, prompt):
+        return "prompt leaked"
+    if loops(text):
+        return "prompt looped"
+    if only_prompt_words(text, prompt):
+        return "prompt words only"
+    return None
+
+
+def words_were_said(unprompted: str) -> bool:
+    """A pass that heard only the prompt's words, done again without the prompt, heard content
+    words too: something was said, and the prompt named it rather than made it up. "Yes, reset
+    it, please." to the IT desk is "Yes, we have this." without the prompt; base's "Help." in an
+    "Uh-huh" is "Oh" (bench/results/2026-12-02-hearing-guarded.md)."""
+    return bool(content_words(unprompted))
 
 
 def approximate_tokens(text: str) -> int:

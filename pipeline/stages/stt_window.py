@@ -81,7 +81,7 @@ class WindowPass:
         """Why this pass should be redone on the full window, or None when it looks right."""
         if self.tokens >= self.bound:
             return "bound"  # stopped by the length bound, not by the end of the text: a runaway
-        if compression_ratio(self.text) > COMPRESSION_RATIO_MAX or repeats(self.text.split()):
+        if loops(self.text):
             return "repeat"
         if self.no_speech_prob > NO_SPEECH_MAX:
             return "no speech"
@@ -107,6 +107,11 @@ def compression_ratio(text: str) -> float:
 
     raw = text.encode("utf-8")
     return len(raw) / len(zlib.compress(raw)) if raw else 0.0
+
+
+def loops(text: str) -> bool:
+    """Whisper's decoder stuck in a loop: the text gzips too well, or a run of it repeats."""
+    return compression_ratio(text) > COMPRESSION_RATIO_MAX or repeats(text.split())
 
 
 _NOT_WORD = re.compile(r"[^\w']+")

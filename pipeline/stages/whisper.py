@@ -13,8 +13,8 @@ from ..base.cpu import default_threads
 from ..base.errors import ConfigError, ModelMissingError
 from ..base.models import model_file
 from ..base.protocols import SpeechConfidence
-from .stt_context import leaks
-from .stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass, compression_ratio
+from .stt_context import prompt_failure, words_were_said
+from .stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass, compression_ratio, loops
 
 WINDOWS = ("full", "sized", "sized-final", "sized-partials")
 
@@ -113,15 +113,24 @@ class WhisperSTT:
     def _decode(self, audio: np.ndarray, *, prefix: str | None, final: bool,
                 prompt: str | None = None) -> tuple[str, SpeechConfidence]:
         """The text, and how sure the pass is of it (the worst segment's figures; no segment:
-        the defaults, sure of nothing said). A pass whose text repeats the prompt (Whisper's
-        known failure with one, mostly in silence) is done again without it."""
+        the defaults, sure of nothing said). A pass that fails as a prompt makes Whisper fail
+        (it writes the prompt back, loops, or hears only the prompt's words: `prompt_failure`)
+        is done again without it; only those passes cost a second decode. Prompt words alone
+        are kept when the pass without the prompt hears words too (`words_were_said`)."""
         audio = np.asarray(audio, dtype=np.float32)
         with self._lock:
             done = self._decode_once(audio, prefix, final, prompt)
-            if prompt and leaks(done[0], prompt):
-                self.window_stats["prompt leaked"] += 1
-                done = self._decode_once(audio, prefix, final, None)
-            return done
+            why = prompt_failure(done[0], prompt) if prompt else None
+            if not why:
+                return done
+            kept_pass = self.last_pass
+            again = self._decode_once(audio, prefix, final, None)
+            if why == "prompt words only" and words_were_said(again[0]):
+                self.window_stats["prompt words kept"] += 1
+                self.last_pass = kept_pass
+                return done
+            self.window_stats[why] += 1
+            return again
 
     def _decode_once(self, audio: np.ndarray, prefix: str | None, final: bool,
                      prompt: str | None) -> tuple[str, SpeechConfidence]:
@@ -135,7 +144,8 @@ class WhisperSTT:
 
     def transcribe_quick(self, audio: np.ndarray, *, prompt: str | None = None) -> str | None:
         """One pass on a window sized to `audio`, or None: off, the audio fills the full window
-        anyway, or the pass looks wrong (no redo: the final pass follows at once)."""
+        anyway, or the pass looks wrong, or fails as a prompt makes Whisper fail (no redo: the
+        final pass follows at once)."""
         if not self.quick_pass:
             return None
         audio = np.asarray(audio, dtype=np.float32)
@@ -146,7 +156,9 @@ class WhisperSTT:
                 return None
             done = self._sized.decode(features, frames, prefix=None, prompt=prompt,
                                       max_new_tokens=self._quick_window.max_new_tokens(features.shape[-1]))
-            if prompt and leaks(done.text, prompt):
+            why = prompt_failure(done.text, prompt) if prompt else None
+            if why:
+                self.window_stats[f"quick {why}"] += 1
                 return None
             self.window_stats[f"quick {done.doubt or 'sized'}"] += 1
             return done.text if done.doubt is None else None
@@ -163,7 +175,9 @@ class WhisperSTT:
     def _decode_sized(self, audio: np.ndarray, prefix: str | None, window: Window, *,
                       final: bool, prompt: str | None = None) -> tuple[str, SpeechConfidence] | None:
         """A pass on a window sized to `audio`, or None when the full window should do it: the
-        audio fills it anyway, or the sized pass looks wrong (`WindowPass.doubt`)."""
+        audio fills it anyway, or the sized pass looks wrong (`WindowPass.doubt`). A prompted
+        pass that loops is handed back as it is: the prompt is the likelier cause, and `_decode`
+        redoes it without one (sized again) instead of looping on the full window first."""
         features = self._sized.features(audio)
         frames = window.frames(features.shape[-1])
         if frames >= FULL_FRAMES:
@@ -174,7 +188,7 @@ class WhisperSTT:
         doubt = done.doubt
         self.window_stats[doubt or "sized"] += 1
         confidence = SpeechConfidence(done.avg_logprob, done.no_speech_prob, compression_ratio(done.text))
-        return (done.text, confidence) if doubt is None else None
+        return (done.text, confidence) if doubt is None or (prompt and loops(done.text)) else None
 
     def _decode_full(self, audio: np.ndarray, prefix: str | None,
                      prompt: str | None = None) -> tuple[str, SpeechConfidence]:
