@@ -297,3 +297,25 @@ def test_the_session_reads_tomorrow_from_when_the_caller_said_it() -> None:
     assert call.status == "incomplete"
     refusal = next(json.loads(i.output) for i in items if i.type == "function_call_output")
     assert refusal["status"] == "not_run" and "date" in refusal["message"]
+
+
+def test_the_instructions_hours_are_no_source_for_a_time_the_caller_named() -> None:
+    """Qwen on the restaurant line: "Are you free on Saturday?" checked today at 18:00, the
+    opening hour and the date the instructions hold. The caller named a day: those are no source."""
+    hours = "Today is Wednesday, June 3, 2026. Open Tuesday to Sunday, 12:00 to 15:00 and 18:00 to 22:30."
+    book = client_tool("check_availability", {"date": {"type": "string", "format": "date"},
+                                              "time": {"type": "string", "description": "HH:MM"}}, ["date"])
+    saturday = said("Are you free on Saturday?", instructions=hours)
+    assert trace(book, {"date": "2026-06-03", "time": "18:00"}, saturday).missing == ["date"]
+    assert trace(book, {"date": "2026-06-06", "time": "18:00"}, saturday).dropped == ["time"]
+    assert trace(book, {"date": "2026-06-06"}, saturday).missing == []
+
+
+def test_an_unnamed_number_in_the_instructions_is_no_source_and_a_phrase_is_no_code() -> None:
+    party = client_tool("book_table", {"party_size": {"type": "integer", "description": "How many people"}},
+                        ["party_size"])
+    assert trace(party, {"party_size": 10}, said("A table, please.", instructions="Tables seat up to 10.")
+                 ).missing == ["party_size"]
+    card = client_tool("replace_card", {"card_last4": {"type": "string"}}, ["card_last4"])
+    assert trace(card, {"card_last4": "200 Canal Street"},
+                 said("Send a new Visa to my office at 200 Canal Street.")).missing == ["card_last4"]
