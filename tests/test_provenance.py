@@ -319,3 +319,15 @@ def test_an_unnamed_number_in_the_instructions_is_no_source_and_a_phrase_is_no_c
     card = client_tool("replace_card", {"card_last4": {"type": "string"}}, ["card_last4"])
     assert trace(card, {"card_last4": "200 Canal Street"},
                  said("Send a new Visa to my office at 200 Canal Street.")).missing == ["card_last4"]
+
+
+def test_an_optional_value_from_the_record_is_left_out_and_a_number_is_no_name() -> None:
+    """Qwen on the clinic line: the instructions' doctor filled in an optional `doctor` the
+    caller never asked for, and the patient number P-20417 stood in for the patient's name."""
+    record = "Doctors: Dr. Okafor and Dr. Lindqvist. Caller on file: Priya Raman, patient number P-20417."
+    line = said("I'd like to come in Monday at eight for a blood test.", instructions=record)
+    traced = trace(BOOK, {"patient_name": "Priya Raman", "date": "2026-06-08", "time": "08:00",
+                          "doctor": "Dr. Okafor"}, line)
+    assert traced.missing == [] and traced.dropped == ["doctor"]  # required: from the record; optional: not
+    assert trace(BOOK, {"patient_name": "P-20417", "date": "2026-06-08", "time": "08:00"}, line).missing \
+        == ["patient_name"]

@@ -40,7 +40,7 @@ from typing import Any
 
 from .evidence import Evidence
 from .schema import ToolSpec
-from .spoken import Source, ValueKind, cue_words, kind_from_schema, said_in, sources_of
+from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, said_in, sources_of
 from .spoken.codes import code_said
 from .spoken.kinds import name_words, stem
 from .spoken.names import edit_distance
@@ -125,6 +125,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # a blank id is no more given than a made-up one
     if rule.kind is ValueKind.CODE and len(_WORDY.findall(str(value))) >= 2:
         return False  # "200 Canal Street" is a phrase, not a code
+    if rule.kind is ValueKind.NAME and sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value)):
+        return False  # "P-20417" is a patient number, not the patient's name
     assert rule.kind is not None
     if Source.CALLER in rule.sources:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
@@ -357,6 +359,10 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
             if grounded is not None and kind is None:
                 kind = ValueKind.TEXT
             sources = sources_of(name, prop)
+            if name not in required and SOURCE_KEY not in prop:
+                # an optional value is the caller's to add: the record's doctor or address on file
+                # is not asked for by a caller who named none (`x-source` may say otherwise)
+                sources = sources - {Source.INSTRUCTIONS}
             if grounded is not None:
                 sources = sources - {Source.COMPOSED}
             if "enum" in prop and "x-source" not in prop:
