@@ -239,3 +239,14 @@ def test_a_run_picks_lines_by_split_domain_and_limit() -> None:
     assert {c["domain"] for c in chosen(None, "taxi,hotel", None)} == {"taxi", "hotel"}
     with pytest.raises(SystemExit, match="unknown spa"):
         chosen(None, "spa", None)
+
+
+def test_a_stored_call_is_judged_again_by_the_guard_as_it_is() -> None:
+    from bench.tool_domains_rejudge import rejudge
+
+    case = next(c for c in td.cases("dev") if c["expect"] == "tool" and c["domain"] == "taxi")
+    made = {"name": case["tool"], "arguments": dict(case["arguments"])}
+    invented = {"name": case["tool"], "arguments": {**case["arguments"], next(iter(case["arguments"])): "Nowhere Lane 999"}}
+    rows = [{"path": "p", "domain": case["domain"], "line": case["line"], "calls": [invented], "withheld": [made]}]
+    judged = rejudge(rows)["p"]
+    assert judged["refused now"] == 1 and judged["runs now"] == 1 and judged["right tool"] == 1
