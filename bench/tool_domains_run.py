@@ -278,7 +278,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true", help="keep the lines --out already holds")
     parser.add_argument("--rescore", type=Path, metavar="JSON", help="no model: judge the outcomes an "
                         "earlier --out file holds again, with this code's scoring, and print the tables")
+    parser.add_argument("--ceiling", action="store_true", help="no model: on how many lines the "
+                        "session's tool choice offers the expected tool at all, and which it does not")
     args = parser.parse_args(argv)
+    if args.ceiling:
+        table, left_out = score.ceiling(chosen(args.split, args.domains, args.limit))
+        print("\n".join([table, "", *left_out]))
+        return 0
     if args.rescore is not None:
         results = json.loads(args.rescore.read_text(encoding="utf-8"))
         cases = td.cases()

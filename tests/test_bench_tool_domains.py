@@ -239,3 +239,19 @@ def test_a_run_picks_lines_by_split_domain_and_limit() -> None:
     assert {c["domain"] for c in chosen(None, "taxi,hotel", None)} == {"taxi", "hotel"}
     with pytest.raises(SystemExit, match="unknown spa"):
         chosen(None, "spa", None)
+
+
+def test_the_ceiling_counts_every_line_that_needs_a_tool_on_each_path() -> None:
+    """Model-free: the tool choice's verdict on each labelled line (what it offers is the guard's
+    business, so only the counting is checked here)."""
+    table, left_out = score.ceiling([c for c in CASES if c["domain"] in ("clinic", "hotel")])
+    rows = table.splitlines()[2:]
+    assert [r.split(" | ")[:2] for r in rows] == [["| dev", "in_process"], ["| dev", "realtime"],
+                                                  ["| heldout", "in_process"], ["| heldout", "realtime"]]
+    for r in rows:
+        n, of = re.search(r"\((\d+)/(\d+)\)", r).groups()
+        split = r.split(" | ")[0].strip("| ")
+        domain = "clinic" if split == "dev" else "hotel"
+        assert int(of) == sum(1 for c in CASES if c["domain"] == domain and c["expect"] == "tool")
+        assert int(of) - int(n) == sum(1 for x in left_out if x.startswith(f"{split} {r.split(' | ')[1]}:"))
+    assert "book_appointment" in score.offered_first(MARCUS, "in_process")  # every value given
