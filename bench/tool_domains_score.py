@@ -245,7 +245,7 @@ def offered_first(case: dict[str, Any], path: str) -> list[str]:
     """The tools the session's tool choice (`choice.offered`) lets the first reply to this line
     call, from the same evidence the session reads (the caller's turns, what the agent said
     before each, the instructions, the set's `now`): a tool it leaves out cannot be called.
-    On the realtime path the tools are a client's, none marked as acting on the world."""
+    On the realtime path the tools are a client's: none is marked as acting on the world."""
     said, asked, agent = [], [], ""
     for turn in [*case.get("context", []), {"role": "user", "content": case["line"]}]:
         if turn["role"] == "assistant":
