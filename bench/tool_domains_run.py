@@ -10,7 +10,7 @@ session makes itself about a call the provenance guard withheld):
 - `realtime`: one `pipeline serve` server in this process (`pipeline.testing.ServerThread`) and a
   WebSocket client per line that sends `session.update` (the tools, text output, no server VAD),
   `conversation.item.create` and `response.create`, and reads what any client reads. A client
-  cannot say which of its functions act, so the session's tool choice offers all of them.
+  cannot say which of its functions act on the world: none is marked as a side effect.
 
 The LLM is the configured one (`llm.model`, by default Qwen2.5-Coder-0.5B); the audio stages are
 fakes, as nothing here is heard or said. Lines are said at the set's `now` (2026-06-03 10:00): the
@@ -20,6 +20,8 @@ Scored by `bench/tool_domains_score.py`; it asserts nothing.
     python -m bench.tool_domains_run --limit 4                      # a smoke run
     python -m bench.tool_domains_run --split dev --out bench/results/x.json
     python -m bench.tool_domains_run --domains taxi,hotel --paths realtime
+    python -m bench.tool_domains_run --ceiling                      # no model: the choice's ceiling
+    python -m bench.tool_domains_run --rescore bench/results/x.json # no model: judge it again
 """
 
 from __future__ import annotations
@@ -278,7 +280,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true", help="keep the lines --out already holds")
     parser.add_argument("--rescore", type=Path, metavar="JSON", help="no model: judge the outcomes an "
                         "earlier --out file holds again, with this code's scoring, and print the tables")
+    parser.add_argument("--ceiling", action="store_true", help="no model: on how many lines the "
+                        "session's tool choice offers the expected tool at all, and which it does not")
     args = parser.parse_args(argv)
+    if args.ceiling:
+        table, left_out = score.ceiling(chosen(args.split, args.domains, args.limit))
+        print("\n".join([table, "", *left_out]))
+        return 0
     if args.rescore is not None:
         results = json.loads(args.rescore.read_text(encoding="utf-8"))
         cases = td.cases()

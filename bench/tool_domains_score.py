@@ -22,6 +22,9 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from pipeline.tools import ToolSpec
+from pipeline.tools.choice import offered
+from pipeline.tools.evidence import evidence_from
 from pipeline.tools.spoken import Source, said_in, sources_of
 
 from . import tool_domains as td
@@ -236,3 +239,38 @@ def kinds_table(summaries: dict[str, dict[str, dict[str, Any]]]) -> str:
                 listed = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
                 out.append(f"| {split} | {path} | {expect} | {listed} |")
     return "\n".join(out)
+
+
+def offered_first(case: dict[str, Any], path: str) -> list[str]:
+    """The tools the session's tool choice (`choice.offered`) lets the first reply to this line
+    call, from the same evidence the session reads (the caller's turns, what the agent said
+    before each, the instructions, the set's `now`): a tool it leaves out cannot be called.
+    On the realtime path the tools are a client's: none is marked as acting on the world."""
+    said, asked, agent = [], [], ""
+    for turn in [*case.get("context", []), {"role": "user", "content": case["line"]}]:
+        if turn["role"] == "assistant":
+            agent = turn["content"]
+        else:
+            said, asked, agent = [*said, turn["content"]], [*asked, agent], ""
+    evidence = evidence_from(said, [], asked, instructions=td.DOMAINS[case["domain"]]["instructions"],
+                             now=td.NOW)
+    specs = (td.registry(case["domain"]).specs() if path == "in_process"
+             else [ToolSpec.from_openai(t) for t in td.DOMAINS[case["domain"]]["tools"]])
+    return [spec.name for spec in offered(specs, evidence, last_said=said[-1])]
+
+
+def ceiling(cases: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """Without the model: on how many `expect: tool` lines the tool choice offers the expected
+    tool at all (recall can be no higher), per split and path; and the lines it does not."""
+    out = ["| split | path | expected tool offered |", "|---|---|---|"]
+    left_out = []
+    for split in td.SPLITS:
+        for path in PATHS:
+            mine = [c for c in cases if c["split"] == split and c["expect"] == "tool"]
+            if not mine:
+                continue
+            missed = [c for c in mine if c["tool"] not in offered_first(c, path)]
+            out.append(f"| {split} | {path} | {_pct(_share(len(mine) - len(missed), len(mine)))} |")
+            left_out += [f"{split} {path}: {c['domain']}: {c['line']!r} ({c['tool']}; offered "
+                         f"{', '.join(offered_first(c, path)) or 'none'})" for c in missed]
+    return "\n".join(out), left_out

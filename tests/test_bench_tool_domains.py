@@ -250,3 +250,17 @@ def test_a_stored_call_is_judged_again_by_the_guard_as_it_is() -> None:
     rows = [{"path": "p", "domain": case["domain"], "line": case["line"], "calls": [invented], "withheld": [made]}]
     judged = rejudge(rows)["p"]
     assert judged["refused now"] == 1 and judged["runs now"] == 1 and judged["right tool"] == 1
+def test_the_ceiling_counts_every_line_that_needs_a_tool_on_each_path() -> None:
+    """Model-free: the tool choice's verdict on each labelled line (what it offers is the guard's
+    business, so only the counting is checked here)."""
+    table, left_out = score.ceiling([c for c in CASES if c["domain"] in ("clinic", "hotel")])
+    rows = table.splitlines()[2:]
+    assert [r.split(" | ")[:2] for r in rows] == [["| dev", "in_process"], ["| dev", "realtime"],
+                                                  ["| heldout", "in_process"], ["| heldout", "realtime"]]
+    for r in rows:
+        n, of = re.search(r"\((\d+)/(\d+)\)", r).groups()
+        split = r.split(" | ")[0].strip("| ")
+        domain = "clinic" if split == "dev" else "hotel"
+        assert int(of) == sum(1 for c in CASES if c["domain"] == domain and c["expect"] == "tool")
+        assert int(of) - int(n) == sum(1 for x in left_out if x.startswith(f"{split} {r.split(' | ')[1]}:"))
+    assert "book_appointment" in score.offered_first(MARCUS, "in_process")  # every value given
