@@ -16,11 +16,18 @@ demo: install models
 	mkdir -p out
 	$(BIN)/pipeline call --realtime --caller models/audio/jfk.wav --out out/call.wav --events out/events.jsonl
 
-# A tier is the tests of one marker expression; PYTEST_ARGS come after it (a `-m` there wins).
+# A tier is the tests of one marker expression ($(1)), with the tier's own options ($(2));
+# PYTEST_ARGS come after them (a `-m` or `-n 0` there wins).
 # pytest exits 5 when it collected nothing: a tier with no tests in it has not failed.
 define pytest_tier
-$(BIN)/python -m pytest -q -m "$(1)" $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || exit $$rc; }
+$(BIN)/python -m pytest -q -m "$(1)" $(2) $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || exit $$rc; }
 endef
+
+# The quick tier waits on real time more than it computes (telephony streamed at the carrier's
+# pace, servers on sockets, CLI processes: 85 s of CPU in 3 min 44 s run serially), so it runs on
+# more workers than a 2-core machine has cores. pytest-xdist keeps each test file on one worker,
+# in order: a file's module fixtures (servers, the null sound device) are set up once, as serially.
+QUICK_WORKERS ?= 3
 
 # the README's test command: the quick tier, then the model tier (.ci/run adds the slow tier)
 test: test-quick test-models
@@ -28,7 +35,7 @@ test: test-quick test-models
 # the quick tier: fakes and the simulated clock, no model file opened. PIPELINE_NO_MODELS points
 # the models directory at an empty one (tests/conftest.py): a test that opens a model unmarked fails
 test-quick: setup
-	PIPELINE_NO_MODELS=1 $(call pytest_tier,not models and not slow)
+	PIPELINE_NO_MODELS=1 $(call pytest_tier,not models and not slow,-n $(QUICK_WORKERS) --dist loadfile)
 
 # the model tier: the tests that open a model file (marked models, or taking a model fixture)
 test-models: setup models

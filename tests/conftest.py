@@ -30,6 +30,12 @@ NO_MODELS = os.environ.get("PIPELINE_NO_MODELS", "").strip() not in ("", "0")
 if NO_MODELS:
     os.environ[ENV] = tempfile.mkdtemp(prefix="no-models-")  # empty: the quick tier's proof
 
+# Every test of the realtime client modules is marked models (and slow), so without models they
+# are deselected anyway; not importing them spares each of the quick tier's workers the
+# clients' own imports (openai, Pipecat, LiveKit, the Agents SDK: 3 of its 5 s of collection).
+CLIENT_MODULES = "test_realtime_client_*.py"
+collect_ignore_glob = [CLIENT_MODULES] if NO_MODELS else []
+
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = models_dir()  # $MODELS_DIR, else the repository's models/
 JFK = MODELS / "audio" / "jfk.wav"
@@ -96,6 +102,10 @@ def pytest_collection_modifyitems(config: pytest.Config,
     for item in items:
         if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())) and not _needs_models(item):
             item.add_marker(pytest.mark.models)
+    unmarked = [item.nodeid for item in items
+                if item.path.match(CLIENT_MODULES) and not _needs_models(item)]
+    if unmarked:  # the quick tier does not import these modules: it would never run them
+        raise pytest.UsageError(f"not marked models, in a module the quick tier skips: {unmarked}")
     yield
     # after: what the selection needs
     realtime = any("realtime" in getattr(getattr(item, "module", None), "__name__", "") for item in items)
@@ -197,15 +207,44 @@ def _checked_wire(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     assert not new, f"{len(new)} server events failed the SDK's models:\n" + "\n".join(new[:10])
 
 
+def _wire_counts() -> dict[str, int | list[str]]:
+    """This process's share of the wire check, in a form an xdist worker can send back."""
+    check = _WIRE_CHECK
+    return {"unchecked": _WIRE_UNCHECKED,
+            "validated": check.validated if check else 0,
+            "failures": len(check.failures) if check else 0,
+            "kinds": sorted(check.by_type) if check else []}
+
+
+_WORKERS_WIRE: list[dict[str, int | list[str]]] = []  # under xdist: each worker's counts
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller prints the summary
+        workeroutput["wire_check"] = _wire_counts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    counts = getattr(node, "workeroutput", {}).get("wire_check")
+    if counts is not None:
+        _WORKERS_WIRE.append(counts)
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
-    if _WIRE_UNCHECKED:
-        terminalreporter.write_line(f"realtime wire check: not run on {_WIRE_UNCHECKED} tests, the openai "
+    shares = [_wire_counts(), *_WORKERS_WIRE]
+    unchecked = sum(s["unchecked"] for s in shares)
+    validated = sum(s["validated"] for s in shares)
+    if unchecked:
+        terminalreporter.write_line(f"realtime wire check: not run on {unchecked} tests, the openai "
                                     f"package is missing ({CLIENTS_EXTRA})")
-    if _WIRE_CHECK is not None:
-        check = _WIRE_CHECK
+    if validated:
+        failures = sum(s["failures"] for s in shares)
+        kinds = {k for s in shares for k in s["kinds"]}
         terminalreporter.write_line(
-            f"realtime wire check: {check.validated} server events validated against the openai "
-            f"SDK's models, {len(check.failures)} failures, {len(check.by_type)} (dialect, type) kinds")
+            f"realtime wire check: {validated} server events validated against the openai "
+            f"SDK's models, {failures} failures, {len(kinds)} (dialect, type) kinds")
 
 
 def pytest_configure(config: pytest.Config) -> None:

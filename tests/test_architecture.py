@@ -284,3 +284,45 @@ def test_a_turn_is_written_by_turn_taking_alone(tmp_path: Path) -> None:
     paths = [p for place in places for p in ([place] if place.is_file() else place.rglob("*.py"))
              if p.name not in ("turn.py", "turn_taking.py")]
     assert {str(p.relative_to(ROOT)): w for p in paths if (w := turn_writes(p, fields))} == {}
+
+
+# --- the core knows no domain ----------------------------------------------------------------------
+
+# What a shop's refund desk calls its things: the words that once lived in the core's rules
+SHOP_WORDS = ("order", "orders", "card", "cards", "amount", "amounts", "refund", "refunds", "refunded",
+              "visa", "mastercard", "amex", "invoice")
+_SQL_ORDER = ("ORDER BY",)
+
+
+def shop_words_in_code(source: str) -> list[tuple[int, str]]:
+    """(line, word) of each shop word in a string the code uses (a cue list, a pattern, a field
+    name), not in its docstrings or comments, which may give a shop as an example."""
+    tree = ast.parse(source)
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            text = node.value
+            for sql in _SQL_ORDER:
+                text = text.replace(sql, "")
+            words = {w.lower() for w in __import__("re").findall(r"[A-Za-z]+", text)}
+            found += [(node.lineno, w) for w in SHOP_WORDS if w in words]
+    return found
+
+
+def test_the_shop_word_finder_finds_a_cue_list_and_not_a_docstring() -> None:
+    source = '"""Refund an order to a card."""\n_CUES = {"order": {"order", "invoice"}}\nX = "SELECT 1 ORDER BY a"\n'
+    assert sorted({w for _, w in shop_words_in_code(source)}) == ["invoice", "order"]
+
+
+def test_the_tool_and_call_core_holds_no_shop_words() -> None:
+    """Roles and cue words come from each agent's own tools (their parameter names, descriptions,
+    `cues`, `tells`), never from the core: a clinic or a taxi line gets the same rules as a shop."""
+    found = {}
+    for folder in ("tools", "call"):
+        for path in sorted((PACKAGE / folder).rglob("*.py")):
+            if hits := shop_words_in_code(path.read_text()):
+                found[str(path.relative_to(ROOT))] = hits
+    assert found == {}

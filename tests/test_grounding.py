@@ -116,7 +116,7 @@ def _argument_for(value) -> tuple:
         return book_table, "time"
     if text.isdigit() and len(text) == 4 and text not in ("4417", "5521"):
         return refund, "card_last4"
-    if text[0].isalpha() and not text[1].isdigit():
+    if text[0].isalpha() and not any(ch.isdigit() for ch in text):
         return book_table, "name"
     return refund, "order_id"
 

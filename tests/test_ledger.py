@@ -64,7 +64,23 @@ def test_opens_in_wal_mode_with_expected_columns(ledger: Ledger, path: Path) -> 
         "tell_attempts",
         "created_at",
         "updated_at",
+        "confirmed",  # a read-back the caller said yes to (added to older files when opened)
     ]
+
+
+def test_an_older_file_gets_the_confirmation_column_and_keeps_its_rows(path: Path) -> None:
+    from pipeline.tools.ledger_rows import SCHEMA
+
+    db = sqlite3.connect(path)
+    db.execute(SCHEMA)  # a ledger written before read-backs: no `confirmed` column
+    db.execute("INSERT INTO ledger VALUES ('k', 'refund', 'i', 'd', '{}', '', 'committed', '[]', NULL, "
+               "NULL, 1, 0, 0, 0)")
+    db.commit()
+    db.close()
+    with Ledger(path) as ledger:
+        assert ledger.get("k").state == "committed" and ledger.confirmation("k") is None
+        ledger.record_confirmation("k", "A refund of 20 dollars, is that right? / Yes.")
+        assert ledger.confirmation("k") == "A refund of 20 dollars, is that right? / Yes."
 
 
 def test_first_intent_executes_and_repeat_is_already_done(ledger: Ledger) -> None:

@@ -246,3 +246,88 @@ def test_a_time_reaches_the_tool_as_its_schema_asks() -> None:
     assert traced.missing == [] and traced.arguments["pickup_time"] == "18:30"
     ambiguous = trace(RIDE, {"pickup_address": "42 Elm Street", "pickup_time": "7"}, said("At 42 Elm Street at 7."))
     assert ambiguous.arguments["pickup_time"] == "7"  # morning or evening: left as written
+
+
+async def _clients_call_said_at(now: datetime) -> tuple[list, list]:
+    """A client's `book_appointment` written by a scripted model for "tomorrow at 2 pm", in a
+    session whose caller said it at `now`: the calls handed to the client, and the items."""
+    from pipeline.base import events as ev
+    from pipeline.base.config import Config
+    from pipeline.call.session import Session, Stages
+    from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
+    from pipeline.transports.scripted import ScriptedCaller
+    from pipeline.turns import HeuristicCompleteness
+
+    from .test_listeners import LoudVAD
+
+    call = {"name": "book_appointment", "arguments": {"patient_name": "Marcus Hale", "date": "2026-06-04",
+                                                      "time": "14:00"}}
+    llm = ScriptedLLM(rules=[[r"tomorrow", call]])
+    clock = SimClock()
+    session = Session(Config.default(), Stages(vad=LoudVAD(), stt=ScriptedSTT(), completeness=HeuristicCompleteness(),
+                                               llm=llm, tts=ToneTTS()), clock=clock, sink=ScriptedCaller([]))
+    session.tools.now = lambda: now
+    session.use_tools(ToolRegistry(specs=[BOOK]))
+    session.client.update(text_only=True)
+    handed: list = []
+    session.listeners.add(lambda e: handed.append(e) if isinstance(e, ev.FunctionCallArgumentsDone) else None,
+                          ev.EventPhase.OBSERVER)
+    driver = asyncio.ensure_future(clock.drive())
+    try:
+        session.start()
+        session.mark_ready()
+        session.client.add_message("user", "It's Marcus Hale, book me tomorrow at 2 pm please.")
+        session.client.request_response()
+        while not session.idle:
+            await clock.sleep(0.05)
+        await session.close()
+    finally:
+        driver.cancel()
+    return handed, session.conversation.items
+
+
+def test_the_session_reads_tomorrow_from_when_the_caller_said_it() -> None:
+    """`ToolDesk.now` (the wall clock by default) is when the caller's words were said: a call
+    replayed or labelled on its own day sets it, and "tomorrow" is the day after that."""
+    handed, items = asyncio.run(_clients_call_said_at(NOW))
+    assert [json.loads(e.arguments)["date"] for e in handed] == ["2026-06-04"]
+    handed, items = asyncio.run(_clients_call_said_at(datetime(2026, 6, 10, 9, 0)))
+    assert handed == []  # said a week later, "tomorrow" is the 11th: the client never gets the call
+    call = next(i for i in items if i.type == "function_call")
+    assert call.status == "incomplete"
+    refusal = next(json.loads(i.output) for i in items if i.type == "function_call_output")
+    assert refusal["status"] == "not_run" and "date" in refusal["message"]
+
+
+def test_the_instructions_hours_are_no_source_for_a_time_the_caller_named() -> None:
+    """Qwen on the restaurant line: "Are you free on Saturday?" checked today at 18:00, the
+    opening hour and the date the instructions hold. The caller named a day: those are no source."""
+    hours = "Today is Wednesday, June 3, 2026. Open Tuesday to Sunday, 12:00 to 15:00 and 18:00 to 22:30."
+    book = client_tool("check_availability", {"date": {"type": "string", "format": "date"},
+                                              "time": {"type": "string", "description": "HH:MM"}}, ["date"])
+    saturday = said("Are you free on Saturday?", instructions=hours)
+    assert trace(book, {"date": "2026-06-03", "time": "18:00"}, saturday).missing == ["date"]
+    assert trace(book, {"date": "2026-06-06", "time": "18:00"}, saturday).dropped == ["time"]
+    assert trace(book, {"date": "2026-06-06"}, saturday).missing == []
+
+
+def test_an_unnamed_number_in_the_instructions_is_no_source_and_a_phrase_is_no_code() -> None:
+    party = client_tool("book_table", {"party_size": {"type": "integer", "description": "How many people"}},
+                        ["party_size"])
+    assert trace(party, {"party_size": 10}, said("A table, please.", instructions="Tables seat up to 10.")
+                 ).missing == ["party_size"]
+    card = client_tool("replace_card", {"card_last4": {"type": "string"}}, ["card_last4"])
+    assert trace(card, {"card_last4": "200 Canal Street"},
+                 said("Send a new Visa to my office at 200 Canal Street.")).missing == ["card_last4"]
+
+
+def test_an_optional_value_from_the_record_is_left_out_and_a_number_is_no_name() -> None:
+    """Qwen on the clinic line: the instructions' doctor filled in an optional `doctor` the
+    caller never asked for, and the patient number P-20417 stood in for the patient's name."""
+    record = "Doctors: Dr. Okafor and Dr. Lindqvist. Caller on file: Priya Raman, patient number P-20417."
+    line = said("I'd like to come in Monday at eight for a blood test.", instructions=record)
+    traced = trace(BOOK, {"patient_name": "Priya Raman", "date": "2026-06-08", "time": "08:00",
+                          "doctor": "Dr. Okafor"}, line)
+    assert traced.missing == [] and traced.dropped == ["doctor"]  # required: from the record; optional: not
+    assert trace(BOOK, {"patient_name": "P-20417", "date": "2026-06-08", "time": "08:00"}, line).missing \
+        == ["patient_name"]

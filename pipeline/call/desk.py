@@ -11,6 +11,7 @@ writes run in a thread: an fsync on the event loop would delay barge-in.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -65,6 +66,8 @@ class ToolDesk:
         self._withheld: set[str] = set()  # client calls on values nobody gave: refused here (`prepare`)
         self.words = OwedWords(self)  # what a reply must not say, and what it owes (`owed`)
         self.readback = ReadBacks(self)  # calls said back, waiting for the caller's yes (`readback`)
+        # when the caller's words were said ("tomorrow"); a replayed or labelled call sets its own
+        self.now: Callable[[], datetime] = datetime.now
         self.dialect: ToolDialect = JSON  # how the model writes a call: its LLM's, once bound
         if core.config.call.end_call or core.config.call.transfer:  # the built-in tools alone
             self.use(ToolRegistry())
@@ -106,7 +109,7 @@ class ToolDesk:
                 agent = ""
         return evidence_from(said, (i.output or "" for i in self.core.conversation.items
                                     if i.type == "function_call_output"), asked,
-                             instructions=self.core.config.response.instructions, now=datetime.now())
+                             instructions=self.core.config.response.instructions, now=self.now())
 
     # --- ToolHooks (what a response needs) -------------------------------------------------------
 

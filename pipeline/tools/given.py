@@ -103,9 +103,11 @@ def _candidate(rule: Rule, evidence: Evidence) -> bool:
         for i, text in enumerate(folded(t) for t in said):
             asked = evidence.asked[i] if i < len(evidence.asked) else ""
             for span in spans_of_numbers(text):
-                # a number no word names fills this argument only where it has no rival: "I
-                # paid sixty four fifty" could be an order or a card, and is neither yet
-                if (role_here(text, span, rule) is not None or not rule.rivals) and \
+                # an id no word names fills this argument only where it has no rival: "I paid
+                # sixty four fifty" could be an order or a card, and is neither yet; a count or
+                # a price may ("a table for four"), and the guard judges the call made
+                if (role_here(text, span, rule) is not None or not rule.rivals
+                        or rule.kind is ValueKind.NUMBER) and \
                         accepts(text, span, rule, evidence, asked, caller=True):
                     return True
                 if _question(asked, rule) and accepts(text, span, rule, evidence, asked, caller=True):

@@ -149,7 +149,7 @@ def key_function(server: McpServer, tool: str,
     if not key or missing:
         raise ValueError(f"MCP server {server.name!r}, tool {tool!r}: business_key names "
                          f"{missing or 'nothing'}; name the tool's arguments that identify the "
-                         f"effect, e.g. business_key = [\"order_id\"].")
+                         f"effect, e.g. business_key = [\"booking_id\"].")
     return lambda args: f"{tool}:" + ":".join(str(args.get(k, "")) for k in key)
 
 
@@ -177,7 +177,7 @@ def spec_for(server: McpServer, listed: Tool, fn: Callable[..., Any] | None) -> 
     where = f"MCP server {server.name!r}, tool {listed.name!r}"
     if options.side_effect and options.business_key is None:
         raise ValueError(f"{where} has side_effect but no business_key; name the arguments that "
-                         "identify the effect (business_key = [\"order_id\"]), so the ledger runs "
+                         "identify the effect (business_key = [\"booking_id\"]), so the ledger runs "
                          "it once however often it is asked for.")
     params = adapt_schema(server, listed.name, listed.input_schema, options.spoken)
     try:

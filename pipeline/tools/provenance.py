@@ -40,7 +40,7 @@ from typing import Any
 
 from .evidence import Evidence
 from .schema import ToolSpec
-from .spoken import Source, ValueKind, cue_words, kind_from_schema, said_in, sources_of
+from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, said_in, sources_of
 from .spoken.codes import code_said
 from .spoken.kinds import name_words, stem
 from .spoken.names import edit_distance
@@ -57,6 +57,7 @@ _DETERMINERS = frozenset("my the your our a an this that his her their its which
 _NUMBERS = (ValueKind.NUMBER, ValueKind.CODE)  # what a caller may say as a number
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
+_WORDY = re.compile(r"[A-Za-z]{3,}")
 _PRICE = re.compile(r"\d+\.\d{2}")
 # Words that say a number is money, and the words of an argument that holds money
 _MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
@@ -122,13 +123,18 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return True
     if not str(value).strip():
         return False  # a blank id is no more given than a made-up one
+    if rule.kind is ValueKind.CODE and len(_WORDY.findall(str(value))) >= 2:
+        return False  # "200 Canal Street" is a phrase, not a code
+    if rule.kind is ValueKind.NAME and sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value)):
+        return False  # "P-20417" is a patient number, not the patient's name
     assert rule.kind is not None
     if Source.CALLER in rule.sources:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
             if _in_text(value, text, rule, evidence, asked, caller=True):
                 return True
-    if Source.INSTRUCTIONS in rule.sources and evidence.instructions:
-        if _in_text(value, evidence.instructions, rule, evidence, "", caller=False):
+    if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence):
+        # a record's "Cards on file: Visa ending 4242" labels across its colon
+        if _in_text(value, re.sub(r":\s", " ", evidence.instructions), rule, evidence, "", caller=False):
             return True
     if Source.RESULT in rule.sources:
         for key, scalar in keyed_scalars(evidence.results):
@@ -170,6 +176,15 @@ def _in_text(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, 
     return said_in(value, text, kind=rule.kind, now=evidence.now)
 
 
+def _caller_named(rule: Rule, evidence: Evidence) -> bool:
+    """The caller said when, a day or a time of their own: the instructions' hours and dates ("open
+    until 18:00", "today is June 3") are then no source for a time or a date ("Saturday at eight"
+    is not today at 18:00)."""
+    if rule.kind not in (ValueKind.TIME, ValueKind.DATE, ValueKind.DATETIME):
+        return False
+    return any(moments(words(text), evidence.now) for text in evidence.said)
+
+
 def _numeric(value: Any, rule: Rule) -> bool:
     """A count, a price, or an id with digits: a value whose role the words around it give."""
     if rule.kind is ValueKind.NUMBER:
@@ -195,8 +210,10 @@ def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, as
     if _priced(text[span[0]:span[1]]):
         return rule.money  # "23.99", "sixty four dollars fifty": said as money, and only money
     role = role_here(text, span, rule)
-    if role is not None or not caller:
-        return role is not False
+    if not caller:  # the deployment's text names what its numbers are: an unnamed one is no source
+        return role is True
+    if role is not None:
+        return role
     question = question_role(asked, rule)
     return question is True or (question is None and _numbers_said(evidence) <= 1)
 
@@ -342,6 +359,10 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
             if grounded is not None and kind is None:
                 kind = ValueKind.TEXT
             sources = sources_of(name, prop)
+            if name not in required and SOURCE_KEY not in prop:
+                # an optional value is the caller's to add: the record's doctor or address on file
+                # is not asked for by a caller who named none (`x-source` may say otherwise)
+                sources = sources - {Source.INSTRUCTIONS}
             if grounded is not None:
                 sources = sources - {Source.COMPOSED}
             if "enum" in prop and "x-source" not in prop:

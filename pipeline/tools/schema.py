@@ -84,7 +84,7 @@ class ToolSpec:
                 raise ValueError(
                     f"Tool {self.name!r} lists {pname!r} as grounded but it is "
                     f"{'spoken' if pname in self.spoken else 'not a parameter'}; name arguments "
-                    "the caller gives (order ids, amounts, card digits)."
+                    "the caller gives (ids, dates, names)."
                 )
         if isinstance(self.read_back, str):
             unknown = [f for f in re.findall(r"\{(\w+)\}", self.read_back) if f not in props]
@@ -94,7 +94,7 @@ class ToolSpec:
         if self.side_effect and self.business_key is None:
             raise ValueError(
                 f"Tool {self.name!r} has side effects but no business_key; pass e.g. "
-                "business_key=lambda a: f\"refund:{a['order_id']}\" so a repeated request for the "
+                "business_key=lambda a: f\"booking:{a['booking_id']}\" so a repeated request for the "
                 "same thing runs the effect once."
             )
 

@@ -57,7 +57,7 @@ _WORDS: tuple[tuple[ValueKind, frozenset[str]], ...] = (
         "id ids uuid guid code codes ref reference pin zip zipcode postcode iban swift bic sku "
         "plate license licence confirmation locator ticket serial tracking membership "
         "passport vin phone mobile tel telephone email mail username login handle extension "
-        "pnr digits last4 lastfour ssn ein tin".split())),
+        "pnr digits last4 lastfour ssn ein tin account".split())),
     (ValueKind.DATETIME, frozenset("datetime timestamp when".split())),
     (ValueKind.DATE, frozenset("date day dob birthday birthdate".split())),
     (ValueKind.TIME, frozenset("time hour clock".split())),
