@@ -24,9 +24,10 @@ $(BIN)/python -m pytest -q -m "$(1)" $(2) $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq
 endef
 
 # The quick tier waits on real time more than it computes (telephony streamed at the carrier's
-# pace, servers on sockets, CLI processes: 85 s of CPU in 3 min 44 s run serially), so it runs on
-# more workers than a 2-core machine has cores. pytest-xdist keeps each test file on one worker,
-# in order: a file's module fixtures (servers, the null sound device) are set up once, as serially.
+# pace, servers on sockets, CLI processes: 72 s of CPU in 3 min 34 s in one process), so it runs
+# on more workers than a 2-core machine has cores (docs/testing.md has the times). pytest-xdist
+# keeps each test file on one worker, in order: a file's module fixtures (servers, the null sound
+# device) are set up once, as in one process.
 QUICK_WORKERS ?= 3
 
 # the README's test command: the quick tier, then the model tier (.ci/run adds the slow tier)
