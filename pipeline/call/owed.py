@@ -37,6 +37,7 @@ from ..tools.confirms import claims_done, confirms, statement
 from ..tools.evidence import Evidence
 from ..tools.facts import NO_INFORMATION, unsourced
 from ..tools.given import lacking, stated_ids
+from ..tools.provenance import folded, spans_of_numbers
 from ..tools.schema import ToolRegistry, ToolSpec
 from .handle import Purpose
 
@@ -87,7 +88,8 @@ class OwedWords:
             self._talked.setdefault(response.id, named)
             return f"it talks about the tool {named}"
         specs = self.desk.registry.specs()
-        if specs and (invented := stated_ids(chunk, specs, self._words_evidence(response))):
+        if specs and spans_of_numbers(folded(chunk)) and (
+                invented := stated_ids(chunk, specs, self._words_evidence(response))):
             evidence = self.desk.evidence_for(response)
             spec = asking_for(invented[0][1], specs, lambda s: lacking(s, evidence))
             if spec is not None:

@@ -31,6 +31,7 @@ from ..tools.provenance import rules
 from ..tools.runner import ToolResult
 from ..tools.schema import ToolCall, ToolSpec
 from ..tools.spoken import ValueKind
+from ..tools.spoken.clock import said_clock
 from ..tools.spoken.kinds import name_words
 from ..tools.spoken.times import moments
 from ..tools.spoken.words import is_number_word, words
@@ -165,11 +166,9 @@ def spoken(value: Any, kind: ValueKind | None) -> str:
     text = str(value)
     if kind is ValueKind.TIME and (found := moments(words(text), None, written=True)) and \
             len(found) == 1 and len(found[0].spans) == 1 and found[0].spans[0][0] == found[0].spans[0][1]:
-        hour, minute = divmod(found[0].spans[0][0], 60)  # "6 thirty pm", "18:30": one time of day
-        return f"{hour % 12 or 12}{f':{minute:02d}' if minute else ''} {'PM' if hour >= 12 else 'AM'}"
+        return said_clock(found[0].spans[0][0])  # "6 thirty pm", "18:30": one time of day
     if kind in (ValueKind.TIME, ValueKind.DATETIME) and (m := re.search(r"\b(\d{1,2}):(\d{2})", text)):
-        hour, minute = int(m.group(1)), int(m.group(2))
-        clock = f"{hour % 12 or 12}{f':{minute:02d}' if minute else ''} {'PM' if hour >= 12 else 'AM'}"
+        clock = said_clock(int(m.group(1)) * 60 + int(m.group(2)))
         if kind is ValueKind.TIME:
             return clock
         text = text[:m.start()].rstrip("T ") + " at " + clock

@@ -27,6 +27,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .ledger_rows import Row
+from .spoken.clock import said_clock
 from .spoken.times import time_said
 
 Tells = tuple[str, ...]  # `ToolSpec.tells`: the phrases that state an effect, its fields in braces
@@ -298,8 +299,7 @@ def _spoken(value: str) -> str:
     without a currency sign or needless cents ("64.50", "42"), a long number by its last four
     digits, anything else as it is."""
     if (clock := _CLOCK.fullmatch(value.strip())) is not None:
-        hour, minute = int(clock.group(1)), int(clock.group(2))
-        return f"{hour % 12 or 12}{f':{minute:02d}' if minute else ''} {'PM' if hour >= 12 else 'AM'}"
+        return said_clock(int(clock.group(1)) * 60 + int(clock.group(2)))
     if _MONEY.fullmatch(value.strip()) and (amount := _decimal(value)) is not None:
         return f"{amount:.2f}" if amount != amount.to_integral_value() else f"{int(amount)}"
     digits = re.sub(r"\D", "", value)

@@ -18,16 +18,16 @@ fires on replies that were right (bench/results/), and that is the cost it must 
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from .evidence import Evidence
-from .provenance import keyed_scalars
+from .provenance import MONEY_MARKS, keyed_scalars
 from .spoken.kinds import stem
 from .spoken.numbers import numbers_said
 from .spoken.times import moments
 from .spoken.words import words
 
-_CURRENCY = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
 _PERCENT = frozenset({"%", "percent"})
 _CLOCK_WORDS = frozenset({"am", "pm", "a.m", "p.m", "oclock", "o'clock", "noon", "midnight"})
 _CLOCK_BEFORE = frozenset({"at", "by", "until", "till", "from", "before", "after"})
@@ -67,7 +67,7 @@ def _facts(sentence: str) -> list[tuple[int, int, frozenset[Decimal], frozenset[
         if n.clock or any(a <= n.start < b for a, b in named):
             continue
         near = {stem(w) for w in (*n.before[:1], *n.after[:1])} | {sentence[max(0, n.start - 1):n.start]}
-        money_or_share = bool(near & (_CURRENCY | _PERCENT))
+        money_or_share = bool(near & (MONEY_MARKS | _PERCENT))
         if money_or_share or any(v >= _LEAST for v in n.values):
             out.append((n.start, n.end, n.values, None))
     return out
@@ -81,6 +81,7 @@ def _a_time(ws: list[Any], start: int, end: int) -> bool:
         start > 0 and ws[start - 1].text in _CLOCK_BEFORE)
 
 
+@lru_cache(maxsize=32)  # a call's sources are the same for every sentence of a reply
 def _known(sources: tuple[str, ...]) -> tuple[frozenset[Decimal], frozenset[int]]:
     """Every number value and minute of the day the sources say."""
     numbers: set[Decimal] = set()

@@ -60,8 +60,8 @@ _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2
 _WORDY = re.compile(r"[A-Za-z]{3,}")
 _PRICE = re.compile(r"\d+\.\d{2}")
 # Words that say a number is money, and the words of an argument that holds money
-_MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
-_MONEY_ARGS = _MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum "
+MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
+_MONEY_ARGS = MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum "
                                        "deposit tip".split())
 
 
@@ -225,7 +225,7 @@ def folded(text: str) -> str:
 
 def _priced(said: str) -> bool:
     return bool(_PRICE.fullmatch(said.strip("$€£ "))) or bool(
-        {stem(w.text) for w in words(said)} & _MONEY_MARKS)
+        {stem(w.text) for w in words(said)} & MONEY_MARKS)
 
 
 def spans_of_numbers(text: str) -> list[tuple[int, int]]:
@@ -388,7 +388,7 @@ def _cues(name: str, prop: dict[str, Any], kind: ValueKind | None) -> frozenset[
     if "last" in cues and cues & {"four", "4", "digit"} or "last4" in cues:
         cues |= {"lastfour", "ending", "end", "ended"}  # "the one ending 5678": its last digits
     if cues & _MONEY_ARGS and kind is ValueKind.NUMBER:
-        cues |= _MONEY_MARKS
+        cues |= MONEY_MARKS
     if kind is ValueKind.CODE:
         cues |= {"#"}
     return frozenset(cues)

@@ -229,3 +229,9 @@ def settle(clock: Clock, part: Span) -> Clock:
 
 def _texts(ws: list[Word], i: int, n: int) -> list[str]:
     return [w.text for w in ws[i:i + n]]
+
+
+def said_clock(minute_of_day: int) -> str:
+    """A time of day as a person says it: 1110 minutes is "6:30 PM", 1080 is "6 PM"."""
+    hour, minute = divmod(minute_of_day % (24 * 60), 60)
+    return f"{hour % 12 or 12}{f':{minute:02d}' if minute else ''} {'PM' if hour >= 12 else 'AM'}"
