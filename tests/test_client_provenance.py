@@ -54,7 +54,7 @@ def texts(events: list[dict[str, Any]]) -> str:
 
 
 def test_a_value_nobody_gave_never_reaches_the_client_and_the_caller_is_asked() -> None:
-    events = run("I need a cab at 42 Elm Street at six pm.", ride(pickup_time="14:00"))
+    events = run("I need a cab at 42 Elm Street at six.", ride(pickup_time="14:00"))  # am or pm?
     assert calls_handed(events) == []
     items = [e["item"] for e in events if e["type"] == "response.output_item.done"
              and e["item"]["type"] == "function_call"]
@@ -66,6 +66,9 @@ def test_a_call_on_what_was_said_is_handed_over_without_an_invented_option() -> 
     events = run("I need a cab at 42 Elm Street at six pm.",
                  ride(pickup_time="6 pm", destination="the airport"))
     assert calls_handed(events) == [{"pickup_address": "42 Elm Street", "pickup_time": "18:00"}]
+    # the model's 14:00 for "six pm" reaches the client as the caller's 18:00
+    restated = run("I need a cab at 42 Elm Street at six pm.", ride(pickup_time="14:00"))
+    assert calls_handed(restated) == [{"pickup_address": "42 Elm Street", "pickup_time": "18:00"}]
 
 
 def test_an_argument_the_client_sources_from_the_instructions() -> None:

@@ -63,16 +63,62 @@ def test_a_call_on_a_line_that_asked_for_nothing_has_values_nobody_gave() -> Non
 
 def test_six_pm_is_eighteen_hundred_not_fourteen() -> None:
     line = said("Can I get a cab at the central station at 6 pm?")
-    assert trace(RIDE, {"pickup_address": "Central Station", "pickup_time": "14:00"}, line).missing \
-        == ["pickup_time"]
+    wrong = trace(RIDE, {"pickup_address": "Central Station", "pickup_time": "14:00"}, line)
+    assert wrong.missing == [] and wrong.arguments["pickup_time"] == "18:00"  # the caller's, said again
     assert trace(RIDE, {"pickup_address": "Central Station", "pickup_time": "18:00"}, line).missing == []
+    # "at six" is morning or evening: the model's 14:00 is neither, and nothing says which
+    at_six = said("Can I get a cab at the central station at six?")
+    assert trace(RIDE, {"pickup_address": "Central Station", "pickup_time": "14:00"}, at_six).missing \
+        == ["pickup_time"]
+    assert trace(RIDE, {"pickup_address": "Central Station", "pickup_time": "18:00"}, at_six).missing == []
+
+
+def test_a_moment_written_wrong_is_said_again_as_the_caller_said_it() -> None:
+    """Qwen wrote "2026-06-09" for "tomorrow", "12/30" for "the 12th", "2026-06-03T18:00" for
+    "quarter to eight tonight": the caller's one moment of the kind asked replaces it."""
+    ride = client_tool("book_ride", {
+        "pickup_address": {"type": "string"},
+        "pickup_time": {"type": "string", "description": "ISO 8601 date and time, or now"}},
+        ["pickup_address", "pickup_time"])
+    tonight = said("A van from the Grand Hotel at quarter to eight tonight.")
+    assert trace(ride, {"pickup_address": "Grand Hotel", "pickup_time": "2026-06-03T18:00"},
+                 tonight).arguments["pickup_time"] == "2026-06-03T19:45"
+    soon = said("Pick me up from the Grand Hotel in twenty minutes.")
+    assert trace(ride, {"pickup_address": "Grand Hotel", "pickup_time": "19:00"},
+                 soon).arguments["pickup_time"] == "2026-06-03T10:20"
+    checkup = said("It's Priya Raman, a checkup on the 12th at ten thirty.")
+    traced = trace(BOOK, {"patient_name": "Priya Raman", "date": "12/30", "time": "10:30"}, checkup)
+    assert traced.missing == [] and traced.arguments["date"] == "2026-06-12"
+    # taken back: "five pm, not five in the morning" names one time
+    corrected = said("Book me tomorrow at five, it's Omar Said.", "No, five pm, not five in the morning.")
+    assert trace(BOOK, {"patient_name": "Omar Said", "date": "2026-06-04", "time": "05:00"},
+                 corrected).arguments["time"] == "17:00"
+    monday = said("Move my appointment to Monday at nine.", "Sorry, I meant Friday, not Monday.")
+    assert trace(BOOK, {"patient_name": "Omar Said", "date": "2026-06-08", "time": "09:00"},
+                 monday).arguments["date"] == "2026-06-05"
+    # several days, or none: asked, not chosen
+    either = said("Marcus Hale, Monday or Tuesday at 2 pm.")
+    assert trace(BOOK, {"patient_name": "Marcus Hale", "date": "2026-06-10", "time": "14:00"},
+                 either).missing == ["date"]
+    nothing = said("Marcus Hale, I'd like an appointment.")
+    assert trace(BOOK, {"patient_name": "Marcus Hale", "date": "2026-06-04", "time": "14:00"},
+                 nothing).missing == ["date", "time"]
+    # a value that is no moment at all is judged as it is
+    assert trace(BOOK, {"patient_name": "Marcus Hale", "date": "soonest", "time": "14:00"},
+                 said("Marcus Hale, tomorrow at 2 pm.")).missing == ["date"]
+
+
+def test_a_day_asked_for_as_a_date_reaches_the_tool_as_one() -> None:
+    traced = trace(BOOK, {"patient_name": "Leo Martins", "date": "Friday", "time": "09:30"},
+                   said("Can I see a doctor on Friday at half past nine? It's for Leo Martins."))
+    assert traced.missing == [] and traced.arguments["date"] == "2026-06-05"
 
 
 def test_right_now_is_the_time_it_was_said() -> None:
     line = said("I need a taxi at 42 Elm Street right now.")
     assert trace(RIDE, {"pickup_address": "42 Elm Street", "pickup_time": "10:00"}, line).missing == []
-    assert trace(RIDE, {"pickup_address": "42 Elm Street", "pickup_time": "14:00"}, line).missing \
-        == ["pickup_time"]
+    assert trace(RIDE, {"pickup_address": "42 Elm Street", "pickup_time": "14:00"}, line
+                 ).arguments["pickup_time"] == "10:00"  # "right now" was 10:00, not 14:00
 
 
 def test_an_optional_argument_nobody_gave_is_left_out_not_invented() -> None:
@@ -175,7 +221,7 @@ RIDES: list[dict] = []
 
 def test_the_runner_refuses_a_required_value_and_leaves_out_an_optional_one(tmp_path) -> None:
     RIDES.clear()
-    evidence = said("A taxi at 42 Elm Street at six pm please.")
+    evidence = said("A taxi at 42 Elm Street at six please.")  # morning or evening: no one time
     runner = ToolRunner(ToolRegistry(specs=[book_ride]), ledger=Ledger(tmp_path / "l.sqlite3"),
                         clock=SimClock(), evidence=lambda: evidence)
 
@@ -292,11 +338,9 @@ def test_the_session_reads_tomorrow_from_when_the_caller_said_it() -> None:
     handed, items = asyncio.run(_clients_call_said_at(NOW))
     assert [json.loads(e.arguments)["date"] for e in handed] == ["2026-06-04"]
     handed, items = asyncio.run(_clients_call_said_at(datetime(2026, 6, 10, 9, 0)))
-    assert handed == []  # said a week later, "tomorrow" is the 11th: the client never gets the call
-    call = next(i for i in items if i.type == "function_call")
-    assert call.status == "incomplete"
-    refusal = next(json.loads(i.output) for i in items if i.type == "function_call_output")
-    assert refusal["status"] == "not_run" and "date" in refusal["message"]
+    # said a week later, "tomorrow" is the 11th: the model's "2026-06-04" is nobody's, and the
+    # client's function gets the caller's day instead
+    assert [json.loads(e.arguments)["date"] for e in handed] == ["2026-06-11"]
 
 
 def test_the_instructions_hours_are_no_source_for_a_time_the_caller_named() -> None:
@@ -306,9 +350,15 @@ def test_the_instructions_hours_are_no_source_for_a_time_the_caller_named() -> N
     book = client_tool("check_availability", {"date": {"type": "string", "format": "date"},
                                               "time": {"type": "string", "description": "HH:MM"}}, ["date"])
     saturday = said("Are you free on Saturday?", instructions=hours)
-    assert trace(book, {"date": "2026-06-03", "time": "18:00"}, saturday).missing == ["date"]
+    today = trace(book, {"date": "2026-06-03", "time": "18:00"}, saturday)
+    assert today.arguments == {"date": "2026-06-06"} and today.dropped == ["time"]  # the caller's day
     assert trace(book, {"date": "2026-06-06", "time": "18:00"}, saturday).dropped == ["time"]
     assert trace(book, {"date": "2026-06-06"}, saturday).missing == []
+    # asked about the menu, no day: the instructions' "today" is when the call is, not a day asked for
+    pasta = said("Do you have gluten free pasta?", instructions=hours)
+    assert trace(book, {"date": "2026-06-03"}, pasta).missing == ["date"]
+    record = said("I'd like to cancel my next booking.", instructions=hours + " Next booking: June 9, 2026.")
+    assert trace(book, {"date": "2026-06-09"}, record).missing == []  # a record's day is a source
 
 
 def test_an_unnamed_number_in_the_instructions_is_no_source_and_a_phrase_is_no_code() -> None:

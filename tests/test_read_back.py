@@ -5,14 +5,17 @@ correction; nothing runs on a no. Fake stages: a tone caller, scripted words and
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 
-from pipeline.call.readback import affirms, read_back
+from pipeline.call.readback import affirms, confirmed_in_words, read_back
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
 from pipeline.testing.calls import call
 from pipeline.tools import Ledger, ToolRegistry, tool
+from pipeline.tools.evidence import Evidence
+from pipeline.tools.schema import ToolSpec
 from pipeline.transports.scripted import Clip, after_stage
 from pipeline.turns import HeuristicCompleteness
 
@@ -106,3 +109,39 @@ def test_the_values_are_said_as_a_person_says_them() -> None:
                     "is that right?")
     with pytest.raises(ValueError, match="reads back"):
         tool(read_back="A table for {guests}")(book_table.fn)
+
+
+# --- the model's own read-back, in words -------------------------------------------------------
+
+def _client(name: str, properties: dict, required: list[str]) -> ToolSpec:
+    return ToolSpec.from_openai({"type": "function", "name": name, "description": f"{name.replace('_', ' ')}.",
+                                 "parameters": {"type": "object", "properties": properties, "required": required}})
+
+
+CLINIC = [
+    _client("book_appointment", {"patient_name": {"type": "string", "description": "Full name of the patient"},
+                                 "time": {"type": "string", "description": "HH:MM"}}, ["patient_name", "time"]),
+    _client("cancel_ride", {"booking_reference": {"type": "string", "description": "The booking's reference"}},
+            ["booking_reference"]),
+]
+
+
+def _turns(*pairs: tuple[str, str]) -> Evidence:
+    """(what the agent said before, what the caller said), oldest first."""
+    return Evidence(said=[s for _, s in pairs], asked=[a for a, _ in pairs], now=datetime(2026, 6, 3, 10, 0))
+
+
+def test_a_yes_or_a_correction_to_the_models_own_question_must_be_answered_by_a_call() -> None:
+    booked = ("", "Book me tomorrow at five, it's Omar Said.")
+    question = "Omar Said tomorrow at 5:00 am, is that right?"
+    assert [s.name for s in confirmed_in_words(CLINIC, _turns(booked, (question, "Yes, that's right.")))] \
+        == ["book_appointment"]
+    assert [s.name for s in confirmed_in_words(CLINIC, _turns(booked, (question, "No, five pm, not five am.")))] \
+        == ["book_appointment"]
+    # the question names the tool: only that one
+    cancel = _turns(("", "Cancel booking TX4419."), ("Booking TX4491, shall I cancel it?", "No, it's four four one nine."))
+    assert [s.name for s in confirmed_in_words(CLINIC, cancel)] == ["cancel_ride"]
+    # a plain no, a question, a correction with no value a tool takes, or no question asked: the model talks
+    for answer in ("No.", "What time do you close?", "Actually, never mind the rest."):
+        assert confirmed_in_words(CLINIC, _turns(booked, (question, answer))) == []
+    assert confirmed_in_words(CLINIC, _turns(booked, ("I've noted that.", "Yes."))) == []

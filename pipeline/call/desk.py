@@ -31,7 +31,7 @@ from .callctl import CallControl
 from .core import SessionCore
 from .handle import Purpose
 from .owed import OwedWords
-from .readback import ReadBacks
+from .readback import ReadBacks, confirmed_in_words
 from .responder import Responder
 from .response import Response
 from .telling import Telling
@@ -139,6 +139,9 @@ class ToolDesk:
             forced = must_close(specs, last) if response.purpose is Purpose.TURN else []
             if response.purpose is Purpose.TURN and not forced:  # a read-back corrected: the call again
                 forced = self.readback.corrected_by(response.turn_id, last, evidence)
+            if response.purpose is Purpose.TURN and not forced and not self.readback.said_back(
+                    evidence.asked[-1] if evidence.asked else ""):  # a yes to the model's own read-back
+                forced = confirmed_in_words(specs, evidence)
             specs = forced or specs
         if response is not None:
             self._offered[response.id] = {spec.name for spec in specs}

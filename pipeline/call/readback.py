@@ -121,6 +121,11 @@ class ReadBacks:
         result.extra["no_reply"] = True
         return result
 
+    def said_back(self, words_said: str) -> bool:
+        """Did the agent's words hold one of the session's own read-backs (its yes is `takes`'s)?"""
+        plain = f" {_plain(words_said)} "
+        return self.pending is not None or any(f" {said} " in plain for said in self._said)
+
     def repeats(self, sentence: str, response_id: str) -> bool:
         """The model's own words say a read-back again (Qwen, answering the booking's result,
         opened with "A taxi from 42 Elm Street at 6:30 PM, is that right?"): it is not asked
@@ -176,3 +181,40 @@ def spoken(value: Any, kind: ValueKind | None) -> str:
         day = date(int(d.group(1)), int(d.group(2)), int(d.group(3)))
         return f"{day:%A}, {day:%B} {day.day}" + text[d.end():]
     return text
+
+
+# The agent's words that ask the caller to confirm an action ("..., is that right?", "Shall I
+# cancel it?"), whoever wrote them: the model's own read-back in words, not the session's.
+_CONFIRMING = re.compile(r"\b(is that (right|correct|ok(ay)?|all right)|is this (right|correct)|shall i|"
+                         r"should i|do you want me to|would you like me to|can i go ahead|did i get that right|"
+                         r"can you confirm|could you confirm)\b|\b(right|correct|ok(ay)?)\s*\?", re.I)
+_CORRECTING = re.compile(r"^\W*(no|nope|sorry|actually|not|oh wait|wait|i meant|i said|it'?s|make (it|that))\b"
+                         r"|\bnot\b|\binstead\b|\bi meant\b", re.I)
+
+
+def confirmed_in_words(specs: list[ToolSpec], evidence: Evidence) -> list[ToolSpec]:
+    """The tools this reply must call from: the agent asked in its own words to confirm an
+    action ("Dr. Lindqvist tomorrow at 5 am for Omar Said, is that right?") and the caller said
+    yes, or corrected a value a tool takes ("No, five pm, not five in the morning"). A small
+    model otherwise answers a yes or a correction in words and books nothing. The tools: those
+    the question names ("shall I cancel it?": `cancel_ride`), else those whose arguments the
+    question's values fill; on a correction, those the correction gives a value to. [] where the
+    agent asked no such question, or the caller said no, or asked something."""
+    if not evidence.said or not evidence.asked or not _CONFIRMING.search(evidence.asked[-1] or ""):
+        return []
+    question, said = evidence.asked[-1], evidence.said[-1]
+    if affirms(said):
+        correcting = False
+    elif _CORRECTING.search(said) and "?" not in said:
+        correcting = True
+    else:
+        return []
+    asked = {w.text for w in words(question)}
+    named = [s for s in specs if name_words(s.name)[0] in asked]
+    earlier = Evidence(said=evidence.said[:-1], asked=evidence.asked[:-1], results=evidence.results,
+                       instructions=evidence.instructions, now=evidence.now)
+    candidates = named or [s for s in specs if offers_value(s, question, earlier)]
+    if correcting:  # a value of its own kind: any words could be an address ("my home address")
+        candidates = [s for s in candidates
+                      if offers_value(s, said, evidence, loose=(ValueKind.TEXT, ValueKind.ADDRESS))]
+    return candidates

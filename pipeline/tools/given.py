@@ -54,11 +54,13 @@ def lacking(spec: ToolSpec, evidence: Evidence) -> list[str]:
             if rule.required and rule.traced and not _candidate(rule, evidence)]
 
 
-def offers_value(spec: ToolSpec, text: str, evidence: Evidence) -> bool:
+def offers_value(spec: ToolSpec, text: str, evidence: Evidence, *,
+                 loose: tuple[ValueKind, ...] = (ValueKind.TEXT,)) -> bool:
     """Do these words (one turn) give a value one of the tool's arguments could take: a time for
-    its time, a number its words could make its id? ("No, make it six thirty" for a booking.)"""
+    its time, a number its words could make its id? ("No, make it six thirty" for a booking.)
+    `loose`: the kinds any words could fill, which count for nothing here."""
     turn = Evidence(said=[text], asked=[""], now=evidence.now)
-    return any(rule.traced and rule.kind is not ValueKind.TEXT and _candidate(rule, turn)
+    return any(rule.traced and rule.kind not in loose and _candidate(rule, turn)
                for rule in rules(spec).values())
 
 

@@ -25,7 +25,12 @@ parameter names and descriptions: nothing here knows what an order is).
 What is not given decides what runs (`trace`): a required argument nobody gave refuses the call
 back to the model, which asks the caller (`refusal`); an optional one nobody gave is left out of
 the call, not invented; a blank optional one too. A time the schema asks for as HH:MM reaches
-the tool so ("6 pm" is "18:00"), whichever way the model wrote it.
+the tool so ("6 pm" is "18:00"), whichever way the model wrote it; a day asked for as a date
+("format": "date") reaches it as "2026-06-06", not "Saturday".
+
+A time or a day the model wrote wrong is said again as the caller said it (`moments.restated`):
+told "tomorrow at 2 pm" on June 3rd, a small model books "2026-06-09", and the call runs on
+"2026-06-04", the caller's; where the caller named none, or several, the call is refused.
 """
 
 from __future__ import annotations
@@ -39,13 +44,14 @@ from itertools import zip_longest
 from typing import Any
 
 from .evidence import Evidence
+from .moments import as_date, as_hhmm, restated, the_clock, took_back, written_as
 from .schema import ToolSpec
 from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, said_in, sources_of
 from .spoken.codes import code_said
 from .spoken.kinds import name_words, stem
 from .spoken.names import edit_distance
 from .spoken.numbers import TIME_CUES, numbers_said
-from .spoken.times import moments
+from .spoken.times import Written, moments
 from .spoken.words import is_number_word, spoken_number, words
 
 _BEFORE, _AFTER = 5, 4  # words around a value that may say what it is
@@ -78,6 +84,7 @@ class Rule:
     required: bool
     money: bool = False  # a price, a fee, a sum: "$", "dollars" around a number name it
     clock24: bool = False  # a time its schema asks for as HH:MM ("format": "time", "HH:MM")
+    written: Written | None = None  # a moment its schema asks for written so ("format": "date")
 
     @property
     def traced(self) -> bool:
@@ -105,9 +112,15 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
         if name not in arguments or not rule.traced:
             continue
         value = arguments[name]
-        if rule.clock24 and isinstance(value, str) and (hhmm := _as_hhmm(value)) is not None:
+        if rule.clock24 and isinstance(value, str) and (hhmm := as_hhmm(value)) is not None:
             out.arguments[name] = hhmm  # "6 pm" as the schema asks: "18:00" (traced as said)
-        if all(given(v, rule, evidence) for v in (value if isinstance(value, list) else [value])):
+        if all(given(v, rule, evidence) for v in (value if isinstance(value, list) else [value])) \
+                and not took_back(value, rule.kind, evidence):
+            if rule.written == "date" and isinstance(value, str) and (day := as_date(value, evidence)) is not None:
+                out.arguments[name] = day  # "Saturday" as the schema asks: "2026-06-06"
+            continue
+        if Source.CALLER in rule.sources and (again := restated(value, rule.kind, rule.written, evidence)):
+            out.arguments[name] = again  # the moment the caller said, not the model's
             continue
         if rule.required or spec.grounded is not None:
             out.missing.append(name)
@@ -132,7 +145,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
             if _in_text(value, text, rule, evidence, asked, caller=True):
                 return True
-    if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence):
+    if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence) \
+            and not the_clock(value, rule.kind, evidence):
         # a record's "Cards on file: Visa ending 4242" labels across its colon
         if _in_text(value, re.sub(r":\s", " ", evidence.instructions), rule, evidence, "", caller=False):
             return True
@@ -144,16 +158,6 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                     _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
                 return True
     return False
-
-
-def _as_hhmm(value: str) -> str | None:
-    """One time of day written any way ("6 pm", "six thirty PM", "18:30") as HH:MM; None where it
-    is not exactly one ("7": morning or evening)."""
-    found = moments(words(value), None, written=True)
-    if len(found) != 1 or len(found[0].spans) != 1 or found[0].days:
-        return None
-    start, end = found[0].spans[0]
-    return f"{start // 60:02d}:{start % 60:02d}" if start == end else None
 
 
 def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:
@@ -373,7 +377,8 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
         out[name] = Rule(name, kind, sources, cues, frozenset(), name in required,
                          money=kind is ValueKind.NUMBER and bool(cues & _MONEY_ARGS),
                          clock24=kind is ValueKind.TIME and (prop.get("format") == "time" or "HH:MM" in description
-                                                             or "24-hour" in description))
+                                                             or "24-hour" in description),
+                         written=written_as(kind, prop, description))
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for other, r in out.items() if other != name
                                      and kinds[other] in _NUMBERS))

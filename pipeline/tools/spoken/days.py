@@ -186,8 +186,10 @@ def _in_days(ws: list[Word], i: int, today: date) -> Days | None:
 
 def _day_of_month(day: int, today: date) -> set[Day]:
     """ "the 3rd": of this month, or of the next when this month's has passed."""
+    if day >= today.day and (this := _valid(today.year, today.month, day)):
+        return this
     nxt = date(today.year + (today.month == 12), today.month % 12 + 1, 1)
-    return _valid(today.year, today.month, day) | _valid(nxt.year, nxt.month, day)
+    return _valid(nxt.year, nxt.month, day)
 
 
 def _valid(year: int | None, month: int, day: int) -> set[Day]:

@@ -14,9 +14,10 @@ time where the caller named only the time ("at six": today or tomorrow), is held
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Literal
 
@@ -47,6 +48,7 @@ class Moment:
     spans: tuple[Span, ...] = ()
     now: bool = False
     daypart: bool = field(default=False, compare=False)
+    at: datetime | None = field(default=None, compare=False)  # "right now", "in 20 minutes": when
 
 
 def moments(ws: list[Word], now: datetime | None, *, written: bool = False,
@@ -153,7 +155,7 @@ def _at_offset(start: int, end: int, now: datetime | None, offset_min: int, slac
     minute = at.hour * 60 + at.minute
     low, high = max(0, minute - min(slack_min, _PAST_SLACK_MIN)), min(24 * 60, minute + slack_min)
     return Moment(start, end, days=frozenset({as_day(at.date())}), spans=((low, high),),
-                  now=now_itself)
+                  now=now_itself, at=at)
 
 
 def _settled(ws: list[Word], clocks: list[Clock]) -> list[Clock]:
@@ -204,3 +206,69 @@ def _before(ws: list[Word], i: int) -> str:
 
 def _opens_clause(ws: list[Word], i: int) -> bool:
     return (i == 0 or ws[i].after_break) and i + 1 < len(ws) and ws[i + 1].after_break
+
+
+# Words that take back the moment after them: "five pm, not five in the morning"
+_TAKEN_BACK = (("not",), ("not", "at"), ("not", "on"), ("instead", "of"), ("rather", "than"))
+
+
+Written = Literal["time", "date", "datetime"]
+
+
+def one_moment(text: str, now: datetime, kind: Written, *, written: bool = False) -> str | None:
+    """The one time ("18:00"), day ("2026-06-04") or both ("2026-06-04T18:00") these words name,
+    written so; None where they name none, or more than one ("at six": morning or evening;
+    "Monday or Tuesday"). A moment the words take back ("not five in the morning") is not named.
+    `written`: the text is a value a model wrote ("Saturday", "6/20"), not speech."""
+    ws = words(text)
+    said = moments(ws, now, written=written)
+    # a bare "now" is as often "much better now" as a time: only "right now", "in ten minutes"
+    kept = [m for m in said if not _taken_back(ws, m.start)
+            and not (m.end - m.start == 1 and ws[m.start].text == "now")]
+    exact = {m.at.replace(second=0, microsecond=0) for m in kept if m.at is not None}
+    if len(exact) > 1:
+        return None
+    at = next(iter(exact), None)
+    days = {d for m in kept if m.at is None for d in m.days}
+    points = {s for m in kept if m.at is None and not m.daypart for s in m.spans}
+    if at is not None:
+        days |= {as_day(at.date())}
+        points |= {(at.hour * 60 + at.minute,) * 2} if kind != "date" else set()
+    if kind == "date":
+        return _day_text(days, now) if len(days) == 1 else None
+    if len(points) != 1 or (point := next(iter(points)))[0] != point[1]:
+        return None
+    clock = f"{point[0] // 60:02d}:{point[0] % 60:02d}"
+    if kind == "time":
+        return clock
+    if not days:  # "at six pm": today's, or tomorrow's where it has passed
+        day = now.date() + timedelta(days=1 if point[0] < now.hour * 60 + now.minute - _PAST_SLACK_MIN else 0)
+        days = {as_day(day)}
+    return f"{_day_text(days, now)}T{clock}" if len(days) == 1 else None
+
+
+def taken_back(value: str, text: str, now: datetime | None) -> bool:
+    """Do these words take this moment back ("Friday, not Monday" for "2026-06-08")?"""
+    wanted = moments(words(value), now, written=True, slack_min=0)
+    ws = words(text)
+    back = [m for m in moments(ws, now) if _taken_back(ws, m.start)]
+    return any(any(_overlap(s, w) for s in m.spans for w in v.spans) or
+               any(day_matches(s, w) for s in m.days for w in v.days)
+               for m in back for v in wanted)
+
+
+def _taken_back(ws: list[Word], i: int) -> bool:
+    before = tuple(w.text for w in ws[max(0, i - 2):i])
+    return any(before[-len(p):] == p for p in _TAKEN_BACK if len(before) >= len(p))
+
+
+def _day_text(days: set[Day], now: datetime) -> str:
+    year, month, day = next(iter(days))
+    if year is None:  # "June 15th", "May 20th": the one nearest the day it was said
+        year = min((now.year - 1, now.year, now.year + 1),
+                   key=lambda y: abs((_date_or_last(y, month, day) - now.date()).days))
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _date_or_last(year: int, month: int, day: int) -> date:
+    return date(year, month, min(day, calendar.monthrange(year, month)[1]))

@@ -1,0 +1,91 @@
+"""The times and days a tool's arguments hold: written as the schema asks, and said again as the
+caller said them where the model wrote them wrong (`provenance.trace` calls these).
+
+- `written_as`: how a schema asks a moment written. A date with `"format": "date"` (or
+  YYYY-MM-DD / ISO 8601 in its description) is "2026-06-06"; a time with its day (`"format":
+  "date-time"`, or "date and time" / an example) is "2026-06-06T18:00".
+- `restated`: told "tomorrow at 2 pm" on June 3rd, a small model books "2026-06-09". Where the
+  caller's last words that name a moment name exactly one of the kind asked ("tomorrow", not
+  "Monday or Tuesday"; "at six pm", not "at six"), that one is the value, and it is the
+  caller's. None where they name none, or several, or a day gone by ("we came on May 20th": told
+  of, not a moment to act at).
+- `took_back`: "No, five pm, not five in the morning": the caller's last words take 05:00 back,
+  so an earlier "at five" no longer gives it.
+- `the_clock`: the instructions' "Today is June 3, it is 10:00" say when the call is, not a day
+  anyone asked for: "Do you have gluten free pasta?" checks no table for today.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .evidence import Evidence
+from .spoken import ValueKind
+from .spoken.times import Written, moments, one_moment, taken_back
+from .spoken.words import words
+
+__all__ = ["MOMENTS", "as_hhmm", "restated", "the_clock", "took_back", "written_as"]
+
+MOMENTS: dict[ValueKind, Written] = {ValueKind.TIME: "time", ValueKind.DATE: "date",
+                                     ValueKind.DATETIME: "datetime"}
+_ISO_ASKED = re.compile(r"YYYY-MM-DD|ISO[ -]?8601|\d{4}-\d{2}-\d{2}")
+_DATETIME_ASKED = re.compile(r"\bdate and time\b|\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|YYYY-MM-DD[T ]HH", re.I)
+
+
+def written_as(kind: ValueKind | None, prop: dict[str, Any], description: str) -> Written | None:
+    """How the schema asks a moment written (see the module); None: as the model writes it."""
+    if kind is ValueKind.DATE and (prop.get("format") == "date" or _ISO_ASKED.search(description)):
+        return "date"
+    if kind in (ValueKind.TIME, ValueKind.DATETIME) and (
+            prop.get("format") == "date-time" or _DATETIME_ASKED.search(description)):
+        return "datetime"
+    return None
+
+
+def restated(value: Any, kind: ValueKind | None, written: Written | None, evidence: Evidence) -> str | None:
+    """The one moment of this kind the caller's last words naming one name, for a moment the
+    model wrote that nobody said (see the module); None where there is no such one."""
+    if kind not in MOMENTS or evidence.now is None or not isinstance(value, str) \
+            or not moments(words(value), evidence.now, written=True):
+        return None  # not a moment the model meant to write: judged as it is
+    asked = written or MOMENTS[kind]
+    for text in reversed(evidence.said):
+        if (found := one_moment(text, evidence.now, asked)) is not None:
+            gone = asked != "time" and found < evidence.now.isoformat()[:len(found)]
+            return None if gone else found
+        named = moments(words(text), evidence.now)
+        if any(m.days if asked == "date" else m.spans if asked == "time" else True for m in named):
+            return None  # the caller's last words of this kind name several, or a part of a day
+    return None
+
+
+def took_back(value: Any, kind: ValueKind | None, evidence: Evidence) -> bool:
+    """Did the caller's last words take this moment back ("No, five pm, not five in the morning")?"""
+    if kind not in MOMENTS or not isinstance(value, str) or not evidence.said:
+        return False
+    return taken_back(value, evidence.said[-1], evidence.now)
+
+
+def as_hhmm(value: str) -> str | None:
+    """One time of day written any way ("6 pm", "six thirty PM", "18:30") as HH:MM; None where it
+    is not exactly one ("7": morning or evening)."""
+    found = moments(words(value), None, written=True)
+    if len(found) != 1 or len(found[0].spans) != 1 or found[0].days:
+        return None
+    start, end = found[0].spans[0]
+    return f"{start // 60:02d}:{start % 60:02d}" if start == end else None
+
+
+def as_date(value: str, evidence: Evidence) -> str | None:
+    """A day the model wrote ("Saturday", "6/20") as the schema asks: "2026-06-06"."""
+    return one_moment(value, evidence.now, "date", written=True) if evidence.now is not None else None
+
+
+def the_clock(value: Any, kind: ValueKind | None, evidence: Evidence) -> bool:
+    """Is this moment the call's own day or hour (see the module)?"""
+    if kind not in MOMENTS or evidence.now is None or not isinstance(value, str):
+        return False
+    now = evidence.now
+    day, hhmm, hour = as_date(value, evidence), as_hhmm(value), f"{now.hour:02d}:{now.minute:02d}"
+    return (day == now.date().isoformat() and hhmm in (None, hour)) or (day is None and hhmm == hour)
