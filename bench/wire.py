@@ -77,6 +77,21 @@ QUESTIONS = (
     "Do you have any rooms left for Friday night?",
 )
 MARKS = ("llm_first_token", "first_chunk", "tts_first_audio", "first_audio_out")
+# The stage budget (issue: half a second), in ms after the end of speech, each stage by the time
+# it must be done. "at commit": the 600 ms silence policy, the reply's sound ready by the commit,
+# so the first audio leaves at once; "early commit": the turn ended before min_silence_ms where
+# the end-of-turn signals agree. The speech-stop is the VAD's (turn.speech_stop_ms, 160 ms); the
+# pass is the quick pass over the turn (tiny.en, 2 cores); the first token has the instructions
+# and tools in the prompt cache, so only the turn's words are prefilled; the first chunk is a
+# short first phrase; Piper's first audio is that phrase's.
+BUDGETS: dict[str, dict[str, int]] = {
+    "at commit": {"speech_stopped": 160, "stt_final": 700, "llm_first_token": 460, "first_chunk": 580,
+                  "tts_first_audio": 660, "commit": 700, "first_audio_out": 700, "end_to_audio": 700},
+    "early commit": {"speech_stopped": 160, "stt_final": 500, "llm_first_token": 360, "first_chunk": 420,
+                     "tts_first_audio": 480, "commit": 500, "first_audio_out": 500, "end_to_audio": 500},
+}
+BUDGET_STAGES = ("speech_stopped", "llm_first_token", "first_chunk", "tts_first_audio", "commit",
+                 "stt_final", "first_audio_out", "end_to_audio")
 VIAS = ("realtime", "twilio", "telnyx", "plivo")
 AS_SHIPPED = "as shipped"
 
@@ -123,6 +138,8 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
             async for now, event, kind in server_events(ws, loop, offset):
                 if kind == "input_audio_buffer.committed":
                     commits.append(now)
+                elif kind == "input_audio_buffer.speech_stopped" and now > end_s - 1.0:
+                    seen.setdefault("speech_stopped", now)
                 elif kind == "conversation.item.input_audio_transcription.completed":
                     seen.setdefault("stt_final", now)
                 elif kind == "x.stage" and event.get("stage") in MARKS:
@@ -139,7 +156,8 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
     row: dict[str, Any] = {"turns_committed": len(commits)}
     after = [c for c in commits if c > end_s - 1.0]  # the commit of the turn that ends the clip
     row["commit"] = (after[0] - end_s) * 1000 if after else None
-    row["stt_final"] = (seen["stt_final"] - end_s) * 1000 if "stt_final" in seen else None
+    for event in ("stt_final", "speech_stopped"):
+        row[event] = (seen[event] - end_s) * 1000 if event in seen else None
     for stage in MARKS:
         stamped = [perf + offset[0] for s, perf, _ in marks if s == stage and perf + offset[0] > end_s - 1.0]
         row[stage] = (stamped[0] - end_s) * 1000 if stamped else None
@@ -284,6 +302,8 @@ def report(result: dict[str, Any], header: str, command: str) -> str:
                 lines += ["", f"{'###' if len(variants) > 1 else '##'} via {via}"]
             lines += ["", _stage_table(rows), "", _clip_table(rows, result["clips"])]
             if via == "realtime":
+                lines += ["", _budget_table(rows)]
+            if via == "realtime":
                 lines += ["", _speculation_line(rows)]
             missing = sum(r["end_to_audio"] is None for r in rows)
             lines += ["", f"{len(rows)} calls, {missing} without agent audio after the end of speech."]
@@ -297,6 +317,20 @@ def _stage_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| | " + " | ".join(heads) + " |", "|---" * (len(stages) + 1) + "|"]
     for label, fn in (("median", median), ("p90", p90)):
         lines.append(f"| {label} | " + " | ".join(_ms(fn(r.get(s) for r in rows)) for s in stages) + " |")
+    return "\n".join(lines)
+
+
+def _budget_table(rows: list[dict[str, Any]]) -> str:
+    """Each stage's measured median beside its budget (`BUDGETS`), in ms after the end of speech:
+    the stage is within it where the median is no later than the target."""
+    names = list(BUDGETS)
+    lines = ["| stage | " + " | ".join(f"budget, {n}" for n in names) + " | median | p90 | within |",
+             "|---" * (len(names) + 4) + "|"]
+    for stage in BUDGET_STAGES:
+        got = median(r.get(stage) for r in rows)
+        within = " / ".join("-" if got is None else ("yes" if got <= BUDGETS[n][stage] else "no") for n in names)
+        lines.append(f"| {stage.replace('_', ' ')} | " + " | ".join(str(BUDGETS[n][stage]) for n in names)
+                     + f" | {_ms(got)} | {_ms(p90(r.get(stage) for r in rows))} | {within} |")
     return "\n".join(lines)
 
 

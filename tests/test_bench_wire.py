@@ -39,3 +39,13 @@ def test_phone_sounds_reads_g711_frames() -> None:
     quiet = mulaw_encode(np.zeros(160, np.float32))
     loud = mulaw_encode(0.1 * np.sin(2 * np.pi * 300 * np.arange(160) / 8000))
     assert not wire.phone_sounds(quiet) and wire.phone_sounds(loud)
+
+
+def test_the_budget_table_puts_each_stage_median_beside_its_target() -> None:
+    rows = [{"speech_stopped": 170.0, "llm_first_token": 400.0, "first_chunk": 650.0, "tts_first_audio": 900.0,
+             "commit": 690.0, "stt_final": 800.0, "first_audio_out": 905.0, "end_to_audio": 930.0}] * 3
+    table = wire._budget_table(rows)
+    assert "| llm first token | 460 | 360 | 400 | 400 | yes / no |" in table
+    assert "| end to audio | 700 | 500 | 930 | 930 | no / no |" in table
+    assert "| speech stopped | 160 | 160 | 170 | 170 | no / no |" in table
+    assert "| - | - | - / - |" in wire._budget_table([{"commit": 600.0}])  # a stage not seen: no verdict
