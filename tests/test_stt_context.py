@@ -5,9 +5,13 @@ that redoes a failed prompted pass: tests/test_stt_prompt_guard.py)."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from pipeline.base.config import Config
 from pipeline.stages.stt_context import (
     CallContext,
     approximate_tokens,
@@ -122,3 +126,30 @@ def test_base_hears_no_hotword_in_the_noise_it_looped_on():
     stt = WhisperSTT(model_path="stt/whisper-base")
     _hears_no_context_word(stt, IT_DESK, "IT help desk, what's the problem?", finals=(True,))
     assert stt.window_stats["prompt looped"]  # the failure is still there, and caught
+
+
+@pytest.mark.models
+def test_the_default_call_hears_refund_in_the_case_that_was_reef_and(real_stages, say):
+    """The case this was built for, on the default models and settings: the desk's instructions
+    and tools are the recogniser's context, and the caller's request is heard as said."""
+    import sys
+
+    from pipeline.testing import call, with_stages
+    from pipeline.tools import Ledger
+    from pipeline.transports.scripted import Clip
+
+    from .conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    import refund_desk
+
+    assert Config.default().turn.context  # the default, not a setting of this test
+    with tempfile.TemporaryDirectory() as tmp:
+        def setup(session) -> None:
+            session.client.update(instructions=refund_desk.INSTRUCTIONS)
+            refund_desk.desk(session, Ledger(Path(tmp) / "ledger.sqlite3"))
+
+        rec = call(with_stages(real_stages, llm=refund_desk.scripted_llm()),
+                   [Clip(say("I would like a refund for my last order, please."), 0.3)], setup=setup)
+        heard = " ".join(rec.transcripts).lower()
+    assert "refund" in heard, heard
