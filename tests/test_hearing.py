@@ -1,6 +1,6 @@
 """The recogniser hears a call by its context when `turn.context` is on: every pass of a turn gets
 a prompt of the agent's tools and arguments as said, the hotwords, the instructions and the last
-turns; off (the default), no pass gets one. On the tone caller, no model."""
+turns (the default); off, no pass gets one. On the tone caller, no model."""
 
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ def test_every_pass_hears_the_call_by_its_context():
     assert "check my booking under Garcia" in last
 
 
-def test_off_by_default_no_pass_gets_a_prompt():
-    prompts = _call()
+def test_on_by_default_and_off_no_pass_gets_a_prompt():
+    assert all(_call())
+    prompts = _call(context=False)
     assert prompts and set(prompts) == {None}
