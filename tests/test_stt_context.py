@@ -153,3 +153,7 @@ def test_the_default_call_hears_refund_in_the_case_that_was_reef_and(real_stages
                    [Clip(say("I would like a refund for my last order, please."), 0.3)], setup=setup)
         heard = " ".join(rec.transcripts).lower()
     assert "refund" in heard, heard
+    # an agent as shipped, with the default instructions and no tools: the same words
+    plain = call(with_stages(real_stages, llm=refund_desk.scripted_llm()),
+                 [Clip(say("I would like a refund for my last order, please."), 0.3)])
+    assert "refund" in " ".join(plain.transcripts).lower(), plain.transcripts
