@@ -381,3 +381,25 @@ def test_an_optional_value_from_the_record_is_left_out_and_a_number_is_no_name()
     assert traced.missing == [] and traced.dropped == ["doctor"]  # required: from the record; optional: not
     assert trace(BOOK, {"patient_name": "P-20417", "date": "2026-06-08", "time": "08:00"}, line).missing \
         == ["patient_name"]
+
+
+def test_of_several_values_on_file_only_the_one_the_caller_means_is_given() -> None:
+    """Two cards on file: "please freeze my card" names neither, so neither is given and the agent
+    asks; "my debit card", "my Mastercard", a charge the record lists on one card, each names one."""
+    record = ("Verified caller: Daniel Brooks. Cards on file: Visa debit ending 5521 and Mastercard credit "
+              "ending 0387. Recent card transactions: 2026-06-01 Northwind Grocers 64.20 on 5521; "
+              "2026-06-02 StreamPlus 10.99 on 0387.")
+    freeze = client_tool("freeze_card", {"card_last4": {"type": "string", "description": "Last four digits of the card"}},
+                         ["card_last4"])
+
+    def given_cards(line: str) -> list[str]:
+        return [card for card in ("5521", "0387")
+                if not trace(freeze, {"card_last4": card}, said(line, instructions=record)).missing]
+
+    assert given_cards("Please freeze my card.") == []
+    assert given_cards("I lost my debit card, please freeze it.") == ["5521"]
+    assert given_cards("I found my Mastercard.") == ["0387"]
+    assert given_cards("There's a charge from StreamPlus I never signed up for.") == ["0387"]
+    assert given_cards("Freeze the card ending 0387.") == ["0387"]  # said: the record is not asked
+    one = "Cards on file: Visa ending 4242."
+    assert not trace(freeze, {"card_last4": "4242"}, said("Please freeze my card.", instructions=one)).missing

@@ -20,7 +20,7 @@ from ..base import events as ev
 from ..base.conversation import Item
 from ..tools.ask import question
 from ..tools.buffer import TurnResultBuffer
-from ..tools.choice import must_close, offered
+from ..tools.choice import called_for, must_close, offered
 from ..tools.dialect import JSON, ToolDialect
 from ..tools.dialect import tools_prompt as _json_tools_prompt
 from ..tools.evidence import Evidence, evidence_from
@@ -142,6 +142,8 @@ class ToolDesk:
             if response.purpose is Purpose.TURN and not forced and not self.readback.said_back(
                     evidence.asked[-1] if evidence.asked else ""):  # a yes to the model's own read-back
                 forced = confirmed_in_words(specs, evidence)
+            if response.purpose is Purpose.TURN and not forced:  # "please freeze the card ending 0387"
+                forced = called_for(specs, last)
             specs = forced or specs
         if response is not None:
             self._offered[response.id] = {spec.name for spec in specs}

@@ -21,7 +21,11 @@ that reaches for a tool it cannot use answers in words instead:
 
 And one it must make (`must_close`): a caller who closes and asks nothing more ("That's all,
 thanks, goodbye.") is answered by the hang-up tool, whose spoken goodbye the model writes; a
-small model otherwise says goodbye in words and leaves the line open.
+small model otherwise says goodbye in words and leaves the line open. Likewise (`called_for`) a
+caller who asks for a tool by its verb and its object ("Please freeze the card ending 0387" for
+`freeze_card`, "cancel the appointment for Hannah Cole on Friday" for `cancel_appointment`), with
+everything it requires given: Qwen2.5-0.5B otherwise calls a neighbour (a travel notice for the
+freeze) or nothing. Not where the verb is past ("I booked"), denied ("don't cancel"), or an "if".
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from collections.abc import Iterable
 from .evidence import Evidence
 from .given import lacking
 from .schema import ToolSpec
+from .spoken.kinds import name_words, stem
+from .spoken.words import words
 
 # Words that close a conversation; "thanks" alone does not (the caller may go on).
 _CLOSING = re.compile(r"\b(good ?bye|bye|bye-bye|that'?s (all|it|everything)|that is (all|it)|"
@@ -79,3 +85,26 @@ def must_close(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
     if "?" in last_said or not sounds_closing(last_said):
         return []
     return [s for s in specs if s.closes]
+
+
+_HELD_BACK = frozenset("not don't dont never if whether without n't no".split())  # before the verb
+
+
+def called_for(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
+    """The tools the caller's last words ask for by their verb and object (see the module), from
+    `specs` (the tools this reply is offered, none lacking what it requires); [] where none is,
+    or the words ask about one rather than for it."""
+    if _ABOUT.match(last_said) or sounds_closing(last_said):
+        return []
+    said = [w.text for w in words(last_said.replace("’", "'"))]
+    stems = {stem(w) for w in said}
+    out = []
+    for spec in specs:
+        verb, *objects = name_words(spec.name)
+        at = [i for i, w in enumerate(said) if w == verb]  # the verb as said: "book", not "booked"
+        if spec.closes or not objects or not at or not any(stem(o) in stems for o in objects):
+            continue
+        if all(_HELD_BACK & set(said[max(0, i - 3):i]) for i in at):
+            continue  # "don't cancel", "if I cancel"
+        out.append(spec)
+    return out

@@ -45,6 +45,7 @@ from typing import Any
 
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, the_clock, took_back, written_as
+from .record import singled_out
 from .schema import ToolSpec
 from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, said_in, sources_of
 from .spoken.codes import code_said
@@ -148,7 +149,9 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
     if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence) \
             and not the_clock(value, rule.kind, evidence):
         # a record's "Cards on file: Visa ending 4242" labels across its colon
-        if _in_text(value, re.sub(r":\s", " ", evidence.instructions), rule, evidence, "", caller=False):
+        record = re.sub(r":\s", " ", evidence.instructions)
+        if _in_text(value, record, rule, evidence, "", caller=False) and (
+                rule.kind not in _NUMBERS or _meant(value, record, rule, evidence)):
             return True
     if Source.RESULT in rule.sources:
         for key, scalar in keyed_scalars(evidence.results):
@@ -158,6 +161,13 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                     _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
                 return True
     return False
+
+
+def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
+    """Of the record's values in this role, is this one the caller means (`record.singled_out`)?"""
+    roles = [span for span in spans_of_numbers(record) if role_here(record, span, rule) is True]
+    return singled_out(_spans(value, record, rule), roles, record, evidence.said,
+                       {*name_words(rule.name), *rule.rivals})
 
 
 def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:

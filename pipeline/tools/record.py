@@ -1,0 +1,77 @@
+"""Which of a record's values the caller means: the instructions may hold several for one argument.
+
+A deployment puts the caller's account in the instructions ("Cards on file: Visa debit ending
+5521 and Mastercard credit ending 0387."). A value there fills an argument (`provenance`) only
+where it is the one the caller means: the only value of that role in the record, or the one whose
+own words the caller said ("my debit card": 5521; "put it on my Mastercard": 0387). "Please freeze
+my card" names neither, so neither is given, and the agent asks which.
+
+A value's own words are those of its entry: the record's clause around it (split at ";", at line
+ends and sentence ends), cut at the values of the same role before and after it. The words between
+two values are the later one's ("Visa debit ending 5521 and Mastercard credit ending 0387"), up to
+a comma after the earlier ("5120 (kettle), 4417 (skillet)"). Less the words every such entry
+shares ("ending", "card": they tell none apart) and the words that name this argument or another
+("order", "dollars": what an entry holds, not which one it is).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from .spoken.kinds import stem
+from .spoken.words import words
+
+_ENTRY = re.compile(r"[;\n]|\.(?=\s)")  # an entry ends at ";", a line's end or a sentence's
+_QUIET = frozenset("a an the and or of on with to for in at by is was my your their his her its "
+                   "this that paid file".split())
+
+
+def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tuple[int, int]],
+                record: str, said: Sequence[str], own_words: Collection[str]) -> bool:
+    """Is the value at `value_spans` in `record` the one the caller means, among all the values of
+    its role there (`role_spans`, its own among them)? See the module."""
+    values = {_digits(record[a:b]) for a, b in role_spans}
+    if len(values) <= 1:
+        return True
+    labels = {s: _label(record, s, role_spans) for s in role_spans}
+    shared = set.intersection(*labels.values()) if labels else set()
+    own = {stem(w) for w in own_words}
+    mine = [r for r in role_spans if any(r[0] < b and a < r[1] for a, b in value_spans)]
+    if not mine:
+        return False
+    value = _digits(record[mine[0][0]:mine[0][1]])
+    heard = {stem(w.text) for text in said for w in words(text)}
+    # an entry the caller's own words point at ("the coffee charge": "Blue Bottle Coffee 12.40 on
+    # the Visa") names the value ("StreamPlus 10.99 on 0387"), or lends its words ("Visa")
+    cue = heard - own - _QUIET
+    for entry in _ENTRY.split(record):
+        said_of = {stem(w.text) for w in words(entry)}
+        if not cue & said_of:
+            continue
+        present = values & {_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
+        if present == {value}:
+            return True
+        if not present and any(ch.isdigit() for ch in entry):  # a record's line, not the desk's prose
+            heard |= said_of
+    return any((labels[r] - shared - own - _QUIET) & heard for r in mine)
+
+
+def _label(record: str, span: tuple[int, int], role_spans: Sequence[tuple[int, int]]) -> set[str]:
+    start = max((m.end() for m in _ENTRY.finditer(record, 0, span[0])), default=0)
+    ends = [m.start() for m in _ENTRY.finditer(record, span[1])]
+    end = ends[0] if ends else len(record)
+    earlier = [b for a, b in role_spans if b <= span[0] and a >= start]
+    later = [a for a, b in role_spans if a >= span[1] and b <= end]
+    if earlier:  # "5521 and Mastercard credit ending 0387": the words before a value are its own,
+        comma = record.find(",", max(earlier), span[0])  # but "5120 (kettle), 4417": up to a comma, the earlier's
+        start = comma + 1 if comma != -1 else max(earlier)
+    if later:
+        comma = record.find(",", span[1], min(later))
+        end = comma if comma != -1 else span[1]
+    return {stem(w.text) for w in words(record[start:span[0]] + " " + record[span[1]:end])
+            if not any(ch.isdigit() for ch in w.text)}
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"\D", "", text) or text.strip().lower()
