@@ -179,7 +179,7 @@ def render(results: dict[str, Any]) -> str:
            f"{results['load_average']['start']} at the start, {results['load_average']['end']} at the end "
            "(no model runs: the figures do not depend on it).", "",
            f"Command: `{results['command']}`. Decisions: the stored end-of-turn set "
-           f"(bench/results/{HEADS_STEM}.json and its sources); the replay: bench/eou_pauses_eval.py's "
+           f"(bench/results/{results['heads_file']} and its sources); the replay: bench/eou_pauses_eval.py's "
            f"docstring. jfk.wav's pauses between phrases: {', '.join(f'{g:.0f}' for g in results['jfk_gaps_ms'])} ms "
            "(the synthetic set's: 1000 ms each). Each cell: cut off (mid-sentence pauses that ended "
            "the turn) / waited (finished turns left for the long wait) / median wait of a finished "
@@ -199,12 +199,15 @@ def main(argv: list[str] | None = None) -> int:
     load_start = os.getloadavg()
     rows = load_rows()
     stored = RESULTS / f"{HEADS_STEM}.json"
+    if not stored.is_file():  # before the second heads were judged
+        stored = RESULTS / "2026-12-02-eou-head.json"
     heads = json.loads(stored.read_text(encoding="utf-8")).get("heads", {}) if stored.is_file() else {}
     judged = judge(rows, heads)
     first = next(iter(judged.values()))
     results = {"machine": describe_machine(),
                "command": "python -m bench.eou_pauses_eval " + " ".join(argv if argv is not None else sys.argv[1:]),
                "jfk_gaps_ms": [round(g) for g in jfk_gaps_ms()], "resume_ms": RESUME_MS,
+               "heads_file": stored.name,
                "counts": {g: f["unfinished"] + f["finished"] for g, f in first.items()},
                "judged": judged,
                "load_average": {"start": [round(x, 2) for x in load_start],

@@ -86,3 +86,14 @@ def test_learned_waits_outlast_a_callers_repeated_pauses_and_cost_the_finished_t
     assert [o["cut_off"] for o in learned if "cut_off" in o] == [False] * 6
     assert learned[-1]["wait_ms"] > fixed[-1]["wait_ms"] == 600
     assert learned[-1]["wait_ms"] <= 1200  # the bound
+
+
+def test_the_mlp_fit_separates_classes_a_line_cannot():
+    from bench.eou_train import _sigmoid, fit_head, head_logit
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(400, 2))
+    y = (x[:, 0] * x[:, 1] > 0).astype(float)  # XOR-like quadrants: no line separates them
+    line = _sigmoid(head_logit(fit_head(x, y, 0, 1.0), x))
+    mlp = _sigmoid(head_logit(fit_head(x, y, 16, 1.0), x))
+    assert np.mean((line >= 0.5) == y) < 0.7 < 0.9 < np.mean((mlp >= 0.5) == y)
