@@ -34,7 +34,7 @@ from .summary import describe, write_results
 SOURCES = {"own pace": "2026-12-01-eot-text.json", "pace 0.8": "2026-12-01-eot-text-stretch80.json",
            "pace 1.25": "2026-12-01-eot-text-stretch125.json", "phone band": "2026-12-01-eot-text-phone.json"}
 MODELS = ("qwen2.5-coder-0.5b", "smollm2-135m")
-STEM = "2026-12-02-eou-head"
+STEM = "2026-12-02-eou-head-2"  # the second heads (more lines); the first: 2026-12-02-eou-head
 Row = dict[str, Any]
 
 
@@ -141,16 +141,18 @@ def _cell(fig: dict[str, Any], count: int) -> str:
 def render(results: dict[str, Any]) -> str:
     j = results["judged"]
     groups = list(GROUPS)
-    out = [f"# End of utterance, the trained head: {results['machine']['date'][:10]}", "",
+    out = [f"# End of utterance, the trained head: {results['machine']['date'][:10]}"
+           + (f" ({results['title']})" if results.get("title") else ""), "",
            f"Machine: {machine_line(results['machine'])}; load average (1, 5, 15 min) "
            f"{results['load_average']['start']} at the start, {results['load_average']['end']} at "
-           "the end: shared with other agents' test runs and run under `nice -n 19`, so the "
-           "compute figures are upper bounds (the error rates are exact).", "",
+           "the end: shared with other agents' test runs and run under `nice`, so the "
+           "compute figures are upper bounds (the error rates are exact)."
+           + "".join(f" {n}" for n in results.get("notes", [])), "",
            f"Command: `{results['command']}` ({results['wall_s']:.0f} s). Transcripts, labels and "
            "the other signals' scores: " + ", ".join(f"`bench/results/{n}`" for n in SOURCES.values())
            + " (Smart Turn there is the float32-mel run). The heads: `python -m bench.eou_train "
-           "--model qwen|smollm2` (data: bench/eou_lines.txt), threshold 0.5 as trained, nothing "
-           "fitted on this set. Each cell: cut off (mid-sentence pauses ended at 600 ms) / waited "
+           "--model qwen|smollm2` (data: bench/eou_lines.txt; " + results.get("heads_info", "")
+           + "), threshold 0.5 as trained, nothing fitted on this set. Each cell: cut off (mid-sentence pauses ended at 600 ms) / waited "
            "(finished turns left for 1500 ms).", "",
            "| signal | " + " | ".join(f"{g} ({results['counts'][g]})" for g in groups) + " |",
            "|---|" + "---:|" * len(groups)]
@@ -166,6 +168,19 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def heads_info() -> str:
+    """How the shipped heads were trained, from their files."""
+    from pipeline.stages.eou_head import EouHead, head_file
+
+    out = []
+    for model in MODELS:
+        if head_file(model).is_file():
+            i = EouHead.load(head_file(model)).info
+            out.append(f"{model}: {i.get('lines')} lines, {i.get('examples')} examples, pool "
+                       f"{i.get('pool', 1)}, hidden {i.get('hidden', 0)}, L2 {i.get('l2')}")
+    return "; ".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(MODELS), help="heads to run now; the others' "
@@ -173,14 +188,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="score every jfk.wav transcript and "
                         "only this many others (a slow machine; cells then say their n)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--stem", default=STEM, help="results file name (date and name)")
+    parser.add_argument("--title", default="", help="what this run is, for the report's heading")
     args = parser.parse_args(argv)
     t0 = perf_s()
     load_start = os.getloadavg()
     rows = load_rows()
-    stored = args.out / f"{STEM}.json"
+    stored = args.out / f"{args.stem}.json"
     old = json.loads(stored.read_text(encoding="utf-8")) if stored.is_file() else {}
     heads: dict[str, dict[str, float]] = dict(old.get("heads", {}))
     compute = dict(old.get("compute_ms", {}))
+    notes = list(old.get("notes", []))
     cpu = dict(old.get("cpu_ms", {}))
     for model in [m for m in args.models.split(",") if m]:
         heads[model], cost, used = score(rows, model, args.limit)
@@ -193,10 +211,11 @@ def main(argv: list[str] | None = None) -> int:
                "threads": os.environ.get("PIPELINE_THREADS") or "default (2 on 2 cores)",
                "counts": {g: sum(map(keep, rows)) for g, keep in GROUPS.items()},
                "judged": judged, "heads": heads, "wall_s": round(perf_s() - t0, 1),
+               "title": args.title, "heads_info": heads_info(), "notes": notes,
                "load_average": {"start": [round(x, 2) for x in load_start],
                                 "end": [round(x, 2) for x in os.getloadavg()]}}
     text = render(results)
-    write_results(args.out, STEM, results, text)
+    write_results(args.out, args.stem, results, text)
     print(text)
     return 0
 

@@ -54,3 +54,46 @@ def test_the_judgement_reads_partly_scored_heads_on_the_stored_transcripts():
     assert judged["eou-head qwen"]["all synthetic"]["cut_off"] == 1.0  # scores 0.9: all end
     partial = judged["eou-head qwen"]["all synthetic"]
     assert partial["finished"] + partial["unfinished"] < sum(GROUPS["all synthetic"](r) for r in rows)
+
+
+def test_the_pause_replay_with_fixed_waits_is_the_stored_judgement():
+    from bench.eou_eval import judge as judge_fixed
+    from bench.eou_eval import load_rows
+    from bench.eou_pauses_eval import judge
+
+    rows = [r for r in load_rows() if r["source"] != "jfk"]  # jfk.wav's pauses: a model file
+    judged = judge(rows, {})
+    fixed = judge_fixed(rows, {})["heuristic (default)"]["espeak-ng (held out), own pace"]
+    mine = judged["heuristic (default) | fixed"]["espeak-ng (held out), all sets"]
+    assert mine["unfinished"] >= fixed["unfinished"]  # all sets, not only its own pace
+    own = [r for r in rows if r["source"] == "espeak" and r["set"] == "own pace"]
+    again = judge(own, {})["heuristic (default) | fixed"]["espeak-ng (held out), all sets"]
+    assert again["unfinished"] + again["finished"] == len(own)  # every clip replayed, once
+    assert (again["cut_off"], again["waited_max"]) == (fixed["cut_off"], fixed["waited_max"])
+
+
+def test_learned_waits_outlast_a_callers_repeated_pauses_and_cost_the_finished_turns_wait():
+    from bench.eou_pauses_eval import replay
+
+    hesitant = {"finished": False, "looks": False}  # a pause after "for": the signal waits
+    mid = {"finished": False, "looks": True}  # a pause after words that look finished
+    whole = {"finished": True, "looks": True}
+    turns = [([hesitant] * 3 + [whole], [1000.0] * 3)] + [([mid, whole], [1000.0])] * 3
+    looks = lambda r: r["looks"]  # noqa: E731
+    fixed = replay(turns, looks, "fixed")
+    learned = replay(turns, looks, "learned per turn")
+    assert [o["cut_off"] for o in fixed if "cut_off" in o] == [False] * 3 + [True] * 3
+    assert [o["cut_off"] for o in learned if "cut_off" in o] == [False] * 6
+    assert learned[-1]["wait_ms"] > fixed[-1]["wait_ms"] == 600
+    assert learned[-1]["wait_ms"] <= 1200  # the bound
+
+
+def test_the_mlp_fit_separates_classes_a_line_cannot():
+    from bench.eou_train import _sigmoid, fit_head, head_logit
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(400, 2))
+    y = (x[:, 0] * x[:, 1] > 0).astype(float)  # XOR-like quadrants: no line separates them
+    line = _sigmoid(head_logit(fit_head(x, y, 0, 1.0), x))
+    mlp = _sigmoid(head_logit(fit_head(x, y, 16, 1.0), x))
+    assert np.mean((line >= 0.5) == y) < 0.7 < 0.9 < np.mean((mlp >= 0.5) == y)

@@ -49,3 +49,17 @@ def test_on_the_model_a_finished_request_scores_above_its_cut(model):
     first = signal.probability("What time do you open")
     signal.probability_in("something else entirely", None, [("assistant", "Hello.")])
     assert signal.probability("What time do you open") == pytest.approx(first, abs=2e-3)
+
+
+def test_a_head_with_a_hidden_layer_and_pooling_survives_saving_and_loading(tmp_path):
+    rng = np.random.default_rng(1)
+    head = EouHead(model="m", mean=rng.normal(size=4), scale=np.ones(4), weights=rng.normal(size=3),
+                   bias=-0.5, info={"pool": 2, "hidden": 3}, check=rng.normal(size=(2, 4)),
+                   hidden_weights=rng.normal(size=(4, 3)), hidden_bias=rng.normal(size=3))
+    head.save(tmp_path / "m.npz")
+    again = EouHead.load(tmp_path / "m.npz")
+    assert again.pool == 2 and again.hidden_weights is not None
+    z = (head.check - head.mean) / head.scale
+    expected = 1 / (1 + np.exp(-(np.tanh(z @ head.hidden_weights + head.hidden_bias) @ head.weights - 0.5)))
+    np.testing.assert_allclose(again.probability(head.check), expected, rtol=1e-5)
+

@@ -21,6 +21,7 @@ from ..base.config import TurnPolicy
 from ..base.conversation import Item
 from ..base.listeners import Ordered
 from ..base.protocols import STT, Completeness
+from ..stages.eou_pauses import LearnedPauses
 from ..stages.playback import Playback
 from ..stt import Partial, StreamingTranscriber, words_within
 from ..turns import CommitReason, TurnDetector, VadEdge, WordsHeard
@@ -47,6 +48,8 @@ class TurnTaking:
         self.now_ms = now_ms
         self.policy = core.config.turn
         self.detector = TurnDetector(self.policy)
+        # the caller's mid-turn pauses, learned over the call (turn.learn_pauses); None: off
+        self.pauses: LearnedPauses | None = LearnedPauses.for_policy(self.policy) if self.policy.learn_pauses else None
         self.turn: Turn | None = None
         self.server_vad = True  # False: the client commits input itself (realtime API)
         self._talk_under_agent: Turn | None = None  # the last turn dropped as a backchannel
@@ -67,7 +70,17 @@ class TurnTaking:
     def update_options(self, policy: TurnPolicy) -> None:
         """New turn settings (a session.update), at once; an open turn keeps its speech state."""
         self.policy = policy
-        self.detector.set_policy(policy)
+        if not policy.learn_pauses:
+            self.pauses = None
+        elif self.pauses is None:
+            self.pauses = LearnedPauses.for_policy(policy)
+        else:  # what was learned stays; the waits it scales are the new ones
+            self.pauses.min_silence_ms, self.pauses.max_silence_ms = policy.min_silence_ms, policy.max_silence_ms
+        self.detector.set_policy(self._turn_policy())
+
+    def _turn_policy(self) -> TurnPolicy:
+        """The waits for the caller's next turn: the configured ones, or those learned."""
+        return self.policy if self.pauses is None else self.pauses.policy(self.policy)
 
     @property
     def caller_speaking(self) -> bool:
@@ -163,6 +176,8 @@ class TurnTaking:
                     joined_from_ms=joined, voiced_ms=held.voiced_ms if joined is not None and held else 0.0)
         stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
+        if self.pauses is not None:  # each turn waits as the caller's pauses so far say
+            self.detector.set_policy(self._turn_policy())
         self._open(turn)
         return turn
 
@@ -174,6 +189,8 @@ class TurnTaking:
         else:  # the caller resumed: the pending final and any speculation are stale
             turn.stt.discard_final()
             self.speculation.drop(turn)
+            if self.pauses is not None and turn.speech_end_ms is not None and not turn.over_agent:
+                self.pauses.observed_pause(onset_ms - turn.speech_end_ms)  # a pause, not the end
         turn.segment_start_ms = start_ms
         turn.onset_ms = onset_ms
         turn.stt.mark_speech_end(None)

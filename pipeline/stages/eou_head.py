@@ -11,7 +11,8 @@ means the same for every model. No threshold is fitted on the end-of-turn set.
 
 The model runs on its own llama.cpp context (the reply's prompt cache is untouched); the
 instructions and context stay evaluated between calls, so a call evaluates the changed words
-only. Compute and error rates: bench/results/2026-12-02-eou-head.md (`python -m bench.eou_eval`).
+only. Compute and error rates: bench/results/2026-12-02-eou-head.md and -eou-head-2.md (the
+second Qwen head, on 647 lines; `python -m bench.eou_eval`).
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ def chat_prompt(text: str, context: Sequence[tuple[str, str]] = (), context_turn
 
 @dataclass(frozen=True)
 class EouHead:
-    """Standardise, then logistic regression: p = sigmoid(w . (x - mean) / scale + b)."""
+    """Standardise, then logistic regression: p = sigmoid(w . (x - mean) / scale + b); with a
+    hidden layer, p = sigmoid(w . tanh(W1 (x - mean) / scale + b1) + b). x is the mean of the
+    hidden states at the transcript's last `pool` tokens (info["pool"], 1 when absent)."""
 
     model: str  # the MODELS name whose hidden states it reads
     mean: np.ndarray
@@ -65,6 +68,12 @@ class EouHead:
     info: dict[str, Any] = field(default_factory=dict)  # how it was trained (bench.eou_train)
     # two hidden states kept for a model-free check: a complete line, then the same line cut short
     check: np.ndarray | None = None
+    hidden_weights: np.ndarray | None = None  # (features, units) of the tanh layer, if any
+    hidden_bias: np.ndarray | None = None
+
+    @property
+    def pool(self) -> int:
+        return int(self.info.get("pool", 1))
 
     @classmethod
     def load(cls, path: Path) -> EouHead:
@@ -73,7 +82,9 @@ class EouHead:
             return cls(model=info["model"], mean=f["mean"].astype(np.float64),
                        scale=f["scale"].astype(np.float64), weights=f["weights"].astype(np.float64),
                        bias=float(f["bias"]), info=info,
-                       check=f["check"].astype(np.float64) if "check" in f else None)
+                       check=f["check"].astype(np.float64) if "check" in f else None,
+                       hidden_weights=f["hidden_weights"].astype(np.float64) if "hidden_weights" in f else None,
+                       hidden_bias=f["hidden_bias"].astype(np.float64) if "hidden_bias" in f else None)
 
     def save(self, path: Path) -> None:
         arrays: dict[str, Any] = {
@@ -82,12 +93,18 @@ class EouHead:
             "info": json.dumps({**self.info, "model": self.model}, sort_keys=True)}
         if self.check is not None:
             arrays["check"] = self.check.astype(np.float32)
+        if self.hidden_weights is not None and self.hidden_bias is not None:
+            arrays["hidden_weights"] = self.hidden_weights.astype(np.float32)
+            arrays["hidden_bias"] = self.hidden_bias.astype(np.float32)
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(path, **arrays)
 
     def logit(self, states: np.ndarray) -> np.ndarray:
         """The head's log-odds for hidden states (one a row, or a single vector)."""
-        return ((np.asarray(states, dtype=np.float64) - self.mean) / self.scale) @ self.weights + self.bias
+        z = (np.asarray(states, dtype=np.float64) - self.mean) / self.scale
+        if self.hidden_weights is not None and self.hidden_bias is not None:
+            z = np.tanh(z @ self.hidden_weights + self.hidden_bias)
+        return z @ self.weights + self.bias
 
     def probability(self, states: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-np.clip(self.logit(states), -50.0, 50.0)))
@@ -136,8 +153,12 @@ class HiddenState:
 
     def last(self, prompt: str) -> np.ndarray:
         """The hidden state at the prompt's last token."""
+        return self.pooled(prompt, 1)
+
+    def pooled(self, prompt: str, pool: int) -> np.ndarray:
+        """The mean of the hidden states at the prompt's last `pool` tokens."""
         tokens = self.tokens(prompt)
-        return self.states(tokens, [len(tokens) - 1])[0]
+        return self.states(tokens, [max(0, len(tokens) - pool + i) for i in range(pool)]).mean(axis=0)
 
 
 class EouHeadCompleteness:
@@ -161,8 +182,8 @@ class EouHeadCompleteness:
                              "`python -m bench.eou_train --model-path <gguf> --out <file>` and give "
                              "it as turns.head_path")
         self.head = EouHead.load(path)
-        if self.head.weights.shape[0] != self.hidden.size:
-            raise ValueError(f"{path.name} was trained on {self.head.model} ({self.head.weights.shape[0]} "
+        if self.head.mean.shape[0] != self.hidden.size:
+            raise ValueError(f"{path.name} was trained on {self.head.model} ({self.head.mean.shape[0]} "
                              f"features), not on {self.hidden.path.name} ({self.hidden.size}): give "
                              "the head trained for this model")
         self.context_turns = context_turns
@@ -177,7 +198,7 @@ class EouHeadCompleteness:
         """`probability`, after the conversation's last turns (role, text), oldest first."""
         if not normalise(text):
             return 0.0
-        state = self.hidden.last(chat_prompt(text, context, self.context_turns))
+        state = self.hidden.pooled(chat_prompt(text, context, self.context_turns), self.head.pool)
         p = float(self.head.probability(state))
         p = 0.0 if math.isnan(p) else p
         return p if self.heuristic is None else min(p, self.heuristic.probability(text))

@@ -6,14 +6,17 @@ of the mid-turn pauses seen so far in a call (silences after which the caller we
 turn did not end) and scales both waits by how far that average is from the prior, each within
 its bounds. It starts at the configured waits, so a call with no mid-turn pause behaves as before.
 
-It is not wired in: turn taking would keep one per call, call `observed_pause(ms)` when speech
-resumes inside an open turn after a speech-stop (the silence between them), and apply
-`policy(base)` with `TurnDetector.set_policy` at the start of each caller turn.
+With `turn.learn_pauses` on, turn taking (`call/turn_taking.py`) keeps one per call, calls
+`observed_pause(ms)` when speech resumes inside an open turn after a speech-stop (the silence
+between them, not in talk over the agent), and applies `policy(base)` with
+`TurnDetector.set_policy` at the start of each caller turn. Whether it is on by default: the
+replay in `python -m bench.eou_pauses_eval` (bench/results/).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..base.config import TurnPolicy
 
@@ -47,7 +50,7 @@ class LearnedPauses:
         self.average_ms = self.prior_pause_ms
 
     @classmethod
-    def for_policy(cls, policy: TurnPolicy, **kwargs: float) -> LearnedPauses:
+    def for_policy(cls, policy: TurnPolicy, **kwargs: Any) -> LearnedPauses:
         """Starting from a policy's waits."""
         return cls(min_silence_ms=policy.min_silence_ms, max_silence_ms=policy.max_silence_ms, **kwargs)
 
