@@ -77,3 +77,51 @@ def test_an_argument_the_client_sources_from_the_instructions() -> None:
     assert calls_handed(said_only) == [{"pickup_address": "42 Elm Street", "pickup_time": "18:00"}]
     on_file = run(line, ride(pickup_time="18:00", account="K7Q2"), instructions="Caller's account: K7Q2.")
     assert calls_handed(on_file) == [{"pickup_address": "42 Elm Street", "pickup_time": "18:00", "account": "K7Q2"}]
+
+
+class _Grammars(ScriptedLLM):
+    """The scripted model, noting the grammar each reply was given."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.grammars: list[str | None] = []
+
+    def stream(self, messages, *, cancel, grammar=None, **kwargs):
+        self.grammars.append(grammar)
+        return super().stream(messages, cancel=cancel, grammar=grammar, **kwargs)
+
+
+def _typed(role: str, text: str) -> dict[str, Any]:
+    part = "output_text" if role == "assistant" else "input_text"
+    return {"type": "conversation.item.create",
+            "item": {"type": "message", "role": role, "content": [{"type": part, "text": text}]}}
+
+
+def test_a_clients_reply_to_a_correction_of_the_agents_own_read_back_must_be_a_call() -> None:
+    """A text client's response.create right after the caller's words answers the caller as a
+    committed turn does: "No, six pm, not five." to "A taxi ... at 5 pm, is that right?" must be
+    answered by the call (its grammar leaves no words), and a question is answered in words."""
+
+    def grammar_for(answer: str) -> str:
+        stages = fake_stages()
+        stages.llm = llm = _Grammars(replies=["Okay."])
+
+        async def scenario() -> None:
+            async with serving(stages) as server, client(server) as c:
+                await c.send({"type": "session.update", "session": {
+                    "type": "realtime", "output_modalities": ["text"], "tools": [RIDE],
+                    "audio": {"input": {"turn_detection": None}}}})
+                await c.wait_for("session.updated")
+                for role, text in [("user", "A cab at 42 Elm Street at six pm."),
+                                   ("assistant", "A taxi from 42 Elm Street at 5 pm, is that right?"),
+                                   ("user", answer)]:
+                    await c.send(_typed(role, text))
+                    await c.wait_for("conversation.item.done")
+                await c.send({"type": "response.create"})
+                await c.wait_for("response.done", timeout=20)
+
+        asyncio.run(scenario())
+        return llm.grammars[-1] or ""
+
+    assert grammar_for("No, six pm, not five.").startswith("root ::= call\n")
+    assert grammar_for("What does it cost?").startswith("root ::= call | text")

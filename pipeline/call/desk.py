@@ -136,13 +136,14 @@ class ToolDesk:
                 and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
             last = evidence.said[-1] if evidence.said else ""
             specs = offered(specs, evidence, last_said=last, called=called, telling=bool(response.asked.about_keys))
-            forced = must_close(specs, last) if response.purpose is Purpose.TURN else []
-            if response.purpose is Purpose.TURN and not forced:  # a read-back corrected: the call again
+            answers = self._answers_the_caller(response)
+            forced = must_close(specs, last) if answers else []
+            if answers and not forced:  # a read-back corrected: the call again
                 forced = self.readback.corrected_by(response.turn_id, last, evidence)
-            if response.purpose is Purpose.TURN and not forced and not self.readback.said_back(
+            if answers and not forced and not self.readback.said_back(
                     evidence.asked[-1] if evidence.asked else ""):  # a yes to the model's own read-back
                 forced = confirmed_in_words(specs, evidence)
-            if response.purpose is Purpose.TURN and not forced:  # "please freeze the card ending 0387"
+            if answers and not forced:  # "please freeze the card ending 0387"
                 forced = called_for(specs, last)
             specs = forced or specs
         if response is not None:
@@ -151,6 +152,16 @@ class ToolDesk:
         if self._grammar is None or self._grammar[0] != names:
             self._grammar = (names, self.dialect.grammar(specs, allow_text=not forced))
         return self._grammar[1]
+
+    def _answers_the_caller(self, response: Response) -> bool:
+        """A reply to the caller's words: their committed turn, or a client's response.create
+        right after the caller's message (typed, or a turn the client committed itself)."""
+        if response.purpose is Purpose.TURN:
+            return True
+        own = response.item  # the reply's own item is in the conversation already
+        items = [i for i in self.core.conversation.items if i is not own]
+        return response.purpose is Purpose.CLIENT and bool(items) and items[-1].type == "message" \
+            and items[-1].role == "user"
 
     def evidence_for(self, response: Response) -> Evidence:
         """The evidence, with the words a held (preemptive) response answers: not yet in the
