@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.base.audio import INPUT_RATE_HZ, alaw_decode, dbfs, mulaw_decode
+from pipeline.base.config import TurnPolicy
 from pipeline.testing.carrier import Carrier
 from pipeline.testing.server import chunks_b64, pcm16_24k
 
@@ -77,6 +78,7 @@ QUESTIONS = (
     "Do you have any rooms left for Friday night?",
 )
 MARKS = ("llm_first_token", "first_chunk", "tts_first_audio", "first_audio_out")
+SPEECH_STOP_MS = TurnPolicy().speech_stop_ms  # the VAD's stop window, as shipped
 # The stage budget (issue: half a second), in ms after the end of speech, each stage by the time
 # it must be done. "at commit": the 600 ms silence policy, the reply's sound ready by the commit,
 # so the first audio leaves at once; "early commit": the turn ended before min_silence_ms where
@@ -138,8 +140,13 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
             async for now, event, kind in server_events(ws, loop, offset):
                 if kind == "input_audio_buffer.committed":
                     commits.append(now)
-                elif kind == "input_audio_buffer.speech_stopped" and now > end_s - 1.0:
-                    seen.setdefault("speech_stopped", now)
+                elif kind == "input_audio_buffer.speech_stopped" and event.get("audio_end_ms") is not None:
+                    # sent with the commit; its audio_end_ms is where the VAD heard the speech end,
+                    # which it knew turn.speech_stop_ms later: on the client's clock, the audio
+                    # went out at real time from `started`
+                    stop_s = started + (event["audio_end_ms"] + SPEECH_STOP_MS) / 1000
+                    if stop_s > end_s - 1.0:
+                        seen.setdefault("speech_stopped", stop_s)
                 elif kind == "conversation.item.input_audio_transcription.completed":
                     seen.setdefault("stt_final", now)
                 elif kind == "x.stage" and event.get("stage") in MARKS:
