@@ -30,7 +30,9 @@ the tool so ("6 pm" is "18:00"), whichever way the model wrote it; a day asked f
 
 A time or a day the model wrote wrong is said again as the caller said it (`moments.restated`):
 told "tomorrow at 2 pm" on June 3rd, a small model books "2026-06-09", and the call runs on
-"2026-06-04", the caller's; where the caller named none, or several, the call is refused.
+"2026-06-04", the caller's; where the caller named none, or several, the call is refused. Of
+several numbers the instructions hold for one argument (two cards on file), only the one the
+caller's words point at is given (`record.singled_out`: "my debit card").
 """
 
 from __future__ import annotations
