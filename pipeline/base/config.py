@@ -70,7 +70,8 @@ class TurnPolicy:
     # context) in any of 16 sets and conditions and fewer in 11, and gets fewer words wrong on
     # each whole set (held-out 0.647 -> 0.397); one more word wrong in 2 conditions (dev pink
     # noise at 20 dB, jfk at 0.8 pace); the same median pass, p90 659 ms against 586
-    # (`python -m bench.hearing`, bench/results/2026-12-02-hearing-guarded.md)
+    # (`python -m bench.hearing`, bench/results/2026-12-02-hearing-guarded.md). A turn begun under
+    # the agent's voice is heard without it: "Mm-hmm." became "in a month.", an interruption
     context: bool = True
     hotwords: tuple[str, ...] = ()  # product, street and people's names the callers say
     context_tokens: int = 96  # the prompt's bound (Whisper reads at most 223)
