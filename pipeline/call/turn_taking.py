@@ -170,10 +170,7 @@ class TurnTaking:
                 start_ms + self.policy.prefix_padding_ms - held.speech_end_ms
                 <= self.policy.max_silence_ms):
             joined = start_ms = min(start_ms, held.audio_start_ms)
-        # a turn begun under the agent's voice is heard without the call's context, as before it:
-        # with a prompt Whisper writes words into a backchannel ("Mm-hmm." as "in a month."), the
-        # barge-in gate takes them for an interruption, and a prompt switched on once it is one
-        # wrote the agent's own words into it ("phone call. No, I said Tuesday")
+        # under the agent's voice, no context: with it "Mm-hmm." was "in a month.", an interruption
         stt = StreamingTranscriber(self.stt, self.core.clock, prompt=None if over_agent else self.context())
         standing = TurnStanding.UNDER_AGENT if over_agent else TurnStanding.CALLER
         turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, standing=standing,
