@@ -85,8 +85,8 @@ class StreamingTranscriber:
         self.backend = backend
         self.clock = clock
         # what the call is about, for every pass of a backend that takes it (stages/stt_context.py)
-        self._context: dict[str, str] = {}
-        self.hear_with(prompt)
+        self._context: dict[str, str] = (
+            {"prompt": prompt} if prompt and takes_keyword(backend.transcribe, "prompt") else {})
         if partial_interval_ms is None:
             partial_interval_ms = getattr(backend, "partial_interval_ms", 500)
         self.partial_interval_samples = partial_interval_ms * INPUT_RATE_HZ // 1000
@@ -118,11 +118,6 @@ class StreamingTranscriber:
         self.confidences: dict[str, SpeechConfidence] = {}  # the same, in full, where known
         self.speech_end_samples: int | None = None  # where the VAD heard the speech end
         self.stats = PartialStats()
-
-    def hear_with(self, prompt: str | None) -> None:
-        """The prompt the passes from now on are given (None: none)."""
-        takes = prompt and takes_keyword(self.backend.transcribe, "prompt")
-        self._context = {"prompt": prompt} if takes and prompt else {}
 
     def append(self, samples: np.ndarray) -> None:
         self.audio.append(samples)

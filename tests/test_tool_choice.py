@@ -28,7 +28,7 @@ TOOLS = [_tool("book_appointment"), _tool("cancel_appointment"), _tool("freeze_c
     ("What does it cost to book an appointment?", []),  # a question about it
     ("My card was frozen last week.", []),  # no verb as the tool says it
     ("I want to book.", []),  # the verb without its object: which tool?
-    ("Cancel it, that's all, goodbye.", []),  # a close: the hang-up's to answer
+    ("Cancel the appointment, that's all, goodbye.", []),  # a close: the hang-up's to answer
 ])
 def test_a_tool_asked_for_by_its_verb_and_object_must_be_called(line, called) -> None:
     assert [s.name for s in called_for(TOOLS, line)] == called

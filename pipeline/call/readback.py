@@ -188,8 +188,8 @@ def spoken(value: Any, kind: ValueKind | None) -> str:
 _CONFIRMING = re.compile(r"\b(is that (right|correct|ok(ay)?|all right)|is this (right|correct)|shall i|"
                          r"should i|do you want me to|would you like me to|can i go ahead|did i get that right|"
                          r"can you confirm|could you confirm)\b|\b(right|correct|ok(ay)?)\s*\?", re.I)
-_CORRECTING = re.compile(r"^\W*(no|nope|sorry|actually|not|oh wait|wait|i meant|i said|it'?s|make (it|that))\b"
-                         r"|\bnot\b|\binstead\b|\bi meant\b", re.I)
+_CORRECTING = re.compile(r"^\W*(no|nope|sorry|actually|oh wait|wait|i said|it'?s|make (it|that))\b"
+                         r"|\b(not|instead|i meant)\b", re.I)
 
 
 def confirmed_in_words(specs: list[ToolSpec], evidence: Evidence) -> list[ToolSpec]:
