@@ -32,7 +32,7 @@ SET = Path(__file__).resolve().with_name("tool_domains.json")
 DATA: dict[str, Any] = json.loads(SET.read_text(encoding="utf-8"))
 DOMAINS: dict[str, dict[str, Any]] = DATA["domains"]
 NOW = datetime.fromisoformat(DATA["now"])
-SPLITS = ("dev", "heldout")
+SPLITS = ("dev", "heldout", "fresh")
 
 
 def cases(split: str | None = None) -> list[dict[str, Any]]:

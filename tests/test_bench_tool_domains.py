@@ -37,8 +37,8 @@ def test_size_and_splits() -> None:
         assert len(domains) >= 3, split
         assert td.cases(split), split
     assert {d["split"] for d in td.DOMAINS.values()} == set(td.SPLITS)
-    assert len(td.cases("dev")) + len(td.cases("heldout")) == len(CASES)
-    with pytest.raises(ValueError, match="use one of dev, heldout"):
+    assert sum(len(td.cases(split)) for split in td.SPLITS) == len(CASES)
+    with pytest.raises(ValueError, match="use one of dev, heldout, fresh"):
         td.cases("test")
 
 
