@@ -13,6 +13,9 @@ that reaches for a tool it cannot use answers in words instead:
   refund's result;
 - in the reply about a turn's results, the tools that turn already called: a small model writes
   the call it answers again, word for word;
+- on a line that only tells of the past and asks for nothing (`asks.tells_only`: "Dr. Okafor
+  saw me last Thursday and she was lovely"), none but a hang-up the caller asked for: Qwen2.5-0.5B
+  booked the appointment, with values all given;
 - in a reply about a side effect's outcome (`telling`), none: it is to say the outcome, and
   Qwen2.5-0.5B looked the order up again instead, so the refund was never told;
 - where the caller asks for a side effect by its name and has not given what it needs
@@ -33,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .asks import tells_only
 from .evidence import Evidence
 from .given import lacking
 from .schema import ToolSpec
@@ -74,6 +78,8 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     if telling:
         return []
     specs, done = list(specs), set(called)
+    if not done and tells_only(last_said, evidence.asked[-1] if evidence.asked else "", specs):
+        return [s for s in specs if s.closes and sounds_closing(last_said)]
     if (wanted := asked_for(specs, last_said)) is not None and lacking(wanted, evidence):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
     return [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))

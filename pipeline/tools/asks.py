@@ -1,0 +1,67 @@
+"""Does the caller's line ask for anything? A line that only tells of the past offers no tool.
+
+A small model calls a tool on any line that holds a tool's values: told "Dr. Okafor saw me last
+Thursday and she was lovely", Qwen2.5-0.5B booked an appointment; told "I flew with you to Denver
+in April", it looked the caller's flight up from the record in the instructions. The values are
+all given (said, or on file), so the provenance guard has nothing to refuse: what is wrong is the
+line, which asks for nothing.
+
+`tells_only` is that line: it tells of something done (a verb in the past, "used to", "last
+week", "yesterday") and has none of the marks of a request:
+- a question, or a word that asks ("please", "want", "need", "can", "could", "would", "I'd",
+  "help", "wondering", "calling");
+- a tool's own verb as said to ask ("cancel" in "cancel the booking I made", not "cancelled");
+- a problem, which asks for a remedy without saying so ("I lost my card yesterday", "someone
+  used my card, that wasn't me", "my order never came": a denial, a loss, a fault).
+And it answers no question: after the agent asked one, "Yes, I did" or "On the 12th, I think"
+are answers, whatever their tense.
+
+Nothing here is any domain's: the marks are English's for asking and for something gone wrong,
+and the verbs are the tools' own names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .schema import ToolSpec
+from .spoken.kinds import name_words
+from .spoken.words import words
+
+_ASKING = frozenset("please pls want wants wanted wanna need needs needed can could would will "
+                    "might shall should must help let let's lets wondering hoping trying calling "
+                    "i'd i'll we'd we'll you'd gotta gonna going how about".split())
+_PROBLEM = frozenset("not never no nobody nothing none lost stolen missing broken broke damaged wrong "
+                     "late delayed cancelled canceled forgot forgotten left charged overcharged twice "
+                     "double fraud unauthorized problem problems issue issues error failed declined "
+                     "stuck still yet sick ill hurt injured pain complaint again".split())
+_PAST = frozenset("was were had did saw took went came got made paid flew bought said told gave found "
+                  "brought kept spent sent drove rode ate sat stood met felt knew heard been done "
+                  "seen gone taken given bought ran wrote spoke chose stayed enjoyed loved liked "
+                  "yesterday ago".split())
+_PAST_PHRASE = re.compile(r"\b(used to|last (night|week|month|year|time|summer|winter|spring|autumn|"
+                          r"fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|back when|"
+                          r"the other day|(i|we)'ve been)\b", re.I)
+_TAKEN_BACK = re.compile(r"\bnever ?mind\b", re.I)
+
+
+def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:
+    """The caller's line `said` tells of the past and asks for nothing (see the module); `asked`:
+    the agent's words before it."""
+    if "?" in said or "?" in asked:
+        return False
+    text = _TAKEN_BACK.sub(" ", said.replace("’", "'")).lower()
+    said_words = [w.text.lower() for w in words(text)]
+    if not said_words:
+        return False
+    verbs = {name_words(spec.name)[0] for spec in specs if name_words(spec.name)}
+    for w in said_words:
+        if w in _ASKING or w in _PROBLEM or w.endswith("n't") or w in verbs:
+            return False
+    return bool(_PAST_PHRASE.search(text)) or any(w in _PAST or _regular_past(w) for w in said_words)
+
+
+def _regular_past(word: str) -> bool:
+    """"booked", "weighed", "opened"; not "need", "red" or "speed"."""
+    return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")

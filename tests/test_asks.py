@@ -1,0 +1,61 @@
+"""A line that only tells of the past asks for nothing (`tools.asks.tells_only`), and is offered no
+tool (`tools.choice.offered`); a request, a problem, a question, or an answer to the agent's
+question is not such a line, whatever its tense."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from pipeline.tools.asks import tells_only
+from pipeline.tools.choice import offered
+from pipeline.tools.evidence import Evidence
+from pipeline.tools.schema import ToolSpec
+
+
+def _tool(name: str, closes: bool = False) -> ToolSpec:
+    spec = ToolSpec.from_openai({"type": "function", "name": name, "description": f"{name}.",
+                                 "parameters": {"type": "object", "properties": {}, "required": []}})
+    return replace(spec, closes=closes)
+
+
+TOOLS = [_tool("book_appointment"), _tool("cancel_booking"), _tool("report_lost_item"), _tool("end_call", closes=True)]
+
+
+@pytest.mark.parametrize("line", [
+    "Dr. Okafor saw me last Thursday and she was lovely.",
+    "We stayed in room 214 in March and the view was great.",
+    "My usual pickup is 18 Willow Crescent, I've been with you for years.",
+    "My daily limit used to be five hundred dollars back when I opened the account.",
+    "Never mind, the card turned up in my gym bag.",
+    "My partner booked for two at 8 last time and we loved the terrace.",
+    "The groomer trimmed Biscuit's nails on May 2nd.",
+])
+def test_a_line_that_tells_of_the_past_and_asks_nothing(line) -> None:
+    assert tells_only(line, "", TOOLS)
+
+
+@pytest.mark.parametrize(("line", "asked"), [
+    ("I booked an appointment last week and I need to move it.", ""),  # a request
+    ("Cancel the booking I made yesterday.", ""),  # the tool's verb, said to ask
+    ("I left my umbrella in one of your cabs yesterday.", ""),  # a loss: a remedy is asked for
+    ("Someone used my card at a petrol station, that wasn't me.", ""),  # a denial
+    ("My package never arrived, it was due on Monday.", ""),
+    ("Did my payment go through yesterday?", ""),  # a question
+    ("I was wondering if you had my booking from last week.", ""),
+    ("Yes, I paid it on the 12th.", "Did you pay the invoice already?"),  # an answer
+    ("I'm travelling to Spain from June 10th to the 24th.", ""),  # no past: a plan, told to act on
+    ("Table for two tonight.", ""),
+])
+def test_a_request_a_problem_a_question_or_an_answer_is_not_only_telling(line, asked) -> None:
+    assert not tells_only(line, asked, TOOLS)
+
+
+def test_a_line_that_only_tells_is_offered_no_tool_but_the_hang_up_it_asks_for() -> None:
+    told = "I stayed with you in April and it was lovely."
+    assert offered(TOOLS, Evidence(said=[told]), last_said=told) == []
+    bye = "I stayed with you in April and it was lovely, that's all, goodbye."
+    assert [s.name for s in offered(TOOLS, Evidence(said=[bye]), last_said=bye)] == ["end_call"]
+    asking = "I stayed with you in April, can I book again for June?"
+    assert "book_appointment" in [s.name for s in offered(TOOLS, Evidence(said=[asking]), last_said=asking)]
