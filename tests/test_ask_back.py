@@ -285,3 +285,21 @@ def test_a_reminder_states_the_card_its_ledger_row_holds(tmp_path) -> None:
 
     rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)], setup=setup)
     assert "Just to confirm, it went to the card ending 9075." in rec.agent_lines, rec.timeline()
+
+
+def test_a_refused_call_written_again_in_the_reply_about_its_refusal_is_not_silence(tmp_path) -> None:
+    """The model guesses the order wrong, and in the reply about the refusal writes the same guess
+    again (Qwen2.5-0.5B does, on lines that ask for nothing): that reply is not offered the tool
+    it was refused, so the caller hears the question back, not silence."""
+    invented = {"name": "refund", "arguments": {"holding_line": "One moment.", "order_id": "12345",
+                                                "card_last4": "1234"}}
+    llm = ScriptedLLM(rules=[[r"refund", invented]])  # the same call, whatever it is asked
+    effects: list[dict] = []
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Refund order 4417 to my card ending 1234."]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    rec = call(stages, [Clip(caller_tone(2.4), at_s=0.3)],
+               setup=lambda s: s.use_tools(refund_desk(effects), ledger=Ledger(tmp_path / "l.sqlite3")))
+    story = rec.timeline()
+    assert effects == [], story
+    assert rec.agent_lines[-1].endswith("Could you tell me the order number?"), story
+    assert sum("refund not run" in line for line in story.splitlines()) == 1, story

@@ -64,6 +64,7 @@ class ToolDesk:
         self._grammar: tuple[tuple[str, ...], str] | None = None
         self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
         self._withheld: set[str] = set()  # client calls on values nobody gave: refused here (`prepare`)
+        self._refused: dict[str, set[str]] = {}  # response id -> the refused tools it answers, not offered
         self.words = OwedWords(self)  # what a reply must not say, and what it owes (`owed`)
         self.readback = ReadBacks(self)  # calls said back, waiting for the caller's yes (`readback`)
         # when the caller's words were said ("tomorrow"); a replayed or labelled call sets its own
@@ -136,7 +137,9 @@ class ToolDesk:
                 and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
             last = evidence.said[-1] if evidence.said else ""
             specs = offered(specs, evidence, last_said=last, called=called, telling=bool(response.asked.about_keys))
-            answers = self._answers_the_caller(response)
+            if (refused := self._refused.get(response.id)):  # a second guess would be refused again
+                specs = [s for s in specs if s.name not in refused]
+            answers = self.answers_the_caller(response)
             forced = must_close(specs, last) if answers else []
             if answers and not forced:  # a read-back corrected: the call again
                 forced = self.readback.corrected_by(response.turn_id, last, evidence)
@@ -153,7 +156,7 @@ class ToolDesk:
             self._grammar = (names, self.dialect.grammar(specs, allow_text=not forced))
         return self._grammar[1]
 
-    def _answers_the_caller(self, response: Response) -> bool:
+    def answers_the_caller(self, response: Response) -> bool:
         """A reply to the caller's words: their committed turn, or a client's response.create
         right after the caller's message (typed, or a turn the client committed itself)."""
         if response.purpose is Purpose.TURN:
@@ -168,8 +171,10 @@ class ToolDesk:
         conversation."""
         evidence = self.evidence()
         transcript = response.asked.transcript
-        if transcript is not None and response.held:
-            evidence = replace(evidence, said=[*evidence.said, transcript], asked=[*evidence.asked, ""])
+        if transcript is not None and response.held:  # asked: what the agent said since the caller spoke
+            last = next((i for i in reversed(self.core.conversation.items) if i.type == "message" and i is not response.item), None)
+            agent = last.text if last is not None and last.role == "assistant" else ""
+            evidence = replace(evidence, said=[*evidence.said, transcript], asked=[*evidence.asked, agent])
         return evidence
 
     def screens(self) -> bool:
@@ -269,6 +274,7 @@ class ToolDesk:
         if not clean and pending is not None and pending.response_id == response.id:
             self.readback.pending = None  # cut off: the read-back was not heard, so no yes answers it
         self._offered.pop(response.id, None)
+        self._refused.pop(response.id, None)
         self.words.forget(response.id)
         self._record(*self.results.settle(response.id, clean=clean))
         if not clean and response.item.interrupted and self.ledger is not None:
@@ -392,7 +398,8 @@ class ToolDesk:
                     latest = self.core.conversation.last_user_id()
                     reply = responder.new(turn_id, purpose=Purpose.TOOL_RESULT, about_keys=keys,
                                           also_turns=tuple(t for t in (*others, latest) if t is not None))
-                    if refused:  # the reply about a refusal asks for what was missing (`tools.ask`)
+                    if refused:  # the reply about a refusal asks for what was missing (`tools.ask`),
+                        self._refused[reply.id] = {r.name for r in refused}  # and cannot guess again
                         self.words.questions[reply.id] = question(self.registry[refused[0].name],
                                                              refused[0].extra["ungrounded"])
                     responder.begin(reply)

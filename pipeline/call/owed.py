@@ -39,7 +39,6 @@ from ..tools.facts import NO_INFORMATION, unsourced
 from ..tools.given import lacking, stated_ids
 from ..tools.provenance import folded, spans_of_numbers
 from ..tools.schema import ToolRegistry, ToolSpec
-from .handle import Purpose
 
 if TYPE_CHECKING:
     from .response import Response
@@ -56,6 +55,8 @@ class Desk(Protocol):
     def offers(self, response: Response, name: str) -> bool: ...
 
     def evidence_for(self, response: Response) -> Evidence: ...
+
+    def answers_the_caller(self, response: Response) -> bool: ...
 
 
 # Said where a claim that it went through was not: an open state, which never counts as told.
@@ -153,8 +154,9 @@ class OwedWords:
         self.read_backs.pop(response_id, None)
 
     def _asked_for(self, response: Response) -> str | None:
-        """The side effect the caller's words this reply answers asked for by name."""
-        if response.purpose is not Purpose.TURN:
+        """The side effect the caller's words this reply answers asked for by name (their turn's
+        reply, or a client's response.create right after their words)."""
+        if not self.desk.answers_the_caller(response):
             return None
         said = self.desk.evidence_for(response).said
         spec = asked_for(self.desk.registry.specs(), said[-1]) if said else None
