@@ -108,6 +108,26 @@ def test_a_moment_written_wrong_is_said_again_as_the_caller_said_it() -> None:
                  said("Marcus Hale, tomorrow at 2 pm.")).missing == ["date"]
 
 
+def test_a_bare_hour_is_the_one_of_its_readings_in_the_opening_hours() -> None:
+    """"At 7:30" is morning or evening; at a restaurant open 12:00 to 15:00 and 18:00 to 22:30 it
+    is 19:30, and the model's 18:00 is said again so. Where both readings, or neither, are open,
+    or no hours are given, nothing says which: asked, not chosen."""
+    table = client_tool("make_reservation", {
+        "name": {"type": "string"}, "date": {"type": "string", "format": "date"},
+        "time": {"type": "string", "description": "HH:MM, 24-hour"}}, ["name", "date", "time"])
+    hours = "Today is Wednesday, June 3, 2026. Open Tuesday to Sunday, 12:00 to 15:00 and 18:00 to 22:30."
+    line = "Hi, a table for four on Saturday at 7:30, under Jensen."
+    wrote = {"name": "Jensen", "date": "2026-06-06", "time": "18:00"}
+    assert trace(table, wrote, said(line, instructions=hours)).arguments["time"] == "19:30"
+    assert trace(table, wrote, said(line)).missing == ["time"]  # no hours: which 7:30?
+    clinic = "The clinic is open weekdays from 8:00 to 18:00."
+    eleven = said("Could you move my appointment for Omar Said to Thursday at eleven?", instructions=clinic)
+    assert trace(table, {"name": "Omar Said", "date": "2026-06-04", "time": "11:30"},
+                 eleven).arguments["time"] == "11:00"
+    all_day = said("Omar Said, Thursday at eleven.", instructions="Open 00:00 to 24:00.")
+    assert trace(table, {"name": "Omar Said", "date": "2026-06-04", "time": "11:30"}, all_day).missing == ["time"]
+
+
 def test_a_day_asked_for_as_a_date_reaches_the_tool_as_one() -> None:
     traced = trace(BOOK, {"patient_name": "Leo Martins", "date": "Friday", "time": "09:30"},
                    said("Can I see a doctor on Friday at half past nine? It's for Leo Martins."))
@@ -146,7 +166,10 @@ def test_the_instructions_are_a_source_with_their_labels() -> None:
                 instructions=account)
     ok = {"card_last4": "4242", "merchant": "Blue Bottle Coffee", "amount": 12.40}
     assert trace(DISPUTE, ok, line).missing == []
-    assert trace(DISPUTE, {**ok, "card_last4": "9999"}, line).missing == ["card_last4"]
+    # an invented card never runs: the coffee charge the caller names is on the Visa, which runs
+    assert trace(DISPUTE, {**ok, "card_last4": "9999"}, line).arguments["card_last4"] == "4242"
+    assert trace(DISPUTE, {**ok, "card_last4": "9999"}, said("A charge on my card I don't recognise.",
+                                                            instructions=account)).missing == ["card_last4"]
     assert trace(DISPUTE, {**ok, "merchant": "Bank of America"}, line).missing == ["merchant"]
     assert trace(DISPUTE, ok, said("There's a charge I don't recognise.")).missing \
         == ["card_last4", "merchant", "amount"]
@@ -393,8 +416,9 @@ def test_of_several_values_on_file_only_the_one_the_caller_means_is_given() -> N
                          ["card_last4"])
 
     def given_cards(line: str) -> list[str]:
-        return [card for card in ("5521", "0387")
-                if not trace(freeze, {"card_last4": card}, said(line, instructions=record)).missing]
+        return [card for card in ("5521", "0387")  # as the model wrote it, not said again
+                if (t := trace(freeze, {"card_last4": card}, said(line, instructions=record))).arguments
+                == {"card_last4": card} and not t.missing]
 
     assert given_cards("Please freeze my card.") == []
     assert given_cards("I lost my debit card, please freeze it.") == ["5521"]
@@ -403,3 +427,26 @@ def test_of_several_values_on_file_only_the_one_the_caller_means_is_given() -> N
     assert given_cards("Freeze the card ending 0387.") == ["0387"]  # said: the record is not asked
     one = "Cards on file: Visa ending 4242."
     assert not trace(freeze, {"card_last4": "4242"}, said("Please freeze my card.", instructions=one)).missing
+
+
+def test_a_code_written_wrong_is_the_one_on_file_the_caller_points_at() -> None:
+    """Qwen wrote card_last4 "5200" from "fifty two dollars on my credit card", and "200 Canal
+    Street" for "a replacement Visa": of the two cards on file, the caller's words point at one,
+    and that one is the value. Where they point at neither, or said a card of their own, or the
+    record holds one card (nothing to tell apart), the call is refused and the caller asked."""
+    record = ("Verified caller: Daniel Brooks. Cards on file: Visa debit ending 5521 and Mastercard credit "
+              "ending 0387. Recent card transactions: 2026-06-02 Shell 52.00 on 0387.")
+    dispute = said("I want to dispute the Shell charge of fifty two dollars on my credit card.", instructions=record)
+    traced = trace(DISPUTE, {"card_last4": "5200", "merchant": "Shell", "amount": 52}, dispute)
+    assert traced.missing == [] and traced.arguments["card_last4"] == "0387"
+    replace_card = client_tool("send_replacement_card", {
+        "card_last4": {"type": "string", "description": "Last four digits of the card to replace"},
+        "delivery_address": {"type": "string", "description": "Where to send it"}}, ["card_last4"])
+    visa = said("Please send a replacement Visa to my office at 200 Canal Street instead.", instructions=record)
+    assert trace(replace_card, {"card_last4": "200 Canal Street"}, visa).arguments["card_last4"] == "5521"
+    neither = said("Please send me a replacement card.", instructions=record)
+    assert trace(replace_card, {"card_last4": "1234"}, neither).missing == ["card_last4"]
+    own = said("Dispute the Shell charge of fifty two dollars on my card ending 9911.", instructions=record)
+    assert trace(DISPUTE, {"card_last4": "5200", "merchant": "Shell", "amount": 52}, own).missing == ["card_last4"]
+    one = said("Dispute the Shell charge of fifty two dollars on my card.", instructions="Cards on file: Visa ending 4242.")
+    assert trace(DISPUTE, {"card_last4": "5200", "merchant": "Shell", "amount": 52}, one).missing == ["card_last4"]

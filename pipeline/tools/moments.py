@@ -7,7 +7,8 @@ caller said them where the model wrote them wrong (`provenance.trace` calls thes
 - `restated`: told "tomorrow at 2 pm" on June 3rd, a small model books "2026-06-09". Where the
   caller's last words that name a moment name exactly one of the kind asked ("tomorrow", not
   "Monday or Tuesday"; "at six pm", not "at six"), that one is the value, and it is the
-  caller's. None where they name none, or several, or a day gone by ("we came on May 20th": told
+  caller's. "At six" is one where the instructions give opening hours ("open 8:00 to 18:00")
+  and only one of its readings is in them. None where they name none, or several, or a day gone by ("we came on May 20th": told
   of, not a moment to act at).
 - `took_back`: "No, five pm, not five in the morning": the caller's last words take 05:00 back,
   so an earlier "at five" no longer gives it.
@@ -22,7 +23,7 @@ from typing import Any
 
 from .evidence import Evidence
 from .spoken import ValueKind
-from .spoken.times import Written, moments, one_moment, taken_back
+from .spoken.times import Written, moments, one_moment, open_hours, taken_back
 from .spoken.words import words
 
 __all__ = ["MOMENTS", "as_hhmm", "restated", "the_clock", "took_back", "written_as"]
@@ -49,9 +50,9 @@ def restated(value: Any, kind: ValueKind | None, written: Written | None, eviden
     if kind not in MOMENTS or evidence.now is None or not isinstance(value, str) \
             or not moments(words(value), evidence.now, written=True):
         return None  # not a moment the model meant to write: judged as it is
-    asked = written or MOMENTS[kind]
+    asked, hours = written or MOMENTS[kind], open_hours(evidence.instructions)
     for text in reversed(evidence.said):
-        if (found := one_moment(text, evidence.now, asked)) is not None:
+        if (found := one_moment(text, evidence.now, asked, hours=hours)) is not None:
             gone = asked != "time" and found < evidence.now.isoformat()[:len(found)]
             return None if gone else found
         named = moments(words(text), evidence.now)

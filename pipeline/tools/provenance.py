@@ -32,7 +32,8 @@ A time or a day the model wrote wrong is said again as the caller said it (`mome
 told "tomorrow at 2 pm" on June 3rd, a small model books "2026-06-09", and the call runs on
 "2026-06-04", the caller's; where the caller named none, or several, the call is refused. Of
 several numbers the instructions hold for one argument (two cards on file), only the one the
-caller's words point at is given (`record.singled_out`: "my debit card").
+caller's words point at is given (`record.singled_out`: "my debit card"), and is the value
+where the model wrote one nobody gave (`record.the_one_meant`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from typing import Any
 
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, the_clock, took_back, written_as
-from .record import singled_out
+from .record import singled_out, the_one_meant
 from .schema import ToolSpec
 from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, said_in, sources_of
 from .spoken.codes import code_said
@@ -70,8 +71,7 @@ _WORDY = re.compile(r"[A-Za-z]{3,}")
 _PRICE = re.compile(r"\d+\.\d{2}")
 # Words that say a number is money, and the words of an argument that holds money
 MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
-_MONEY_ARGS = MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum "
-                                       "deposit tip".split())
+_MONEY_ARGS = MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum deposit tip".split())
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,10 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             if rule.written == "date" and isinstance(value, str) and (day := as_date(value, evidence)) is not None:
                 out.arguments[name] = day  # "Saturday" as the schema asks: "2026-06-06"
             continue
-        if Source.CALLER in rule.sources and (again := restated(value, rule.kind, rule.written, evidence)):
-            out.arguments[name] = again  # the moment the caller said, not the model's
+        # the moment the caller said, not the model's; the code on file their words point at
+        if (again := Source.CALLER in rule.sources and restated(value, rule.kind, rule.written, evidence)
+                or Source.INSTRUCTIONS in rule.sources and _pointed_at(rule, evidence)):
+            out.arguments[name] = again
             continue
         if rule.required or spec.grounded is not None:
             out.missing.append(name)
@@ -170,6 +172,16 @@ def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
     roles = [span for span in spans_of_numbers(record) if role_here(record, span, rule) is True]
     return singled_out(_spans(value, record, rule), roles, record, evidence.said,
                        {*name_words(rule.name), *rule.rivals})
+
+
+def _pointed_at(rule: Rule, evidence: Evidence) -> str | None:
+    """The record's one code in this role the caller's words point at (`record.the_one_meant`)."""
+    record, own = re.sub(r":\s", " ", evidence.instructions), {*name_words(rule.name), *rule.rivals}
+    if rule.kind is not ValueKind.CODE or any(role_here(f, span, rule) for f in map(folded, evidence.said)
+                                              for span in spans_of_numbers(f)):  # one of their own
+        return None
+    roles = [span for span in spans_of_numbers(record) if role_here(record, span, rule) is True]
+    return the_one_meant(roles, record, evidence.said, own)
 
 
 def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:
@@ -240,8 +252,7 @@ def folded(text: str) -> str:
 
 
 def _priced(said: str) -> bool:
-    return bool(_PRICE.fullmatch(said.strip("$€£ "))) or bool(
-        {stem(w.text) for w in words(said)} & MONEY_MARKS)
+    return bool(_PRICE.fullmatch(said.strip("$€£ "))) or bool({stem(w.text) for w in words(said)} & MONEY_MARKS)
 
 
 def spans_of_numbers(text: str) -> list[tuple[int, int]]:
@@ -264,8 +275,7 @@ def _spans(value: Any, text: str, rule: Rule) -> list[tuple[int, int]]:
 
 def _numbers_said(evidence: Evidence) -> int:
     """How many numbers (not times of day) the caller has said in the call."""
-    return sum(1 for text in evidence.said for n in numbers_said(folded(text))
-               if not n.clock)
+    return sum(1 for text in evidence.said for n in numbers_said(folded(text)) if not n.clock)
 
 
 def question_role(asked: str, rule: Rule) -> bool | None:
@@ -392,8 +402,7 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                                                              or "24-hour" in description),
                          written=written_as(kind, prop, description))
     for name, rule in out.items():  # the words that name the other numbers, and not this one
-        rivals = frozenset().union(*(r.cues for other, r in out.items() if other != name
-                                     and kinds[other] in _NUMBERS))
+        rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in _NUMBERS))
         out[name] = replace(rule, rivals=rivals - rule.cues)
     return out
 

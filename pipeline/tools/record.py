@@ -4,7 +4,9 @@ A deployment puts the caller's account in the instructions ("Cards on file: Visa
 5521 and Mastercard credit ending 0387."). A value there fills an argument (`provenance`) only
 where it is the one the caller means: the only value of that role in the record, or the one whose
 own words the caller said ("my debit card": 5521; "put it on my Mastercard": 0387). "Please freeze
-my card" names neither, so neither is given, and the agent asks which.
+my card" names neither, so neither is given, and the agent asks which. Where the model wrote a
+value nobody gave ("5200" from "fifty two dollars on my credit card"), the one the caller's words
+point at is the value (`the_one_meant`), as a moment is said again as the caller said it.
 
 A value's own words are those of its entry: the record's clause around it (split at ";", at line
 ends and sentence ends), cut at the values of the same role before and after it. The words between
@@ -55,6 +57,17 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
         if not present and any(ch.isdigit() for ch in entry):  # a record's line, not the desk's prose
             heard |= said_of
     return any((labels[r] - shared - own - _QUIET) & heard for r in mine)
+
+
+def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequence[str],
+                  own_words: Collection[str]) -> str | None:
+    """Of two or more values of one role in `record`, the one the caller's words point at ("the
+    Shell charge on my credit card": 0387), where exactly one is (see the module); else None."""
+    if len({_digits(record[a:b]) for a, b in role_spans}) < 2:
+        return None  # one value on file: "my card" points at nothing the record tells apart
+    meant = {_digits(record[a:b]): record[a:b] for a, b in role_spans
+             if singled_out([(a, b)], role_spans, record, said, own_words)}
+    return next(iter(meant.values())) if len(meant) == 1 else None
 
 
 def _label(record: str, span: tuple[int, int], role_spans: Sequence[tuple[int, int]]) -> set[str]:

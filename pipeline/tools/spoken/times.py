@@ -215,11 +215,14 @@ _TAKEN_BACK = (("not",), ("not", "at"), ("not", "on"), ("instead", "of"), ("rath
 Written = Literal["time", "date", "datetime"]
 
 
-def one_moment(text: str, now: datetime, kind: Written, *, written: bool = False) -> str | None:
+def one_moment(text: str, now: datetime, kind: Written, *, written: bool = False,
+               hours: tuple[Span, ...] = ()) -> str | None:
     """The one time ("18:00"), day ("2026-06-04") or both ("2026-06-04T18:00") these words name,
     written so; None where they name none, or more than one ("at six": morning or evening;
     "Monday or Tuesday"). A moment the words take back ("not five in the morning") is not named.
-    `written`: the text is a value a model wrote ("Saturday", "6/20"), not speech."""
+    `written`: the text is a value a model wrote ("Saturday", "6/20"), not speech. `hours`: the
+    times the business is open (`open_hours`): "at 7:30" at a restaurant open 18:00 to 22:30 is
+    19:30, the one of its readings in them."""
     ws = words(text)
     said = moments(ws, now, written=written)
     # a bare "now" is as often "much better now" as a time: only "right now", "in ten minutes"
@@ -236,6 +239,8 @@ def one_moment(text: str, now: datetime, kind: Written, *, written: bool = False
         points |= {(at.hour * 60 + at.minute,) * 2} if kind != "date" else set()
     if kind == "date":
         return _day_text(days, now) if len(days) == 1 else None
+    if len(points) > 1 and hours and all(a == b for a, b in points):  # morning or evening
+        points = {p for p in points if any(a <= p[0] <= b for a, b in hours)}
     if len(points) != 1 or (point := next(iter(points)))[0] != point[1]:
         return None
     clock = f"{point[0] // 60:02d}:{point[0] % 60:02d}"
@@ -272,3 +277,17 @@ def _day_text(days: set[Day], now: datetime) -> str:
 
 def _date_or_last(year: int, month: int, day: int) -> date:
     return date(year, month, min(day, calendar.monthrange(year, month)[1]))
+
+
+_HOURS = re.compile(r"\b(\d{1,2})[:.](\d{2})\s*(?:to|until|till|-|–)\s*(\d{1,2})[:.](\d{2})\b")
+
+
+def open_hours(text: str) -> tuple[Span, ...]:
+    """The spans of the day a text gives as "HH:MM to HH:MM" (a business's opening hours, in
+    minutes of the day): "open 12:00 to 15:00 and 18:00 to 22:30"."""
+    spans = []
+    for m in _HOURS.finditer(text):
+        h1, m1, h2, m2 = (int(g) for g in m.groups())
+        if h1 < 24 and h2 <= 24 and m1 < 60 and m2 < 60 and h1 * 60 + m1 < h2 * 60 + m2:
+            spans.append((h1 * 60 + m1, h2 * 60 + m2))
+    return tuple(spans)
