@@ -644,6 +644,9 @@ def test_grammar_without_text_allows_only_calls() -> None:
 
 def test_grammar_text_only_and_odd_names() -> None:
     assert Gbnf(tool_call_grammar([])).matches("just talk")
+    # offered no tool, Qwen opened a markdown call and said nothing else: a reply never opens so
+    assert not Gbnf(tool_call_grammar([])).matches("```json")
+    assert Gbnf(tool_call_grammar([])).matches("Sure, `code` later is words")
 
     with pytest.raises(TypeError, match="cannot express"):
 

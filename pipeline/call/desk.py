@@ -64,7 +64,7 @@ class ToolDesk:
         self._grammar: tuple[tuple[str, ...], str] | None = None
         self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
         self._withheld: set[str] = set()  # client calls on values nobody gave: refused here (`prepare`)
-        self._refused: dict[str, set[str]] = {}  # response id -> the refused tools it answers, not offered
+        self._refused: set[str] = set()  # replies about a refusal: words only, the question back
         self.words = OwedWords(self)  # what a reply must not say, and what it owes (`owed`)
         self.readback = ReadBacks(self)  # calls said back, waiting for the caller's yes (`readback`)
         # when the caller's words were said ("tomorrow"); a replayed or labelled call sets its own
@@ -137,8 +137,8 @@ class ToolDesk:
                 and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
             last = evidence.said[-1] if evidence.said else ""
             specs = offered(specs, evidence, last_said=last, called=called, telling=bool(response.asked.about_keys))
-            if (refused := self._refused.get(response.id)):  # a second guess would be refused again
-                specs = [s for s in specs if s.name not in refused]
+            if response.id in self._refused:  # it asks for what was missing: a guess is refused again
+                specs = []
             answers = self.answers_the_caller(response)
             forced = must_close(specs, last) if answers else []
             if answers and not forced:  # a read-back corrected: the call again
@@ -274,7 +274,7 @@ class ToolDesk:
         if not clean and pending is not None and pending.response_id == response.id:
             self.readback.pending = None  # cut off: the read-back was not heard, so no yes answers it
         self._offered.pop(response.id, None)
-        self._refused.pop(response.id, None)
+        self._refused.discard(response.id)
         self.words.forget(response.id)
         self._record(*self.results.settle(response.id, clean=clean))
         if not clean and response.item.interrupted and self.ledger is not None:
@@ -399,7 +399,7 @@ class ToolDesk:
                     reply = responder.new(turn_id, purpose=Purpose.TOOL_RESULT, about_keys=keys,
                                           also_turns=tuple(t for t in (*others, latest) if t is not None))
                     if refused:  # the reply about a refusal asks for what was missing (`tools.ask`),
-                        self._refused[reply.id] = {r.name for r in refused}  # and cannot guess again
+                        self._refused.add(reply.id)  # and cannot guess again
                         self.words.questions[reply.id] = question(self.registry[refused[0].name],
                                                              refused[0].extra["ungrounded"])
                     responder.begin(reply)

@@ -48,9 +48,10 @@ def tool_call_grammar(
         rules.insert(0, "call ::= " + body)
     if allow_text:
         alternatives.append("text")
-        # Text starts with neither '{' nor whitespace, so a call cannot hide behind a space.
+        # Text starts with neither '{' nor whitespace, so a call cannot hide behind a space, nor
+        # with '`': offered no tool, Qwen opened a markdown call ("```json") and said nothing else
         tag = _class_char(wrap[0][0]) if wrap else ""
-        rules.append(f"text ::= [^{{{tag} \\t\\r\\n] [^\\x00]{{0,{_MAX_TEXT_CHARS - 1}}}")
+        rules.append(f"text ::= [^{{{tag}` \\t\\r\\n] [^\\x00]{{0,{_MAX_TEXT_CHARS - 1}}}")
     rules += [
         "ws ::= [ ]?",
         f'string ::= "\\"" char{{0,{max_string_chars}}} "\\""',
