@@ -32,3 +32,23 @@ TOOLS = [_tool("book_appointment"), _tool("cancel_appointment"), _tool("freeze_c
 ])
 def test_a_tool_asked_for_by_its_verb_and_object_must_be_called(line, called) -> None:
     assert [s.name for s in called_for(TOOLS, line)] == called
+
+
+def test_a_tool_asked_for_by_verb_and_object_without_its_values_offers_none_and_is_asked_about() -> None:
+    """"I'd like to book an appointment, please." names `book_appointment` (a client's function,
+    not marked as a side effect) and gives none of what it needs: no tool is offered, so the
+    model cannot book a guess or look up a neighbour, and the reply owes the question back."""
+    from pipeline.tools.choice import asked_for, offered
+    from pipeline.tools.evidence import Evidence
+
+    book = ToolSpec.from_openai({"type": "function", "name": "book_appointment", "description": "Book.",
+                                 "parameters": {"type": "object", "properties": {
+                                     "date": {"type": "string", "format": "date"}}, "required": ["date"]}})
+    callback = ToolSpec.from_openai({"type": "function", "name": "request_callback", "description": "Call back.",
+                                     "parameters": {"type": "object", "properties": {
+                                         "topic": {"type": "string"}}, "required": []}})
+    line = "I'd like to book an appointment, please."
+    assert asked_for([callback, book], line) is book
+    assert offered([callback, book], Evidence(said=[line]), last_said=line) == []
+    assert asked_for([callback, book], "I booked an appointment last week.") is None
+    assert asked_for([callback, book], "How do I book an appointment?") is None  # asked about

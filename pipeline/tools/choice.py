@@ -59,15 +59,16 @@ _ABOUT = re.compile(r"\W*(how|what|when|why|where|who|which|whose|is|are|was|wer
 
 
 def asked_for(specs: Iterable[ToolSpec], last_said: str) -> ToolSpec | None:
-    """The side-effecting tool the caller's last words ask for by its name ("refund" in "Refund
-    order 4417, please."; `book_table` as "book table"), not in a question about it."""
+    """The tool the caller's last words ask for by its name ("refund" in "Refund order 4417,
+    please."; `book_table` as "book table") or by its verb and object ("I'd like to book an
+    appointment" for `book_appointment`), not in a question about it; a side effect first."""
     if _ABOUT.match(last_said):
         return None
-    words = last_said.replace("’", "'")
-    for spec in specs:
-        if spec.side_effect and re.search(rf"\b{re.escape(spec.name.replace('_', ' '))}\b", words, re.I):
-            return spec
-    return None
+    text = last_said.replace("’", "'")
+    said = [w.text for w in words(text)]
+    named = [spec for spec in specs if not spec.closes and (
+        re.search(rf"\b{re.escape(spec.name.replace('_', ' '))}\b", text, re.I) or _by_verb(spec, said))]
+    return next((s for s in named if s.side_effect), named[0] if named else None)
 
 
 def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
@@ -103,14 +104,14 @@ def called_for(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
     if _ABOUT.match(last_said) or sounds_closing(last_said):
         return []
     said = [w.text for w in words(last_said.replace("’", "'"))]
+    return [spec for spec in specs if not spec.closes and _by_verb(spec, said)]
+
+
+def _by_verb(spec: ToolSpec, said: list[str]) -> bool:
+    """The words ask for this tool by its verb, as said ("book", not "booked"), and an object of
+    its name, the verb not held back ("don't cancel", "if I cancel")."""
+    verb, *objects = name_words(spec.name)
+    at = [i for i, w in enumerate(said) if w.lower() == verb]
     stems = {stem(w) for w in said}
-    out = []
-    for spec in specs:
-        verb, *objects = name_words(spec.name)
-        at = [i for i, w in enumerate(said) if w == verb]  # the verb as said: "book", not "booked"
-        if spec.closes or not objects or not at or not any(stem(o) in stems for o in objects):
-            continue
-        if all(_HELD_BACK & set(said[max(0, i - 3):i]) for i in at):
-            continue  # "don't cancel", "if I cancel"
-        out.append(spec)
-    return out
+    return bool(objects and at and any(stem(o) in stems for o in objects)
+                and not all(_HELD_BACK & {w.lower() for w in said[max(0, i - 3):i]} for i in at))
