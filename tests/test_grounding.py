@@ -331,9 +331,8 @@ def test_a_runner_without_evidence_runs_as_before(tmp_path) -> None:
 
 def test_a_model_that_keeps_guessing_is_not_asked_again_and_again(tmp_path) -> None:
     """A whole call (fake stages): the model answers every turn and every result with the same
-    invented refund. The first refusal is answered; the answer's call is the same guess again,
-    which is not run a second time (the refusal stands): two responses, one refusal, nothing in
-    the ledger, and the call goes on."""
+    invented refund. The refusal is answered by the session's question back, so the model never
+    guesses again: two responses, one refusal, nothing in the ledger, and the call goes on."""
     from pipeline.base.config import load
     from pipeline.call.session import Stages
     from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
@@ -354,8 +353,9 @@ def test_a_model_that_keeps_guessing_is_not_asked_again_and_again(tmp_path) -> N
                setup=lambda s: s.use_tools(ToolRegistry(specs=[refund]), ledger=ledger))
     outputs = [json.loads(i.output) for i in rec.session.conversation.items if i.type == "function_call_output"]
     assert [o["status"] for o in outputs] == ["not_run"], rec.timeline()
-    assert any("repeats this turn's call" in e.message for e in rec.of("x.log")), rec.timeline()
+    # the reply about the refusal is the session's question: the model is not asked to guess again
     assert [r.purpose for r in rec.session.responder.responses] == ["turn", "tool_result"]
+    assert rec.agent_lines[-1].startswith("Could you tell me the order number"), rec.timeline()
     assert EFFECTS == [] and ledger.untold() == [] and ledger.get("refund:12345") is None
 
 

@@ -33,7 +33,7 @@ from .handle import Purpose
 from .owed import OwedWords
 from .readback import ReadBacks, confirmed_in_words
 from .responder import Responder
-from .response import Response
+from .response import Response, ResponseOptions
 from .telling import Telling
 from .transfer import built_in
 
@@ -64,7 +64,6 @@ class ToolDesk:
         self._grammar: tuple[tuple[str, ...], str] | None = None
         self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
         self._withheld: set[str] = set()  # client calls on values nobody gave: refused here (`prepare`)
-        self._refused: set[str] = set()  # replies about a refusal: words only, the question back
         self.words = OwedWords(self)  # what a reply must not say, and what it owes (`owed`)
         self.readback = ReadBacks(self)  # calls said back, waiting for the caller's yes (`readback`)
         # when the caller's words were said ("tomorrow"); a replayed or labelled call sets its own
@@ -137,8 +136,6 @@ class ToolDesk:
                 and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
             last = evidence.said[-1] if evidence.said else ""
             specs = offered(specs, evidence, last_said=last, called=called, telling=bool(response.asked.about_keys))
-            if response.id in self._refused:  # it asks for what was missing: a guess is refused again
-                specs = []
             answers = self.answers_the_caller(response)
             forced = must_close(specs, last) if answers else []
             if answers and not forced:  # a read-back corrected: the call again
@@ -274,7 +271,6 @@ class ToolDesk:
         if not clean and pending is not None and pending.response_id == response.id:
             self.readback.pending = None  # cut off: the read-back was not heard, so no yes answers it
         self._offered.pop(response.id, None)
-        self._refused.discard(response.id)
         self.words.forget(response.id)
         self._record(*self.results.settle(response.id, clean=clean))
         if not clean and response.item.interrupted and self.ledger is not None:
@@ -392,16 +388,20 @@ class ToolDesk:
                 if responder.active is None and not responder.caller_speaking():  # never talk over the caller
                     turn_id, *others = dict.fromkeys(r.turn_id for r in self._unanswered)
                     refused = [r for r in self._unanswered if "ungrounded" in r.extra and r.name in self.registry]
+                    ask = question(self.registry[refused[0].name], refused[0].extra["ungrounded"]) if refused else None
+                    only_refused = len(refused) == len(self._unanswered)
                     self._unanswered.clear()
+                    if ask is not None and only_refused:  # the question back in the session's words: a small
+                        # model kept from guessing again wrote "I can't help with that", or Chinese
+                        responder.say(ask, purpose=Purpose.TOOL_RESULT,
+                                      options=ResponseOptions(text_only=responder.text_only))
+                        return
                     # it says what is new: nothing its calls' turns said, nor what was said since
                     # the caller last spoke (another call's holding line, which Qwen repeated)
                     latest = self.core.conversation.last_user_id()
                     reply = responder.new(turn_id, purpose=Purpose.TOOL_RESULT, about_keys=keys,
                                           also_turns=tuple(t for t in (*others, latest) if t is not None))
-                    if refused:  # the reply about a refusal asks for what was missing (`tools.ask`),
-                        self._refused.add(reply.id)  # and cannot guess again
-                        self.words.questions[reply.id] = question(self.registry[refused[0].name],
-                                                             refused[0].extra["ungrounded"])
+                    self.words.questions[reply.id] = ask  # a refusal among results: its question owed
                     responder.begin(reply)
                     return
                 await self.core.floor.wait()

@@ -22,6 +22,9 @@ from collections.abc import Callable, Iterable
 from .schema import ToolSpec
 from .spoken.kinds import name_words
 
+_FORMAT = re.compile(r"\b(HH|MM|YYYY|ISO|E\.164)\b|\d")  # "HH:MM on the 24-hour clock": how, not what
+# "When, HH:MM", "where to pick the caller up": a clause about the caller; the name says what
+_WH = frozenset("when where who what which how whom why whose".split())
 _EXAMPLE = re.compile(r"[,;(]?\s*(e\.g\.|\b(for example|such as)\b).*$", re.I | re.S)
 
 
@@ -40,8 +43,8 @@ def what(spec: ToolSpec, name: str) -> str:
     described = str(prop.get("description", "")).strip()
     if described:
         first = re.split(r"(?<=[.!?])\s", _EXAMPLE.sub("", described), maxsplit=1)[0]
-        first = first.strip().rstrip(".!?:,; ")
-        if first:
+        first = re.split(r"[,;:(]", first, maxsplit=1)[0].strip().rstrip(".!?:,; ")  # not its format
+        if first and not _FORMAT.search(first) and first.split()[0].lower() not in _WH:
             head = first[0].lower() + first[1:]
             return head if re.match(r"(the|a|an|your|their|its)\b", head) else f"the {head}"
     return "the " + " ".join(name_words(name))
