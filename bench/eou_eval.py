@@ -11,6 +11,8 @@ and jfk.wav cut at its phrase pauses (real speech), apart.
 
     python -m bench.eou_eval                                   # both heads
     python -m bench.eou_eval --models smollm2-135m             # keep the other's stored scores
+    python -m bench.eou_eval --models smollm2-135m --base 2026-12-02-eou-head-2 \
+        --stem 2026-12-02-eou-head-smollm2                       # the other's from another file
 """
 
 from __future__ import annotations
@@ -190,15 +192,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--stem", default=STEM, help="results file name (date and name)")
     parser.add_argument("--title", default="", help="what this run is, for the report's heading")
+    parser.add_argument("--base", default="", help="results file (stem) whose stored scores and "
+                        "compute the heads not run now keep (default: --stem's own, with its notes)")
+    parser.add_argument("--note", action="append", default=[], help="a sentence for the report's "
+                        "machine paragraph (repeatable; with --base, the base's notes are not kept)")
     args = parser.parse_args(argv)
     t0 = perf_s()
     load_start = os.getloadavg()
     rows = load_rows()
-    stored = args.out / f"{args.stem}.json"
+    stored = args.out / f"{args.base or args.stem}.json"
     old = json.loads(stored.read_text(encoding="utf-8")) if stored.is_file() else {}
     heads: dict[str, dict[str, float]] = dict(old.get("heads", {}))
     compute = dict(old.get("compute_ms", {}))
-    notes = list(old.get("notes", []))
+    notes = ([] if args.base and args.base != args.stem else list(old.get("notes", []))) + args.note
     cpu = dict(old.get("cpu_ms", {}))
     for model in [m for m in args.models.split(",") if m]:
         heads[model], cost, used = score(rows, model, args.limit)
@@ -212,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                "counts": {g: sum(map(keep, rows)) for g, keep in GROUPS.items()},
                "judged": judged, "heads": heads, "wall_s": round(perf_s() - t0, 1),
                "title": args.title, "heads_info": heads_info(), "notes": notes,
+               "base": stored.name if stored.is_file() else None,
                "load_average": {"start": [round(x, 2) for x in load_start],
                                 "end": [round(x, 2) for x in os.getloadavg()]}}
     text = render(results)
