@@ -450,3 +450,21 @@ def test_a_code_written_wrong_is_the_one_on_file_the_caller_points_at() -> None:
     assert trace(DISPUTE, {"card_last4": "5200", "merchant": "Shell", "amount": 52}, own).missing == ["card_last4"]
     one = said("Dispute the Shell charge of fifty two dollars on my card.", instructions="Cards on file: Visa ending 4242.")
     assert trace(DISPUTE, {"card_last4": "5200", "merchant": "Shell", "amount": 52}, one).missing == ["card_last4"]
+
+
+def test_a_reading_outside_the_hours_a_self_contradicting_date_and_a_party_are_not_the_callers() -> None:
+    """Qwen on "Do you have anything for eight people on Sunday around seven?" at a restaurant open
+    in the evening: name "Eight people on Sunday around seven", date "Sunday, June 3, 2026" (a
+    Wednesday), time "07:00". Each matches the caller's words; none is what the caller said."""
+    hours = "Open Tuesday to Sunday, 12:00 to 15:00 and 18:00 to 22:30."
+    table = client_tool("make_reservation", {
+        "name": {"type": "string", "description": "The name the reservation is under"},
+        "date": {"type": "string", "format": "date"},
+        "time": {"type": "string", "description": "HH:MM, 24-hour"}}, ["date", "time"])
+    line = said("Do you have anything for eight people on Sunday around seven?", instructions=hours)
+    traced = trace(table, {"name": "Eight people on Sunday around seven", "date": "Sunday, June 3, 2026",
+                           "time": "07:00"}, line)
+    assert traced.arguments == {"date": "2026-06-07", "time": "19:00"} and traced.dropped == ["name"]
+    assert trace(table, {"date": "2026-06-07", "time": "19:00"}, line).arguments["time"] == "19:00"
+    # no hours given: "around seven" may be 07:00
+    assert trace(table, {"date": "2026-06-07", "time": "07:00"}, said(line.said[0])).missing == []

@@ -11,7 +11,8 @@ caller said them where the model wrote them wrong (`provenance.trace` calls thes
   and only one of its readings is in them. None where they name none, or several, or a day gone by ("we came on May 20th": told
   of, not a moment to act at).
 - `took_back`: "No, five pm, not five in the morning": the caller's last words take 05:00 back,
-  so an earlier "at five" no longer gives it.
+  so an earlier "at five" no longer gives it; nor does "around seven" give 07:00 at a place open
+  in the evening only, nor "Sunday" a date written "Sunday, June 3" (a Wednesday).
 - `the_clock`: the instructions' "Today is June 3, it is 10:00" say when the call is, not a day
   anyone asked for: "Do you have gluten free pasta?" checks no table for today.
 """
@@ -61,11 +62,29 @@ def restated(value: Any, kind: ValueKind | None, written: Written | None, eviden
     return None
 
 
-def took_back(value: Any, kind: ValueKind | None, evidence: Evidence) -> bool:
-    """Did the caller's last words take this moment back ("No, five pm, not five in the morning")?"""
+def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: Written | None = None) -> bool:
+    """Is this moment not the caller's, though its words match theirs: taken back by their last
+    words ("No, five pm, not five in the morning"), the reading of "around seven" outside the
+    opening hours the instructions give (07:00 at a restaurant open 18:00 to 22:30), or a day
+    asked for as a date that names no one day ("Sunday, June 3, 2026": June 3 is a Wednesday)?"""
     if kind not in MOMENTS or not isinstance(value, str) or not evidence.said:
         return False
+    if written == "date" and evidence.now is not None and as_date(value, evidence) is None:
+        return True
+    hours, hhmm = open_hours(evidence.instructions), as_hhmm(value) if kind is ValueKind.TIME else None
+    if hours and hhmm is not None and not _open(hhmm, hours) and _open(_other_half(hhmm), hours):
+        return True
     return taken_back(value, evidence.said[-1], evidence.now)
+
+
+def _open(hhmm: str, hours: tuple[tuple[int, int], ...]) -> bool:
+    minute = int(hhmm[:2]) * 60 + int(hhmm[3:])
+    return any(a <= minute <= b for a, b in hours)
+
+
+def _other_half(hhmm: str) -> str:
+    """The same hour on the other half of the clock: 07:00 is 19:00."""
+    return f"{(int(hhmm[:2]) + 12) % 24:02d}{hhmm[2:]}"
 
 
 def as_hhmm(value: str) -> str | None:

@@ -118,7 +118,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
         if rule.clock24 and isinstance(value, str) and (hhmm := as_hhmm(value)) is not None:
             out.arguments[name] = hhmm  # "6 pm" as the schema asks: "18:00" (traced as said)
         if all(given(v, rule, evidence) for v in (value if isinstance(value, list) else [value])) \
-                and not took_back(value, rule.kind, evidence):
+                and not took_back(value, rule.kind, evidence, rule.written):
             if rule.written == "date" and isinstance(value, str) and (day := as_date(value, evidence)) is not None:
                 out.arguments[name] = day  # "Saturday" as the schema asks: "2026-06-06"
             continue
@@ -143,8 +143,9 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # a blank id is no more given than a made-up one
     if rule.kind is ValueKind.CODE and len(_WORDY.findall(str(value))) >= 2:
         return False  # "200 Canal Street" is a phrase, not a code
-    if rule.kind is ValueKind.NAME and sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value)):
-        return False  # "P-20417" is a patient number, not the patient's name
+    if rule.kind is ValueKind.NAME and (sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
+                                        or any(is_number_word(w.text.lower()) for w in words(str(value)))):
+        return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names
     assert rule.kind is not None
     if Source.CALLER in rule.sources:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
@@ -152,8 +153,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                 return True
     if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence) \
             and not the_clock(value, rule.kind, evidence):
-        # a record's "Cards on file: Visa ending 4242" labels across its colon
-        record = re.sub(r":\s", " ", evidence.instructions)
+        record = re.sub(r":\s", " ", evidence.instructions)  # "Cards on file: Visa ending 4242": across the colon
         if _in_text(value, record, rule, evidence, "", caller=False) and (
                 rule.kind not in _NUMBERS or _meant(value, record, rule, evidence)):
             return True
