@@ -35,6 +35,7 @@ import base64
 import datetime as dt
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -73,18 +74,19 @@ LLM_GGUF = ROOT / "models" / "llm" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 STAGES = ("speech_stopped", "commit", "stt_final", "llm_first_token", "tts_first_audio",
           "first_audio_out")
 PEER_SETUP = (
-    "Pipecat 1.14.0 in its own process (`bench/peer_bot.py`): `SingleClientWebsocketServerTransport` "
-    "with a raw PCM16 24 kHz serializer; `SileroVADAnalyzer()` on the user aggregator, default "
+    "Pipecat 1.14.0 in its own process (`bench/peer_bot.py`): a pipeline per call over "
+    "`FastAPIWebsocketTransport` (a FastAPI WebSocket route, as Pipecat's development runner serves "
+    "plain WebSocket clients), cancelled when the caller hangs up, the Whisper model and Piper "
+    "voice loaded once per process; a raw PCM16 24 kHz serializer; `SileroVADAnalyzer()` on the user aggregator, default "
     "`VADParams` (confidence 0.7, start_secs 0.2, stop_secs 0.2, min_volume 0.6; its bundled "
     "silero_vad.onnx, the same file as ours); default `UserTurnStrategies` (stop: Smart Turn v3.2, "
     "its bundled ONNX, the same file as models/turn/; `SmartTurnParams` stop_secs 3); "
     "`WhisperSTTService` on models/stt/whisper-tiny.en (segmented, faster-whisper's defaults: "
-    "beam 5); `OpenAILLMService` against `python -m llama_cpp.server` on the Qwen2.5-Coder-0.5B "
+    "beam 5, float32 on CPU for this float16 file); `OpenAILLMService` against `python -m llama_cpp.server` on the Qwen2.5-Coder-0.5B "
     "Q4_K_M GGUF (n_ctx 2048, n_threads as ours gives its LLM, interrupt_requests on, one reply "
     "before the bot starts; our default instructions, temperature 0.3, max_tokens 96; "
     "`supports_developer_role = False`, as Pipecat sets it for such servers); `PiperTTSService` in process on "
-    "models/tts/en_US-joe-medium.onnx; output at 24 kHz. One pipeline for every call: context "
-    "emptied when a caller connects, the reply interrupted when one hangs up.")
+    "models/tts/en_US-joe-medium.onnx; output at 24 kHz.")
 
 
 class PcmSocket:
@@ -157,7 +159,8 @@ def _warm_llm(url: str) -> None:
         response.read()
 
 
-def start_peer(logs: Path) -> tuple[LlamaServer, subprocess.Popen[bytes], str]:
+def start_peer(logs: Path, whisper_compute_type: str = "default"
+               ) -> tuple[LlamaServer, subprocess.Popen[bytes], str]:
     """llama-cpp-python's server, then the Pipecat bot against it; returns once the bot listens."""
     llama = LlamaServer.start(LLM_GGUF, log=logs / "llama-server.log", ready_s=120, extra=(
         "--n_threads", str(default_threads("llm")), "--interrupt_requests", "true"))
@@ -165,15 +168,16 @@ def start_peer(logs: Path) -> tuple[LlamaServer, subprocess.Popen[bytes], str]:
     port = _free_port()
     with (logs / "pipecat-bot.log").open("wb") as log:
         bot = subprocess.Popen([sys.executable, "-m", "bench.peer_bot", "--port", str(port),
-                                "--llm-url", llama.url, "--log-level", os.environ.get("PEER_LOG_LEVEL", "INFO")], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=log)
-    assert bot.stdout is not None
+                                "--llm-url", llama.url, "--log-level",
+                                os.environ.get("PEER_LOG_LEVEL", "INFO"),
+                                "--whisper-compute-type", whisper_compute_type],
+                               cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 180
-    line = b""
     while time.monotonic() < deadline and bot.poll() is None:
-        line = bot.stdout.readline()  # the bot prints "ready" once its server accepts callers
-        if line.strip() == b"ready":
-            return llama, bot, f"ws://127.0.0.1:{port}"
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return llama, bot, f"ws://127.0.0.1:{port}/"
+        time.sleep(0.2)
     bot.kill()
     llama.stop()
     raise SystemExit(f"the Pipecat bot did not start: {(logs / 'pipecat-bot.log').read_text()[-2000:]}")
@@ -184,7 +188,7 @@ def _call(side: str, url: str, clip: np.ndarray) -> dict[str, Any]:
 
 
 def run(rounds: int, n_clips: int | None, serve_args: list[str], gap_s: float = 1.0,
-        logs: Path | None = None) -> dict[str, Any]:
+        logs: Path | None = None, whisper_compute_type: str = "default") -> dict[str, Any]:
     audio = clips()
     names = list(audio)[:n_clips] if n_clips else list(audio)
     logs = logs or Path(tempfile.mkdtemp(prefix="bench-peer-"))
@@ -193,7 +197,7 @@ def run(rounds: int, n_clips: int | None, serve_args: list[str], gap_s: float = 
     llama = bot = None
     rows: list[dict[str, Any]] = []
     try:
-        llama, bot, peer_url = start_peer(logs)
+        llama, bot, peer_url = start_peer(logs, whisper_compute_type)
         urls = {"ours": ours_url, "peer": peer_url}
         for side in SIDES:  # warm: each server's first-call costs, not counted
             _call(side, urls[side], audio[QUESTIONS[0]])
@@ -223,6 +227,7 @@ def run(rounds: int, n_clips: int | None, serve_args: list[str], gap_s: float = 
         if llama is not None:
             llama.stop()
     return {"rows": rows, "rounds": rounds, "gap_s": gap_s, "serve_args": serve_args,
+            "peer_whisper_compute_type": whisper_compute_type,
             "clips": {n: round(len(audio[n]) / INPUT_RATE_HZ, 2) for n in names}}
 
 
@@ -262,7 +267,9 @@ def report(result: dict[str, Any], header: str, command: str) -> str:
              "**ours**: `pipeline serve` as shipped (its own process, default config and models"
              + (f", plus `{' '.join(result['serve_args'])}`" if result["serve_args"] else "")
              + "), over the realtime protocol.", "",
-             f"**peer**: {PEER_SETUP}", "",
+             f"**peer**: {PEER_SETUP}"
+             + ("" if result.get("peer_whisper_compute_type", "default") == "default" else
+                f" Whisper's compute_type set to {result['peer_whisper_compute_type']}."), "",
              f"One client, {result['rounds']} round(s), each clip once per side per round, the "
              "order of the sides alternating round by round, "
              f"{result['gap_s']:g} s between calls. Milliseconds after the caller's end of speech; "
@@ -309,13 +316,17 @@ def main() -> None:
                         help="the Markdown report; the JSON goes beside it (.json)")
     parser.add_argument("--logs", type=Path, default=None,
                         help="a folder for the peer's server logs (default: a temporary one)")
+    parser.add_argument("--peer-whisper-compute-type", default="default",
+                        help="the peer's WhisperSTTService compute_type (default: Pipecat's own, "
+                             "float32 on a CPU for this model file; ours runs int8)")
     parser.add_argument("serve_args", nargs="*", help="extra `pipeline serve` arguments (after --)")
     args = parser.parse_args()
     if args.logs:
         args.logs.mkdir(parents=True, exist_ok=True)
     machine = describe_machine()
     before = os.getloadavg()
-    result = run(args.rounds, args.clips, args.serve_args, args.gap, args.logs)
+    result = run(args.rounds, args.clips, args.serve_args, args.gap, args.logs,
+                 args.peer_whisper_compute_type)
     after = os.getloadavg()
     load = " ".join(f"{x:.2f}" for x in before + after)
     header = (f"Machine: {machine_line(machine)}; load average (1, 5, 15 min) before, "

@@ -1,11 +1,15 @@
 """The peer `bench.peer` measures: a Pipecat 1.14 voice bot on the models `pipeline serve` ships.
 
-    python -m bench.peer_bot --port 8765 --llm-url http://127.0.0.1:PORT/v1
+    python -m bench.peer_bot --port 8765 --llm-url http://127.0.0.1:PORT/v1   # ws://127.0.0.1:8765/
 
 What it runs, in its own process (`bench.peer` starts it, and llama-cpp-python's server beside it):
 
-- transport: Pipecat's `SingleClientWebsocketServerTransport` (one caller at a time, as a call),
-  with `PcmSerializer` below for the framing;
+- transport: a FastAPI WebSocket route that gives each connection a pipeline of its own over
+  Pipecat's `FastAPIWebsocketTransport`, as Pipecat's development runner serves its plain
+  WebSocket clients, with `PcmSerializer` below for the framing. A call's pipeline is cancelled
+  when the caller hangs up, so nothing of it (a transcript still being made, a reply still being
+  spoken) reaches the next call. The Whisper model and the Piper voice are loaded once per
+  process and shared by the calls, as `pipeline serve` shares its models; the rest is per call;
 - VAD: `SileroVADAnalyzer()` with Pipecat's default `VADParams` (confidence 0.7, start_secs 0.2,
   stop_secs 0.2, min_volume 0.6), on the user aggregator as Pipecat's examples place it. Pipecat
   takes no model path: it loads the `silero_vad.onnx` in its wheel, the same file (sha256
@@ -14,18 +18,15 @@ What it runs, in its own process (`bench.peer` starts it, and llama-cpp-python's
   Turn v3 on its bundled `smart-turn-v3.2-cpu.onnx`, the file `models/turn/` holds, with
   `SmartTurnParams` stop_secs 3), `user_turn_stop_timeout` 5 s;
 - STT: `WhisperSTTService` (faster-whisper, segmented: the whole utterance at the VAD's stop) on
-  `models/stt/whisper-tiny.en`, its defaults otherwise (device auto, compute_type default,
-  faster-whisper's beam_size 5, no_speech_prob 0.4);
+  `models/stt/whisper-tiny.en`, its defaults otherwise (device auto, compute_type default, which
+  is float32 on a CPU for this float16 model file; faster-whisper's beam_size 5; no_speech_prob
+  0.4);
 - LLM: `OpenAILLMService` pointed at llama-cpp-python's OpenAI-compatible server on the Qwen GGUF,
   with the instructions, temperature and max_tokens `pipeline serve` uses by default, and
   `supports_developer_role = False`, as Pipecat's own services for such servers set it (the
   server rejects a "developer" message, which Pipecat writes for a turn with no transcript);
 - TTS: `PiperTTSService`, in process (piper-tts), on `models/tts/en_US-joe-medium.onnx`;
 - output at 24 kHz (Pipecat's default `audio_out_sample_rate`, the rate our wire speaks).
-
-One pipeline serves every call, as `pipeline serve` does: the models stay loaded and warm. A
-caller who connects starts from an empty context; one who hangs up interrupts what the bot was
-still saying, so the next caller hears nothing of it.
 
 Each call also gets marks: when the pipeline saw the VAD's stop, the end of the user's turn,
 the transcript, the LLM's first token, the TTS's first audio and the bot starting to speak, as
@@ -36,13 +37,14 @@ asyncio loop reads on the same machine. An observer takes them, off the frames' 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fastapi import FastAPI, WebSocket  # at the top: FastAPI reads the route's annotations by name
 from loguru import logger
 from pipecat.audio.utils import create_stream_resampler
 from pipecat.frames.frames import (
@@ -50,7 +52,6 @@ from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     Frame,
     InputAudioRawFrame,
-    InterruptionFrame,
     LLMTextFrame,
     OutputTransportMessageFrame,
     OutputTransportMessageUrgentFrame,
@@ -147,8 +148,69 @@ class MarksObserver(BaseObserver):
         await self._send({"type": "mark", "stage": stage, "t": time.monotonic() - lag_s})
 
 
-async def serve(port: int, llm_url: str, instructions: str, temperature: float,
-                max_tokens: int) -> None:
+_WHISPER: dict[tuple[Any, ...], Any] = {}  # loaded once per process, shared by every call
+_VOICES: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class BotSettings:
+    llm_url: str  # llama-cpp-python's server, .../v1
+    instructions: str  # the system prompt
+    temperature: float
+    max_tokens: int
+    whisper_compute_type: str = "default"  # WhisperSTTService's own default
+
+
+def _services(settings: BotSettings) -> tuple[Any, Any, Any]:
+    """A call's STT, LLM and TTS services, on the process's loaded Whisper model and Piper voice."""
+    from pipecat.services.openai.llm import OpenAILLMService
+    from pipecat.services.piper.tts import PiperTTSService
+    from pipecat.services.tts_service import TTSService
+    from pipecat.services.whisper.stt import WhisperSTTService
+    from piper import PiperVoice
+
+    class SharedWhisperSTTService(WhisperSTTService):
+        """Pipecat's WhisperSTTService, loading its model once per process, not once per call."""
+
+        def _load(self) -> None:
+            key = (self._settings.model, self._device, self._compute_type)
+            if key not in _WHISPER:
+                super()._load()
+                _WHISPER[key] = self._model
+            self._model = _WHISPER[key]
+
+    class SharedPiperTTSService(PiperTTSService):
+        """Pipecat's PiperTTSService on a voice loaded once per process: its __init__ less the
+        load, which it does from `download_dir/<voice>.onnx` as below."""
+
+        def __init__(self, *, voice_path: Path, **kwargs: Any) -> None:
+            TTSService.__init__(self, push_start_frame=True, push_stop_frames=True,
+                                settings=self.Settings(model=None, voice=voice_path.stem,
+                                                       language=None), **kwargs)
+            if str(voice_path) not in _VOICES:
+                _VOICES[str(voice_path)] = PiperVoice.load(voice_path, use_cuda=False)
+            self._voice = _VOICES[str(voice_path)]
+
+    class LlamaCppLLMService(OpenAILLMService):
+        # llama-cpp-python's server takes no "developer" role (its request model rejects it);
+        # Pipecat's services for such OpenAI-compatible servers (Ollama's, Cerebras') say so
+        # this way, and its adapter then sends such messages as "user"
+        supports_developer_role = False
+
+    stt = SharedWhisperSTTService(
+        compute_type=settings.whisper_compute_type,
+        settings=WhisperSTTService.Settings(model=str(MODELS / "stt" / "whisper-tiny.en")))
+    llm = LlamaCppLLMService(
+        api_key="none", base_url=settings.llm_url, settings=OpenAILLMService.Settings(
+            model="qwen2.5-coder-0.5b", system_instruction=settings.instructions,
+            temperature=settings.temperature, max_tokens=settings.max_tokens))
+    tts = SharedPiperTTSService(voice_path=MODELS / "tts" / f"{VOICE}.onnx")
+    return stt, llm, tts
+
+
+async def one_call(websocket: Any, settings: BotSettings) -> None:
+    """One caller: a pipeline of its own, built as Pipecat's examples build a voice bot, run until
+    the caller hangs up (then cancelled: nothing it was still doing reaches the next call)."""
     from pipecat.audio.vad.silero import SileroVADAnalyzer
     from pipecat.pipeline.pipeline import Pipeline
     from pipecat.pipeline.worker import PipelineParams, PipelineWorker
@@ -157,32 +219,15 @@ async def serve(port: int, llm_url: str, instructions: str, temperature: float,
         LLMContextAggregatorPair,
         LLMUserAggregatorParams,
     )
-    from pipecat.services.openai.llm import OpenAILLMService
-    from pipecat.services.piper.tts import PiperTTSService
-    from pipecat.services.whisper.stt import WhisperSTTService
-    from pipecat.transports.websocket.server import (
-        SingleClientWebsocketServerParams,
-        SingleClientWebsocketServerTransport,
+    from pipecat.transports.websocket.fastapi import (
+        FastAPIWebsocketParams,
+        FastAPIWebsocketTransport,
     )
     from pipecat.workers.runner import WorkerRunner
 
-    transport = SingleClientWebsocketServerTransport(
-        params=SingleClientWebsocketServerParams(
-            audio_in_enabled=True, audio_out_enabled=True, serializer=PcmSerializer()),
-        host="127.0.0.1", port=port)
-    stt = WhisperSTTService(settings=WhisperSTTService.Settings(
-        model=str(MODELS / "stt" / "whisper-tiny.en")))
-    class LlamaCppLLMService(OpenAILLMService):
-        # llama-cpp-python's server takes no "developer" role (its request model rejects it);
-        # Pipecat's services for such OpenAI-compatible servers (Ollama's, Cerebras') say so
-        # this way, and its adapter then sends such messages as "user"
-        supports_developer_role = False
-
-    llm = LlamaCppLLMService(api_key="none", base_url=llm_url, settings=OpenAILLMService.Settings(
-        model="qwen2.5-coder-0.5b", system_instruction=instructions, temperature=temperature,
-        max_tokens=max_tokens))
-    tts = PiperTTSService(download_dir=MODELS / "tts",
-                          settings=PiperTTSService.Settings(voice=VOICE))
+    transport = FastAPIWebsocketTransport(websocket, FastAPIWebsocketParams(
+        audio_in_enabled=True, audio_out_enabled=True, serializer=PcmSerializer()))
+    stt, llm, tts = _services(settings)
     context = LLMContext()
     user_aggregator, assistant_aggregator = LLMContextAggregatorPair(
         context, user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer()))
@@ -195,21 +240,29 @@ async def serve(port: int, llm_url: str, instructions: str, temperature: float,
     worker = PipelineWorker(pipeline, params=PipelineParams(audio_out_sample_rate=WIRE_RATE_HZ),
                             idle_timeout_secs=None, observers=[MarksObserver(send)])
 
-    @transport.event_handler("on_client_connected")
-    async def on_client_connected(_transport: Any, _client: Any) -> None:
-        context.set_messages([])  # a new call: nothing of the last one
-
     @transport.event_handler("on_client_disconnected")
     async def on_client_disconnected(_transport: Any, _client: Any) -> None:
-        await worker.queue_frame(InterruptionFrame())  # the hung-up call's reply stops
+        await worker.cancel()
 
-    @transport.event_handler("on_websocket_ready")
-    async def on_websocket_ready(_transport: Any) -> None:
-        print("ready", flush=True)
-
-    runner = WorkerRunner(handle_sigint=True, handle_sigterm=True)
+    runner = WorkerRunner(handle_sigint=False)
     await runner.add_workers(worker)
     await runner.run()
+
+
+def serve(port: int, settings: BotSettings) -> None:
+    """The calls' server: a WebSocket route that runs `one_call` per connection, as Pipecat's
+    development runner does for its plain WebSocket clients."""
+    import uvicorn
+
+    _services(settings)  # load the shared models now
+    app = FastAPI()
+
+    @app.websocket("/")
+    async def call(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await one_call(websocket, settings)
+
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", ws_max_size=2**24)
 
 
 def main() -> None:
@@ -219,6 +272,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--llm-url", required=True, help="llama-cpp-python's server, .../v1")
     parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--whisper-compute-type", default="default",
+                        help="WhisperSTTService's compute_type (default: its own, 'default', "
+                             "float32 on a CPU for this model file; 'int8' is what ours runs)")
     args = parser.parse_args()
     logger.remove()
     logger.add(sys.stderr, level=args.log_level)
@@ -227,8 +283,9 @@ def main() -> None:
     from pipeline.stages.llm import LlamaLLM
 
     defaults = LlamaLLM.__init__.__kwdefaults__ or {}
-    asyncio.run(serve(args.port, args.llm_url, ResponsePolicy().instructions,
-                      defaults.get("temperature", 0.3), defaults.get("max_tokens", 96)))
+    serve(args.port, BotSettings(args.llm_url, ResponsePolicy().instructions,
+                                 defaults.get("temperature", 0.3), defaults.get("max_tokens", 96),
+                                 args.whisper_compute_type))
 
 
 if __name__ == "__main__":
