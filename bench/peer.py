@@ -159,7 +159,7 @@ def _warm_llm(url: str) -> None:
         response.read()
 
 
-def start_peer(logs: Path, whisper_compute_type: str = "default"
+def start_peer(logs: Path, whisper_compute_type: str = "default", log_level: str = "INFO"
                ) -> tuple[LlamaServer, subprocess.Popen[bytes], str]:
     """llama-cpp-python's server, then the Pipecat bot against it; returns once the bot listens."""
     llama = LlamaServer.start(LLM_GGUF, log=logs / "llama-server.log", ready_s=120, extra=(
@@ -169,7 +169,7 @@ def start_peer(logs: Path, whisper_compute_type: str = "default"
     with (logs / "pipecat-bot.log").open("wb") as log:
         bot = subprocess.Popen([sys.executable, "-m", "bench.peer_bot", "--port", str(port),
                                 "--llm-url", llama.url, "--log-level",
-                                os.environ.get("PEER_LOG_LEVEL", "INFO"),
+                                log_level,
                                 "--whisper-compute-type", whisper_compute_type],
                                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 180
@@ -188,7 +188,8 @@ def _call(side: str, url: str, clip: np.ndarray) -> dict[str, Any]:
 
 
 def run(rounds: int, n_clips: int | None, serve_args: list[str], gap_s: float = 1.0,
-        logs: Path | None = None, whisper_compute_type: str = "default") -> dict[str, Any]:
+        logs: Path | None = None, whisper_compute_type: str = "default",
+        log_level: str = "INFO") -> dict[str, Any]:
     audio = clips()
     names = list(audio)[:n_clips] if n_clips else list(audio)
     logs = logs or Path(tempfile.mkdtemp(prefix="bench-peer-"))
@@ -197,7 +198,7 @@ def run(rounds: int, n_clips: int | None, serve_args: list[str], gap_s: float = 
     llama = bot = None
     rows: list[dict[str, Any]] = []
     try:
-        llama, bot, peer_url = start_peer(logs, whisper_compute_type)
+        llama, bot, peer_url = start_peer(logs, whisper_compute_type, log_level)
         urls = {"ours": ours_url, "peer": peer_url}
         for side in SIDES:  # warm: each server's first-call costs, not counted
             _call(side, urls[side], audio[QUESTIONS[0]])
@@ -316,6 +317,8 @@ def main() -> None:
                         help="the Markdown report; the JSON goes beside it (.json)")
     parser.add_argument("--logs", type=Path, default=None,
                         help="a folder for the peer's server logs (default: a temporary one)")
+    parser.add_argument("--peer-log-level", default="INFO",
+                        help="the Pipecat bot's log level (DEBUG shows each turn's decisions)")
     parser.add_argument("--peer-whisper-compute-type", default="default",
                         help="the peer's WhisperSTTService compute_type (default: Pipecat's own, "
                              "float32 on a CPU for this model file; ours runs int8)")
@@ -326,7 +329,7 @@ def main() -> None:
     machine = describe_machine()
     before = os.getloadavg()
     result = run(args.rounds, args.clips, args.serve_args, args.gap, args.logs,
-                 args.peer_whisper_compute_type)
+                 args.peer_whisper_compute_type, args.peer_log_level)
     after = os.getloadavg()
     load = " ".join(f"{x:.2f}" for x in before + after)
     header = (f"Machine: {machine_line(machine)}; load average (1, 5, 15 min) before, "

@@ -28,10 +28,11 @@ What it runs, in its own process (`bench.peer` starts it, and llama-cpp-python's
 - TTS: `PiperTTSService`, in process (piper-tts), on `models/tts/en_US-joe-medium.onnx`;
 - output at 24 kHz (Pipecat's default `audio_out_sample_rate`, the rate our wire speaks).
 
-Each call also gets marks: when the pipeline saw the VAD's stop, the end of the user's turn,
-the transcript, the LLM's first token, the TTS's first audio and the bot starting to speak, as
-JSON text messages stamped on CLOCK_MONOTONIC (`time.monotonic()`), the clock the client's
-asyncio loop reads on the same machine. An observer takes them, off the frames' path.
+Each call also gets marks: when the pipeline saw a VAD stop, an end of the user's turn, a
+transcript, the bot starting to speak, and the LLM's first token and the TTS's first audio after
+each end of turn, as JSON text messages stamped on CLOCK_MONOTONIC (`time.monotonic()`), the
+clock the client's asyncio loop reads on the same machine. An observer takes them, off the
+frames' path.
 """
 
 from __future__ import annotations
@@ -58,7 +59,6 @@ from pipecat.frames.frames import (
     TranscriptionFrame,
     TTSAudioRawFrame,
     UserStoppedSpeakingFrame,
-    VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
 from pipecat.observers.base_observer import BaseObserver, FramePushed
@@ -125,9 +125,14 @@ MARKS: tuple[tuple[type[Frame], str], ...] = (
 )
 
 
+# marked once per turn (from its end on): every token and every piece of audio is a frame
+ONCE_PER_TURN = frozenset({"llm_first_token", "tts_first_audio"})
+
+
 class MarksObserver(BaseObserver):
-    """Sends the client each milestone once per stretch of the caller's speech (from the VAD's
-    start of speech on), stamped on the monotonic clock when the frame was pushed."""
+    """Sends the client each milestone, stamped on the monotonic clock when the frame was pushed:
+    every VAD stop, end of turn, transcript and start of the bot's speech, and the first LLM token
+    and first TTS audio after each end of turn."""
 
     def __init__(self, send: Any) -> None:
         super().__init__(observe_every_push=False)
@@ -135,14 +140,15 @@ class MarksObserver(BaseObserver):
         self._sent: set[str] = set()
 
     async def on_push_frame(self, data: FramePushed) -> None:
-        frame = data.frame
-        if isinstance(frame, VADUserStartedSpeakingFrame):
-            self._sent.clear()
+        stage = next((name for kind, name in MARKS if isinstance(data.frame, kind)), None)
+        if stage is None:
             return
-        stage = next((name for kind, name in MARKS if isinstance(frame, kind)), None)
-        if stage is None or (stage in self._sent and stage != "commit"):
-            return
-        self._sent.add(stage)
+        if stage == "commit":
+            self._sent.clear()  # a new turn: its reply's first token and audio get marks
+        elif stage in ONCE_PER_TURN:
+            if stage in self._sent:
+                return
+            self._sent.add(stage)
         # observers run off the frames' path, a little later: back-date to the push
         lag_s = max(0, data.source.get_clock().get_time() - data.timestamp) / 1e9
         await self._send({"type": "mark", "stage": stage, "t": time.monotonic() - lag_s})

@@ -102,6 +102,46 @@ def test_the_serializer_frames_raw_pcm16_at_the_wire_rate_both_ways() -> None:
     asyncio.run(go())
 
 
+def test_the_observer_marks_each_turn_end_and_its_replys_first_token_and_audio_once() -> None:
+    pytest.importorskip("pipecat", reason="Pipecat is the `peer` extra")
+    from pipecat.frames.frames import (
+        LLMTextFrame,
+        TranscriptionFrame,
+        TTSAudioRawFrame,
+        UserStoppedSpeakingFrame,
+        VADUserStoppedSpeakingFrame,
+    )
+    from pipecat.observers.base_observer import FramePushed
+    from pipecat.processors.frame_processor import FrameDirection
+
+    from bench.peer_bot import MarksObserver
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    source = SimpleNamespace(get_clock=lambda: SimpleNamespace(get_time=lambda: 2_000_000_000))
+    audio = TTSAudioRawFrame(audio=b"\0\0" * 240, sample_rate=24_000, num_channels=1,
+                             context_id="c")
+    turn = [VADUserStoppedSpeakingFrame(), UserStoppedSpeakingFrame(),
+            TranscriptionFrame(text="hi", user_id="", timestamp=""), LLMTextFrame(text="a"),
+            LLMTextFrame(text="b"), audio, audio]
+
+    async def go() -> None:
+        observer = MarksObserver(send)
+        for frame in [*turn, *turn]:
+            await observer.on_push_frame(FramePushed(
+                source=source, destination=None, frame=frame,  # type: ignore[arg-type]
+                direction=FrameDirection.DOWNSTREAM, timestamp=1_500_000_000))
+
+    asyncio.run(go())
+    stages = [m["stage"] for m in sent]
+    once = ["speech_stopped", "commit", "stt_final", "llm_first_token", "tts_first_audio"]
+    assert stages == once + once  # each turn: its end, its transcript, its reply's first token
+    assert all(m["type"] == "mark" and m["t"] > 0 for m in sent)
+
+
 def test_the_report_lists_every_call_and_the_ratio() -> None:
     rows = [_row("q", "ours", 500), _row("q", "peer", 1000), _row("q", "ours", 700, 1),
             _row("q", "peer", None, 1)]
