@@ -9,7 +9,10 @@ digits of the card to refund to?".
 The question names the arguments the caller has not given (`given.lacking` for a call the
 model only wrote, the refusal's list for one the guard refused), each in the tool's own words:
 the first sentence of the argument's description ("The order number, e.g. \\"4417\\"." is "the
-order number"), else its name's words ("pickup_time": "the pickup time").
+order number"), up to its first comma ("Start time, HH:MM on the 24-hour clock" is "the start
+time"), else its name's words ("pickup_time": "the pickup time"), as for a description that
+gives a format or a clause about the caller ("When, HH:MM", "where to pick the caller up").
+The reply about a refused call is this question alone, in the session's words (`call.desk`).
 It is said only where the model's own words asked nothing (`owes_question`): a reply that
 already asks "Which order is it?" is not asked again.
 """
