@@ -70,3 +70,11 @@ def test_a_final_pass_reads_the_speech_and_a_pad_not_the_silence_after_it():
 
     read = asyncio.run(main())
     assert read == [INPUT_RATE_HZ // 2 + SPEECH_PAD_MS * INPUT_RATE_HZ // 1000, 2 * INPUT_RATE_HZ]
+
+
+def test_a_second_of_voice_is_speech_whatever_whisper_doubts():
+    """tiny.en put "Please refund order A1." (1.6 s of voice) at 0.33 no-speech and -0.505 on one
+    CPU, just past both bounds, and under them on another: the doubt decides short sounds only."""
+    doubt = SpeechConfidence(-0.505, 0.327, 0.74)
+    assert unspoken("Please refund order A1.", doubt, 1632) is None
+    assert unspoken("in a minute.", doubt, 600) == "probably no speech"

@@ -62,6 +62,10 @@ class Backchannels:
 # tests/test_bargein_speech.py plays each sound over a reply to hold them there.
 NO_SPEECH_MAX = 0.3  # more likely than this that no one spoke, and ...
 NO_SPEECH_LOGPROB = -0.5  # ... less sure than this of the words: not speech
+# ... unless the VAD heard this much voice: the bounds sit between short sounds ("in a minute."
+# from a breath, Piper's "Stop."), and a 1.6 s "Please refund order A1." came out of tiny.en at
+# 0.33 and -0.505 on one CPU and under the bounds on another: a second and more of voice is speech
+SURE_VOICED_MS = 1000.0
 COMPRESSION_MAX = 2.4  # Whisper's own bound for a decode stuck repeating itself
 # Syllables a second of voiced audio can hold: English runs about 6 a second (Pellegrino et al.,
 # Language 87(3), 2011), fast speech more, so 8, and one more for a word cut at the span's edge.
@@ -100,6 +104,11 @@ def unspoken(text: str, confidence: SpeechConfidence | None, voiced_ms: float | 
         return "repeats itself"
     if confidence.avg_logprob < min_logprob:
         return "unsure of the words"
-    if confidence.no_speech_prob > NO_SPEECH_MAX and confidence.avg_logprob < NO_SPEECH_LOGPROB:
+    if doubts_speech(confidence) and (voiced_ms is None or voiced_ms < SURE_VOICED_MS):
         return "probably no speech"
     return None
+
+
+def doubts_speech(confidence: SpeechConfidence) -> bool:
+    """The pass finds it likely no one spoke, and is unsure of its words (see the bounds)."""
+    return confidence.no_speech_prob > NO_SPEECH_MAX and confidence.avg_logprob < NO_SPEECH_LOGPROB
