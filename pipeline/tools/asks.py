@@ -31,14 +31,14 @@ from .spoken.words import words
 
 _ASKING = frozenset("please pls want wants wanted wanna need needs needed can could would will "
                     "might shall should must help let let's lets wondering hoping trying calling "
-                    "i'd i'll we'd we'll you'd gotta gonna going how about".split())
+                    "i'd i'll we'd we'll you'd gotta gonna going how".split())
 _PROBLEM = frozenset("not never no nobody nothing none lost stolen missing broken broke damaged wrong "
                      "late delayed cancelled canceled forgot forgotten left charged overcharged twice "
                      "double fraud unauthorized problem problems issue issues error failed declined "
                      "stuck still yet sick ill hurt injured pain complaint again".split())
 _PAST = frozenset("was were had did saw took went came got made paid flew bought said told gave found "
                   "brought kept spent sent drove rode ate sat stood met felt knew heard been done "
-                  "seen gone taken given bought ran wrote spoke chose stayed enjoyed loved liked "
+                  "seen gone taken given ran wrote spoke chose stayed enjoyed loved liked "
                   "yesterday ago".split())
 _PAST_PHRASE = re.compile(r"\b(used to|last (night|week|month|year|time|summer|winter|spring|autumn|"
                           r"fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|back when|"

@@ -8,8 +8,8 @@ caller said them where the model wrote them wrong (`provenance.trace` calls thes
   caller's last words that name a moment name exactly one of the kind asked ("tomorrow", not
   "Monday or Tuesday"; "at six pm", not "at six"), that one is the value, and it is the
   caller's. "At six" is one where the instructions give opening hours ("open 8:00 to 18:00")
-  and only one of its readings is in them. None where they name none, or several, or a day gone by ("we came on May 20th": told
-  of, not a moment to act at).
+  and only one of its readings is in them. None where they name none, or several, or a day gone
+  by ("we came on May 20th": told of, not a moment to act at).
 - `took_back`: "No, five pm, not five in the morning": the caller's last words take 05:00 back,
   so an earlier "at five" no longer gives it; nor does "around seven" give 07:00 at a place open
   in the evening only, nor "Sunday" a date written "Sunday, June 3" (a Wednesday).
