@@ -388,9 +388,6 @@ def test_the_desk_reads_an_answer_as_what_the_agent_asked_for(tmp_path, question
                         Clip(caller_tone(1.2), None, after=after_stage("heard_in_full", 1), delay_s=0.3)],
                setup=lambda s: s.use_tools(ToolRegistry(specs=[refund]), ledger=ledger))
     outputs = [json.loads(i.output) for i in rec.session.conversation.items if i.type == "function_call_output"]
-    # asked nothing, the grammar offers no refund the caller's words cannot fill (`tools.choice`):
-    # the scripted model's call is no call, and the caller is asked for the order number
-    assert [o["status"] for o in outputs] == (["committed"] if runs else []), rec.timeline()
-    assert runs or rec.agent_lines[-1].endswith("Could you tell me the order number?"), rec.timeline()
+    assert [o["status"] for o in outputs] == (["committed"] if runs else ["not_run"]), rec.timeline()
     assert EFFECTS == ([{"order_id": "5521", "amount": 20.0}] if runs else [])
     assert (ledger.get("refund:5521") is not None) is runs

@@ -1,6 +1,6 @@
 """The grounding guard in a whole call (real VAD and Whisper, a Piper-voiced caller, the refund
 desk's scripted model, simulated clock): a card the model makes up is refused, the caller is
-asked for it, and the one refund keeps the card the caller gave."""
+asked for it in the session's words, and the one refund keeps the card the caller gave."""
 
 from __future__ import annotations
 
@@ -8,23 +8,18 @@ import json
 
 import pytest
 
-from pipeline.stages.fakes import ScriptedLLM
 from pipeline.transports.scripted import Clip, after_stage
 
 from .test_refund_desk import ASK, Desk
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 
-ASK_DIGITS = "Which card should I use instead? Please tell me its last four digits."
+# the reply about a refusal is the session's question back (`call.desk`), not the model's
+ASK_DIGITS = "Could you tell me the last four digits of the card to refund to?"
 
 
 def test_a_card_the_model_made_up_is_refused_and_the_caller_is_asked(real_stages, say, tmp_path):
     d = Desk(tmp_path, latency_s=8.0)
-    scripted = d.llm
-    # the desk's model, told what to say to a refusal (its other rules as they are)
-    d.llm = ScriptedLLM(rules=[[r"result of refund.*not_run", ASK_DIGITS]])
-    d.llm.rules += scripted.rules
-    d.llm.replies = scripted.replies
     rec = d.run(real_stages, [Clip(say(ASK), 0.3),
                               # no digits said: the model's "5678" is its own invention
                               Clip(say("Wait, please use a different credit card instead."), None,

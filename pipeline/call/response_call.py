@@ -55,18 +55,9 @@ class CallOut:
         r = self.response
         for chunk in self.progress(r.text_so_far):
             yield chunk
-        call = ToolCallStream.finish(r.text_so_far, r.ctx.tools.specs())
-        tools = r.ctx.tools
-        if tools.offers(r, call.name):
-            self.finish(call)
-            said = tools.said_back(r)  # the call waits for the caller's yes
-        else:  # a model that ignores the grammar (a server without one) called a tool this reply
-            # was not offered: no call; what the reply owes instead (a question back) is said
-            r.ctx.log(f"{r.id}: {call.name} called, not offered to this reply; not run")
-            self._drop(self._open(call.name))
-            said = await tools.owed(r, call.name, "") if tools.screens() else None
-        if said:
-            for chunk in self.chunker.push(said + " ") + self.chunker.flush():
+        self.finish(ToolCallStream.finish(r.text_so_far, r.ctx.tools.specs()))
+        if (back := r.ctx.tools.said_back(r)) is not None:  # the call waits for the caller's yes
+            for chunk in self.chunker.push(back + " ") + self.chunker.flush():
                 yield chunk
 
     def progress(self, text: str) -> list[str]:
@@ -106,7 +97,8 @@ class CallOut:
         item = self._open(call.name)
         if r.ctx.tools.repeats(r, call):  # written again after its result: that result stands
             r.ctx.log(f"{r.id}: {call.name} repeats this turn's call with the same arguments; not run")
-            self._drop(item)
+            item.status = "incomplete"
+            r.emit(ev.OutputItemDone(response_id=r.id, item=item.to_dict(), output_index=1))
             return
         call = r.ctx.tools.prepare(r, self.call_id, call)  # optional arguments nobody gave: out
         arguments = json.dumps(call.arguments)
@@ -119,10 +111,6 @@ class CallOut:
             item.status = "incomplete"
         r.emit(ev.OutputItemDone(response_id=r.id, item=item.to_dict(), output_index=1))
         r.placement.call_made(r, call)
-
-    def _drop(self, item: Item) -> None:
-        item.status = "incomplete"
-        self.response.emit(ev.OutputItemDone(response_id=self.response.id, item=item.to_dict(), output_index=1))
 
     def _open(self, name: str) -> Item:
         """The call's item, announced once, before its first argument delta."""
