@@ -76,6 +76,17 @@ def one_turn(tmp_path, said: str, llm: ScriptedLLM, tools: ToolRegistry, config:
                 setup=lambda s: s.use_tools(tools, ledger=Ledger(tmp_path / "l.sqlite3")))
 
 
+def refund_turn(tmp_path, said: str, llm: ScriptedLLM, *, tone_s: float):
+    """One caller turn (`said`, a tone as long as its words take) to the refund desk: the record
+    and the effects its refunds made."""
+    effects: list[dict] = []
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=[said]), completeness=HeuristicCompleteness(),
+                    llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    rec = call(stages, [Clip(caller_tone(tone_s), at_s=0.3)],
+               setup=lambda s: s.use_tools(refund_desk(effects), ledger=Ledger(tmp_path / "l.sqlite3")))
+    return rec, effects
+
+
 def test_the_reply_about_a_refusal_asks_for_what_was_refused(tmp_path) -> None:
     rec, effects, ledger = refused_call(tmp_path, "I want a refund to my card ending 1234.",
                                         "Sorry about that.")
@@ -100,11 +111,7 @@ def test_a_reply_that_asks_itself_is_not_asked_again(tmp_path) -> None:
     call_text = "Which order should I refund? ```json\n" + json.dumps(
         {"name": "refund", "arguments": {"holding_line": "One moment.", "order_id": "12345", "card_last4": "1234"}}) + "\n```"
     llm = ScriptedLLM(rules=[[r"refund", call_text.replace("{", "{{").replace("}", "}}")]])
-    effects: list[dict] = []
-    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["I want a refund to my card ending 1234."]),
-                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
-    rec = call(stages, [Clip(caller_tone(2.0), at_s=0.3)],
-               setup=lambda s: s.use_tools(refund_desk(effects), ledger=Ledger(tmp_path / "l.sqlite3")))
+    rec, effects = refund_turn(tmp_path, "I want a refund to my card ending 1234.", llm, tone_s=2.0)
     story = rec.timeline()
     assert effects == [], story
     assert rec.agent_lines == ["Which order should I refund?"], story
@@ -306,17 +313,13 @@ def test_a_reminder_states_the_card_its_ledger_row_holds(tmp_path) -> None:
 
 
 def test_a_refused_call_written_again_in_the_reply_about_its_refusal_is_not_silence(tmp_path) -> None:
-    """The model guesses the order wrong, and in the reply about the refusal writes the same guess
-    again (Qwen2.5-0.5B does, on lines that ask for nothing): that reply is not offered the tool
-    it was refused, so the caller hears the question back, not silence."""
+    """The model guesses the order wrong, and would write the same guess again in the reply about
+    the refusal (Qwen2.5-0.5B did, and that refused too, the caller heard nothing): the reply is the
+    session's question back, so the guess is refused once and the caller is asked."""
     invented = {"name": "refund", "arguments": {"holding_line": "One moment.", "order_id": "12345",
                                                 "card_last4": "1234"}}
     llm = ScriptedLLM(rules=[[r"refund", invented]])  # the same call, whatever it is asked
-    effects: list[dict] = []
-    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Refund order 4417 to my card ending 1234."]),
-                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
-    rec = call(stages, [Clip(caller_tone(2.4), at_s=0.3)],
-               setup=lambda s: s.use_tools(refund_desk(effects), ledger=Ledger(tmp_path / "l.sqlite3")))
+    rec, effects = refund_turn(tmp_path, "Refund order 4417 to my card ending 1234.", llm, tone_s=2.4)
     story = rec.timeline()
     assert effects == [], story
     assert rec.agent_lines[-1].endswith("Could you tell me the order number?"), story
