@@ -51,7 +51,7 @@ from pipeline.base.config import ResponsePolicy
 from pipeline.base.cpu import default_threads
 from pipeline.testing.server import LlamaServer
 
-from .machine import describe_machine, machine_line
+from .machine import describe_machine
 from .serve_calls import last_sound_s, send_at_real_time
 from .summary import median, p90
 from .wire import (
@@ -64,6 +64,7 @@ from .wire import (
     _ms,
     clips,
     one_call,
+    report_header,
     sounds,
     start_server,
 )
@@ -331,9 +332,7 @@ def main() -> None:
     result = run(args.rounds, args.clips, args.serve_args, args.gap, args.logs,
                  args.peer_whisper_compute_type, args.peer_log_level)
     after = os.getloadavg()
-    load = " ".join(f"{x:.2f}" for x in before + after)
-    header = (f"Machine: {machine_line(machine)}; load average (1, 5, 15 min) before, "
-              f"after: {load}")
+    header = report_header(machine, before, after)
     command = "python -m bench.peer " + " ".join(sys.argv[1:])
     text = report(result, header, command)
     print(text)

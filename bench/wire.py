@@ -363,6 +363,13 @@ def _speculation_line(rows: list[dict[str, Any]]) -> str:
     return f"Speculation adopted on {adopted} of {len(rows)} calls ({parts})."
 
 
+def report_header(machine: dict[str, Any], before: tuple[float, float, float],
+                  after: tuple[float, float, float] | None = None) -> str:
+    """A report's first line: the machine, and its load average before the run and after (now)."""
+    load = " ".join(f"{x:.2f}" for x in before + (after or os.getloadavg()))
+    return f"Machine: {machine_line(machine)}; load average (1, 5, 15 min) before, after: {load}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -386,9 +393,7 @@ def main() -> None:
         variants[name] = shlex.split(rest)
     before = os.getloadavg()
     result = run(args.rounds, args.serve_args, vias, variants or None)
-    load = " ".join(f"{x:.2f}" for x in before + os.getloadavg())
-    header = (f"Machine: {machine_line(describe_machine())}; load average (1, 5, 15 min) before, "
-              f"after: {load}")
+    header = report_header(describe_machine(), before)
     command = "python -m bench.wire " + " ".join(sys.argv[1:])
     text = report(result, header, command)
     print(text)
