@@ -24,7 +24,7 @@ from typing import Any
 
 from .evidence import Evidence
 from .spoken import ValueKind
-from .spoken.times import Written, moments, one_moment, open_hours, taken_back
+from .spoken.times import Written, in_hours, moments, one_moment, open_hours, taken_back
 from .spoken.words import words
 
 __all__ = ["MOMENTS", "as_hhmm", "restated", "the_clock", "took_back", "written_as"]
@@ -78,8 +78,7 @@ def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: W
 
 
 def _open(hhmm: str, hours: tuple[tuple[int, int], ...]) -> bool:
-    minute = int(hhmm[:2]) * 60 + int(hhmm[3:])
-    return any(a <= minute <= b for a, b in hours)
+    return in_hours(int(hhmm[:2]) * 60 + int(hhmm[3:]), hours)
 
 
 def _other_half(hhmm: str) -> str:

@@ -240,7 +240,7 @@ def one_moment(text: str, now: datetime, kind: Written, *, written: bool = False
     if kind == "date":
         return _day_text(days, now) if len(days) == 1 else None
     if len(points) > 1 and hours and all(a == b for a, b in points):  # morning or evening
-        points = {p for p in points if any(a <= p[0] <= b for a, b in hours)}
+        points = {p for p in points if in_hours(p[0], hours)}
     if len(points) != 1 or (point := next(iter(points)))[0] != point[1]:
         return None
     clock = f"{point[0] // 60:02d}:{point[0] % 60:02d}"
@@ -291,3 +291,8 @@ def open_hours(text: str) -> tuple[Span, ...]:
         if h1 < 24 and h2 <= 24 and m1 < 60 and m2 < 60 and h1 * 60 + m1 < h2 * 60 + m2:
             spans.append((h1 * 60 + m1, h2 * 60 + m2))
     return tuple(spans)
+
+
+def in_hours(minute: int, hours: tuple[Span, ...]) -> bool:
+    """Is this minute of the day inside one of the spans (`open_hours`)?"""
+    return any(a <= minute <= b for a, b in hours)
