@@ -468,3 +468,57 @@ def test_a_reading_outside_the_hours_a_self_contradicting_date_and_a_party_are_n
     assert trace(table, {"date": "2026-06-07", "time": "19:00"}, line).arguments["time"] == "19:00"
     # no hours given: "around seven" may be 07:00
     assert trace(table, {"date": "2026-06-07", "time": "07:00"}, said(line.said[0])).missing == []
+
+
+HIRE = client_tool("reserve_car", {
+    "driver_name": {"type": "string", "description": "Full name of the main driver"},
+    "pickup_date": {"type": "string", "format": "date", "description": "The day the car is collected"},
+    "return_date": {"type": "string", "format": "date", "description": "The day the car is brought back"},
+}, ["driver_name", "pickup_date", "return_date"])
+
+
+def test_a_calls_several_days_are_the_days_the_caller_named() -> None:
+    """Told "from Friday, back Monday", a small model writes days of its own; the call runs on the
+    caller's two, the earlier to the one it wrote earlier; a day said in the wrong place is set
+    right with the others; where the caller named other than one day for each, it is refused."""
+    line = said("A compact on Friday, bringing it back Monday, the name's Daniel Ferreira.")
+    wrote = {"driver_name": "Daniel Ferreira", "pickup_date": "2026-06-15", "return_date": "2026-07-14"}
+    traced = trace(HIRE, wrote, line)
+    assert traced.missing == [] and (traced.arguments["pickup_date"], traced.arguments["return_date"]) \
+        == ("2026-06-05", "2026-06-08")
+    till = said("An economy car for Lucy Achterberg, tomorrow at eight in the morning till Friday.")
+    swapped = trace(HIRE, {**wrote, "driver_name": "Lucy Achterberg", "pickup_date": "2026-06-03",
+                           "return_date": "2026-06-04"}, till)  # "tomorrow" written as the return
+    assert (swapped.arguments["pickup_date"], swapped.arguments["return_date"]) == ("2026-06-04", "2026-06-05")
+    for words in ("A compact on Friday or Saturday, the name's Daniel Ferreira.",  # a choice, not two days
+                  "A compact from Friday, the name's Daniel Ferreira.",  # one day for two
+                  "A compact for the weekend, the name's Daniel Ferreira."):  # which days?
+        assert trace(HIRE, wrote, said(words)).missing != [], words
+
+
+def test_a_day_told_of_is_no_day_to_act_on() -> None:
+    """ "Tomorrow at 2 pm, she's been limping since the weekend": the visit is tomorrow."""
+    line = said("Could I bring Juno in tomorrow at 2 pm? She's been limping since the weekend.")
+    traced = trace(BOOK, {"patient_name": "Juno", "date": "2026-06-11", "time": "14:00"}, line)
+    assert traced.missing == [] and traced.arguments["date"] == "2026-06-04"
+
+
+def test_a_spelled_name_reaches_the_tool_without_its_letters() -> None:
+    line = said("Book me tomorrow at 2 pm, the name is Roisin, R O I S I N, Gallagher.")
+    wrote = {"patient_name": "Roisin R O I S I N Gallagher", "date": "2026-06-04", "time": "14:00"}
+    assert trace(BOOK, wrote, line).arguments["patient_name"] == "Roisin Gallagher"
+    initials = said("Book J. R. R. Tolkien tomorrow at 2 pm.")
+    assert trace(BOOK, {**wrote, "patient_name": "J. R. R. Tolkien"}, initials).arguments["patient_name"] \
+        == "J. R. R. Tolkien"  # initials are part of a name
+
+
+CALLBACK = client_tool("request_callback", {
+    "phone_number": {"type": "string", "description": "The number to ring back"},
+}, ["phone_number"])
+
+
+def test_a_phone_numbers_leading_zero_is_kept_as_said() -> None:
+    line = said("Ring me back on oh seven seven one two three four five six seven eight.")
+    assert trace(CALLBACK, {"phone_number": "7712345678"}, line).arguments == {"phone_number": "07712345678"}
+    assert trace(CALLBACK, {"phone_number": "07712345678"}, line).missing == []
+    assert trace(CALLBACK, {"phone_number": "7712345679"}, line).missing == ["phone_number"]

@@ -10,6 +10,14 @@ caller said them where the model wrote them wrong (`provenance.trace` calls thes
   caller's. "At six" is one where the instructions give opening hours ("open 8:00 to 18:00")
   and only one of its readings is in them. None where they name none, or several, or a day gone
   by ("we came on May 20th": told of, not a moment to act at).
+- `spread_days`: the same for the several days of one call ("from tomorrow to Saturday": a
+  reschedule's current and new day; "Friday, bringing it back Monday": a hire's two days), where
+  the model wrote days nobody said: the days the caller's last words name, those the call holds
+  right taken out, one to each day written wrong, the earliest to the one the model wrote
+  earliest (it knew which came first; it misread when) or, where its days do not read, in the
+  order said; where they name one for every day of the call, all are placed so ("tomorrow till
+  Friday" written as today and tomorrow is tomorrow and Friday). None where the count differs,
+  or the words name several days for one moment.
 - `took_back`: "No, five pm, not five in the morning": the caller's last words take 05:00 back,
   so an earlier "at five" no longer gives it; nor does "around seven" give 07:00 at a place open
   in the evening only, nor "Sunday" a date written "Sunday, June 3" (a Wednesday).
@@ -24,10 +32,10 @@ from typing import Any
 
 from .evidence import Evidence
 from .spoken import ValueKind
-from .spoken.times import Written, in_hours, moments, one_moment, open_hours, taken_back
+from .spoken.times import Written, days_named, in_hours, moments, one_moment, open_hours, taken_back
 from .spoken.words import words
 
-__all__ = ["MOMENTS", "as_hhmm", "restated", "the_clock", "took_back", "written_as"]
+__all__ = ["MOMENTS", "as_hhmm", "restated", "spread_days", "the_clock", "took_back", "written_as"]
 
 MOMENTS: dict[ValueKind, Written] = {ValueKind.TIME: "time", ValueKind.DATE: "date",
                                      ValueKind.DATETIME: "datetime"}
@@ -48,8 +56,7 @@ def written_as(kind: ValueKind | None, prop: dict[str, Any], description: str) -
 def restated(value: Any, kind: ValueKind | None, written: Written | None, evidence: Evidence) -> str | None:
     """The one moment of this kind the caller's last words naming one name, for a moment the
     model wrote that nobody said (see the module); None where there is no such one."""
-    if kind not in MOMENTS or evidence.now is None or not isinstance(value, str) \
-            or not moments(words(value), evidence.now, written=True):
+    if kind not in MOMENTS or not _a_moment(value, evidence) or evidence.now is None:
         return None  # not a moment the model meant to write: judged as it is
     asked, hours = written or MOMENTS[kind], open_hours(evidence.instructions)
     for text in reversed(evidence.said):
@@ -60,6 +67,38 @@ def restated(value: Any, kind: ValueKind | None, written: Written | None, eviden
         if any(m.days if asked == "date" else m.spans if asked == "time" else True for m in named):
             return None  # the caller's last words of this kind name several, or a part of a day
     return None
+
+
+def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence) -> dict[str, str]:
+    """The caller's day for each argument written as a date (`wrong`: those holding a day nobody
+    said, `right`: those holding one said; each name to the model's value); see the module. {}
+    where the caller's last words naming a day do not name one for each wrong one."""
+    if not wrong or not all(_a_moment(value, evidence) for value in wrong.values()):
+        return {}  # "soonest" is no day the model meant to write: judged as it is
+    assert evidence.now is not None
+    for text in reversed(evidence.said):
+        if (named := days_named(text, evidence.now)) is None:
+            return {}
+        if named:
+            break
+    else:
+        return {}
+    every = {**wrong, **right}
+    written = {name: as_date(value, evidence) if isinstance(value, str) else None for name, value in every.items()}
+    if len(named) == len(every) > 1 and all(written.values()) and len(set(written.values())) == len(every):
+        # a day said in the wrong place ("tomorrow" as the return) is set right with the others
+        return dict(zip(sorted(every, key=lambda n: str(written[n])), sorted(named), strict=True))
+    free = [day for day in named if day not in {written[n] for n in right}]
+    if len(free) != len(wrong):
+        return {}
+    if all(written[n] for n in wrong) and len({written[n] for n in wrong}) == len(wrong):
+        return dict(zip(sorted(wrong, key=lambda n: str(written[n])), sorted(free), strict=True))
+    return dict(zip(wrong, free, strict=True))
+
+
+def _a_moment(value: Any, evidence: Evidence) -> bool:
+    return evidence.now is not None and isinstance(value, str) \
+        and bool(moments(words(value), evidence.now, written=True))
 
 
 def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: Written | None = None) -> bool:

@@ -30,7 +30,8 @@ the tool so ("6 pm" is "18:00"), whichever way the model wrote it; a day asked f
 
 A time or a day the model wrote wrong is said again as the caller said it (`moments.restated`):
 told "tomorrow at 2 pm" on June 3rd, a small model books "2026-06-09", and the call runs on
-"2026-06-04", the caller's; where the caller named none, or several, the call is refused. Of
+"2026-06-04", the caller's; where the caller named none, or several, the call is refused.
+Told "from tomorrow to Saturday", a call's two days are the caller's two (`moments.spread_days`). Of
 several numbers the instructions hold for one argument (two cards on file), only the one the
 caller's words point at is given (`record.singled_out`: "my debit card"), and is the value
 where the model wrote one nobody gave (`record.the_one_meant`).
@@ -38,24 +39,23 @@ where the model wrote one nobody gave (`record.the_one_meant`).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any
 
+from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
-from .moments import as_date, as_hhmm, restated, the_clock, took_back, written_as
+from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
 from .record import singled_out, the_one_meant
 from .schema import ToolSpec
-from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, said_in, sources_of
+from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said
 from .spoken.kinds import name_words, stem
 from .spoken.names import edit_distance
 from .spoken.numbers import TIME_CUES, numbers_said
-from .spoken.times import Written, moments
+from .spoken.times import moments
 from .spoken.words import is_number_word, spoken_number, words
 
 _BEFORE, _AFTER = 5, 4  # words around a value that may say what it is
@@ -64,34 +64,11 @@ _LABELS = frozenset("number no nr id code reference ref".split())  # "<noun> num
 _LINKS = frozenset("is was are be it it's its s".split())  # "my order number is 204"
 _DETERMINERS = frozenset("my the your our a an this that his her their its which what for to on "
                          "in at of with under by from".split())
-_NUMBERS = (ValueKind.NUMBER, ValueKind.CODE)  # what a caller may say as a number
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 _WORDY = re.compile(r"[A-Za-z]{3,}")
 _PRICE = re.compile(r"\d+\.\d{2}")
-# Words that say a number is money, and the words of an argument that holds money
-MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
-_MONEY_ARGS = MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum deposit tip".split())
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One argument's rule: its kind, where its value may come from, and the words that name it
-    and the tool's other arguments (a number's role)."""
-
-    name: str
-    kind: ValueKind | None
-    sources: frozenset[Source]
-    cues: frozenset[str]
-    rivals: frozenset[str]
-    required: bool
-    money: bool = False  # a price, a fee, a sum: "$", "dollars" around a number name it
-    clock24: bool = False  # a time its schema asks for as HH:MM ("format": "time", "HH:MM")
-    written: Written | None = None  # a moment its schema asks for written so ("format": "date")
-
-    @property
-    def traced(self) -> bool:
-        return self.kind is not None and Source.COMPOSED not in self.sources
+_SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z][\s,]+){2,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", not "J. R. R."
 
 
 @dataclass
@@ -103,28 +80,30 @@ class Traced:
     dropped: list[str] = field(default_factory=list)  # optional, untraced: left out
 
 
-def rules(spec: ToolSpec) -> dict[str, Rule]:
-    """Each argument's rule, read from the tool's schema (cached per tool)."""
-    return _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded)
-
-
 def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Traced:
     """Trace every argument of this call to its sources (see the module's docstring)."""
     out = Traced(dict(arguments))
-    for name, rule in rules(spec).items():
-        if name not in arguments or not rule.traced:
-            continue
+    checked = {name: rule for name, rule in rules(spec).items() if name in arguments and rule.traced}
+    held = {name: all(given(v, rule, evidence) for v in (arguments[name] if isinstance(arguments[name], list)
+                                                          else [arguments[name]]))
+            and not took_back(arguments[name], rule.kind, evidence, rule.written) for name, rule in checked.items()}
+    days = {name for name, rule in checked.items() if rule.written == "date" and Source.CALLER in rule.sources}
+    days_said = spread_days({n: arguments[n] for n in days if not held[n]},
+                            {n: arguments[n] for n in days if held[n]}, evidence)
+    for name, rule in checked.items():
         value = arguments[name]
         if rule.clock24 and isinstance(value, str) and (hhmm := as_hhmm(value)) is not None:
             out.arguments[name] = hhmm  # "6 pm" as the schema asks: "18:00" (traced as said)
-        if all(given(v, rule, evidence) for v in (value if isinstance(value, list) else [value])) \
-                and not took_back(value, rule.kind, evidence, rule.written):
+        if held[name] and name not in days_said:
             if rule.written == "date" and isinstance(value, str) and (day := as_date(value, evidence)) is not None:
                 out.arguments[name] = day  # "Saturday" as the schema asks: "2026-06-06"
             continue
-        # the moment the caller said, not the model's; the code on file their words point at
-        if (again := Source.CALLER in rule.sources and restated(value, rule.kind, rule.written, evidence)
-                or Source.INSTRUCTIONS in rule.sources and _pointed_at(rule, evidence)):
+        # the moment(s) the caller said, not the model's (of a call's several days, each its own:
+        # one day said is not two); the code on file their words point at
+        if (again := days_said.get(name) or Source.CALLER in rule.sources and (name not in days or len(days) == 1)
+                and restated(value, rule.kind, rule.written, evidence)
+                or Source.INSTRUCTIONS in rule.sources and _pointed_at(rule, evidence)
+                or _unspelled(value, rule, evidence) or _zero_led(value, rule, evidence)):
             out.arguments[name] = again
             continue
         if rule.required or spec.grounded is not None:
@@ -146,6 +125,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
     if rule.kind is ValueKind.NAME and (sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
                                         or any(is_number_word(w.text.lower()) for w in words(str(value)))):
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names
+    if rule.kind is ValueKind.NAME and _SPELLED.search(str(value)):
+        return False  # "Roisin R O I S I N Gallagher": the letters spell the name, and are not in it
     assert rule.kind is not None
     if Source.CALLER in rule.sources:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
@@ -155,7 +136,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
             and not the_clock(value, rule.kind, evidence):
         record = re.sub(r":\s", " ", evidence.instructions)  # "Cards on file: Visa ending 4242": across the colon
         if _in_text(value, record, rule, evidence, "", caller=False) and (
-                rule.kind not in _NUMBERS or _meant(value, record, rule, evidence)):
+                rule.kind not in NUMBERS or _meant(value, record, rule, evidence)):
             return True
     if Source.RESULT in rule.sources:
         for key, scalar in keyed_scalars(evidence.results):
@@ -165,6 +146,26 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                     _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
                 return True
     return False
+
+
+def _unspelled(value: Any, rule: Rule, evidence: Evidence) -> str | None:
+    """A name the model wrote with the caller's spelling inside it, without the letters, where
+    that was said ("Roisin, R O I S I N, Gallagher" gives "Roisin Gallagher")."""
+    if rule.kind is not ValueKind.NAME or not isinstance(value, str) or not _SPELLED.search(value):
+        return None
+    name = " ".join(_SPELLED.sub(" ", value).split()).strip(" ,")
+    return name if name and given(name, rule, evidence) else None
+
+
+def _zero_led(value: Any, rule: Rule, evidence: Evidence) -> str | None:
+    """A code the model wrote as a number, its leading zeros lost, as the caller said it ("oh
+    seven seven ..." written 7712345678 is "07712345678")."""
+    if rule.kind is not ValueKind.CODE or Source.CALLER not in rule.sources or not str(value).isdigit():
+        return None
+    for zeros in ("0", "00"):
+        if any(code_said(zeros + str(value), folded(text)) for text in evidence.said):
+            return zeros + str(value)
+    return None
 
 
 def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
@@ -364,57 +365,3 @@ def keyed_scalars(value: Any, key: str = "") -> Iterable[tuple[str, Any]]:
             yield from keyed_scalars(item, key)
     elif value is not None and not isinstance(value, bool):
         yield key, value
-
-
-# --- rules -----------------------------------------------------------------------------------------
-
-@lru_cache(maxsize=256)
-def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] | None
-           ) -> dict[str, Rule]:
-    schema = json.loads(parameters)
-    props: dict[str, Any] = schema.get("properties", {})
-    required = set(schema.get("required", ()))
-    out: dict[str, Rule] = {}
-    kinds: dict[str, ValueKind | None] = {}
-    for name, prop in props.items():
-        prop = prop if isinstance(prop, dict) else {}
-        if name in spoken or (grounded is not None and name not in grounded):
-            kind, sources = None, frozenset(Source)
-        else:
-            kind = kind_from_schema(name, prop)
-            if grounded is not None and kind is None:
-                kind = ValueKind.TEXT
-            sources = sources_of(name, prop)
-            if name not in required and SOURCE_KEY not in prop:
-                # an optional value is the caller's to add: the record's doctor or address on file
-                # is not asked for by a caller who named none (`x-source` may say otherwise)
-                sources = sources - {Source.INSTRUCTIONS}
-            if grounded is not None:
-                sources = sources - {Source.COMPOSED}
-            if "enum" in prop and "x-source" not in prop:
-                kind = None  # one of the values the schema allows: the model's choice
-        kinds[name] = kind_from_schema(name, prop)
-        cues = _cues(name, prop, kinds[name])
-        description = str(prop.get("description", ""))
-        out[name] = Rule(name, kind, sources, cues, frozenset(), name in required,
-                         money=kind is ValueKind.NUMBER and bool(cues & _MONEY_ARGS),
-                         clock24=kind is ValueKind.TIME and (prop.get("format") == "time" or "HH:MM" in description
-                                                             or "24-hour" in description),
-                         written=written_as(kind, prop, description))
-    for name, rule in out.items():  # the words that name the other numbers, and not this one
-        rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in _NUMBERS))
-        out[name] = replace(rule, rivals=rivals - rule.cues)
-    return out
-
-
-def _cues(name: str, prop: dict[str, Any], kind: ValueKind | None) -> frozenset[str]:
-    """The words that name this argument: its own (`spoken.cue_words`), "lastfour" for "the last four"
-    digits, money's marks for money, "#" for an id."""
-    cues = set(cue_words(name, prop))
-    if "last" in cues and cues & {"four", "4", "digit"} or "last4" in cues:
-        cues |= {"lastfour", "ending", "end", "ended"}  # "the one ending 5678": its last digits
-    if cues & _MONEY_ARGS and kind is ValueKind.NUMBER:
-        cues |= MONEY_MARKS
-    if kind is ValueKind.CODE:
-        cues |= {"#"}
-    return frozenset(cues)

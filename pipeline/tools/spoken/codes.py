@@ -120,7 +120,8 @@ def _spells(ws: list[Word], i: int) -> bool:
         return False
     text = ws[i].text
     return (text[:1].isdigit() or is_number_word(text) or text in _ALPHABET or text in _REPEAT
-            or (len(text) == 1 and text.isalpha() and text not in ("a", "i")))
+            or (len(text) == 1 and text.isalpha() and text not in ("a", "i"))
+            or (text == "oh" and _spells(ws, i + 1)))  # "oh seven seven ...": a phone's leading zero
 
 
 def _drop_as_in(ws: list[Word]) -> list[Word]:

@@ -252,6 +252,29 @@ def one_moment(text: str, now: datetime, kind: Written, *, written: bool = False
     return f"{_day_text(days, now)}T{clock}" if len(days) == 1 else None
 
 
+_TOLD_OF = frozenset({"since", "ago", "last"})  # "limping since the weekend": a day gone by, told of
+
+
+def days_named(text: str, now: datetime) -> list[str] | None:
+    """The days these words name to act on, each once, in the order said ("from tomorrow to
+    Saturday": ["2026-06-04", "2026-06-06"]); a day told of ("since the weekend") or taken back
+    ("Friday, not Monday") is not one. None where a moment names several ("the weekend"), or two
+    are choices ("Monday or Tuesday"), or one is a day gone by: which is meant is not said."""
+    ws, out, last = words(text), list[str](), -1
+    for m in moments(ws, now):
+        if not m.days or _taken_back(ws, m.start) or (m.start and ws[m.start - 1].text in _TOLD_OF):
+            continue
+        if len(m.days) != 1 or (out and "or" in (w.text for w in ws[last:m.start])):
+            return None
+        last = m.end
+        day = _day_text(set(m.days), now)
+        if day < now.date().isoformat():
+            return None
+        if day not in out:
+            out.append(day)
+    return out
+
+
 def taken_back(value: str, text: str, now: datetime | None) -> bool:
     """Do these words take this moment back ("Friday, not Monday" for "2026-06-08")?"""
     wanted = moments(words(value), now, written=True, slack_min=0)

@@ -1,0 +1,99 @@
+"""Each argument's rule, read from its tool's schema: its kind, where its value may come from
+(`spoken.sources_of`), the words that name it and the tool's other numbers (a number's role), and
+how a moment is to be written. `provenance.trace` checks a call against these."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+from .moments import written_as
+from .schema import ToolSpec
+from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, sources_of
+from .spoken.times import Written
+
+__all__ = ["MONEY_MARKS", "NUMBERS", "Rule", "rules"]
+
+NUMBERS = (ValueKind.NUMBER, ValueKind.CODE)  # what a caller may say as a number
+# Words that say a number is money, and the words of an argument that holds money
+MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
+_MONEY_ARGS = MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum deposit tip".split())
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One argument's rule: its kind, where its value may come from, and the words that name it
+    and the tool's other arguments (a number's role)."""
+
+    name: str
+    kind: ValueKind | None
+    sources: frozenset[Source]
+    cues: frozenset[str]
+    rivals: frozenset[str]
+    required: bool
+    money: bool = False  # a price, a fee, a sum: "$", "dollars" around a number name it
+    clock24: bool = False  # a time its schema asks for as HH:MM ("format": "time", "HH:MM")
+    written: Written | None = None  # a moment its schema asks for written so ("format": "date")
+
+    @property
+    def traced(self) -> bool:
+        return self.kind is not None and Source.COMPOSED not in self.sources
+
+
+def rules(spec: ToolSpec) -> dict[str, Rule]:
+    """Each argument's rule, read from the tool's schema (cached per tool)."""
+    return _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded)
+
+
+@lru_cache(maxsize=256)
+def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] | None
+           ) -> dict[str, Rule]:
+    schema = json.loads(parameters)
+    props: dict[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", ()))
+    out: dict[str, Rule] = {}
+    kinds: dict[str, ValueKind | None] = {}
+    for name, prop in props.items():
+        prop = prop if isinstance(prop, dict) else {}
+        if name in spoken or (grounded is not None and name not in grounded):
+            kind, sources = None, frozenset(Source)
+        else:
+            kind = kind_from_schema(name, prop)
+            if grounded is not None and kind is None:
+                kind = ValueKind.TEXT
+            sources = sources_of(name, prop)
+            if name not in required and SOURCE_KEY not in prop:
+                # an optional value is the caller's to add: the record's doctor or address on file
+                # is not asked for by a caller who named none (`x-source` may say otherwise)
+                sources = sources - {Source.INSTRUCTIONS}
+            if grounded is not None:
+                sources = sources - {Source.COMPOSED}
+            if "enum" in prop and "x-source" not in prop:
+                kind = None  # one of the values the schema allows: the model's choice
+        kinds[name] = kind_from_schema(name, prop)
+        cues = _cues(name, prop, kinds[name])
+        description = str(prop.get("description", ""))
+        out[name] = Rule(name, kind, sources, cues, frozenset(), name in required,
+                         money=kind is ValueKind.NUMBER and bool(cues & _MONEY_ARGS),
+                         clock24=kind is ValueKind.TIME and (prop.get("format") == "time" or "HH:MM" in description
+                                                             or "24-hour" in description),
+                         written=written_as(kind, prop, description))
+    for name, rule in out.items():  # the words that name the other numbers, and not this one
+        rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
+        out[name] = replace(rule, rivals=rivals - rule.cues)
+    return out
+
+
+def _cues(name: str, prop: dict[str, Any], kind: ValueKind | None) -> frozenset[str]:
+    """The words that name this argument: its own (`spoken.cue_words`), "lastfour" for "the last four"
+    digits, money's marks for money, "#" for an id."""
+    cues = set(cue_words(name, prop))
+    if "last" in cues and cues & {"four", "4", "digit"} or "last4" in cues:
+        cues |= {"lastfour", "ending", "end", "ended"}  # "the one ending 5678": its last digits
+    if cues & _MONEY_ARGS and kind is ValueKind.NUMBER:
+        cues |= MONEY_MARKS
+    if kind is ValueKind.CODE:
+        cues |= {"#"}
+    return frozenset(cues)
