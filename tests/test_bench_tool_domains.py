@@ -38,7 +38,7 @@ def test_size_and_splits() -> None:
         assert td.cases(split), split
     assert {d["split"] for d in td.DOMAINS.values()} == set(td.SPLITS)
     assert sum(len(td.cases(split)) for split in td.SPLITS) == len(CASES)
-    with pytest.raises(ValueError, match="use one of dev, heldout, fresh"):
+    with pytest.raises(ValueError, match="use one of dev, heldout, fresh, fresh2"):
         td.cases("test")
 
 
