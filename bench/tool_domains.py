@@ -1,6 +1,6 @@
 """A labelled tool set across domains the framework was not written for (`tool_domains.json`).
 
-Eight agents, each declared the way a client declares one: JSON Schema function tools (the
+Sixteen agents, each declared the way a client declares one: JSON Schema function tools (the
 realtime protocol's form), the instructions a deployment gives (some hold the caller's record: an
 account with its cards, a booking, prescriptions on file), and which tools act on the world
 (`acts`). Each caller line is one user turn, after its `context` (the turns before a correction),
@@ -15,7 +15,10 @@ said at the set's `now` (Wednesday 2026-06-03, 10:00). Lines by `category`:
 The split is by domain: `dev` (clinic front desk, taxi dispatch, bank card line, restaurant
 reservations) is what rules may be designed and tuned on; `heldout` (hotel front desk, IT
 helpdesk, pharmacy refills, airline) is only reported, to say whether they hold on domains they
-were not made on. Values are compared by meaning (`same_value`: "6 PM" is "18:00").
+were not made on. `fresh` (vet, car rental, broadband, salon) and `fresh2` (home repair dispatch,
+gym membership desk, parcel courier, council waste line) were each written later by an author who
+had not read the guard's rules or code, and are judged once. Values are compared by meaning
+(`same_value`: "6 PM" is "18:00").
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ SET = Path(__file__).resolve().with_name("tool_domains.json")
 DATA: dict[str, Any] = json.loads(SET.read_text(encoding="utf-8"))
 DOMAINS: dict[str, dict[str, Any]] = DATA["domains"]
 NOW = datetime.fromisoformat(DATA["now"])
-SPLITS = ("dev", "heldout", "fresh")
+SPLITS = ("dev", "heldout", "fresh", "fresh2")
 
 
 def cases(split: str | None = None) -> list[dict[str, Any]]:
