@@ -1,6 +1,7 @@
-"""The tool choice (`tools.choice`): a caller who asks for a tool by its verb and its object, with
-everything it requires given, gets that tool's call (`called_for`); the verb in the past, denied,
-under an "if", or in a question about it, does not."""
+"""The tool choice (`tools.choice`): a caller who asks for a tool by its verb and its object, or
+by a verb no other tool has said as a request, with everything it requires given, gets that
+tool's call (`called_for`); the verb in the past, denied, under an "if", or in a question about
+it, does not."""
 
 from __future__ import annotations
 
@@ -29,6 +30,13 @@ TOOLS = [_tool("book_appointment"), _tool("cancel_appointment"), _tool("freeze_c
     ("My card was frozen last week.", []),  # no verb as the tool says it
     ("I want to book.", []),  # the verb without its object: which tool?
     ("Cancel the appointment, that's all, goodbye.", []),  # a close: the hang-up's to answer
+    # a verb no other tool has, said as a request with what it acts on
+    ("We can't make it after all, so please cancel it.", ["cancel_appointment"]),
+    ("Could you freeze it for now?", ["freeze_card"]),
+    ("Freeze it, please.", ["freeze_card"]),
+    ("I froze it myself and then I unfroze it.", []),
+    ("They said they would freeze.", []),  # nothing it acts on
+    ("I don't want you to cancel it.", []),
 ])
 def test_a_tool_asked_for_by_its_verb_and_object_must_be_called(line, called) -> None:
     assert [s.name for s in called_for(TOOLS, line)] == called

@@ -28,7 +28,9 @@ small model otherwise says goodbye in words and leaves the line open. Likewise (
 caller who asks for a tool by its verb and its object ("Please freeze the card ending 0387" for
 `freeze_card`, "cancel the appointment for Hannah Cole on Friday" for `cancel_appointment`), with
 everything it requires given: Qwen2.5-0.5B otherwise calls a neighbour (a travel notice for the
-freeze) or nothing. Not where the verb is past ("I booked"), denied ("don't cancel"), or an "if".
+freeze) or nothing; or by a verb no other tool has, said as a request ("could you extend K H seven
+zero three three eight", "so please cancel it"). Not where the verb is past ("I booked"), denied
+("don't cancel"), or an "if".
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from .evidence import Evidence
 from .given import lacking
 from .schema import ToolSpec
 from .spoken.kinds import name_words, stem
-from .spoken.words import words
+from .spoken.words import Word, words
 
 # Words that close a conversation; "thanks" alone does not (the caller may go on).
 _CLOSING = re.compile(r"\b(good ?bye|bye|bye-bye|that'?s (all|it|everything)|that is (all|it)|"
@@ -65,9 +67,9 @@ def asked_for(specs: Iterable[ToolSpec], last_said: str) -> ToolSpec | None:
     if _ABOUT.match(last_said):
         return None
     text = last_said.replace("’", "'")
-    said = [w.text for w in words(text)]
-    named = [spec for spec in specs if not spec.closes and (
-        re.search(rf"\b{re.escape(spec.name.replace('_', ' '))}\b", text, re.I) or _by_verb(spec, said))]
+    ws, specs = words(text), [spec for spec in specs if not spec.closes]
+    named = [spec for spec in specs if re.search(rf"\b{re.escape(spec.name.replace('_', ' '))}\b", text, re.I)
+             or _by_verb(spec, [w.text for w in ws]) or _by_own_verb(spec, specs, ws)]
     return next((s for s in named if s.side_effect), named[0] if named else None)
 
 
@@ -98,13 +100,20 @@ _HELD_BACK = frozenset("not don't dont never if whether without n't no".split())
 
 
 def called_for(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
-    """The tools the caller's last words ask for by their verb and object (see the module), from
-    `specs` (the tools this reply is offered, none lacking what it requires); [] where none is,
-    or the words ask about one rather than for it."""
+    """The tools the caller's last words ask for by their verb and object, or by a verb no other
+    tool has, said as a request (see the module), from `specs` (the tools this reply is offered,
+    none lacking what it requires); [] where none is, or the words ask about one rather than for it."""
     if _ABOUT.match(last_said) or sounds_closing(last_said):
         return []
-    said = [w.text for w in words(last_said.replace("’", "'"))]
-    return [spec for spec in specs if not spec.closes and _by_verb(spec, said)]
+    ws = words(last_said.replace("’", "'"))
+    specs = [spec for spec in specs if not spec.closes]
+    return [spec for spec in specs if _by_verb(spec, [w.text for w in ws]) or _by_own_verb(spec, specs, ws)]
+
+
+def _by_own_verb(spec: ToolSpec, specs: list[ToolSpec], ws: list[Word]) -> bool:
+    """The words ask for this tool by a verb no other of `specs` is named by, said as a request."""
+    verb = name_words(spec.name)[0]
+    return [name_words(s.name)[0] for s in specs].count(verb) == 1 and _requested(verb, ws)
 
 
 def _by_verb(spec: ToolSpec, said: list[str]) -> bool:
@@ -115,3 +124,22 @@ def _by_verb(spec: ToolSpec, said: list[str]) -> bool:
     stems = {stem(w) for w in said}
     return bool(objects and at and any(stem(o) in stems for o in objects)
                 and not all(_HELD_BACK & {w.lower() for w in said[max(0, i - 3):i]} for i in at))
+
+
+_ASKING = frozenset("to please you can could would and just".split())  # "could you extend ...", "please cancel it"
+_OBJECT = frozenset("the my it our his her a an this that me us them those these".split())
+
+
+def _requested(verb: str, ws: list[Word]) -> bool:
+    """Is the verb said as a request, with what it acts on: after "please", "to", "could you" ("so
+    please cancel it", "I'd like to extend it"), or opening a sentence ("Reorder the carprofen");
+    not held back ("don't cancel it")? A past ("I reset my password") or a noun ("Ticket INC-2093
+    was opened") is none."""
+    for i, w in enumerate(ws):
+        if w.text.lower() != verb or _HELD_BACK & {x.text.lower() for x in ws[max(0, i - 5):i]}:
+            continue
+        before = ws[i - 1].text.lower() if i and not w.after_break else ""
+        follows = ws[i + 1].text.lower() if i + 1 < len(ws) and not ws[i + 1].after_break else ""
+        if follows and (before in _ASKING or (not before and follows in _OBJECT)):
+            return True
+    return False
