@@ -402,8 +402,9 @@ def test_an_optional_value_from_the_record_is_left_out_and_a_number_is_no_name()
     traced = trace(BOOK, {"patient_name": "Priya Raman", "date": "2026-06-08", "time": "08:00",
                           "doctor": "Dr. Okafor"}, line)
     assert traced.missing == [] and traced.dropped == ["doctor"]  # required: from the record; optional: not
-    assert trace(BOOK, {"patient_name": "P-20417", "date": "2026-06-08", "time": "08:00"}, line).missing \
-        == ["patient_name"]
+    # the number is no name: the call runs on the name beside it on file (`record.name_beside`)
+    assert trace(BOOK, {"patient_name": "P-20417", "date": "2026-06-08", "time": "08:00"}, line).arguments \
+        ["patient_name"] == "Priya Raman"
 
 
 def test_of_several_values_on_file_only_the_one_the_caller_means_is_given() -> None:
@@ -522,3 +523,25 @@ def test_a_phone_numbers_leading_zero_is_kept_as_said() -> None:
     assert trace(CALLBACK, {"phone_number": "7712345678"}, line).arguments == {"phone_number": "07712345678"}
     assert trace(CALLBACK, {"phone_number": "07712345678"}, line).missing == []
     assert trace(CALLBACK, {"phone_number": "7712345679"}, line).missing == ["phone_number"]
+
+
+CANCEL = client_tool("cancel_appointment", {
+    "patient_name": {"type": "string", "description": "Full name of the patient"},
+    "date": {"type": "string", "format": "date", "description": "Day of the appointment to cancel"},
+}, ["patient_name", "date"])
+ON_FILE = ("Caller on file, matched by their phone number: Priya Raman, date of birth 1988-11-02, "
+           "patient number P-20417; next appointment Tuesday, June 9, 2026 at 09:30.")
+
+
+def test_a_name_written_as_the_records_number_is_the_name_beside_it() -> None:
+    """ "Cancel my appointment next Tuesday": a small model writes the patient number on file as
+    the patient's name; the call runs on the name of that entry. Not where the number is the
+    caller's own words (a tag said aloud), nor where the entry names nobody or two people."""
+    line = said("I need to cancel my appointment next Tuesday.", instructions=ON_FILE)
+    traced = trace(CANCEL, {"patient_name": "P-20417", "date": "2026-06-09"}, line)
+    assert traced.missing == [] and traced.arguments["patient_name"] == "Priya Raman"
+    two = ON_FILE.replace("Priya Raman,", "Priya Raman and Omar Said,")
+    assert trace(CANCEL, {"patient_name": "P-20417", "date": "2026-06-09"},
+                 said("I need to cancel my appointment next Tuesday.", instructions=two)).missing == ["patient_name"]
+    spoken = said("Cancel P 20417 next Tuesday.", instructions=ON_FILE)
+    assert trace(CANCEL, {"patient_name": "P-20417", "date": "2026-06-09"}, spoken).missing == ["patient_name"]

@@ -34,7 +34,8 @@ told "tomorrow at 2 pm" on June 3rd, a small model books "2026-06-09", and the c
 Told "from tomorrow to Saturday", a call's two days are the caller's two (`moments.spread_days`). Of
 several numbers the instructions hold for one argument (two cards on file), only the one the
 caller's words point at is given (`record.singled_out`: "my debit card"), and is the value
-where the model wrote one nobody gave (`record.the_one_meant`).
+where the model wrote one nobody gave (`record.the_one_meant`); a name written as the
+record's number ("P-20417") is the name beside it there (`record.name_beside`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from typing import Any
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
-from .record import singled_out, the_one_meant
+from .record import name_beside, singled_out, the_one_meant
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said
@@ -103,7 +104,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
         if (again := days_said.get(name) or Source.CALLER in rule.sources and (name not in days or len(days) == 1)
                 and restated(value, rule.kind, rule.written, evidence)
                 or Source.INSTRUCTIONS in rule.sources and _pointed_at(rule, evidence)
-                or _unspelled(value, rule, evidence) or _zero_led(value, rule, evidence)):
+                or _unspelled(value, rule, evidence) or _zero_led(value, rule, evidence)
+                or _named_on_file(value, rule, evidence)):
             out.arguments[name] = again
             continue
         if rule.required or spec.grounded is not None:
@@ -155,6 +157,15 @@ def _unspelled(value: Any, rule: Rule, evidence: Evidence) -> str | None:
         return None
     name = " ".join(_SPELLED.sub(" ", value).split()).strip(" ,")
     return name if name and given(name, rule, evidence) else None
+
+
+def _named_on_file(value: Any, rule: Rule, evidence: Evidence) -> str | None:
+    """The name of the record's entry whose number the model wrote for a name (`record.name_beside`)."""
+    if rule.kind is not ValueKind.NAME or Source.INSTRUCTIONS not in rule.sources or not isinstance(value, str) \
+            or any(code_said(value, text) for text in evidence.said):
+        return None  # the caller said it: a tag ("LT 3381"), not a number from the record
+    name = name_beside(value.strip(), evidence.instructions)
+    return name if name is not None and given(name, rule, evidence) else None
 
 
 def _zero_led(value: Any, rule: Rule, evidence: Evidence) -> str | None:

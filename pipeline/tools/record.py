@@ -6,7 +6,9 @@ where it is the one the caller means: the only value of that role in the record,
 own words the caller said ("my debit card": 5521; "put it on my Mastercard": 0387). "Please freeze
 my card" names neither, so neither is given, and the agent asks which. Where the model wrote a
 value nobody gave ("5200" from "fifty two dollars on my credit card"), the one the caller's words
-point at is the value (`the_one_meant`), as a moment is said again as the caller said it.
+point at is the value (`the_one_meant`), as a moment is said again as the caller said it. Where
+it wrote an entry's number for a name ("P-20417" as the patient's name), the one name of that
+entry is (`name_beside`).
 
 A value's own words are those of its entry: the record's clause around it (split at ";", at line
 ends and sentence ends), cut at the values of the same role before and after it. The words between
@@ -88,3 +90,17 @@ def _label(record: str, span: tuple[int, int], role_spans: Sequence[tuple[int, i
 
 def _digits(text: str) -> str:
     return re.sub(r"\D", "", text) or text.strip().lower()
+
+
+_NAME = re.compile(r"\b[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)+\b")  # "Priya Raman": two capitalised words or more
+
+
+def name_beside(code: str, record: str) -> str | None:
+    """The one name in the record's one entry holding this code ("Priya Raman, date of birth
+    1988-11-02, patient number P-20417"); None where no entry or several hold it, or the entry
+    holds no name or several."""
+    if not code.strip() or not any(ch.isdigit() for ch in code):
+        return None
+    holding = [entry for entry in _ENTRY.split(record) if re.search(rf"(?<!\w){re.escape(code)}(?!\w)", entry)]
+    names = {m.group(0) for m in _NAME.finditer(holding[0])} if len(holding) == 1 else set()
+    return next(iter(names)) if len(names) == 1 else None
