@@ -1,6 +1,6 @@
 """A labelled tool set across domains the framework was not written for (`tool_domains.json`).
 
-Sixteen agents, each declared the way a client declares one: JSON Schema function tools (the
+Twenty agents, each declared the way a client declares one: JSON Schema function tools (the
 realtime protocol's form), the instructions a deployment gives (some hold the caller's record: an
 account with its cards, a booking, prescriptions on file), and which tools act on the world
 (`acts`). Each caller line is one user turn, after its `context` (the turns before a correction),
@@ -17,8 +17,10 @@ reservations) is what rules may be designed and tuned on; `heldout` (hotel front
 helpdesk, pharmacy refills, airline) is only reported, to say whether they hold on domains they
 were not made on. `fresh` (vet, car rental, broadband, salon) and `fresh2` (home repair dispatch,
 gym membership desk, parcel courier, council waste line) were each written later by an author who
-had not read the guard's rules or code, and are judged once. Values are compared by meaning
-(`same_value`: "6 PM" is "18:00").
+had not read the guard's rules or code, and are judged once. `fresh3` (driving school, energy
+supplier, tyre and service garage, cinema box office) was written on 2026-12-03, later the same
+day, by an author who had not read the guard's rules, its code or any split's failures, and is
+judged once. Values are compared by meaning (`same_value`: "6 PM" is "18:00").
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ SET = Path(__file__).resolve().with_name("tool_domains.json")
 DATA: dict[str, Any] = json.loads(SET.read_text(encoding="utf-8"))
 DOMAINS: dict[str, dict[str, Any]] = DATA["domains"]
 NOW = datetime.fromisoformat(DATA["now"])
-SPLITS = ("dev", "heldout", "fresh", "fresh2")
+SPLITS = ("dev", "heldout", "fresh", "fresh2", "fresh3")
 
 
 def cases(split: str | None = None) -> list[dict[str, Any]]:
