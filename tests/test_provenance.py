@@ -545,3 +545,66 @@ def test_a_name_written_as_the_records_number_is_the_name_beside_it() -> None:
                  said("I need to cancel my appointment next Tuesday.", instructions=two)).missing == ["patient_name"]
     spoken = said("Cancel P 20417 next Tuesday.", instructions=ON_FILE)
     assert trace(CANCEL, {"patient_name": "P-20417", "date": "2026-06-09"}, spoken).missing == ["patient_name"]
+
+
+def test_a_week_on_is_the_day_a_week_after() -> None:
+    """ "a week today", "a week on Monday", "Tuesday week", "Thursday next week": said on
+    Wednesday June 3rd, June 10th, 15th, 16th and 11th, not the day without its week."""
+    for words, day in (("for a week today", "2026-06-10"), ("a week on Monday", "2026-06-15"),
+                       ("Tuesday week", "2026-06-16"), ("Thursday next week", "2026-06-11"),
+                       ("Thursday this week", "2026-06-04"), ("on Monday, week two", "2026-06-08")):
+        line = said(f"Marcus Hale, {words}, at 2 pm.")
+        traced = trace(BOOK, {"patient_name": "Marcus Hale", "date": "2026-06-03", "time": "14:00"}, line)
+        assert traced.arguments["date"] == day, words
+
+
+TRACK = client_tool("rebook_delivery", {
+    "tracking_number": {"type": "string", "description": "The parcel's tracking number"},
+    "parcels": {"type": "integer", "description": "How many parcels"},
+}, ["tracking_number"])
+TRACK_ONLY = client_tool("track_parcel", {
+    "tracking_number": {"type": "string", "description": "The parcel's tracking number"},
+}, ["tracking_number"])
+
+
+def test_a_code_written_in_the_callers_words_reaches_the_tool_as_a_code() -> None:
+    line = said("The card says S W zero zero six one five five three two eight nine.")
+    traced = trace(TRACK_ONLY, {"tracking_number": "S W zero zero six one five five three two eight nine"}, line)
+    assert traced.arguments == {"tracking_number": "SW0061553289"}
+    assert trace(TRACK_ONLY, {"tracking_number": "S W zero zero six one five five three two eight"},
+                 line).missing == ["tracking_number"]  # a digit short: not the caller's
+
+
+def test_a_code_no_count_could_be_is_the_only_numbered_arguments_among_several_numbers() -> None:
+    """Three numbers said ("two two eight one, six six oh, four nine one"), no word naming the
+    tracking number: on a tool with no other number, a code with letters in it is the tracking
+    number; a bare number among several is not, and a tool with a count keeps the rule."""
+    line = said("Could I get S W two two eight one, six six oh, four nine one redelivered?")
+    assert trace(TRACK_ONLY, {"tracking_number": "SW2281660491"}, line).missing == []
+    assert trace(TRACK, {"tracking_number": "SW2281660491"}, line).missing == ["tracking_number"]
+    assert trace(TRACK_ONLY, {"tracking_number": "491"}, line).missing == ["tracking_number"]
+
+
+CLASS = client_tool("book_class", {
+    "class_name": {"type": "string", "description": "The class's name on the timetable"},
+    "location": {"type": "string", "description": "The street address of the studio"},
+}, ["class_name"])
+
+
+def test_a_name_or_an_address_holding_more_than_itself_is_cut_to_it() -> None:
+    line = said("Book me the spin on Monday morning at the studio on Mill Road, not Mill Lane.")
+    traced = trace(CLASS, {"class_name": "Spin on Monday morning", "location": "Mill Road, not Mill Lane"}, line)
+    assert traced.arguments == {"class_name": "Spin", "location": "Mill Road"}
+
+
+REPORT = client_tool("report_missed_bin", {
+    "address": {"type": "string", "description": "The street address of the bin"},
+}, ["address"])
+
+
+def test_an_address_from_the_record_is_its_whole_address_not_a_piece() -> None:
+    record = "Caller on file: Tomasz Nowak, 41 Larch Avenue, Hartley HT4 7QD, council tax account 6041 8227."
+    line = said("Our recycling didn't get picked up yesterday.", instructions=record)
+    for piece in ("Hartley HT4 7QD", "Larch Avenue, Hartley HT4 7QD", "41 Larch Avenue, Hartley HT4 7QD"):
+        assert trace(REPORT, {"address": piece}, line).arguments == {"address": "41 Larch Avenue, Hartley HT4 7QD"}
+    assert trace(REPORT, {"address": "41 Larch Avenue"}, line).arguments == {"address": "41 Larch Avenue"}

@@ -36,6 +36,7 @@ class Rule:
     money: bool = False  # a price, a fee, a sum: "$", "dollars" around a number name it
     clock24: bool = False  # a time its schema asks for as HH:MM ("format": "time", "HH:MM")
     written: Written | None = None  # a moment its schema asks for written so ("format": "date")
+    lone: bool = False  # the tool's only argument a caller says as a number
 
     @property
     def traced(self) -> bool:
@@ -82,7 +83,8 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                          written=written_as(kind, prop, description))
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
-        out[name] = replace(rule, rivals=rivals - rule.cues)
+        out[name] = replace(rule, rivals=rivals - rule.cues, lone=kinds[name] in NUMBERS and not any(
+            kinds[o] in NUMBERS for o in out if o != name))
     return out
 
 

@@ -43,16 +43,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import zip_longest
 from typing import Any
 
+from .amends import a_piece, amended, more_than_itself
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
-from .record import name_beside, singled_out, the_one_meant
+from .record import singled_out, the_one_meant
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
-from .spoken.codes import code_said
+from .spoken.codes import code_said, spelled
 from .spoken.kinds import name_words, stem
 from .spoken.names import edit_distance
 from .spoken.numbers import TIME_CUES, numbers_said
@@ -69,7 +71,6 @@ _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 _WORDY = re.compile(r"[A-Za-z]{3,}")
 _PRICE = re.compile(r"\d+\.\d{2}")
-_SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z][\s,]+){2,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", not "J. R. R."
 
 
 @dataclass
@@ -104,8 +105,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
         if (again := days_said.get(name) or Source.CALLER in rule.sources and (name not in days or len(days) == 1)
                 and restated(value, rule.kind, rule.written, evidence)
                 or Source.INSTRUCTIONS in rule.sources and _pointed_at(rule, evidence)
-                or _unspelled(value, rule, evidence) or _zero_led(value, rule, evidence)
-                or _named_on_file(value, rule, evidence)):
+                or amended(value, rule, evidence, partial(_given_as, rule, evidence))):
             out.arguments[name] = again
             continue
         if rule.required or spec.grounded is not None:
@@ -114,6 +114,10 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             out.dropped.append(name)
             del out.arguments[name]
     return out
+
+
+def _given_as(rule: Rule, evidence: Evidence, value: str) -> bool:
+    return given(value, rule, evidence)
 
 
 def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
@@ -127,8 +131,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
     if rule.kind is ValueKind.NAME and (sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
                                         or any(is_number_word(w.text.lower()) for w in words(str(value)))):
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names
-    if rule.kind is ValueKind.NAME and _SPELLED.search(str(value)):
-        return False  # "Roisin R O I S I N Gallagher": the letters spell the name, and are not in it
+    if more_than_itself(value, rule.kind, evidence.now):
+        return False  # "Roisin R O I S I N Gallagher", "Mill Road, not Mill Lane": more than the name
     assert rule.kind is not None
     if Source.CALLER in rule.sources:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
@@ -138,7 +142,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
             and not the_clock(value, rule.kind, evidence):
         record = re.sub(r":\s", " ", evidence.instructions)  # "Cards on file: Visa ending 4242": across the colon
         if _in_text(value, record, rule, evidence, "", caller=False) and (
-                rule.kind not in NUMBERS or _meant(value, record, rule, evidence)):
+                rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind):
             return True
     if Source.RESULT in rule.sources:
         for key, scalar in keyed_scalars(evidence.results):
@@ -148,35 +152,6 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                     _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
                 return True
     return False
-
-
-def _unspelled(value: Any, rule: Rule, evidence: Evidence) -> str | None:
-    """A name the model wrote with the caller's spelling inside it, without the letters, where
-    that was said ("Roisin, R O I S I N, Gallagher" gives "Roisin Gallagher")."""
-    if rule.kind is not ValueKind.NAME or not isinstance(value, str) or not _SPELLED.search(value):
-        return None
-    name = " ".join(_SPELLED.sub(" ", value).split()).strip(" ,")
-    return name if name and given(name, rule, evidence) else None
-
-
-def _named_on_file(value: Any, rule: Rule, evidence: Evidence) -> str | None:
-    """The name of the record's entry whose number the model wrote for a name (`record.name_beside`)."""
-    if rule.kind is not ValueKind.NAME or Source.INSTRUCTIONS not in rule.sources or not isinstance(value, str) \
-            or any(code_said(value, text) for text in evidence.said):
-        return None  # the caller said it: a tag ("LT 3381"), not a number from the record
-    name = name_beside(value.strip(), evidence.instructions)
-    return name if name is not None and given(name, rule, evidence) else None
-
-
-def _zero_led(value: Any, rule: Rule, evidence: Evidence) -> str | None:
-    """A code the model wrote as a number, its leading zeros lost, as the caller said it ("oh
-    seven seven ..." written 7712345678 is "07712345678")."""
-    if rule.kind is not ValueKind.CODE or Source.CALLER not in rule.sources or not str(value).isdigit():
-        return None
-    for zeros in ("0", "00"):
-        if any(code_said(zeros + str(value), folded(text)) for text in evidence.said):
-            return zeros + str(value)
-    return None
 
 
 def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
@@ -238,7 +213,9 @@ def _number_in(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str
     (this one's: yes; another's: no). A number no word names takes the role of the agent's
     question it answers ("What's the order number?" - "It's 5521"); with no question, it may be
     any argument only while it is the only number the caller has said in the call: among two,
-    an unmarked one is exactly where a small model swaps them. The instructions' numbers are
+    an unmarked one is exactly where a small model swaps them, unless the tool takes no other
+    number and this one is a code no count or price could be (`_unmistakable`: "S W two two
+    eight one, six six oh, four nine one" among "three parcels"). The instructions' numbers are
     the deployment's, written with their labels: an unmarked one there is taken as given."""
     return any(accepts(text, span, rule, evidence, asked, caller=caller)
                for span in _spans(value, text, rule))
@@ -255,7 +232,15 @@ def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, as
     if role is not None:
         return role
     question = question_role(asked, rule)
-    return question is True or (question is None and _numbers_said(evidence) <= 1)
+    return question is True or (question is None and (_numbers_said(evidence) <= 1 or rule.lone
+                                                      and _unmistakable(text[span[0]:span[1]])))
+
+
+def _unmistakable(said: str) -> bool:
+    """A code said with letters in it, or of six digits or more ("S W two two eight one, six six
+    oh, ..."): on a tool with no other number, no count, price or time of day is read as it."""
+    code = spelled(said) or ""
+    return len(code) >= 6 or any(ch.isalpha() for ch in code) and any(ch.isdigit() for ch in code)
 
 
 def folded(text: str) -> str:

@@ -59,6 +59,27 @@ def code_said(value: str, text: str) -> tuple[int, int] | None:
     return None
 
 
+def spelled(value: str) -> str | None:
+    """The code a value spells in words, as letters and digits ("S W zero zero six one" is
+    "SW0061", "I F three oh nine" is "IF309"); None where a word in it spells nothing (it is a
+    phrase, not a code said aloud) or it holds no digit."""
+    ws, edges = _read(value)
+    out: list[str] = []
+    i = 0
+    while i < len(ws):
+        readings = [(reading, after) for reading, after in edges[i] if reading.isdigit() or len(reading) <= 1
+                    or any(ch.isdigit() for ch in ws[i].text) or len(ws[i].text) <= 2]
+        if not readings:
+            return None
+        digits = [r for r in readings if r[0].isdigit()]  # "oh" by a digit is a zero
+        by_digit = out and out[-1][-1:].isdigit() or i + 1 < len(ws) and ws[i].text == "oh" and (
+            ws[i + 1].text[:1].isdigit() or is_number_word(ws[i + 1].text))
+        reading, i = digits[0] if digits and by_digit else readings[0]
+        out.append(reading)
+    code = "".join(out).upper()
+    return code if any(ch.isdigit() for ch in code) else None
+
+
 Edge = tuple[str, int]  # what some words read as, and the index of the word after them
 
 

@@ -83,8 +83,10 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
     if _texts(ws, i, 4) in (["the", "day", "after", "tomorrow"], ["the", "day", "before", "yesterday"]):
         sign = 1 if ws[i + 2].text == "after" else -1
         return Days(i, i + 4, frozenset({as_day(today + timedelta(2 * sign))}))
+    if _texts(ws, i, 2) == ["a", "week"] and (later := _a_week_on(ws, i + 2, today, written=written)) is not None:
+        return later
     if (named := _weekday(ws, i, today, written=written)) is not None:
-        return named
+        return _week_after(ws, named, today)
     if (named := _month_day(ws, i, today, written=written)) is not None:
         return named
     if t == "in" and (named := _in_days(ws, i, today)) is not None:
@@ -123,6 +125,36 @@ def _weekday(ws: list[Word], i: int, today: date, *, written: bool) -> Days | No
     if ahead == 0:
         found.add(as_day(today + timedelta(7)))
     return Days(i, j + 1, frozenset(found))
+
+
+def _a_week_on(ws: list[Word], j: int, today: date, *, written: bool) -> Days | None:
+    """ "a week today", "a week tomorrow", "a week on Monday", "a week from Friday": that day, a
+    week on (ws[j] is the word after "a week")."""
+    k = j + 1 if _texts(ws, j, 1) in (["on"], ["from"], ["after"]) else j
+    if k >= len(ws) or (base := days_at(ws, k, today, written=written)) is None or len(base.days) != 1:
+        return None
+    (year, month, day), = base.days
+    if year is None:
+        return None
+    return Days(j - 2, base.end, frozenset({as_day(date(year, month, day) + timedelta(7))}))
+
+
+def _week_after(ws: list[Word], named: Days, today: date) -> Days:
+    """ "Tuesday week": the Tuesday after the coming one; "Thursday next week": next week's
+    Thursday; "Thursday this week": this week's."""
+    after = _texts(ws, named.end, 2)
+    if len(named.days) != 1 or not after or ws[named.end].after_break:
+        return named
+    (year, month, day), = named.days
+    if year is None or ws[named.start].text in ("last", "past"):
+        return named
+    when = date(year, month, day)
+    if after[0] == "week":
+        return Days(named.start, named.end + 1, frozenset({as_day(when + timedelta(7))}))
+    if after in (["next", "week"], ["this", "week"]):
+        monday = today - timedelta(today.weekday()) + timedelta(7 if after[0] == "next" else 0)
+        return Days(named.start, named.end + 2, frozenset({as_day(monday + timedelta(when.weekday()))}))
+    return named
 
 
 def _month_day(ws: list[Word], i: int, today: date, *, written: bool) -> Days | None:

@@ -1,0 +1,108 @@
+"""Values the model wrote wrong in a way the caller's words, or the record, set right: the value
+the call runs on instead, where that is given (`provenance.trace` asks, after `moments.restated`
+and `record.the_one_meant`):
+
+- a name with the caller's spelling inside it, without the letters ("Roisin R O I S I N
+  Gallagher" is "Roisin Gallagher"); initials ("J. R. R. Tolkien") are part of a name;
+- a code the model wrote as a number, its leading zero lost ("oh seven seven ..." written
+  7712345678 is "07712345678"), or in the caller's words ("S W zero zero six ..." is "SW006...");
+- a name written as the record's number ("P-20417" for the patient) is the one name of the
+  record's entry holding that number (`record.name_beside`), unless the caller said the number;
+- a name or an address holding more than itself, cut to it: what the caller took back ("Mill
+  Road, not Mill Lane"), a moment after a name ("Spin on Monday morning");
+- a piece of the record's address ("Hartley HT4 7QD" of "41 Larch Avenue, Hartley HT4 7QD"), the
+  address back to its house number.
+
+`more_than_itself` and `a_piece` also tell `provenance.given` that such a value, as written, was
+not given: its words are all in the transcript, but it is not what anyone said it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from .argrules import Rule
+from .evidence import Evidence
+from .record import name_beside
+from .spoken import Source, ValueKind
+from .spoken.codes import code_said, spelled
+from .spoken.times import moments
+from .spoken.words import words
+
+__all__ = ["a_piece", "amended", "more_than_itself"]
+
+_SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z][\s,]+){2,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", not "J. R. R."
+_NOT = re.compile(r",?\s+(?:and\s+)?not\s+.*$", re.I)
+_LEADING_INTO = frozenset("on at for in by from this next".split())
+_LAST_FOUR = re.compile(r"\blast\s+(?:four|4)\b", re.I)
+
+
+def amended(value: Any, rule: Rule, evidence: Evidence, given: Callable[[str], bool]) -> str | None:
+    """The value the call runs on instead of this one (see the module), where `given` says it was
+    given; None where there is none."""
+    if not isinstance(value, str):
+        value = str(value) if isinstance(value, int) and rule.kind is ValueKind.CODE else None
+        if value is None:
+            return None
+    if rule.kind is ValueKind.CODE and Source.CALLER in rule.sources and value.isdigit():
+        for zeros in ("0", "00"):  # a number's leading zeros, lost
+            if any(code_said(zeros + value, _LAST_FOUR.sub("lastfour", text)) for text in evidence.said):
+                return zeros + value
+    if rule.kind is ValueKind.CODE and (code := spelled(value)) is not None and code != value and given(code):
+        return code
+    if rule.kind is ValueKind.NAME and Source.INSTRUCTIONS in rule.sources \
+            and not any(code_said(value, text) for text in evidence.said):  # said, it is a tag ("LT 3381")
+        if (name := name_beside(value.strip(), evidence.instructions)) is not None and given(name):
+            return name
+    for other in (_unspelled(value, rule.kind), _trimmed(value, rule.kind, evidence.now),
+                  Source.INSTRUCTIONS in rule.sources and _whole_address(value, evidence.instructions, rule.kind)):
+        if other and given(other):
+            return other
+    return None
+
+
+def more_than_itself(value: Any, kind: ValueKind | None, now: datetime | None) -> bool:
+    """A name with the caller's spelling in it, or a name or an address holding more than itself."""
+    return isinstance(value, str) and (_unspelled(value, kind) is not None or _trimmed(value, kind, now) is not None)
+
+
+def a_piece(value: Any, record: str, kind: ValueKind | None) -> bool:
+    """An address cut out of the record's one ("Larch Avenue" or "Hartley HT4 7QD" of "41 Larch
+    Avenue, Hartley HT4 7QD"): after its house number, or a part without a number after a comma."""
+    text = str(value).strip()
+    if kind is not ValueKind.ADDRESS or not text:
+        return False
+    found = [record[:m.start()].rstrip() for m in re.finditer(re.escape(text), record, re.I)]
+    return bool(found) and all(before[-1:].isdigit() or before.endswith(",") and not text[:1].isdigit()
+                               for before in found)
+
+
+def _unspelled(value: str, kind: ValueKind | None) -> str | None:
+    if kind is not ValueKind.NAME or not _SPELLED.search(value):
+        return None
+    return " ".join(_SPELLED.sub(" ", value).split()).strip(" ,") or None
+
+
+def _trimmed(value: str, kind: ValueKind | None, now: datetime | None) -> str | None:
+    if kind not in (ValueKind.NAME, ValueKind.ADDRESS):
+        return None
+    cut = _NOT.sub("", value)
+    if kind is ValueKind.NAME and (found := moments(ws := words(cut), now)):
+        head = ws[:min(m.start for m in found)]
+        while head and head[-1].text in _LEADING_INTO:
+            head.pop()
+        cut = cut[:head[-1].end] if head else ""
+    cut = cut.strip(" ,")
+    return cut if cut and cut != value.strip() else None
+
+
+def _whole_address(value: str, record: str, kind: ValueKind | None) -> str | None:
+    if not a_piece(value, record, kind):
+        return None
+    at = re.search(re.escape(value.strip()), record, re.I)
+    assert at is not None
+    number = re.search(r"(?:^|[\s:;,(])(\d+[A-Za-z]?)(?:\s+[^,;:.\d]+(?:,\s*[^,;:.\d]+)?)?,?\s*$", record[:at.start()])
+    return record[number.start(1):at.end()].strip() if number else None
