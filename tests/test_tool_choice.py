@@ -60,3 +60,30 @@ def test_a_tool_asked_for_by_verb_and_object_without_its_values_offers_none_and_
     assert offered([callback, book], Evidence(said=[line]), last_said=line) == []
     assert asked_for([callback, book], "I booked an appointment last week.") is None
     assert asked_for([callback, book], "How do I book an appointment?") is None  # asked about
+
+
+def test_an_effect_a_crash_left_unknown_is_offered_to_the_caller_who_names_it() -> None:
+    """After a restart, the ledger holds a refund whose outcome nobody knows. The caller asks
+    about it by its order number and says no card: the refund is offered anyway (its call is
+    answered by the ledger, `already_done` or run once), but not to a caller naming another
+    order, and not from a row nobody named."""
+    from types import SimpleNamespace
+
+    from pipeline.tools.choice import offered
+    from pipeline.tools.evidence import Evidence
+    from pipeline.tools.given import with_unsettled
+
+    refund = ToolSpec.from_openai({"type": "function", "name": "refund", "description": "Refund an order.",
+                                   "parameters": {"type": "object", "properties": {
+                                       "order_id": {"type": "string", "description": "The order number"},
+                                       "card_last4": {"type": "string", "description": "Last four digits of the card"}},
+                                       "required": ["order_id", "card_last4"]}})
+    row = SimpleNamespace(arguments={"order_id": "4417", "card_last4": "9075"})
+
+    def offers(line: str) -> list[str]:
+        evidence = with_unsettled([row], Evidence(said=[line], asked=[""]))
+        return [s.name for s in offered([refund], evidence, last_said=line)]
+
+    assert offers("I'm calling about my refund, order forty four seventeen. Did it go through?") == ["refund"]
+    assert offers("I'm calling about my refund, order fifty five twenty. Did it go through?") == []
+    assert offers("I'm calling about my refund. Did it go through?") == []

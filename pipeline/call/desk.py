@@ -5,7 +5,7 @@ response and flushed when it ends cleanly, or sorted out when it was cut off. On
 the conversation the model is asked to speak (unless a newer response already saw them); a side
 effect the caller never heard about gets a reminder, at most twice. What counts as told is judged
 from the words the caller heard, whichever response said them (`confirms`). Ledger reads and
-writes run in a thread: an fsync on the event loop would delay barge-in.
+writes run in a thread (an fsync on the event loop would delay barge-in), bar one at setup.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ..tools.choice import called_for, must_close, offered
 from ..tools.dialect import JSON, ToolDialect
 from ..tools.dialect import tools_prompt as _json_tools_prompt
 from ..tools.evidence import Evidence, evidence_from
+from ..tools.given import with_unsettled
 from ..tools.provenance import trace
 from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
@@ -66,8 +67,7 @@ class ToolDesk:
         self._withheld: set[str] = set()  # client calls on values nobody gave: refused here (`prepare`)
         self.words = OwedWords(self)  # what a reply must not say, and what it owes (`owed`)
         self.readback = ReadBacks(self)  # calls said back, waiting for the caller's yes (`readback`)
-        # when the caller's words were said ("tomorrow"); a replayed or labelled call sets its own
-        self.now: Callable[[], datetime] = datetime.now
+        self.now: Callable[[], datetime] = datetime.now  # when the words were said ("tomorrow"); a replay sets its own
         self.dialect: ToolDialect = JSON  # how the model writes a call: its LLM's, once bound
         if core.config.call.end_call or core.config.call.transfer:  # the built-in tools alone
             self.use(ToolRegistry())
@@ -91,6 +91,7 @@ class ToolDesk:
         self.ledger = ledger
         self.runner = ToolRunner(registry, ledger=ledger, queries=queries, control=self.control,
                                  clock=self.core.clock, evidence=self.evidence)
+        self.unsettled: list[Any] = ledger.unsettled() if hasattr(ledger, "unsettled") else []  # a crash's
 
     def evidence(self) -> Evidence:
         """What a tool's arguments must be found in (`provenance`): the caller's words in this
@@ -123,14 +124,14 @@ class ToolDesk:
         return self.registry.get(name)
 
     def grammar(self, response: Response | None = None) -> str | None:
-        """The constrained-decoding grammar for the tools this response may call (`choice`:
-        none it could not ground, no hang-up the caller did not ask for, in the reply about a
-        turn's results none of the calls it answers); None without tools."""
+        """The constrained-decoding grammar for the tools this response may call (`choice`: none it
+        could not ground, an effect a crash left unknown counting as given, no hang-up the caller
+        did not ask for, in the reply about a turn's results none of the calls it answers)."""
         if not len(self.registry):
             return None
         specs, forced = self.registry.specs(), []
         if response is not None and self.core.config.call.tool_choice:
-            evidence = self.evidence_for(response)
+            evidence = with_unsettled(self.unsettled, self.evidence_for(response))
             called = () if response.purpose is not Purpose.TOOL_RESULT or response.turn_id is None else (
                 i.name or "" for i in self.core.conversation.items if i.type == "function_call"
                 and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)

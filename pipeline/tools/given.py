@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from .evidence import Evidence
@@ -38,6 +39,7 @@ from .provenance import (
 )
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
+from .spoken.codes import code_said
 from .spoken.kinds import stem
 from .spoken.times import moments
 from .spoken.words import words
@@ -46,6 +48,17 @@ from .spoken.words import words
 _PROPER = re.compile(r"(?<=\s)(?!I\b|I'[a-z]+\b)[A-Z][a-zA-Z'-]+")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _TIMES = (ValueKind.TIME, ValueKind.DATE, ValueKind.DATETIME)
+
+
+def with_unsettled(rows: Iterable[Any], evidence: Evidence) -> Evidence:
+    """The evidence, with the arguments of each unsettled ledger row (`Ledger.unsettled`: an effect
+    whose outcome a crash left unknown) the caller's words point at by one of its numbers ("my
+    refund, order forty four seventeen"): its call may be made again, and the ledger answers
+    whether it went through. Another caller's row, or one nobody named, gives nothing."""
+    pointed = [row.arguments for row in rows if any(
+        any(ch.isdigit() for ch in str(value)) and any(code_said(str(value), text) for text in evidence.said)
+        for value in row.arguments.values() if isinstance(value, str | int))]
+    return replace(evidence, results=[*evidence.results, *pointed]) if pointed else evidence
 
 
 def lacking(spec: ToolSpec, evidence: Evidence) -> list[str]:

@@ -235,6 +235,10 @@ class Ledger:
             "ORDER BY updated_at, business_key"
         )
 
+    def unsettled(self) -> list[Row]:
+        """Effects whose outcome nobody knows (a crash before the provider answered, `recover`)."""
+        return self._query("SELECT {} FROM ledger WHERE state = 'unknown' ORDER BY created_at, business_key")
+
     def recover(self) -> list[Row]:
         """At startup: every pending row becomes unknown, since we crashed before learning more.
 
