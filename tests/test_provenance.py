@@ -608,3 +608,14 @@ def test_an_address_from_the_record_is_its_whole_address_not_a_piece() -> None:
     for piece in ("Hartley HT4 7QD", "Larch Avenue, Hartley HT4 7QD", "41 Larch Avenue, Hartley HT4 7QD"):
         assert trace(REPORT, {"address": piece}, line).arguments == {"address": "41 Larch Avenue, Hartley HT4 7QD"}
     assert trace(REPORT, {"address": "41 Larch Avenue"}, line).arguments == {"address": "41 Larch Avenue"}
+
+
+def test_a_day_corrected_without_a_not_is_taken_back() -> None:
+    """ "Saturday at 2 pm" then "Actually, make it Sunday instead": the booking is Sunday's; a
+    model that keeps Saturday has its day said again as the caller's last words name it."""
+    line = said("Marcus Hale, Saturday at 2 pm, please.", "Actually, make it Sunday instead.")
+    traced = trace(BOOK, {"patient_name": "Marcus Hale", "date": "2026-06-06", "time": "14:00"}, line)
+    assert traced.missing == [] and traced.arguments["date"] == "2026-06-07"
+    same = said("Marcus Hale, Saturday at 2 pm, please.", "Actually, Saturday is right.")
+    assert trace(BOOK, {"patient_name": "Marcus Hale", "date": "2026-06-06", "time": "14:00"},
+                 same).arguments["date"] == "2026-06-06"

@@ -19,7 +19,8 @@ caller said them where the model wrote them wrong (`provenance.trace` calls thes
   Friday" written as today and tomorrow is tomorrow and Friday). None where the count differs,
   or the words name several days for one moment.
 - `took_back`: "No, five pm, not five in the morning": the caller's last words take 05:00 back,
-  so an earlier "at five" no longer gives it; nor does "around seven" give 07:00 at a place open
+  so an earlier "at five" no longer gives it, as "make it Sunday instead" takes back an earlier
+  Saturday; nor does "around seven" give 07:00 at a place open
   in the evening only, nor "Sunday" a date written "Sunday, June 3" (a Wednesday).
 - `the_clock`: the instructions' "Today is June 3, it is 10:00" say when the call is, not a day
   anyone asked for: "Do you have gluten free pasta?" checks no table for today.
@@ -113,7 +114,23 @@ def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: W
     hours, hhmm = open_hours(evidence.instructions), as_hhmm(value) if kind is ValueKind.TIME else None
     if hours and hhmm is not None and not _open(hhmm, hours) and _open(_other_half(hhmm), hours):
         return True
-    return taken_back(value, evidence.said[-1], evidence.now)
+    return taken_back(value, evidence.said[-1], evidence.now) or _replaced(value, kind, evidence)
+
+
+# A correction that names its new value without saying the old one's "not": "make it Sunday
+# instead", "actually, Friday", "I meant Friday", "change it to Friday", "rather Friday"
+_INSTEAD = re.compile(r"\b(instead|actually|i meant|make it|make that|change it to|rather)\b", re.I)
+
+
+def _replaced(value: str, kind: ValueKind | None, evidence: Evidence) -> bool:
+    """A day the caller said earlier, where their last words correct it to another one day ("make
+    it Sunday instead" after "Saturday")."""
+    if kind is not ValueKind.DATE or evidence.now is None or len(evidence.said) < 2 \
+            or not _INSTEAD.search(evidence.said[-1].replace("’", "'")):
+        return False
+    named = days_named(evidence.said[-1], evidence.now)
+    day = as_date(value, evidence)
+    return bool(named) and len(named) == 1 and day is not None and day != named[0]
 
 
 def _open(hhmm: str, hours: tuple[tuple[int, int], ...]) -> bool:
