@@ -37,7 +37,6 @@ __all__ = ["a_piece", "amended", "more_than_itself"]
 _SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z][\s,]+){2,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", not "J. R. R."
 _NOT = re.compile(r",?\s+(?:and\s+)?not\s+.*$", re.I)
 _LEADING_INTO = frozenset("on at for in by from this next".split())
-_LAST_FOUR = re.compile(r"\blast\s+(?:four|4)\b", re.I)
 
 
 def amended(value: Any, rule: Rule, evidence: Evidence, given: Callable[[str], bool]) -> str | None:
@@ -49,7 +48,7 @@ def amended(value: Any, rule: Rule, evidence: Evidence, given: Callable[[str], b
             return None
     if rule.kind is ValueKind.CODE and Source.CALLER in rule.sources and value.isdigit():
         for zeros in ("0", "00"):  # a number's leading zeros, lost
-            if any(code_said(zeros + value, _LAST_FOUR.sub("lastfour", text)) for text in evidence.said):
+            if any(code_said(zeros + value, text) for text in evidence.said):
                 return zeros + value
     if rule.kind is ValueKind.CODE and (code := spelled(value)) is not None and code != value and given(code):
         return code
