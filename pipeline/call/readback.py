@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import events as ev
 from ..base.conversation import Item
+from ..tools.asks import corrects
 from ..tools.evidence import Evidence
 from ..tools.given import offers_value
 from ..tools.provenance import rules
@@ -188,8 +189,6 @@ def spoken(value: Any, kind: ValueKind | None) -> str:
 _CONFIRMING = re.compile(r"\b(is that (right|correct|ok(ay)?|all right)|is this (right|correct)|shall i|"
                          r"should i|do you want me to|would you like me to|can i go ahead|did i get that right|"
                          r"can you confirm|could you confirm)\b|\b(right|correct|ok(ay)?)\s*\?", re.I)
-_CORRECTING = re.compile(r"^\W*(no|nope|sorry|actually|oh wait|wait|i said|it'?s|make (it|that))\b"
-                         r"|\b(not|instead|i meant)\b", re.I)
 
 
 def confirmed_in_words(specs: list[ToolSpec], evidence: Evidence) -> list[ToolSpec]:
@@ -205,7 +204,7 @@ def confirmed_in_words(specs: list[ToolSpec], evidence: Evidence) -> list[ToolSp
     question, said = evidence.asked[-1], evidence.said[-1]
     if affirms(said):
         correcting = False
-    elif _CORRECTING.search(said) and "?" not in said:
+    elif corrects(said):
         correcting = True
     else:
         return []

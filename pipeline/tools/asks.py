@@ -46,6 +46,18 @@ _PAST_PHRASE = re.compile(r"\b(used to|last (night|week|month|year|time|summer|w
 _TAKEN_BACK = re.compile(r"\bnever ?mind\b", re.I)
 
 
+# A line that corrects what was said or read back: "No, five pm", "Sorry, I meant Friday",
+# "Actually, make it Sunday instead" (`corrects`)
+_CORRECTING = re.compile(r"^\W*(no|nope|sorry|actually|oh wait|wait|i said|it'?s|make (it|that))\b"
+                         r"|\b(not|instead|i meant)\b", re.I)
+
+
+def corrects(said: str) -> bool:
+    """Do these words correct a value, rather than ask about one ("No, five pm, not five in the
+    morning", "Actually, make it Sunday instead"; not "Is it Sunday?")?"""
+    return bool(_CORRECTING.search(said.replace("’", "'"))) and "?" not in said
+
+
 def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:
     """The caller's line `said` tells of the past and asks for nothing (see the module); `asked`:
     the agent's words before it."""

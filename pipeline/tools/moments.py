@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .asks import corrects
 from .evidence import Evidence
 from .spoken import ValueKind
 from .spoken.times import Written, days_named, in_hours, moments, one_moment, open_hours, taken_back
@@ -86,15 +87,20 @@ def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence
         return {}
     every = {**wrong, **right}
     written = {name: as_date(value, evidence) if isinstance(value, str) else None for name, value in every.items()}
-    if len(named) == len(every) > 1 and all(written.values()) and len(set(written.values())) == len(every):
-        # a day said in the wrong place ("tomorrow" as the return) is set right with the others
-        return dict(zip(sorted(every, key=lambda n: str(written[n])), sorted(named), strict=True))
+    if len(named) == len(every) > 1 and (placed := _in_order(list(every), named, written)):
+        return placed  # a day said in the wrong place ("tomorrow" as the return) is set right with the others
     free = [day for day in named if day not in {written[n] for n in right}]
     if len(free) != len(wrong):
         return {}
-    if all(written[n] for n in wrong) and len({written[n] for n in wrong}) == len(wrong):
-        return dict(zip(sorted(wrong, key=lambda n: str(written[n])), sorted(free), strict=True))
-    return dict(zip(wrong, free, strict=True))
+    return _in_order(list(wrong), free, written) or dict(zip(wrong, free, strict=True))
+
+
+def _in_order(names: list[str], days: list[str], written: dict[str, str | None]) -> dict[str, str]:
+    """Each day to a name, the earliest to the one the model wrote earliest; {} where its days do
+    not all read, or two are one."""
+    if not all(written[n] for n in names) or len({written[n] for n in names}) != len(names):
+        return {}
+    return dict(zip(sorted(names, key=lambda n: str(written[n])), sorted(days), strict=True))
 
 
 def _a_moment(value: Any, evidence: Evidence) -> bool:
@@ -117,20 +123,15 @@ def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: W
     return taken_back(value, evidence.said[-1], evidence.now) or _replaced(value, kind, evidence)
 
 
-# A correction that names its new value without saying the old one's "not": "make it Sunday
-# instead", "actually, Friday", "I meant Friday", "change it to Friday", "rather Friday"
-_INSTEAD = re.compile(r"\b(instead|actually|i meant|make it|make that|change it to|rather)\b", re.I)
-
-
 def _replaced(value: str, kind: ValueKind | None, evidence: Evidence) -> bool:
     """A day the caller said earlier, where their last words correct it to another one day ("make
     it Sunday instead" after "Saturday")."""
     if kind is not ValueKind.DATE or evidence.now is None or len(evidence.said) < 2 \
-            or not _INSTEAD.search(evidence.said[-1].replace("’", "'")):
+            or not corrects(evidence.said[-1]):
         return False
     named = days_named(evidence.said[-1], evidence.now)
     day = as_date(value, evidence)
-    return bool(named) and len(named) == 1 and day is not None and day != named[0]
+    return named is not None and len(named) == 1 and day is not None and day != named[0]
 
 
 def _open(hhmm: str, hours: tuple[tuple[int, int], ...]) -> bool:
