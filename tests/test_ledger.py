@@ -263,9 +263,11 @@ def test_crash_before_commit_then_provider_has_the_effect(path: Path) -> None:
     del ledger  # crash: the effect was sent, the commit never written
 
     with Ledger(path) as reopened:
+        assert reopened.unsettled() == []  # pending, until a process at startup says it crashed
         unknown = reopened.recover()
         assert [r.business_key for r in unknown] == [KEY]
         assert unknown[0].state == "unknown"
+        assert [r.business_key for r in reopened.unsettled()] == [KEY]  # what a session's tool choice reads
         # Unknown is never blindly retried.
         blocked = intend(reopened, "c2")
         assert blocked.kind == "unknown" and not blocked.must_run
@@ -273,6 +275,7 @@ def test_crash_before_commit_then_provider_has_the_effect(path: Path) -> None:
         resolved = asyncio.run(reopened.resolve_unknown(KEY, provider({key: {"refund_id": "R9"}})))
         assert resolved.state == "committed"
         assert resolved.result == {"refund_id": "R9"}
+        assert reopened.unsettled() == []
         assert [r.business_key for r in reopened.untold()] == [KEY]
         assert intend(reopened, "c3").kind == "already_done"
 
