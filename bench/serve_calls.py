@@ -27,7 +27,11 @@ from pipeline.base.audio import INPUT_RATE_HZ, dbfs
 from pipeline.base.config import Config
 from pipeline.testing import ServerThread, chunks_b64, pcm16_24k
 
-CHUNK_MS = 100
+# a microphone's frame (WebRTC, a phone line), each sent once its span has passed: a 100 ms
+# append sent as its span began put the speech's end up to 100 ms (50 on average) earlier at the
+# server than the client's clock said, so every figure after the end of speech read that much
+# short (bench/README.md, "Where the silence starts")
+CHUNK_MS = 20
 LEAD_S = 0.25  # silence before the clip
 TRAILING_SILENCE_S = 3.0
 CALL_CAP_S = 60.0  # a call that has not answered by then counts as failed
@@ -50,13 +54,14 @@ def last_sound_s(audio: np.ndarray, floor_dbfs: float = -40.0) -> float:
 async def send_at_real_time(ws: Any, chunks: list[str], reader: asyncio.Future[Any], started: float,
                             *, cap_s: float = CALL_CAP_S) -> bool:
     """Append `chunks` (CHUNK_MS each) at real time from `started` (the loop's clock), as a
-    microphone sends, until `reader` is done; then wait for it, at most `cap_s`. False on time-out."""
+    microphone sends: each once its span has passed, until `reader` is done; then wait for it,
+    at most `cap_s`. False on time-out."""
     loop = asyncio.get_running_loop()
     for i, chunk in enumerate(chunks):
+        await asyncio.sleep(max(0.0, started + (i + 1) * CHUNK_MS / 1000 - loop.time()))
         if reader.done():
             break
         await ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
-        await asyncio.sleep(max(0.0, started + (i + 1) * CHUNK_MS / 1000 - loop.time()))
     try:
         await asyncio.wait_for(reader, cap_s)
     except TimeoutError:

@@ -54,7 +54,6 @@ from typing import Any
 import numpy as np
 
 from pipeline.base.audio import INPUT_RATE_HZ, alaw_decode, dbfs, mulaw_decode
-from pipeline.base.config import TurnPolicy
 from pipeline.testing.carrier import Carrier
 from pipeline.testing.server import chunks_b64, pcm16_24k
 
@@ -78,7 +77,6 @@ QUESTIONS = (
     "Do you have any rooms left for Friday night?",
 )
 MARKS = ("llm_first_token", "first_chunk", "tts_first_audio", "first_audio_out")
-SPEECH_STOP_MS = TurnPolicy().speech_stop_ms  # the VAD's stop window, as shipped
 # The stage budget (issue: half a second), in ms after the end of speech, each stage by the time
 # it must be done. "at commit": the 600 ms silence policy, the reply's sound ready by the commit,
 # so the first audio leaves at once; "early commit": the turn ended before min_silence_ms where
@@ -135,22 +133,23 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
         offset = [float("inf")]  # client clock - server perf, smallest seen
         commits: list[float] = []
         speculations: list[dict[str, Any]] = []  # the server's `speculation` marks' details
+        prefills: list[tuple[float, dict[str, Any]]] = []  # first-token marks' prompt and held tokens
+        stops: list[float] = []  # the server's speech-stop marks (its perf clock)
 
         async def read() -> None:
             async for now, event, kind in server_events(ws, loop, offset):
                 if kind == "input_audio_buffer.committed":
                     commits.append(now)
-                elif kind == "input_audio_buffer.speech_stopped" and event.get("audio_end_ms") is not None:
-                    # sent with the commit; its audio_end_ms is where the VAD heard the speech end,
-                    # which it knew turn.speech_stop_ms later: on the client's clock, the audio
-                    # went out at real time from `started`
-                    stop_s = started + (event["audio_end_ms"] + SPEECH_STOP_MS) / 1000
-                    if stop_s > end_s - 1.0:
-                        seen.setdefault("speech_stopped", stop_s)
+                elif kind == "x.stage" and event.get("stage") == "speech_stopped":
+                    # when the server's VAD stopped (the event of that name comes with the
+                    # commit, its audio_end_ms where the voice ended, ~100 ms before the VAD's end)
+                    stops.append(event["perf"])
                 elif kind == "conversation.item.input_audio_transcription.completed":
                     seen.setdefault("stt_final", now)
                 elif kind == "x.stage" and event.get("stage") in MARKS:
                     marks.append((event["stage"], event["perf"], now))
+                    if event["stage"] == "llm_first_token" and "prompt_tokens" in event.get("detail", {}):
+                        prefills.append((event["perf"], event["detail"]))
                 elif kind == "x.stage" and event.get("stage") == "speculation":
                     speculations.append(event.get("detail", {}))
                 elif kind == "response.output_audio.delta" and now > end_s and "audio" not in seen:
@@ -163,12 +162,19 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
     row: dict[str, Any] = {"turns_committed": len(commits)}
     after = [c for c in commits if c > end_s - 1.0]  # the commit of the turn that ends the clip
     row["commit"] = (after[0] - end_s) * 1000 if after else None
+    stopped = [perf + offset[0] for perf in stops if perf + offset[0] > end_s - 1.0]
+    if stopped:
+        seen["speech_stopped"] = stopped[0]
     for event in ("stt_final", "speech_stopped"):
         row[event] = (seen[event] - end_s) * 1000 if event in seen else None
     for stage in MARKS:
         stamped = [perf + offset[0] for s, perf, _ in marks if s == stage and perf + offset[0] > end_s - 1.0]
         row[stage] = (stamped[0] - end_s) * 1000 if stamped else None
     row["end_to_audio"] = (seen["audio"] - end_s) * 1000 if "audio" in seen else None
+    # the prefill of the reply to the clip's turn: its prompt, and the tokens the model held
+    ours = [d for perf, d in prefills if perf + offset[0] > end_s - 1.0]
+    row["prompt_tokens"] = ours[0]["prompt_tokens"] if ours else None
+    row["cached_tokens"] = ours[0]["cached_tokens"] if ours else None
     row["commit_to_audio_out"] = (row["first_audio_out"] - row["commit"]
                                   if row["first_audio_out"] is not None and row["commit"] is not None
                                   else None)
@@ -311,7 +317,7 @@ def report(result: dict[str, Any], header: str, command: str) -> str:
             if via == "realtime":
                 lines += ["", _budget_table(rows)]
             if via == "realtime":
-                lines += ["", _speculation_line(rows)]
+                lines += ["", _speculation_line(rows), _prefill_line(rows)]
             missing = sum(r["end_to_audio"] is None for r in rows)
             lines += ["", f"{len(rows)} calls, {missing} without agent audio after the end of speech."]
     return "\n".join(lines) + "\n"
@@ -361,6 +367,18 @@ def _speculation_line(rows: list[dict[str, Any]]) -> str:
     adopted = sum(n for o, n in outcomes.items() if o.startswith("adopted"))
     parts = ", ".join(f"{o} {n}" for o, n in outcomes.most_common())
     return f"Speculation adopted on {adopted} of {len(rows)} calls ({parts})."
+
+
+def _prefill_line(rows: list[dict[str, Any]]) -> str:
+    """What the first token waited for: the reply's prompt, and how much of it the model still
+    held evaluated from the call before (its prefix cache), so only the rest was prefilled."""
+    told = [r for r in rows if r.get("prompt_tokens") is not None]
+    if not told:
+        return "The server told no prefill (an LLM stage that does not count its prompt)."
+    fresh = [r["prompt_tokens"] - r["cached_tokens"] for r in told]
+    return (f"Prefill, over {len(told)} replies: prompt median {median(r['prompt_tokens'] for r in told):.0f} "
+            f"tokens, {median(r['cached_tokens'] for r in told):.0f} of them held from before, "
+            f"{median(fresh):.0f} evaluated (p90 {p90(fresh):.0f}).")
 
 
 def report_header(machine: dict[str, Any], before: tuple[float, float, float],

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
-from .base.audio import WINDOW_MS
+from .base.audio import INPUT_RATE_HZ, WINDOW_MS
 from .base.config import TurnPolicy
 from .base.protocols import Completeness, ScoringLLM, SpeechConfidence
 
 __all__ = ["CommitReason", "Completeness", "HeuristicCompleteness", "LLMCompleteness", "TurnDetector",
-           "VadEdge", "VadSignal", "WordsHeard"]
+           "VadEdge", "VadSignal", "WordsHeard", "voice_end_ms"]
 
 
 # Words that promise more is coming; a transcript ending in one is not finished.
@@ -212,6 +213,12 @@ class TurnDetector:
                 return VadSignal(VadEdge.SPEECH_STOPPED, self._last_above_end_ms)
         return None
 
+    def silence_from(self, end_ms: float) -> None:
+        """Count the silence after this speech-stop from `end_ms` (`voice_end_ms`), never later
+        than the VAD's own end."""
+        if self.last_speech_end_ms is not None:
+            self.last_speech_end_ms = min(self.last_speech_end_ms, end_ms)
+
     def silence_ms(self, now_ms: float) -> float:
         if self.in_speech or self.last_speech_end_ms is None:
             return 0.0
@@ -237,3 +244,35 @@ class TurnDetector:
         self.in_speech = False
         self.last_speech_end_ms = None
         self._above = self._below = 0
+
+
+# Silero's probability stays above the threshold for about three 32 ms windows after the voice
+# stops (it reads context), so the VAD's speech end comes ~100 ms late (bench/README.md, "Where
+# the silence starts"); the voice end is looked for no further back than this
+VOICE_END_LOOKBACK_MS = 160
+_LEVEL_SPAN_MS = 10_000  # the speech level is read from this much of the turn, up to its end
+_FRAME_MS = 10
+
+
+def voice_end_ms(history: Callable[[float], np.ndarray], start_ms: float, vad_end_ms: float,
+                 below_db: float) -> float:
+    """Where the voice itself ended: the end of the last 10 ms frame within `below_db` of the
+    turn's speech level (the 90th percentile of its frames' levels), at most
+    `VOICE_END_LOOKBACK_MS` before the VAD's end. The VAD's end where the frames up to it stay
+    that loud (noise a few dB under the voice), where there is too little audio to tell, or with
+    `below_db` 0. `history(ms)`: the input audio from `ms` on (the turn began at `start_ms`)."""
+    if below_db <= 0:
+        return vad_end_ms
+    since = max(start_ms, vad_end_ms - _LEVEL_SPAN_MS)
+    audio = history(since)[:int((vad_end_ms - since) * INPUT_RATE_HZ / 1000)]
+    frame = INPUT_RATE_HZ * _FRAME_MS // 1000
+    n, back = len(audio) // frame, VOICE_END_LOOKBACK_MS // _FRAME_MS
+    if n < 2 * back:
+        return vad_end_ms
+    frames = audio[len(audio) - n * frame:].astype(np.float64).reshape(n, frame)
+    levels = 10.0 * np.log10(np.mean(frames * frames, axis=1) + 1e-12)
+    floor = float(np.percentile(levels, 90)) - below_db
+    for quiet, i in enumerate(range(n - 1, n - 1 - back, -1)):
+        if levels[i] >= floor:
+            return vad_end_ms - quiet * _FRAME_MS
+    return vad_end_ms - back * _FRAME_MS

@@ -55,7 +55,9 @@ def test_what_is_missing_is_what_the_caller_has_not_said() -> None:
 
 
 def refused_call(tmp_path, said: str, reply_about_refusal: str):
-    """The guard refuses an invented order id (the tool choice off, so the call gets that far)."""
+    """The guard refuses an invented order id (the tool choice off, so the call gets that far).
+    The caller's tone lasts as long as the words take (14 syllables: more than 1.6 s at the
+    speech-rate bound `unspoken` holds a transcript to)."""
     invented = {"name": "refund", "arguments": {"holding_line": "One moment.", "order_id": "12345",
                                                 "card_last4": "1234"}}
     llm = ScriptedLLM(rules=[[r"not run", reply_about_refusal], [r"refund", invented]])
@@ -63,7 +65,7 @@ def refused_call(tmp_path, said: str, reply_about_refusal: str):
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=[said]), completeness=HeuristicCompleteness(),
                     llm=llm, tts=ToneTTS(ms_per_char=30.0))
-    rec = call(stages, [Clip(caller_tone(1.6), at_s=0.3)], config=cfg.load(overrides=["call.tool_choice=false"]),
+    rec = call(stages, [Clip(caller_tone(2.0), at_s=0.3)], config=cfg.load(overrides=["call.tool_choice=false"]),
                setup=lambda s: s.use_tools(refund_desk(effects), ledger=ledger))
     return rec, effects, ledger
 

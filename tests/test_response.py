@@ -93,7 +93,7 @@ def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_calle
     stages = with_stages(real_stages, llm=ScriptedLLM(replies=["Okay."]))
     final_only = make_config(response={"speculate_from": "final"})  # partials: test_speculation.py
     used = call(stages, [say("What time is checkout?"), silence(1500)], config=final_only)
-    assert used.session.turns.preemptive_used == 1 and used.session.turns.preemptive_discarded == 0
+    assert used.session.turns.speculation.used == 1 and used.session.turns.speculation.discarded == 0
     commit = used.commits[0]
     first_audio = used.stages("first_audio_out")[0]
     assert first_audio.ts - commit.ts <= 0.021  # audio at commit: generated before it
@@ -102,8 +102,8 @@ def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_calle
     assert turn_timings(used.events)[0].preemptive
     resumed = call(stages, [say("I would like to book a table"), silence(400), say("for two people tonight."),
                             silence(1500)], config=final_only)
-    assert resumed.session.turns.preemptive_discarded >= 1 and len(resumed.commits) == 1
-    assert resumed.session.turns.preemptive_used <= 1
+    assert resumed.session.turns.speculation.discarded >= 1 and len(resumed.commits) == 1
+    assert resumed.session.turns.speculation.used <= 1
     created = resumed.of("response.created")
     assert len(created) == 1  # the discarded speculation never reached a client
 
@@ -111,7 +111,7 @@ def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_calle
 def test_preemption_can_be_switched_off(real_stages, say):
     rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Okay."])), [say("What time is checkout?")],
                config=make_config(response={"preemptive": False}))
-    assert rec.session.turns.preemptive_used == 0 and rec.session.turns.preemptive_discarded == 0
+    assert rec.session.turns.speculation.used == 0 and rec.session.turns.speculation.discarded == 0
     from pipeline.base.metrics import turn_timings
 
     assert not turn_timings(rec.events)[0].preemptive

@@ -38,7 +38,7 @@ def test_a_partial_the_final_confirms_is_adopted(real_stages, say):
     rec = call(with_stages(real_stages, llm=ScriptedLLM(replies=["Two blocks north."])),
                [say("Can you tell me where the nearest pharmacy is"), silence(1500)], config=PARTIAL)
     assert _speculations(rec) == [("partial", "adopted")], rec.timeline()
-    assert rec.session.turns.preemptive_used == 1
+    assert rec.session.turns.speculation.used == 1
     assert len(rec.of("response.created")) == 1 and rec.agent_lines == ["Two blocks north."]
     assert rec.stages("first_audio_out")[0].ts - rec.commits[0].ts <= 0.021  # audio made before commit
 

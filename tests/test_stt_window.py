@@ -88,6 +88,8 @@ def test_the_config_sets_the_window_and_refuses_an_unknown_one() -> None:
 
     with pytest.raises(ConfigError, match="full, sized"):
         WhisperSTT(window="wide")
+    with pytest.raises(ConfigError, match="partial_floor_ms = -1 must be >= 0"):
+        WhisperSTT(partial_floor_ms=-1)
 
 
 @pytest.mark.models  # the model loads before the cadence is checked
@@ -200,3 +202,22 @@ def test_sized_partials_size_only_the_partial_passes(jfk_16k) -> None:
     redone = stt.window_stats["full"]  # 1 if this CPU's kernels made the sized pass doubtful
     stt.transcribe(audio, final=True)
     assert stt.last_pass is None and stt.window_stats["full"] == redone + 1
+
+
+@pytest.mark.models
+def test_a_partial_floor_sizes_the_partials_and_leaves_the_final_as_it_was(jfk_16k) -> None:
+    """`stt.partial_floor_ms`: partials encode at least that much, not Whisper's 30 s (a final
+    pass at speech-stop waits for the partial in flight on the model's lock, so a cheaper one
+    holds it up less); the sized final pass is the same pass either way."""
+    from pipeline.stt import WhisperSTT
+
+    floored, full = WhisperSTT(), WhisperSTT(partial_floor_ms=0)  # the default: 10 s
+    audio = jfk_16k[:int(3.6 * INPUT_RATE_HZ)]
+    text = floored.transcribe(audio, final=False)
+    assert floored.last_pass is not None and floored.last_pass.frames == 1000  # 10 s, 100 frames a second
+    as_full = full.transcribe(audio, final=False)
+    assert full.last_pass is None  # the full window
+    assert wer(FIRST_PHRASE, text) <= wer(FIRST_PHRASE, as_full) + 0.2, (text, as_full)
+    assert floored.transcribe(audio, final=True) == full.transcribe(audio, final=True)
+    assert floored.last_pass is not None and full.last_pass is not None
+    assert floored.last_pass.frames == full.last_pass.frames < 1000

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
-from pipeline.base.audio import WINDOW_MS
+from pipeline.base.audio import INPUT_RATE_HZ, WINDOW_MS, dbfs
 from pipeline.base.config import TurnPolicy
 from pipeline.base.errors import ConfigError
 from pipeline.stages.fakes import ScriptedLLM
 from pipeline.testing import JFK_TEXT, call, make_config, silence, wer, with_stages
-from pipeline.turns import HeuristicCompleteness, TurnDetector
+from pipeline.turns import VOICE_END_LOOKBACK_MS, HeuristicCompleteness, TurnDetector, voice_end_ms
 
 # --- the detector alone, on synthetic VAD probabilities ---------------------------------------
 
@@ -196,8 +197,11 @@ def _fake_reply(real_stages):
 
 @pytest.mark.models
 def test_a_thinking_pause_does_not_end_the_turn(real_stages, say):
+    # "... a table" looks finished, so only a pause shorter than min_silence_ms keeps it one turn:
+    # 300 ms between the clips is ~500 ms from the voice's end to its return (Piper's own edges).
+    # 400 ms was ~600 and passed only while the silence was counted from Silero's late end
     rec = call(_fake_reply(real_stages),
-               [say("I would like to book a table"), silence(400), say("for two people tonight."), silence(200)])
+               [say("I would like to book a table"), silence(300), say("for two people tonight."), silence(200)])
     assert len(rec.commits) == 1
     assert "table" in rec.transcripts[0].lower() and "two people" in rec.transcripts[0].lower()
 
@@ -281,3 +285,72 @@ def test_a_caller_who_resumes_during_the_final_pass_gets_one_turn(real_stages, s
     text = rec.transcripts[0].lower()
     assert "airport" in text and "big one" in text
     assert rec.stages("stt_final")[0].detail["finals_discarded"] >= 1
+
+
+# --- where the silence starts -------------------------------------------------------------------
+
+
+def _voice_then_quiet(voice_ms: int, fade_ms: int, quiet_ms: int, *, noise_db: float | None = None) -> np.ndarray:
+    """A "voice" at about -20 dBFS for `voice_ms`, falling 60 dB over `fade_ms`, then digital
+    silence; with `noise_db`, pink-ish noise that many dB under the voice all along."""
+    rng = np.random.default_rng(3)
+    n = lambda ms: ms * INPUT_RATE_HZ // 1000  # noqa: E731
+    voice = rng.normal(0, 0.1, n(voice_ms))
+    fade = rng.normal(0, 0.1, n(fade_ms)) * np.logspace(0, -3, n(fade_ms))
+    audio = np.concatenate([voice, fade, np.zeros(n(quiet_ms))])
+    if noise_db is not None:
+        audio += rng.normal(0, 0.1 * 10 ** (-noise_db / 20), audio.size)
+    return audio.astype(np.float32)
+
+
+def _history(audio: np.ndarray):
+    return lambda ms: audio[int(ms * INPUT_RATE_HZ / 1000):]
+
+
+def test_the_silence_starts_where_the_voice_ended_not_where_the_vad_let_go():
+    audio = _voice_then_quiet(1500, 60, 500)  # the voice is 25 dB down ~25 ms into its fade
+    end = voice_end_ms(_history(audio), 0.0, 1500 + 60 + 96, below_db=25.0)  # Silero ~100 ms late
+    assert 1500 <= end <= 1540, end
+    assert dbfs(audio[int(end * 16):int(end * 16) + 160]) < dbfs(audio[:16000]) - 25
+
+
+def test_the_voice_end_is_looked_for_only_so_far_back():
+    audio = _voice_then_quiet(1500, 10, 1000)
+    late = 1500 + 600.0
+    assert voice_end_ms(_history(audio), 0.0, late, below_db=25.0) == late - VOICE_END_LOOKBACK_MS
+
+
+@pytest.mark.parametrize("why", ["noise under the voice", "off", "too little audio"])
+def test_the_vad_end_stands_where_the_voice_end_cannot_be_told(why):
+    audio = _voice_then_quiet(1500, 60, 500, noise_db=10.0 if why.startswith("noise") else None)
+    below, start = (0.0 if why == "off" else 25.0), (1400.0 if why.startswith("too") else 0.0)
+    assert voice_end_ms(_history(audio), start, 1656.0, below_db=below) == 1656.0
+
+
+def test_the_silence_clock_moves_only_earlier():
+    detector = TurnDetector(TurnPolicy())
+    detector.silence_from(500.0)  # no speech-stop yet: nothing to move
+    assert detector.last_speech_end_ms is None
+    detector.last_speech_end_ms = 1000.0
+    detector.silence_from(1200.0)
+    assert detector.last_speech_end_ms == 1000.0
+    detector.silence_from(900.0)
+    assert detector.silence_ms(1500.0) == 600.0
+
+
+@pytest.mark.models
+def test_a_complete_sentence_is_committed_600_ms_after_the_voice_not_after_silero(real_stages, say):
+    """Silero's probability stays up ~100 ms after the voice stops; counted from there, a 600 ms
+    silence policy answered 700 ms after the caller's last sound (here the "s" of "nights", a
+    fricative some 20 dB under the vowels: 30 dB under the loudest tenth of the clip)."""
+    clip = say("I'd like to book a room for two nights.")
+    levels = [dbfs(f) for f in clip[:clip.size // 160 * 160].reshape(-1, 160)]
+    sounding = [i for i, level in enumerate(levels) if level > np.percentile(levels, 90) - 30]
+    voice_end = (sounding[-1] + 1) * 10  # ms
+    waits = {}
+    for below_db in (25.0, 0.0):
+        rec = call(_fake_reply(real_stages), [clip, silence(2500)],
+                   config=make_config(turn={"voice_end_db": below_db}))
+        waits[below_db] = rec.commits[0].ts * 1000 - voice_end
+    assert abs(waits[25.0] - 600) <= 60, waits
+    assert waits[0.0] - waits[25.0] >= 50, waits  # Silero's end, as before: later

@@ -253,6 +253,8 @@ class Error(Event):
 class Milestone(StrEnum):
     """What an `x.stage` mark says happened. A member is its string on the wire and in logs."""
 
+    # the VAD heard a caller's speech stop (detail: its end and where the voice ended, ms of input)
+    SPEECH_STOPPED = "speech_stopped"
     STT_FINAL = "stt_final"  # a turn's final transcript (detail: passes, cadence)
     RESPONSE_START = "response_start"
     LLM_FIRST_TOKEN = "llm_first_token"

@@ -143,6 +143,9 @@ class Generation:
     finish_reason: str = "stop"  # "stop" | "length" | "cancelled"
     prompt_tokens: int = 0
     output_tokens: int = 0
+    # of the prompt tokens, those the model already held evaluated from the last request (its
+    # prefix cache: the instructions and earlier turns); None where the stage cannot tell
+    cached_tokens: int | None = None
 
 
 class LLM(Protocol):

@@ -305,8 +305,10 @@ class Response:
         first = True
         route: CallOut | Words | None = None if len(self.ctx.tools) else self.words
         while (piece := await tokens.get()) is not None:
-            if first:
-                self.mark(ev.Milestone.LLM_FIRST_TOKEN)
+            if first:  # with the prefill it took: the prompt, and the part the model held evaluated
+                done = self.generating.result
+                self.mark(ev.Milestone.LLM_FIRST_TOKEN, **({} if done.cached_tokens is None else {
+                    "prompt_tokens": done.prompt_tokens, "cached_tokens": done.cached_tokens}))
                 first = False
             if route is None and (call := starts_tool_call(self.text_so_far + piece)) is not None:
                 route = self.call_out if call else self.words
@@ -317,7 +319,8 @@ class Response:
                 await self._put(chunks, chunk)
         try:
             await producer  # re-raises a failure of the model thread
-            self.mark(ev.Milestone.LLM_DONE)  # the last token (traces time the request to it)
+            # the last token (traces time the request to it), and how many: the decode rate
+            self.mark(ev.Milestone.LLM_DONE, output_tokens=self.generating.result.output_tokens)
         except SpokenError as exc:  # the caller hears a short apology, not silence
             self.generating.failure = exc
             self.speech.chunker.reset()

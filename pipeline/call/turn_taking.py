@@ -24,7 +24,7 @@ from ..base.protocols import STT, Completeness
 from ..stages.eou_pauses import LearnedPauses
 from ..stages.playback import Playback
 from ..stt import Partial, StreamingTranscriber, words_within
-from ..turns import CommitReason, TurnDetector, VadEdge, WordsHeard
+from ..turns import CommitReason, TurnDetector, VadEdge, WordsHeard, voice_end_ms
 from .callctl import CallControl
 from .core import SessionCore
 from .responder import Responder
@@ -38,8 +38,7 @@ class TurnTaking:
     def __init__(self, core: SessionCore, *, stt: STT, completeness: Completeness, playback: Playback,
                  responder: Responder, control: CallControl,
                  history_since: Callable[[float], np.ndarray], now_ms: Callable[[], float]) -> None:
-        self.core = core
-        self.stt = stt
+        self.core, self.stt = core, stt
         self.completeness = TurnSignal(core, completeness)
         self.playback = playback
         self.responder = responder
@@ -58,14 +57,6 @@ class TurnTaking:
         self.words: Ordered[WordsListener] = Ordered(WordsPhase)
         self.speculation = Speculation(core, responder)
         self.context: Callable[[], str | None] = lambda: None  # the recogniser's (call/hearing.py)
-
-    @property
-    def preemptive_used(self) -> int:
-        return self.speculation.used
-
-    @property
-    def preemptive_discarded(self) -> int:
-        return self.speculation.discarded
 
     def update_options(self, policy: TurnPolicy) -> None:
         """New turn settings (a session.update), at once; an open turn keeps its speech state."""
@@ -206,11 +197,16 @@ class TurnTaking:
             turn.announced = True
             self.core.emit(ev.SpeechStarted(item_id=turn.item_id, audio_start_ms=int(turn.segment_start_ms)))
 
-    def _on_speech_stopped(self, end_ms: float) -> None:
+    def _on_speech_stopped(self, vad_end_ms: float) -> None:
         turn = self.turn
         if turn is None:
             return
+        # the voice's end, not Silero's later one: the silences count from it
+        end_ms = voice_end_ms(self.history_since, turn.audio_start_ms, vad_end_ms, self.policy.voice_end_db)
+        self.core.emit(ev.StageMark(stage=ev.Milestone.SPEECH_STOPPED, turn_id=turn.item_id,
+                                    detail={"vad_end_ms": vad_end_ms, "voice_end_ms": end_ms}))
         turn.speech_end_ms = end_ms
+        self.detector.silence_from(end_ms)
         turn.voiced_ms += max(0.0, end_ms - (turn.onset_ms if turn.onset_ms is not None else end_ms))
         turn.onset_ms = None
         self._mark_speech_end(turn)

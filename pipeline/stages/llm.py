@@ -120,6 +120,7 @@ class LlamaLLM:
 
             kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
         with self.lock:
+            self._count_prefill(messages, result)
             # stream=True makes a generator of chunks (llama-cpp-python types both modes as one);
             # the messages are plain dicts where it names a TypedDict per role
             chunks = cast("Generator[CreateChatCompletionStreamResponse, None, None]",
@@ -144,7 +145,20 @@ class LlamaLLM:
                         result.finish_reason = finish
             finally:
                 chunks.close()  # frees the model for the next request even when cancelled
-                result.prompt_tokens = self.count_tokens(messages)
+
+    def _count_prefill(self, messages: list[dict[str, Any]], result: Generation) -> None:
+        """The prompt's tokens and how many of them llama.cpp still holds evaluated (the prefix
+        it shares with the last request: only the rest is prefilled), into `result`. Under the
+        lock, just before the request: the tokens held are the last request's."""
+        tokens = self._prompt_tokens(messages)
+        held = self._llm.input_ids[:self._llm.n_tokens]
+        shared = 0
+        for a, b in zip(held, tokens, strict=False):
+            if a != b:
+                break
+            shared += 1
+        # llama-cpp-python evaluates the last token again when the whole prompt is held
+        result.prompt_tokens, result.cached_tokens = len(tokens), min(shared, len(tokens) - 1)
 
     def count_tokens(self, messages: list[dict[str, Any]]) -> int:
         """Prompt tokens of these messages as the model sees them (its chat template applied)."""

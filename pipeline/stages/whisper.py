@@ -45,8 +45,8 @@ class WhisperSTT:
         # the completeness heuristic's verdict the full window's got on 172, at a sixth of its
         # median time; a sized final that leaves its sentence open is redone on the full window
         # (`python -m bench.stt_window`, bench/results/2026-12-01-stt-window-guard.md). Partials
-        # stay full: sized, they loop
-        # more, and once fired a barge-in on the echo's words (bench/README.md)
+        # are not sized to the turn (they loop more so, and once fired a barge-in on the echo's
+        # words: bench/README.md) but take at least `partial_floor_ms`
         window: str = "sized-final",
         window_margin_ms: int = 2000,
         window_floor_ms: int = 1000,
@@ -60,11 +60,20 @@ class WhisperSTT:
         # (response.speculate_from = "quick"; bench/results/2026-12-01-wire-ab.md). A sized
         # final is itself that pass, so with one there is none: the speculation starts from it
         quick_pass: bool = True,
+        # "sized-final"'s partials: encode at least this much instead of Whisper's 30 s (0: the
+        # full window). The model runs one pass at a time, so a final
+        # pass at speech-stop first waits out the partial in flight: a full-window partial is
+        # ~400 ms on 2 cores, one with a 10 s floor ~140 ms, and a 10 s floor almost never
+        # loops (bench/results/2026-12-01-stt-window.md). The final is the same pass either way
+        # (bench/README.md, "Partials that hold up the final pass")
+        partial_floor_ms: int = 10_000,
     ) -> None:
         from faster_whisper import WhisperModel
 
         if window not in WINDOWS:
             raise ConfigError(f"stt.window = {window!r} is not allowed; use one of: {', '.join(WINDOWS)}")
+        if partial_floor_ms < 0:
+            raise ConfigError(f"stt.partial_floor_ms = {partial_floor_ms} must be >= 0 (0: the full window)")
         path = model_file(model_path)
         if not (path / "model.bin").is_file():
             raise ModelMissingError(path / "model.bin", "Whisper model")
@@ -87,6 +96,8 @@ class WhisperSTT:
         # "sized-final": partials on the full window; "sized-partials": only partials sized
         self.window_partials = window in ("sized", "sized-partials")
         self.window_final = window in ("sized", "sized-final")
+        self._partial_window = (Window(window_margin_ms, partial_floor_ms)
+                                if partial_floor_ms and window == "sized-final" else None)
         self.partial_interval_ms = (partial_interval_ms if partial_interval_ms is not None
                                     else 250 if self.window_partials else 500)
         self._sized_decoder: SizedDecoder | None = None  # made at the first sized pass
@@ -137,6 +148,10 @@ class WhisperSTT:
         self.last_pass = None
         if self.window is not None and (self.window_final if final else self.window_partials):
             done = self._decode_sized(audio, prefix, self.window, final=final, prompt=prompt)
+            if done is not None:
+                return done
+        elif not final and self._partial_window is not None:
+            done = self._decode_sized(audio, prefix, self._partial_window, final=False, prompt=prompt)
             if done is not None:
                 return done
         self.window_stats["full"] += 1
