@@ -254,17 +254,17 @@ _LEVEL_SPAN_MS = 10_000  # the speech level is read from this much of the turn, 
 _FRAME_MS = 10
 
 
-def voice_end_ms(history: Callable[[float], np.ndarray], start_ms: float, vad_end_ms: float,
+def voice_end_ms(history: Callable[[float, float], np.ndarray], start_ms: float, vad_end_ms: float,
                  below_db: float) -> float:
     """Where the voice itself ended: the end of the last 10 ms frame within `below_db` of the
     turn's speech level (the 90th percentile of its frames' levels), at most
     `VOICE_END_LOOKBACK_MS` before the VAD's end. The VAD's end where the frames up to it stay
     that loud (noise a few dB under the voice), where there is too little audio to tell, or with
-    `below_db` 0. `history(ms)`: the input audio from `ms` on (the turn began at `start_ms`)."""
+    `below_db` 0. `history(from_ms, to_ms)`: the input audio between the two (later from where
+    it no longer holds `from_ms`); the turn began at `start_ms`."""
     if below_db <= 0:
         return vad_end_ms
-    since = max(start_ms, vad_end_ms - _LEVEL_SPAN_MS)
-    audio = history(since)[:int((vad_end_ms - since) * INPUT_RATE_HZ / 1000)]
+    audio = history(max(start_ms, vad_end_ms - _LEVEL_SPAN_MS), vad_end_ms)  # it ends at the VAD's end
     frame = INPUT_RATE_HZ * _FRAME_MS // 1000
     n, back = len(audio) // frame, VOICE_END_LOOKBACK_MS // _FRAME_MS
     if n < 2 * back:

@@ -100,7 +100,7 @@ def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_calle
     from pipeline.base.metrics import turn_timings
 
     assert turn_timings(used.events)[0].preemptive
-    resumed = call(stages, [say("I would like to book a table"), silence(300), say("for two people tonight."),
+    resumed = call(stages, [say("I would like to book a table"), silence(400), say("for two people tonight."),
                             silence(1500)], config=final_only)
     assert resumed.session.turns.speculation.discarded >= 1 and len(resumed.commits) == 1
     assert resumed.session.turns.speculation.used <= 1

@@ -211,7 +211,7 @@ def test_a_partial_floor_sizes_the_partials_and_leaves_the_final_as_it_was(jfk_1
     holds it up less); the sized final pass is the same pass either way."""
     from pipeline.stt import WhisperSTT
 
-    floored, full = WhisperSTT(), WhisperSTT(partial_floor_ms=0)  # the default: 10 s
+    floored, full = WhisperSTT(partial_floor_ms=10_000), WhisperSTT()
     audio = jfk_16k[:int(3.6 * INPUT_RATE_HZ)]
     text = floored.transcribe(audio, final=False)
     assert floored.last_pass is not None and floored.last_pass.frames == 1000  # 10 s, 100 frames a second

@@ -197,11 +197,8 @@ def _fake_reply(real_stages):
 
 @pytest.mark.models
 def test_a_thinking_pause_does_not_end_the_turn(real_stages, say):
-    # "... a table" looks finished, so only a pause shorter than min_silence_ms keeps it one turn:
-    # 300 ms between the clips is ~500 ms from the voice's end to its return (Piper's own edges).
-    # 400 ms was ~600 and passed only while the silence was counted from Silero's late end
     rec = call(_fake_reply(real_stages),
-               [say("I would like to book a table"), silence(300), say("for two people tonight."), silence(200)])
+               [say("I would like to book a table"), silence(400), say("for two people tonight."), silence(200)])
     assert len(rec.commits) == 1
     assert "table" in rec.transcripts[0].lower() and "two people" in rec.transcripts[0].lower()
 
@@ -303,8 +300,11 @@ def _voice_then_quiet(voice_ms: int, fade_ms: int, quiet_ms: int, *, noise_db: f
     return audio.astype(np.float32)
 
 
-def _history(audio: np.ndarray):
-    return lambda ms: audio[int(ms * INPUT_RATE_HZ / 1000):]
+def _history(audio: np.ndarray, held_from_ms: float = 0.0):
+    """An input ring over `audio` that no longer holds what came before `held_from_ms`."""
+    def between(from_ms: float, to_ms: float) -> np.ndarray:
+        return audio[int(max(from_ms, held_from_ms) * INPUT_RATE_HZ / 1000):int(to_ms * INPUT_RATE_HZ / 1000)]
+    return between
 
 
 def test_the_silence_starts_where_the_voice_ended_not_where_the_vad_let_go():
@@ -312,6 +312,13 @@ def test_the_silence_starts_where_the_voice_ended_not_where_the_vad_let_go():
     end = voice_end_ms(_history(audio), 0.0, 1500 + 60 + 96, below_db=25.0)  # Silero ~100 ms late
     assert 1500 <= end <= 1540, end
     assert dbfs(audio[int(end * 16):int(end * 16) + 160]) < dbfs(audio[:16000]) - 25
+
+
+def test_a_long_turn_whose_start_the_ring_no_longer_holds_finds_the_same_end():
+    audio = _voice_then_quiet(9000, 60, 500)
+    held = voice_end_ms(_history(audio), 0.0, 9000 + 60 + 96, below_db=25.0)
+    assert voice_end_ms(_history(audio, held_from_ms=5000.0), 0.0, 9000 + 60 + 96, below_db=25.0) == held
+    assert 9000 <= held <= 9040, held
 
 
 def test_the_voice_end_is_looked_for_only_so_far_back():

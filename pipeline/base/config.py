@@ -45,11 +45,13 @@ class TurnPolicy:
     # VADIterator and get_speech_timestamps (utils_vad.py) end speech below threshold - 0.15
     vad_hysteresis: float = 0.15
     speech_stop_ms: int = 160  # five 32 ms VAD windows below threshold = speech stopped
-    # the silences above count from where the voice ended: the last 10 ms within this many dB of
-    # the turn's speech level, up to 160 ms before the VAD's end, which Silero's smoothing puts
-    # ~100 ms late (`turns.voice_end_ms`; 0: from the VAD's end). Noise within this many dB of
-    # the voice leaves the VAD's end (bench/README.md, "Where the silence starts")
-    voice_end_db: float = 25.0
+    # 25: the silences above count from where the voice ended, the last 10 ms within this many dB
+    # of the turn's speech level, up to 160 ms before the VAD's end, which Silero's smoothing puts
+    # ~100 ms late (`turns.voice_end_ms`); a turn begun over the agent's voice keeps Silero's.
+    # Off (0) by default: at the wire it commits ~100 ms sooner, but with it two barge-in tests
+    # over a reply decide otherwise ("Stop." heard as a backchannel), a cause not yet found
+    # (bench/README.md, "Where the silence starts")
+    voice_end_db: float = 0.0
     min_speech_ms: int = 96  # three windows above threshold = speech started (rejects clicks)
     complete_threshold: float = 0.5  # "looks complete" probability that allows min_silence_ms
     # Early commit (LiveKit's min/max endpointing): a probability of at least early_threshold

@@ -155,10 +155,13 @@ class InputPath:
             prob = self.vad.probability(window)
             self.on_window(window, prob, end_ms)
 
-    def history_since(self, from_ms: float) -> np.ndarray:
-        """Input audio from `from_ms` on, out of the history ring (prefix padding, trims)."""
+    def history_since(self, from_ms: float, to_ms: float | None = None) -> np.ndarray:
+        """Input audio from `from_ms` on (up to `to_ms`), out of the history ring (prefix padding,
+        trims, where the voice ended). It starts later where the ring no longer holds `from_ms`."""
         start = int(from_ms * INPUT_RATE_HZ / 1000)
-        parts = [f[max(0, start - first):] for first, f in self._history if first + len(f) > start]
+        end = self.samples_in if to_ms is None else int(to_ms * INPUT_RATE_HZ / 1000)
+        parts = [f[max(0, start - first):end - first] for first, f in self._history
+                 if first + len(f) > start and first < end]
         return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
     # --- echo reference ------------------------------------------------------------------------

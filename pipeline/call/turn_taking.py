@@ -37,7 +37,7 @@ from .turn_signal import TurnSignal
 class TurnTaking:
     def __init__(self, core: SessionCore, *, stt: STT, completeness: Completeness, playback: Playback,
                  responder: Responder, control: CallControl,
-                 history_since: Callable[[float], np.ndarray], now_ms: Callable[[], float]) -> None:
+                 history_since: Callable[..., np.ndarray], now_ms: Callable[[], float]) -> None:
         self.core, self.stt = core, stt
         self.completeness = TurnSignal(core, completeness)
         self.playback = playback
@@ -202,7 +202,8 @@ class TurnTaking:
         if turn is None:
             return
         # the voice's end, not Silero's later one: the silences count from it
-        end_ms = voice_end_ms(self.history_since, turn.audio_start_ms, vad_end_ms, self.policy.voice_end_db)
+        end_ms = vad_end_ms if turn.over_agent else voice_end_ms(
+            self.history_since, turn.audio_start_ms, vad_end_ms, self.policy.voice_end_db)
         self.core.emit(ev.StageMark(stage=ev.Milestone.SPEECH_STOPPED, turn_id=turn.item_id,
                                     detail={"vad_end_ms": vad_end_ms, "voice_end_ms": end_ms}))
         turn.speech_end_ms = end_ms

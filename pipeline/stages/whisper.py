@@ -46,7 +46,7 @@ class WhisperSTT:
         # median time; a sized final that leaves its sentence open is redone on the full window
         # (`python -m bench.stt_window`, bench/results/2026-12-01-stt-window-guard.md). Partials
         # are not sized to the turn (they loop more so, and once fired a barge-in on the echo's
-        # words: bench/README.md) but take at least `partial_floor_ms`
+        # words: bench/README.md); `partial_floor_ms` can bound them
         window: str = "sized-final",
         window_margin_ms: int = 2000,
         window_floor_ms: int = 1000,
@@ -61,12 +61,13 @@ class WhisperSTT:
         # final is itself that pass, so with one there is none: the speculation starts from it
         quick_pass: bool = True,
         # "sized-final"'s partials: encode at least this much instead of Whisper's 30 s (0: the
-        # full window). The model runs one pass at a time, so a final
-        # pass at speech-stop first waits out the partial in flight: a full-window partial is
-        # ~400 ms on 2 cores, one with a 10 s floor ~140 ms, and a 10 s floor almost never
-        # loops (bench/results/2026-12-01-stt-window.md). The final is the same pass either way
-        # (bench/README.md, "Partials that hold up the final pass")
-        partial_floor_ms: int = 10_000,
+        # full window, the default). The model runs one pass at a time, so a final pass at
+        # speech-stop first waits out the partial in flight: a full-window partial is ~400 ms on 2
+        # cores, one with a 10 s floor ~140 ms, and a 10 s floor almost never loops
+        # (bench/results/2026-12-01-stt-window.md). The final is the same pass either way. Off by
+        # default: with 10000, "Wait." over a reply (under the gate's hold, its partials decide)
+        # was no longer heard as an interruption (bench/README.md, "Where the silence starts")
+        partial_floor_ms: int = 0,
     ) -> None:
         from faster_whisper import WhisperModel
 
