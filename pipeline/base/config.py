@@ -48,9 +48,10 @@ class TurnPolicy:
     # 25: the silences above count from where the voice ended, the last 10 ms within this many dB
     # of the turn's speech level, up to 160 ms before the VAD's end, which Silero's smoothing puts
     # ~100 ms late (`turns.voice_end_ms`); a turn begun over the agent's voice keeps Silero's.
-    # Off (0) by default: at the wire it commits ~100 ms sooner, but with it two barge-in tests
-    # over a reply decide otherwise ("Stop." heard as a backchannel), a cause not yet found
-    # (bench/README.md, "Where the silence starts")
+    # Off (0) by default: at the wire it commits ~100 ms sooner, but it moves every later event
+    # by part of a VAD window, a short word over a reply is judged by where it falls against the
+    # windows ("Stop." cancelled at 3 of 6 offsets before, 2 of 6 with it), and a 606 ms pause
+    # after finished-looking words now ends the turn (bench/README.md, "Where the silence starts")
     voice_end_db: float = 0.0
     min_speech_ms: int = 96  # three windows above threshold = speech started (rejects clicks)
     complete_threshold: float = 0.5  # "looks complete" probability that allows min_silence_ms

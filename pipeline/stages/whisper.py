@@ -65,8 +65,8 @@ class WhisperSTT:
         # speech-stop first waits out the partial in flight: a full-window partial is ~400 ms on 2
         # cores, one with a 10 s floor ~140 ms, and a 10 s floor almost never loops
         # (bench/results/2026-12-01-stt-window.md). The final is the same pass either way. Off by
-        # default: with 10000, "Wait." over a reply (under the gate's hold, its partials decide)
-        # was no longer heard as an interruption (bench/README.md, "Where the silence starts")
+        # default: with 10000, a slow-tier run missed "Wait." over a reply (under the gate's
+        # hold, its partials decide) (bench/README.md, "Where the silence starts")
         partial_floor_ms: int = 0,
     ) -> None:
         from faster_whisper import WhisperModel
