@@ -201,7 +201,7 @@ class TurnTaking:
         turn = self.turn
         if turn is None:
             return
-        # the voice's end, not Silero's later one: the silences count from it
+        # the silences count from here: where the voice ended (turn.voice_end_db) or, by default, Silero's end
         end_ms = vad_end_ms if turn.over_agent else voice_end_ms(
             self.history_since, turn.audio_start_ms, vad_end_ms, self.policy.voice_end_db)
         self.core.emit(ev.StageMark(stage=ev.Milestone.SPEECH_STOPPED, turn_id=turn.item_id,
