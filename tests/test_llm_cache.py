@@ -51,3 +51,20 @@ def test_the_reply_after_a_kept_cache_is_the_reply_of_llama_cpps_own_prefix_reus
     signal.probability("What time is checkout?")  # the KV cells go out and come back
     assert llm.cached_tokens > 0
     assert llm.complete(MESSAGES, max_tokens=16) == reused
+
+
+def test_a_request_tells_its_prompt_and_the_part_held_from_the_last_one(greedy_llm):
+    """What the first-token mark reports (`Generation.cached_tokens`): the next turn prefills only
+    what follows the instructions it shares with the request before."""
+    import threading
+
+    from pipeline.base.protocols import Generation
+
+    greedy_llm.forget()  # nothing held
+    first, second = Generation(), Generation()
+    "".join(greedy_llm.stream(MESSAGES, cancel=threading.Event(), result=first, max_tokens=2))
+    assert first.prompt_tokens == greedy_llm.count_tokens(MESSAGES) and first.cached_tokens == 0
+    other = [MESSAGES[0], {"role": "user", "content": "Is breakfast included?"}]
+    "".join(greedy_llm.stream(other, cancel=threading.Event(), result=second, max_tokens=2))
+    instructions = greedy_llm.count_tokens(MESSAGES[:1])
+    assert instructions - 5 <= second.cached_tokens < second.prompt_tokens, (instructions, second)

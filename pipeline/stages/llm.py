@@ -150,14 +150,12 @@ class LlamaLLM:
         """The prompt's tokens and how many of them llama.cpp still holds evaluated (the prefix
         it shares with the last request: only the rest is prefilled), into `result`. Under the
         lock, just before the request: the tokens held are the last request's."""
+        from llama_cpp import Llama
+
         tokens = self._prompt_tokens(messages)
-        held = self._llm.input_ids[:self._llm.n_tokens]
-        shared = 0
-        for a, b in zip(held, tokens, strict=False):
-            if a != b:
-                break
-            shared += 1
-        # llama-cpp-python evaluates the last token again when the whole prompt is held
+        # the comparison llama-cpp-python itself makes to skip the held prefix; it evaluates the
+        # last token again when the whole prompt is held
+        shared = Llama.longest_token_prefix(self._llm.input_ids[:self._llm.n_tokens].tolist(), tokens)
         result.prompt_tokens, result.cached_tokens = len(tokens), min(shared, len(tokens) - 1)
 
     def count_tokens(self, messages: list[dict[str, Any]]) -> int:
