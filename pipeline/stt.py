@@ -43,6 +43,7 @@ class PartialStats:
     skipped: int = 0  # partial ticks that found the previous pass still running
     compute_s: float = 0.0
     final_compute_s: float = 0.0
+    early_compute_s: float = 0.0  # passes before speech-stop for a speculation (`start_early_pass`)
     speech_s: float = 0.0
 
     @property
@@ -97,12 +98,13 @@ class StreamingTranscriber:
         self._partial_task: asyncio.Task[None] | None = None
         self._final_task: asyncio.Task[str] | None = None
         self._quick_task: asyncio.Task[str | None] | None = None
+        self._early_task: asyncio.Task[str] | None = None
         self._generation = 0
         self.reset()
 
     def reset(self) -> None:
         """Forget the turn (cancelling passes in flight) and start a new one."""
-        for task in (self._partial_task, self._final_task, self._quick_task):
+        for task in (self._partial_task, self._final_task, self._quick_task, self._early_task):
             if task is not None and not task.done():
                 task.cancel()
         self._generation += 1
@@ -113,6 +115,7 @@ class StreamingTranscriber:
         self._partial_task = None
         self._final_task = None
         self._quick_task = None
+        self._early_task = None
         self.latest_text = ""
         self.logprobs: dict[str, float] = {}  # text -> how sure the pass that wrote it was
         self.confidences: dict[str, SpeechConfidence] = {}  # the same, in full, where known
@@ -159,7 +162,7 @@ class StreamingTranscriber:
         self.latest_text = " ".join(self.stable_words + tentative)
         return Partial(" ".join(self.stable_words), " ".join(tentative), " ".join(new_stable))
 
-    async def _timed(self, audio: np.ndarray, *, final: bool, prefix: str = "") -> str:
+    async def _timed(self, audio: np.ndarray, *, final: bool, prefix: str = "", early: bool = False) -> str:
         t0 = perf_s()
         backend, context = self.backend, self._context
         if prefix and isinstance(backend, PrefixSTT) and backend.prefix_final:
@@ -176,7 +179,9 @@ class StreamingTranscriber:
         else:
             text = await self.clock.run_in_thread(lambda: backend.transcribe(audio, final=final, **context))
         spent = perf_s() - t0
-        if final:
+        if early:
+            self.stats.early_compute_s += spent
+        elif final:
             self.stats.final_compute_s += spent
         else:
             self.stats.passes += 1
@@ -212,17 +217,39 @@ class StreamingTranscriber:
         second of it), and a pass started at commit would otherwise read all the pause."""
         self.speech_end_samples = samples
 
+    def _final_audio(self) -> np.ndarray:
+        audio = self.audio.array()
+        if self.speech_end_samples is not None:
+            audio = audio[:self.speech_end_samples + SPEECH_PAD_MS * INPUT_RATE_HZ // 1000]
+        return audio.copy()
+
     def start_final(self) -> asyncio.Task[str]:
         """At VAD speech-stop: transcribe everything heard so far in the background."""
         if self._final_task is not None and not self._final_task.done():
             self._final_task.cancel()
-        audio = self.audio.array()
-        if self.speech_end_samples is not None:
-            audio = audio[:self.speech_end_samples + SPEECH_PAD_MS * INPUT_RATE_HZ // 1000]
         # LocalAgreement never revises a stable word, so the final may start from them
-        self._final_task = asyncio.ensure_future(self._timed(audio.copy(), final=True,
+        self._final_task = asyncio.ensure_future(self._timed(self._final_audio(), final=True,
                                                              prefix=" ".join(self.stable_words)))
         return self._final_task
+
+    def start_early_pass(self) -> asyncio.Task[str]:
+        """Before speech-stop, as the final pass would run now: its words start a speculation
+        only. The final pass still runs at speech-stop, over the audio it always read (a little
+        less silence changes Whisper's words on one turn in eight: bench/README.md)."""
+        if self._early_task is not None and not self._early_task.done():
+            self._early_task.cancel()
+        self._early_task = asyncio.ensure_future(self._timed(
+            self._final_audio(), final=True, prefix=" ".join(self.stable_words), early=True))
+        return self._early_task
+
+    async def settled_early(self, task: asyncio.Task[str]) -> str | None:
+        """The early pass's text, or None: the caller went on, or it failed (the final pass, which
+        a failure would fail too, says so; a speculation only waits)."""
+        try:
+            text = await asyncio.shield(task)
+        except (asyncio.CancelledError, Exception):
+            return None
+        return text if task is self._early_task else None
 
     async def settled_final(self, task: asyncio.Task[str]) -> str | None:
         """The text of a final pass started by `start_final`, or None if it was discarded or
@@ -243,10 +270,11 @@ class StreamingTranscriber:
         return audio[-int(seconds * INPUT_RATE_HZ):]
 
     def discard_final(self) -> None:
-        """The caller resumed: the pending final no longer covers the turn."""
-        if self._quick_task is not None and not self._quick_task.done():
-            self._quick_task.cancel()
-        self._quick_task = None
+        """The caller resumed: the pending final (and quick or early pass) no longer covers the turn."""
+        for task in (self._quick_task, self._early_task):
+            if task is not None and not task.done():
+                task.cancel()
+        self._quick_task = self._early_task = None
         if self._final_task is not None:
             self.stats.finals_discarded += 1
             if not self._final_task.done():
@@ -279,4 +307,4 @@ class StreamingTranscriber:
         return text
 
     async def aclose(self) -> None:
-        await cancel_and_wait(self._partial_task, self._final_task, self._quick_task)
+        await cancel_and_wait(self._partial_task, self._final_task, self._quick_task, self._early_task)

@@ -213,6 +213,23 @@ class TurnDetector:
                 return VadSignal(VadEdge.SPEECH_STOPPED, self._last_above_end_ms)
         return None
 
+    @property
+    def trailing_ms(self) -> float:
+        """In speech, how long the windows since the last speech window have been below the
+        threshold: the speech may be stopping (0 out of speech, or while it goes on)."""
+        return self._below * WINDOW_MS if self.in_speech else 0.0
+
+    @property
+    def stopping(self) -> bool:
+        """Out of speech, or its trailing windows have lasted `early_pass_ms` (the final pass
+        may begin)."""
+        return not self.in_speech or 0 < self.policy.early_pass_ms <= self.trailing_ms
+
+    @property
+    def speech_end_so_far_ms(self) -> float:
+        """The end of the last window above the threshold: the VAD's end if the speech stops."""
+        return self._last_above_end_ms
+
     def silence_from(self, end_ms: float) -> None:
         """Count the silence after this speech-stop from `end_ms` (`voice_end_ms`), never later
         than the VAD's own end."""

@@ -154,9 +154,10 @@ def test_echo_of_the_agent_does_not_barge_in_when_the_guard_is_on(real_stages, s
                    config=make_config(bargein={"echo_guard": True}))
     story = guarded.timeline()
     assert guarded.stages("barge_in") == [], story
-    # what the guard leaves: at most a brief hold while its filter converges on the first words
+    # what the guard leaves: at most a brief hold while its filter converges on the first words,
+    # 64 to 160 ms by where the question falls against the VAD windows (six placements, 0-50 ms)
     paused_ms = sum(m.detail["paused_ms"] for m in guarded.stages("false_interruption"))
-    assert paused_ms <= 128, (paused_ms, story)
+    assert paused_ms <= 160, (paused_ms, story)
     assert guarded.of("conversation.item.truncated") == [], story
     assert guarded.agent_lines == [LONG_REPLY], story
 

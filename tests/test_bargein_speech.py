@@ -44,10 +44,10 @@ def _sounds(say):
 
 
 @pytest.mark.parametrize("short_words", [False, True])
-@pytest.mark.parametrize("sound", ["mm hmm (0.5 s, passes the gate)",
-                                   "mm-hmm (0.2 s, under the gate's hold)", "cough",
+@pytest.mark.parametrize("sound", ["mm-hmm (0.2 s, under the gate's hold)", "cough",
                                    "pink noise burst (0.5 s)"])
 def test_a_non_lexical_sound_then_silence_over_a_reply_resumes_it(real_stages, say, sound, short_words):
+    """(The 0.5 s "Mm hmm." is heard as words at some placements: the test below tries six.)"""
     clip = _sounds(say)[sound]
     config = make_config(bargein={"hear_words": True, "hear_short_words": short_words})
     rec = call(_stages(real_stages), _over_reply(say, clip), config=config)
@@ -62,10 +62,9 @@ def test_a_non_lexical_sound_then_silence_over_a_reply_resumes_it(real_stages, s
 def test_counted_from_the_voice_an_mm_hmm_resumes_the_reply_wherever_it_falls(real_stages, say, short_words):
     """A 0.5 s "Mm hmm." is heard as words at some offsets against the 32 ms VAD windows ("Hey,
     Meme, Meme."), so one placement proves little: the call is made with the caller's question 0
-    to 50 ms later, and most must resume. Counted from Silero's end of speech (the default), 2 of
-    these 6 resumed; counted from the voice's end (`turn.voice_end_db = 25`), 5."""
-    config = make_config(bargein={"hear_words": True, "hear_short_words": short_words},
-                         turn={"voice_end_db": 25.0})
+    to 50 ms later, and most must resume. Counted from Silero's end of speech
+    (`turn.voice_end_db = 0`), 2 of these 6 resumed; counted from the voice's end (the default), 5."""
+    config = make_config(bargein={"hear_words": True, "hear_short_words": short_words})
     clip, resumed, stories = _sounds(say)["mm hmm (0.5 s, passes the gate)"], 0, []
     for shift_s in (0.0, 0.01, 0.02, 0.03, 0.04, 0.05):
         rec = call(_stages(real_stages), _over_reply(say, clip, 0.3 + shift_s), config=config)

@@ -10,6 +10,7 @@ import pytest
 from pipeline.base.conversation import CUT_OFF_MARK, Conversation, Item
 from pipeline.stages.fakes import ScriptedLLM
 from pipeline.testing import call, make_config, silence, with_stages
+from pipeline.testing.voices import trim
 from pipeline.transports.scripted import Clip
 
 pytestmark = pytest.mark.models
@@ -100,8 +101,9 @@ def test_preemption_is_used_when_the_transcript_holds_and_dropped_when_the_calle
     from pipeline.base.metrics import turn_timings
 
     assert turn_timings(used.events)[0].preemptive
-    resumed = call(stages, [say("I would like to book a table"), silence(400), say("for two people tonight."),
-                            silence(1500)], config=final_only)
+    # 400 ms between the voices (trimmed: Piper's own lead and tail would make it ~600 ms)
+    resumed = call(stages, [silence(300), trim(say("I would like to book a table")), silence(400),
+                            trim(say("for two people tonight.")), silence(1500)], config=final_only)
     assert resumed.session.turns.speculation.discarded >= 1 and len(resumed.commits) == 1
     assert resumed.session.turns.speculation.used <= 1
     created = resumed.of("response.created")

@@ -12,6 +12,7 @@ from pipeline.base.config import TurnPolicy
 from pipeline.base.errors import ConfigError
 from pipeline.stages.fakes import ScriptedLLM
 from pipeline.testing import JFK_TEXT, call, make_config, silence, wer, with_stages
+from pipeline.testing.voices import trim
 from pipeline.turns import VOICE_END_LOOKBACK_MS, HeuristicCompleteness, TurnDetector, voice_end_ms
 
 # --- the detector alone, on synthetic VAD probabilities ---------------------------------------
@@ -110,7 +111,31 @@ def test_a_pause_is_cut_off_only_if_the_detector_commits_before_the_words_resume
     assert commit_after_ms(early, 0.6, pause_ms=400) is None
 
 
+def test_the_trailing_windows_say_when_the_final_pass_may_begin_before_speech_stop():
+    """`turn.early_pass_ms`: two trailing windows of five make the detector `stopping`; a speech
+    window again makes it not; off (0), only the stop does."""
+    early = TurnDetector(make_config(turn={"early_pass_ms": 64}).turn)
+    off = TurnDetector(make_config(turn={"early_pass_ms": 0}).turn)
+    for d in (early, off):
+        _feed(d, "#" * 10)
+        assert d.in_speech and not d.stopping and d.trailing_ms == 0
+    _feed(early, ".")
+    assert not early.stopping and early.trailing_ms == WINDOW_MS
+    _feed(early, ".")
+    assert early.stopping and early.in_speech and early.speech_end_so_far_ms == pytest.approx(10 * WINDOW_MS)
+    _feed(early, "#")  # the speech goes on
+    assert not early.stopping and early.trailing_ms == 0
+    sigs, _ = _feed(off, "....")
+    assert sigs == [] and not off.stopping  # off: only speech-stop
+    sigs, _ = _feed(off, ".")
+    assert [s[0] for s in sigs] == ["speech_stopped"] and off.stopping
+    late = TurnDetector(make_config(turn={"early_pass_ms": 500}).turn)  # past speech-stop: inert
+    _feed(late, "#" * 10 + "....")
+    assert late.in_speech and not late.stopping
+
+
 @pytest.mark.parametrize("turn, words", [
+    ({"early_pass_ms": -32}, "must be 0 or more"),
     ({"early_silence_ms": 700}, "between 1 and turn.min_silence_ms (600)"),
     ({"early_silence_ms": -1}, "must be 0 (off)"),
     ({"early_silence_ms": 300, "early_threshold": 0.4}, "between turn.complete_threshold (0.5) and 1"),
@@ -197,9 +222,11 @@ def _fake_reply(real_stages):
 
 @pytest.mark.models
 def test_a_thinking_pause_does_not_end_the_turn(real_stages, say):
-    rec = call(_fake_reply(real_stages),
-               [say("I would like to book a table"), silence(400), say("for two people tonight."), silence(200)])
-    assert len(rec.commits) == 1
+    """400 ms between the voices, after words that look finished. Trimmed: Piper's own lead and
+    tail would make it ~600 ms of silence, as long as the policy's shorter wait."""
+    rec = call(_fake_reply(real_stages), [silence(300), trim(say("I would like to book a table")), silence(400),
+                                          trim(say("for two people tonight.")), silence(1000)])
+    assert len(rec.commits) == 1, rec.timeline()
     assert "table" in rec.transcripts[0].lower() and "two people" in rec.transcripts[0].lower()
 
 

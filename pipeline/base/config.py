@@ -45,14 +45,21 @@ class TurnPolicy:
     # VADIterator and get_speech_timestamps (utils_vad.py) end speech below threshold - 0.15
     vad_hysteresis: float = 0.15
     speech_stop_ms: int = 160  # five 32 ms VAD windows below threshold = speech stopped
-    # 25: the silences above count from where the voice ended, the last 10 ms within this many dB
-    # of the turn's speech level, up to 160 ms before the VAD's end, which Silero's smoothing puts
-    # ~100 ms late (`turns.voice_end_ms`); a turn begun over the agent's voice keeps Silero's.
-    # Off (0) by default: at the wire it commits ~100 ms sooner, but it moves every later event
-    # by part of a VAD window, a short word over a reply is judged by where it falls against the
-    # windows ("Stop." cancelled at 3 of 6 offsets before, 2 of 6 with it), and a 606 ms pause
-    # after finished-looking words now ends the turn (bench/README.md, "Where the silence starts")
-    voice_end_db: float = 0.0
+    # after this many ms of trailing windows below the threshold, ~100 ms before speech-stop, a
+    # pass over the speech as the final would read it then starts a held reply (0, or
+    # speech_stop_ms and above: none); the final pass still runs at speech-stop over the audio
+    # it always read, and the reply is adopted only if it says the same words. Speech going on
+    # drops both. Not the final itself: reading less of the silence, tiny.en writes other words
+    # on one clip in eight (`python -m bench.early_final`, bench/results/2026-12-03-early-final.md)
+    early_pass_ms: int = 0
+    # the silences above count from where the voice ended, the last 10 ms within this many dB of
+    # the turn's speech level, up to 160 ms before the VAD's end, which Silero's smoothing puts
+    # ~100 ms late (`turns.voice_end_ms`); a turn begun over the agent's voice keeps Silero's
+    # (0: Silero's end). At the wire it commits ~100 ms sooner; a pause is judged by its real
+    # length, so 600 ms of silence after finished-looking words ends the turn ("Mm hmm." over
+    # a reply resumed it at 5 of 6 offsets, 2 of 6 counted from Silero's end; bench/README.md,
+    # "Where the silence starts")
+    voice_end_db: float = 25.0
     min_speech_ms: int = 96  # three windows above threshold = speech started (rejects clicks)
     complete_threshold: float = 0.5  # "looks complete" probability that allows min_silence_ms
     # Early commit (LiveKit's min/max endpointing): a probability of at least early_threshold
@@ -275,6 +282,10 @@ def _resolve_turn_preset(policy: TurnPolicy, updates: dict[str, Any]) -> TurnPol
             f"turn.early_silence_ms ({policy.early_silence_ms}) must be 0 (off) or between 1 and "
             f"turn.min_silence_ms ({policy.min_silence_ms}): it is the shorter silence that ends "
             "a turn the completeness signal is sure of")
+    if policy.early_pass_ms < 0:
+        raise ConfigError(
+            f"turn.early_pass_ms ({policy.early_pass_ms}) must be 0 or more: the trailing ms "
+            "after which the final pass may begin (0, or turn.speech_stop_ms and above: at speech-stop)")
     if not policy.complete_threshold <= policy.early_threshold <= 1.0:
         raise ConfigError(
             f"turn.early_threshold ({policy.early_threshold}) must be between "

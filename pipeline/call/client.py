@@ -160,8 +160,11 @@ class ClientControl:
                     self.core.log("a committed turn had no transcript in time; responding without it",
                                   level="warning")
             while (active := self._responder.active) is not None:  # a held speculation, or out-of-band
-                if active.held:  # the open turn's: it would wait for audio the client may not send
-                    self._turns.yield_held_reply()
+                # the open turn's held reply waits for a commit only more audio can bring, and
+                # would hold the client's response: dropped (the turn, once committed, is
+                # answered afresh, after the client's reply, in context)
+                if active.held and (turn := self._turns.turn) is not None:
+                    self._turns.speculation.drop(turn)
                 await self.core.floor.wait()
             reply = self._responder.start(None, purpose=Purpose.CLIENT, options=options)
         finally:

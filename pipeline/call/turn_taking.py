@@ -3,15 +3,15 @@
 Per window it reads the voice probability: speech start opens a turn (with prefix padding from
 the input history) and its streaming transcription; speech stop starts the final pass at once,
 so the transcript is ready when the turn ends; the dual-threshold detector (`turns.py`) ends the
-turn, with the "looks complete" signal scored off the loop once per distinct transcript. When
-a quick pass or the final is ready before the commit, a held reply is started and adopted at commit
-if the transcript is the same (`speculation.py`). Without server VAD the client commits turns itself.
+turn, with the "looks complete" signal scored off the loop once per distinct transcript. When an
+early, quick or final pass is ready before the commit, a held reply is started, adopted at commit if
+the final says the same words (`speculation.py`). Without server VAD the client commits turns.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import numpy as np
 
@@ -149,6 +149,7 @@ class TurnTaking:
         if self.detector.in_speech:
             if prob >= self.policy.vad_threshold:  # not in the trailing windows: a pass
                 turn.stt.poll_partial()  # started there would hold up the final one
+            self._early_pass(turn)
         else:
             self._check_end_of_turn(end_ms)
 
@@ -210,30 +211,45 @@ class TurnTaking:
         self.detector.silence_from(end_ms)
         turn.voiced_ms += max(0.0, end_ms - (turn.onset_ms if turn.onset_ms is not None else end_ms))
         turn.onset_ms = None
-        self._mark_speech_end(turn)
+        self._mark_speech_end(turn, end_ms)
         if turn.over_agent and not self.playback.speaking:
             turn.outlasts_agent()  # the caller outlasted the agent: a real turn after all
             self.announce(turn)
         if turn.announced:
             self.core.emit(ev.SpeechStopped(item_id=turn.item_id, audio_end_ms=int(end_ms)))
+        turn.early_end_ms = None
         self._begin_final(turn)
+
+    def _early_pass(self, turn: Turn) -> None:
+        """After `turn.early_pass_ms` of trailing windows, a pass as the final would read the speech
+        then, for a speculation only; dropped, with its reply, if the speech goes on."""
+        if turn.early_end_ms is not None and self.detector.trailing_ms == 0:
+            turn.early_end_ms = None
+            turn.stt.discard_final()
+            self.speculation.drop(turn)
+            turn.stt.mark_speech_end(None)
+        elif self.detector.stopping and turn.early_end_ms is None and not turn.over_agent:
+            turn.early_end_ms = self.detector.speech_end_so_far_ms
+            self._mark_speech_end(turn, voice_end_ms(self.history_since, turn.audio_start_ms,
+                                                     turn.early_end_ms, self.policy.voice_end_db))
+            early = turn.stt.settled_early(turn.stt.start_early_pass())
+            self.core.spawn(self._after_pass(turn, early, TranscriptSource.EARLY))
 
     def _begin_final(self, turn: Turn) -> None:
         """At speech-stop, not at commit: the final pass is ready when the turn ends, and a
-        speculation may start from it (or from a quick pass, or the last partial). A subclass
-        that skips this leaves the final pass to the commit (`_finish_turn` starts it), as the
-        benchmark's sequential baseline does (bench/sequential.py)."""
+        speculation may start from it, a quick pass or the last partial (bench/sequential.py's
+        subclass skips this: the final at the commit)."""
         source = self.core.config.response.speculate_from
         if source == "quick" and turn.stt.quick:  # a sized pass over all the turn: ~0.1 s
-            self.core.spawn(self._after_quick_pass(turn, turn.stt.start_quick_pass()))
+            quick = turn.stt.settled_quick(turn.stt.start_quick_pass())
+            self.core.spawn(self._after_pass(turn, quick, TranscriptSource.QUICK))
         elif source == "partial":  # (no quick pass: "quick" waits for the final)
             self.speculation.start(turn, turn.stt.latest_text, source=TranscriptSource.PARTIAL)
         final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self.core.spawn(self._after_final(turn, final))
 
-    def _mark_speech_end(self, turn: Turn) -> None:  # a final pass reads no silence after it
-        if turn.speech_end_ms is not None and turn.onset_ms is None:
-            turn.stt.mark_speech_end(int((turn.speech_end_ms - turn.audio_start_ms) * INPUT_RATE_HZ / 1000))
+    def _mark_speech_end(self, turn: Turn, end_ms: float) -> None:  # a final pass reads no silence after it
+        turn.stt.mark_speech_end(int((end_ms - turn.audio_start_ms) * INPUT_RATE_HZ / 1000))
 
     def interrupted(self, turn_id: str, from_ms: float | None) -> None:
         """The caller really interrupted: the turn is the interruption, starting at `from_ms`; what
@@ -249,30 +265,29 @@ class TurnTaking:
             turn.stt.reset()
             turn.stt.append(self.history_since(from_ms))
             turn.audio_start_ms = turn.segment_start_ms = from_ms
-            self._mark_speech_end(turn)
+            if turn.speech_end_ms is not None and turn.onset_ms is None:
+                self._mark_speech_end(turn, turn.speech_end_ms)
         turn.barges_in()
         self.announce(turn)
 
     # --- transcripts and the end of the turn -----------------------------------------------------
 
     async def _after_final(self, turn: Turn, final: asyncio.Task[str]) -> None:
-        text = await turn.stt.settled_final(final)
-        if text is None or self.turn is not turn:
+        if (text := await turn.stt.settled_final(final)) is None or self.turn is not turn:
             return
         self._tell_words(turn, text, final=True)
         await self._score(turn, text)
         await self.speculation.confirm(turn, text)  # begun from words the final did not say?
-        if self.turn is turn and not self.detector.in_speech:
+        if self.turn is turn and self.detector.stopping:
             self.speculation.start(turn, text, source=TranscriptSource.FINAL)
             self._check_end_of_turn(self.now_ms())
 
-    async def _after_quick_pass(self, turn: Turn, quick: asyncio.Task[str | None]) -> None:
-        """Speculate from the quick pass over the whole turn made at speech-stop, unless it
-        declined, the caller resumed or the final pass came first (then from the final)."""
-        text = await turn.stt.settled_quick(quick)
-        if (text is not None and self.turn is turn and not self.detector.in_speech
-                and turn.stt.peek_final() is None):
-            self.speculation.start(turn, text, source=TranscriptSource.QUICK)
+    async def _after_pass(self, turn: Turn, settled: Awaitable[str | None], source: TranscriptSource) -> None:
+        """Speculate from a pass before the final's (the quick one at speech-stop, the early one
+        before it), unless it declined, the caller went on or the final came first."""
+        text = await settled
+        if text is not None and self.turn is turn and self.detector.stopping and turn.stt.peek_final() is None:
+            self.speculation.start(turn, text, source=source)
 
     def _on_partial(self, turn: Turn, partial: Partial) -> None:
         self.core.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta,
@@ -287,13 +302,11 @@ class TurnTaking:
                 listener(heard)
 
     async def _score(self, turn: Turn, text: str) -> None:
-        """Completeness of a transcript, computed once per distinct text, off the loop."""
-        if text in turn.texts_checked:
-            return
-        if turn.unspoken(text, self.now_ms()) is not None:  # made-up words are no finished sentence
-            turn.texts_checked[text] = 0.0
-            return
-        turn.texts_checked[text] = await self.completeness.probability(turn, text)
+        """Completeness of a transcript, computed once per distinct text, off the loop (0 for
+        made-up words: they are no finished sentence)."""
+        if text not in turn.texts_checked:
+            turn.texts_checked[text] = (0.0 if turn.unspoken(text, self.now_ms()) is not None
+                                        else await self.completeness.probability(turn, text))
 
     def _check_end_of_turn(self, now_ms: float) -> None:
         turn = self.turn
@@ -376,18 +389,10 @@ class TurnTaking:
 
     def commit_now(self) -> str | None:
         """End the open turn now (input_audio_buffer.commit); its item id, or None if none."""
-        if self.turn is None:
-            return None
-        item_id = self.turn.item_id
-        self._commit(CommitReason.CLIENT)
-        return item_id
-
-    def yield_held_reply(self) -> None:
-        """A client's response.create goes first: the open turn's held reply waits for a commit
-        that only more audio can bring, and would hold the client's response with it. Dropped;
-        the turn, once committed, is answered afresh (after the client's reply, in context)."""
-        if self.turn is not None:
-            self.speculation.drop(self.turn)
+        turn = self.turn
+        if turn is not None:
+            self._commit(CommitReason.CLIENT)
+        return None if turn is None else turn.item_id
 
     def clear_now(self) -> None:
         """Drop the open turn's audio and any speculation on it (input_audio_buffer.clear)."""

@@ -62,11 +62,14 @@ class WhisperSTT:
         quick_pass: bool = True,
         # "sized-final"'s partials: encode at least this much instead of Whisper's 30 s (0: the
         # full window, the default). The model runs one pass at a time, so a final pass at
-        # speech-stop first waits out the partial in flight: a full-window partial is ~400 ms on 2
-        # cores, one with a 10 s floor ~140 ms, and a 10 s floor almost never loops
-        # (bench/results/2026-12-01-stt-window.md). The final is the same pass either way. Off by
-        # default: with 10000, a slow-tier run missed "Wait." over a reply (under the gate's
-        # hold, its partials decide) (bench/README.md, "Where the silence starts")
+        # speech-stop first waits out the partial in flight: a full-window partial is ~400 ms on
+        # 2 cores, one with a 10 s floor ~140 ms, and a 10 s floor almost never loops
+        # (bench/results/2026-12-01-stt-window.md). The final is the same pass either way. At the
+        # wire, end of speech to first audio per call 0.84 of the full window's with 10000
+        # (bench/results/2026-12-03-wire-early-final.md). Off by default: its partials say other
+        # words than the full window's in 30 of 102 passes (the same results), "reef" for the
+        # full window's "refund" among them, and no table of partials' words against what was
+        # said, per set, has judged that yet
         partial_floor_ms: int = 0,
     ) -> None:
         from faster_whisper import WhisperModel
