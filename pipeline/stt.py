@@ -201,14 +201,14 @@ class StreamingTranscriber:
             self.clock.run_in_thread(lambda: backend.transcribe_quick(audio, **context)))
         return self._quick_task
 
-    async def settled_quick(self, task: asyncio.Task[str | None]) -> str | None:
-        """The quick pass's text, or None: it declined, the caller resumed, or it failed (the
-        final pass, which a failure would fail too, says so; a speculation only waits)."""
+    async def settled_pass(self, task: asyncio.Task[str] | asyncio.Task[str | None]) -> str | None:
+        """A quick or early pass's text, or None: it declined, the caller resumed, or it failed
+        (the final pass, which a failure would fail too, says so; a speculation only waits)."""
         try:
             text = await asyncio.shield(task)
         except (asyncio.CancelledError, Exception):
             return None
-        return text if task is self._quick_task else None
+        return text if task is self._quick_task or task is self._early_task else None
 
     def mark_speech_end(self, samples: int | None) -> None:
         """The VAD heard the speech end this many samples into the turn's audio (None: the
@@ -241,15 +241,6 @@ class StreamingTranscriber:
         self._early_task = asyncio.ensure_future(self._timed(
             self._final_audio(), final=True, prefix=" ".join(self.stable_words), early=True))
         return self._early_task
-
-    async def settled_early(self, task: asyncio.Task[str]) -> str | None:
-        """The early pass's text, or None: the caller went on, or it failed (the final pass, which
-        a failure would fail too, says so; a speculation only waits)."""
-        try:
-            text = await asyncio.shield(task)
-        except (asyncio.CancelledError, Exception):
-            return None
-        return text if task is self._early_task else None
 
     async def settled_final(self, task: asyncio.Task[str]) -> str | None:
         """The text of a final pass started by `start_final`, or None if it was discarded or

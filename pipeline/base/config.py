@@ -285,7 +285,7 @@ def _resolve_turn_preset(policy: TurnPolicy, updates: dict[str, Any]) -> TurnPol
     if policy.early_pass_ms < 0:
         raise ConfigError(
             f"turn.early_pass_ms ({policy.early_pass_ms}) must be 0 or more: the trailing ms "
-            "after which the final pass may begin (0, or turn.speech_stop_ms and above: at speech-stop)")
+            "after which an early pass begins a held reply (0, or turn.speech_stop_ms and above: none)")
     if not policy.complete_threshold <= policy.early_threshold <= 1.0:
         raise ConfigError(
             f"turn.early_threshold ({policy.early_threshold}) must be between "

@@ -25,7 +25,7 @@ class TranscriptSource(StrEnum):
     """Which transcript a speculation answers (`response.speculate_from` names one)."""
 
     QUICK = "quick"  # the quick pass over the whole turn at speech-stop
-    EARLY = "early"  # the final pass as it reads a few windows before speech-stop (turn.early_pass_ms)
+    EARLY = "early"  # a pass as the final would read the speech before speech-stop (turn.early_pass_ms)
     PARTIAL = "partial"  # the last partial transcript
     FINAL = "final"  # the final pass
 

@@ -46,7 +46,7 @@ class Turn:
     voiced_ms: float = 0.0  # speech the VAD heard in finished segments; the open one's onset:
     onset_ms: float | None = None
     texts_checked: dict[str, float] = field(default_factory=dict)
-    early_end_ms: float | None = None  # the VAD end a final pass began at before speech-stop
+    early_end_ms: float | None = None  # the VAD end an early pass began at (turn.early_pass_ms)
 
     @property
     def over_agent(self) -> bool:

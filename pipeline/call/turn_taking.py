@@ -232,7 +232,7 @@ class TurnTaking:
             turn.early_end_ms = self.detector.speech_end_so_far_ms
             self._mark_speech_end(turn, voice_end_ms(self.history_since, turn.audio_start_ms,
                                                      turn.early_end_ms, self.policy.voice_end_db))
-            early = turn.stt.settled_early(turn.stt.start_early_pass())
+            early = turn.stt.settled_pass(turn.stt.start_early_pass())
             self.core.spawn(self._after_pass(turn, early, TranscriptSource.EARLY))
 
     def _begin_final(self, turn: Turn) -> None:
@@ -241,7 +241,7 @@ class TurnTaking:
         subclass skips this: the final at the commit)."""
         source = self.core.config.response.speculate_from
         if source == "quick" and turn.stt.quick:  # a sized pass over all the turn: ~0.1 s
-            quick = turn.stt.settled_quick(turn.stt.start_quick_pass())
+            quick = turn.stt.settled_pass(turn.stt.start_quick_pass())
             self.core.spawn(self._after_pass(turn, quick, TranscriptSource.QUICK))
         elif source == "partial":  # (no quick pass: "quick" waits for the final)
             self.speculation.start(turn, turn.stt.latest_text, source=TranscriptSource.PARTIAL)
