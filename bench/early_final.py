@@ -33,12 +33,14 @@ from pipeline.stages.vad import SileroVAD
 from pipeline.stt import SPEECH_PAD_MS, WhisperSTT, same_words
 from pipeline.stt import word_errors as wer
 from pipeline.testing.sounds import phone_band
-from pipeline.turns import TurnDetector
+from pipeline.turns import TurnDetector, voice_end_ms
 
 from .eot_set import build
 from .machine import describe_machine, machine_line
 from .stt_window import sample
 
+VOICE = -1  # the key of the pass at speech-stop ending where the voice ended (--voice-end-db)
+assert INPUT_RATE_HZ == 16_000  # 16 samples a ms below
 TAIL_S = 0.5  # zeros after each clip, so the last stop is always reached
 
 
@@ -80,10 +82,13 @@ def main(argv: list[str] | None = None) -> int:
                         "spread, plus jfk.wav's cuts (default: all)")
     parser.add_argument("--waits", default="32,64,96", help="ms of trailing windows (default 32,64,96)")
     parser.add_argument("--phone", action="store_true", help="each clip through the phone band too")
+    parser.add_argument("--voice-end-db", type=float, default=0.0, help="also the pass at speech-stop "
+                        "with the speech's end where the voice ended (turn.voice_end_db), as it reads then")
     parser.add_argument("--out", type=Path, help="write the tables to this .md")
     args = parser.parse_args(argv)
     policy = TurnPolicy()
     waits = sorted({int(w) for w in args.waits.split(",") if w.strip()} | {policy.speech_stop_ms})
+    keys = waits + ([VOICE] if args.voice_end_db else [])
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     clips = sample(build(), args.clips)
     conditions = ["wideband"] + (["phone band"] if args.phone else [])
@@ -101,8 +106,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             start_ms, vad_end_ms, at = found
             rows.append((condition, clip.source, clip.text))
-            for wait in waits:
-                end_ms = min(at.get(wait, at[policy.speech_stop_ms]), vad_end_ms + SPEECH_PAD_MS)
+            voice_end = voice_end_ms(lambda a, b, x=audio: x[int(a * 16):int(b * 16)], start_ms, vad_end_ms,
+                                     args.voice_end_db)
+            for wait in keys:
+                end_ms = (min(at[policy.speech_stop_ms], voice_end + SPEECH_PAD_MS) if wait == VOICE
+                          else min(at.get(wait, at[policy.speech_stop_ms]), vad_end_ms + SPEECH_PAD_MS))
                 turn = audio[int(start_ms * INPUT_RATE_HZ / 1000):int(end_ms * INPUT_RATE_HZ / 1000)]
                 t0 = time.perf_counter()
                 texts[(condition, wait)].append(stt.transcribe(turn, final=True))
@@ -121,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     differ: list[str] = []
     for condition in conditions:
         idx = [i for i, r in enumerate(rows) if r[0] == condition]
-        for wait in waits:
+        for wait in keys:
             got = texts[(condition, wait)]
             per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
             for k, i in enumerate(idx):
@@ -131,9 +139,10 @@ def main(argv: list[str] | None = None) -> int:
                     per[key][1] += n
             same = sum(same_words(a, b) for a, b in zip(got, texts[(condition, stop)], strict=True))
             cells = [f"{per[s][0] / max(1, per[s][1]):.3f} ({per[s][0]}/{per[s][1]})" for s in [*sources, "all"]]
-            lines.append(f"| {condition} | {wait} | " + " | ".join(cells) + f" | {same} of {len(idx)} |")
+            label = f"{stop}, voice end at {args.voice_end_db:g} dB" if wait == VOICE else wait
+            lines.append(f"| {condition} | {label} | " + " | ".join(cells) + f" | {same} of {len(idx)} |")
             if wait != stop:
-                differ += [f"- {condition}, {wait} ms, said \"{rows[i][2]}\": \"{a}\", at speech-stop \"{b}\""
+                differ += [f"- {condition}, {label} ms, said \"{rows[i][2]}\": \"{a}\", at speech-stop \"{b}\""
                            for k, i in enumerate(idx)
                            for a, b in [(got[k], texts[(condition, stop)][k])] if not same_words(a, b)]
     lines += ["", "Differing from speech-stop:", "", *(differ or ["- none"])]
