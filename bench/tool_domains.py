@@ -20,7 +20,8 @@ gym membership desk, parcel courier, council waste line) were each written later
 had not read the guard's rules or code, and are judged once. `fresh3` (driving school, energy
 supplier, tyre and service garage, cinema box office) was written on 2026-12-03, later the same
 day, by an author who had not read the guard's rules, its code or any split's failures, and is
-judged once. Values are compared by meaning (`same_value`: "6 PM" is "18:00").
+judged once; so is `fresh4` (dental practice, library desk, home-insurance claims line, ferry ticket
+office), written on 2026-12-03 in the evening the same way, after the rules judged on `fresh3`. Values are compared by meaning (`same_value`: "6 PM" is "18:00").
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ SET = Path(__file__).resolve().with_name("tool_domains.json")
 DATA: dict[str, Any] = json.loads(SET.read_text(encoding="utf-8"))
 DOMAINS: dict[str, dict[str, Any]] = DATA["domains"]
 NOW = datetime.fromisoformat(DATA["now"])
-SPLITS = ("dev", "heldout", "fresh", "fresh2", "fresh3")
+SPLITS = ("dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4")
 
 
 def cases(split: str | None = None) -> list[dict[str, Any]]:

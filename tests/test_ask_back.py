@@ -315,13 +315,13 @@ def test_a_reminder_states_the_card_its_ledger_row_holds(tmp_path) -> None:
 
 
 def test_a_refused_call_written_again_in_the_reply_about_its_refusal_is_not_silence(tmp_path) -> None:
-    """The model guesses the order wrong, and would write the same guess again in the reply about
-    the refusal (Qwen2.5-0.5B did, and that refused too, the caller heard nothing): the reply is the
-    session's question back, so the guess is refused once and the caller is asked."""
+    """The model guesses an order the caller did not name, and would write the same guess again in
+    the reply about the refusal (Qwen2.5-0.5B did, and that refused too, the caller heard nothing):
+    the reply is the session's question back, so the guess is refused once and the caller is asked."""
     invented = {"name": "refund", "arguments": {"holding_line": "One moment.", "order_id": "12345",
                                                 "card_last4": "1234"}}
     llm = ScriptedLLM(rules=[[r"refund", invented]])  # the same call, whatever it is asked
-    rec, effects = refund_turn(tmp_path, "Refund order 4417 to my card ending 1234.", llm, tone_s=2.4)
+    rec, effects = refund_turn(tmp_path, "Refund my order to my card ending 1234.", llm, tone_s=2.4)
     story = rec.timeline()
     assert effects == [], story
     assert rec.agent_lines[-1].endswith("Could you tell me the order number?"), story

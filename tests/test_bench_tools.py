@@ -53,14 +53,15 @@ def test_verdicts_and_their_tally() -> None:
     ]
     assert [r["picked"] for r in rows] == ["refund", "refund", "refund", None, "unparsed"]
     assert [r["args_ok"] for r in rows] == [True, False, None, None, None]
-    # 4471 is not what the caller said; 12345 is invented: the guard stops both
-    assert [r["refused"] for r in rows] == [False, True, True, None, None]
+    # 4471 miscopies the order the caller said: the call runs on 4417; 12345, on a line that said
+    # no order, is invented: the guard stops it
+    assert [r["refused"] for r in rows] == [False, False, True, None, None]
     t = bt.tally(rows)
     assert (t["calls_made"], t["calls_expected"]) == (2, 2)
     assert (t["args_right"], t["args_checked"]) == (1, 2)
     assert (t["false_calls"], t["plain_expected"]) == (1, 3)  # the invented refund; unparsed is no call
     assert (t["asks_right"], t["asks_expected"]) == (0, 1)
-    assert (t["guard_refused"], t["side_effect_calls"]) == (2, 3)
+    assert (t["guard_refused"], t["side_effect_calls"]) == (1, 3)
     assert t["guard_wrongly_refused"] == 0 and t["invented_let_through"] == 0
     assert t["first_ms_median"] == 90
     assert "recall 2/2 (100%)" in bt.summary_line(t)

@@ -154,8 +154,11 @@ def test_a_count_is_not_a_time_and_a_time_is_not_a_count() -> None:
     line = said("A cab from the airport at 6 for 4 people.")
     assert trace(RIDE, {"pickup_address": "the airport", "pickup_time": "18:00", "passengers": 4},
                  line).dropped == []
+    # the time's 6 is no count: the call runs on the count the caller said for it ("for 4 people")
     assert trace(RIDE, {"pickup_address": "the airport", "pickup_time": "18:00", "passengers": 6},
-                 line).dropped == ["passengers"]
+                 line).arguments["passengers"] == 4
+    assert trace(RIDE, {"pickup_address": "the airport", "pickup_time": "18:00", "passengers": 6},
+                 said("A cab from the airport at 6.")).dropped == ["passengers"]
 
 
 def test_the_instructions_are_a_source_with_their_labels() -> None:
@@ -178,8 +181,9 @@ def test_the_instructions_are_a_source_with_their_labels() -> None:
 def test_a_number_keeps_the_role_the_caller_gave_it() -> None:
     line = said("My card ending 1234 was charged 40 dollars by Acme.")
     assert trace(DISPUTE, {"card_last4": "1234", "merchant": "Acme", "amount": 40}, line).missing == []
-    assert trace(DISPUTE, {"card_last4": "40", "merchant": "Acme", "amount": 1234}, line).missing \
-        == ["card_last4", "amount"]
+    swapped = trace(DISPUTE, {"card_last4": "40", "merchant": "Acme", "amount": 1234}, line)
+    # 40 was said as dollars, not as the card: refused; the amount is the one said in its role
+    assert swapped.missing == ["card_last4"] and swapped.arguments["amount"] == 40
 
 
 def test_an_answer_takes_the_role_of_the_question() -> None:
@@ -203,8 +207,11 @@ def test_spelled_codes_and_misheard_names_match() -> None:
                                         "guest_name": {"type": "string"}}, ["booking_code", "guest_name"])
     line = said("It's under Katherine Oduya, code k seven q two.")
     assert trace(check_in, {"booking_code": "K7Q2", "guest_name": "Catherine Oduya"}, line).missing == []
-    assert trace(check_in, {"booking_code": "K7Q3", "guest_name": "Catherine Oduya"}, line).missing \
-        == ["booking_code"]
+    # a code miscopied is the one the caller spelled; with none spelled, nobody gave it
+    assert trace(check_in, {"booking_code": "K7Q3", "guest_name": "Catherine Oduya"}, line).arguments \
+        == {"booking_code": "K7Q2", "guest_name": "Catherine Oduya"}
+    assert trace(check_in, {"booking_code": "K7Q3", "guest_name": "Catherine Oduya"},
+                 said("It's under Katherine Oduya.")).missing == ["booking_code"]
 
 
 def test_an_argument_may_say_where_its_value_comes_from() -> None:
@@ -433,8 +440,9 @@ def test_of_several_values_on_file_only_the_one_the_caller_means_is_given() -> N
 def test_a_code_written_wrong_is_the_one_on_file_the_caller_points_at() -> None:
     """Qwen wrote card_last4 "5200" from "fifty two dollars on my credit card", and "200 Canal
     Street" for "a replacement Visa": of the two cards on file, the caller's words point at one,
-    and that one is the value. Where they point at neither, or said a card of their own, or the
-    record holds one card (nothing to tell apart), the call is refused and the caller asked."""
+    and that one is the value. Where they point at neither, the call is refused and the caller
+    asked; where they said a card of their own, it is that one; where the record holds one card,
+    it is that one."""
     record = ("Verified caller: Daniel Brooks. Cards on file: Visa debit ending 5521 and Mastercard credit "
               "ending 0387. Recent card transactions: 2026-06-02 Shell 52.00 on 0387.")
     dispute = said("I want to dispute the Shell charge of fifty two dollars on my credit card.", instructions=record)
@@ -448,9 +456,13 @@ def test_a_code_written_wrong_is_the_one_on_file_the_caller_points_at() -> None:
     neither = said("Please send me a replacement card.", instructions=record)
     assert trace(replace_card, {"card_last4": "1234"}, neither).missing == ["card_last4"]
     own = said("Dispute the Shell charge of fifty two dollars on my card ending 9911.", instructions=record)
-    assert trace(DISPUTE, {"card_last4": "5200", "merchant": "Shell", "amount": 52}, own).missing == ["card_last4"]
+    assert trace(DISPUTE, {"card_last4": "5200", "merchant": "Shell", "amount": 52}, own).arguments["card_last4"] \
+        == "9911"  # the card the caller said, not one on file
     one = said("Dispute the Shell charge of fifty two dollars on my card.", instructions="Cards on file: Visa ending 4242.")
-    assert trace(DISPUTE, {"card_last4": "5200", "merchant": "Shell", "amount": 52}, one).missing == ["card_last4"]
+    assert trace(DISPUTE, {"card_last4": "5200", "merchant": "Shell", "amount": 52}, one).arguments["card_last4"] \
+        == "4242"  # the record's only card: what "my card" gives where the model copies it
+    year = said("Dispute the charge on my card.", instructions="Car on file: 2019 Ford Focus.")
+    assert trace(DISPUTE, {"card_last4": "5200", "merchant": "Shell", "amount": 52}, year).missing[0] == "card_last4"
 
 
 def test_a_reading_outside_the_hours_a_self_contradicting_date_and_a_party_are_not_the_callers() -> None:
@@ -522,7 +534,11 @@ def test_a_phone_numbers_leading_zero_is_kept_as_said() -> None:
     line = said("Ring me back on oh seven seven one two three four five six seven eight.")
     assert trace(CALLBACK, {"phone_number": "7712345678"}, line).arguments == {"phone_number": "07712345678"}
     assert trace(CALLBACK, {"phone_number": "07712345678"}, line).missing == []
-    assert trace(CALLBACK, {"phone_number": "7712345679"}, line).missing == ["phone_number"]
+    # a digit miscopied: the number the caller said; with two numbers said, neither is the one
+    assert trace(CALLBACK, {"phone_number": "7712345679"}, line).arguments == {"phone_number": "07712345678"}
+    two = said("Ring me back on oh seven seven one two three four five six seven eight, or on oh seven "
+               "seven one two three four five six seven nine.")
+    assert trace(CALLBACK, {"phone_number": "7712345670"}, two).missing == ["phone_number"]
 
 
 CANCEL = client_tool("cancel_appointment", {
@@ -571,8 +587,11 @@ def test_a_code_written_in_the_callers_words_reaches_the_tool_as_a_code() -> Non
     line = said("The card says S W zero zero six one five five three two eight nine.")
     traced = trace(TRACK_ONLY, {"tracking_number": "S W zero zero six one five five three two eight nine"}, line)
     assert traced.arguments == {"tracking_number": "SW0061553289"}
+    # a digit short: not the caller's as written; the one code they said is the value
     assert trace(TRACK_ONLY, {"tracking_number": "S W zero zero six one five five three two eight"},
-                 line).missing == ["tracking_number"]  # a digit short: not the caller's
+                 line).arguments == {"tracking_number": "SW0061553289"}
+    assert trace(TRACK_ONLY, {"tracking_number": "SW0061553288"},
+                 said("I've got a card through the door.")).missing == ["tracking_number"]
 
 
 def test_a_code_no_count_could_be_is_the_only_numbered_arguments_among_several_numbers() -> None:
@@ -619,3 +638,54 @@ def test_a_day_corrected_without_a_not_is_taken_back() -> None:
     same = said("Marcus Hale, Saturday at 2 pm, please.", "Actually, Saturday is right.")
     assert trace(BOOK, {"patient_name": "Marcus Hale", "date": "2026-06-06", "time": "14:00"},
                  same).arguments["date"] == "2026-06-06"
+
+
+def test_the_one_code_or_number_the_caller_said_is_the_value_where_the_model_miscopied_it() -> None:
+    """Qwen on caller lines it had never seen: "SW9943058" for "Sierra Whiskey, one nine nine four,
+    three oh two, five five eight"; "077-729-5643" for "oh seven seven double oh, nine one two,
+    four five six"; a meter reading of 7931 for "seven thousand nine hundred and twelve". Where the
+    caller said one value in the argument's role, the call runs on it; not on a number said
+    roughly, nor on a code of another length the model did not copy from ("back in 2019")."""
+    assert trace(TRACK_ONLY, {"tracking_number": "SW9943058"},
+                 said("Yeah, it's, um, Sierra Whiskey, one nine nine four, three oh two, five five eight. "
+                      "I just want to know when it's turning up.")).arguments == {"tracking_number": "SW1994302558"}
+    assert trace(CALLBACK, {"phone_number": "077-729-5643"},
+                 said("Could somebody call me back on oh seven seven double oh, nine one two, four five six?")
+                 ).arguments == {"phone_number": "07700912456"}
+    assert trace(CALLBACK, {"phone_number": "1234567890"},
+                 said("My brother learned with Priya back in 2019. Does she still teach?")).missing == ["phone_number"]
+    reading = client_tool("submit_meter_reading", {
+        "reading": {"type": "integer", "description": "The number on the meter"}}, ["reading"])
+    assert trace(reading, {"reading": 7931}, said("Gas reading for you: seven thousand nine hundred and "
+                                                  "twelve.")).arguments == {"reading": 7912}
+    assert trace(reading, {"reading": 18422}, said("I sent you a reading of eighteen thousand four hundred "
+                                                   "and something back in April.")).missing == ["reading"]
+
+
+def test_the_records_only_code_is_the_value_where_the_model_wrote_a_placeholder() -> None:
+    """An energy desk's record holds one account; Qwen wrote the schema's example "BW-1234567".
+    The account on file is the value; a year on file is no registration, nor prose about codes
+    ("ten digits") a code."""
+    book = client_tool("book_meter_visit", {
+        "account_number": {"type": "string", "description": "The account number, such as BW-1234567"},
+        "date": {"type": "string", "format": "date", "description": "Day of the visit"}}, ["account_number", "date"])
+    record = "Caller on file: Helen Mbeki, account number BW-4471902, 27 Larkspur Road."
+    line = said("Could I book the smart meter fitting? Tuesday the ninth.", instructions=record)
+    assert trace(book, {"account_number": "BW-1234567", "date": "2026-06-09"}, line).arguments \
+        == {"account_number": "BW-4471902", "date": "2026-06-09"}
+    service = client_tool("book_service", {
+        "registration": {"type": "string", "description": "The car's registration"}}, ["registration"])
+    car = said("Book my car in for a service.", instructions="Car on file: 2019 Ford Focus, tyres 205/55 R16.")
+    assert trace(service, {"registration": "AB12 CDE"}, car).missing == ["registration"]
+    track = said("Where is my parcel?", instructions="Tracking numbers are SW and then ten digits.")
+    assert trace(TRACK_ONLY, {"tracking_number": "SW1234567890"}, track).missing == ["tracking_number"]
+
+
+def test_a_clock_written_wrong_is_the_time_the_caller_said() -> None:
+    """ "Half four" at a school whose lessons run 7:00 to 20:00: Qwen wrote "14:00 AM"."""
+    lesson = client_tool("book_lesson", {
+        "date": {"type": "string", "format": "date", "description": "Day of the lesson"},
+        "time": {"type": "string", "description": "Pickup time, HH:MM on the 24-hour clock"}}, ["date", "time"])
+    line = said("Can I get a lesson on Monday, half four?", instructions="Lessons run Monday to Saturday, 7:00 to 20:00.")
+    assert trace(lesson, {"date": "2026-06-08", "time": "14:00 AM"}, line).arguments \
+        == {"date": "2026-06-08", "time": "16:30"}

@@ -20,7 +20,9 @@ from pipeline.tools.spoken import (
     said_in,
     sources_of,
 )
+from pipeline.tools.spoken.codes import codes_in
 from pipeline.tools.spoken.names import similar, sound_key
+from pipeline.tools.spoken.times import moments
 from pipeline.tools.spoken.words import number_runs, spoken_number, words
 
 NOW = datetime(2026, 6, 3, 9, 58)  # a Wednesday morning
@@ -118,6 +120,8 @@ def test_in_a_while() -> None:
     ("Thu 6pm", "thursday at six"), ("tomorrow morning", "tomorrow morning"), ("Thursday", "thursday"),
     ("2026-06-12", "on the 12th"), ("2026-12-24", "12/24"), ("2026-06-03", "today"),
     ("1985-04-12", "I was born April twelfth nineteen eighty five"),
+    ("2026-06-11", "Thursday the eleventh"), ("2026-06-11", "Thursday, June 11, 2026"),
+    ("2026-06-11", "next Thursday the eleventh"), ("2026-06-08", "on Monday, the 8th"),
 ])
 def test_dates_and_date_times(value: str, said: str) -> None:
     kind = DT if ("T" in value or ":" in value or "pm" in value) else D
@@ -362,6 +366,9 @@ def test_text_kind_matches_words() -> None:
     ("phone_number", {"type": "string"}, CODE), ("contact", {"type": "string", "format": "email"}, CODE),
     ("confirmationCode", {"type": "string"}, CODE), ("last4", {"type": "string"}, CODE),
     ("plate", {"type": "string", "pattern": "^[A-Z0-9]+$"}, CODE),
+    ("registration", {"type": "string"}, CODE),
+    ("vehicle", {"type": "string", "description": "The van, such as AB12 CDE"}, CODE),
+    ("vehicle", {"type": "string", "description": "The van, such as a Ford Transit"}, NAME),
     ("x", {"type": "string", "pattern": "^[A-Z]{2}[0-9]+$"}, CODE),
     ("number_of_guests", {"type": "integer"}, NUM), ("party_size", {"type": "integer"}, NUM),
     ("nights", {"type": "integer"}, NUM), ("quantity", {"type": "string"}, NUM),
@@ -443,3 +450,27 @@ def test_x_source_and_x_kind_travel_in_a_clients_function() -> None:
     assert kind_from_schema("when", prop) is T
     assert sources_of("when", prop) == {Source.CALLER, Source.INSTRUCTIONS}
     assert tool_call_grammar([spec])
+
+
+def test_a_weekday_and_a_date_that_disagree_are_two_days() -> None:
+    """ "Thursday the twelfth": June 12th 2026 is a Friday; which one the caller means is asked."""
+    found = moments(words("Thursday the twelfth"), NOW)
+    assert [sorted(m.days) for m in found] == [[(2026, 6, 4)], [(2026, 6, 12)]]
+
+
+@pytest.mark.parametrize(("text", "codes"), [
+    ("The number's S W, four four one oh, two nine eight, seven seven three.", ["SW4410298773"]),
+    ("Yeah, it's, um, Sierra Whiskey, one nine nine four, three oh two. I just want it.", ["SW1994302"]),
+    ("Call me back on oh seven seven double oh, nine one two, four five six?", ["07700912456"]),
+    ("Registration W-K-seven-one, H-J-P. Thursday, at eight.", ["WK71HJP", "8"]),
+    ("The reg is Y-R-six-eight, space, K-L-O.", ["YR68KLO"]),
+    ("Could I book a table for two?", ["2"]),
+    ("No code here at all.", []),
+])
+def test_the_codes_a_caller_reads_out(text: str, codes: list[str]) -> None:
+    assert [code for _, _, code in codes_in(text)] == codes
+
+
+def test_a_written_list_of_codes_is_codes_apart() -> None:
+    assert [c for _, _, c in codes_in("Orders on file: 5120 (kettle), 4417 (skillet).", pauses=False)] \
+        == ["5120", "4417"]

@@ -34,8 +34,10 @@ told "tomorrow at 2 pm" on June 3rd, a small model books "2026-06-09", and the c
 Told "from tomorrow to Saturday", a call's two days are the caller's two (`moments.spread_days`). Of
 several numbers the instructions hold for one argument (two cards on file), only the one the
 caller's words point at is given (`record.singled_out`: "my debit card"), and is the value
-where the model wrote one nobody gave (`record.the_one_meant`); a name written as the
-record's number ("P-20417") is the name beside it there (`record.name_beside`).
+where the model wrote one nobody gave (`record.the_one_meant`), as the record's only one is; a
+name written as the record's number ("P-20417") is the name beside it there (`record.name_beside`).
+A code or a number the model miscopied ("SW9943058" for "Sierra Whiskey, one nine nine four,
+three oh two, five five eight") is the one the caller said in its role (`_the_callers_one`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import partial
 from itertools import zip_longest
 from typing import Any
@@ -51,10 +54,10 @@ from .amends import a_piece, amended, more_than_itself
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
-from .record import singled_out, the_one_meant
+from .record import alike, singled_out, the_one_meant
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
-from .spoken.codes import code_said, spelled
+from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import name_words, stem
 from .spoken.names import edit_distance
 from .spoken.numbers import TIME_CUES, numbers_said
@@ -71,6 +74,7 @@ _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 _WORDY = re.compile(r"[A-Za-z]{3,}")
 _PRICE = re.compile(r"\d+\.\d{2}")
+_ROUGHLY = re.compile(r"[\s,-]*(?:and|or)\s+(?:something|so)\b|[\s-]*(?:odd|ish)\b", re.I)  # "four hundred and something"
 
 
 @dataclass
@@ -104,7 +108,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
         # one day said is not two); the code on file their words point at
         if (again := days_said.get(name) or Source.CALLER in rule.sources and (name not in days or len(days) == 1)
                 and restated(value, rule.kind, rule.written, evidence)
-                or Source.INSTRUCTIONS in rule.sources and _pointed_at(rule, evidence)
+                or Source.INSTRUCTIONS in rule.sources and _pointed_at(value, rule, evidence)
+                or _the_callers_one(value, rule, evidence, {squash(str(v)) for n, v in arguments.items() if n != name})
                 or amended(value, rule, evidence, partial(_given_as, rule, evidence))):
             out.arguments[name] = again
             continue
@@ -114,6 +119,40 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             out.dropped.append(name)
             del out.arguments[name]
     return out
+
+
+def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]) -> str | int | float | None:
+    """The one code or number the caller said in this argument's role, for one the model wrote
+    that nobody gave ("SW9943058" for "Sierra Whiskey, one nine nine four, three oh two, five five
+    eight"; 7931 for "gas reading: seven thousand nine hundred and twelve"): a number the words
+    around it name as this argument's; a code so named, or answering the agent's question for it,
+    or, on a tool that takes no other number, one no count or time could be (`_unmistakable`: a
+    phone number, a reference with letters in it). A code within three characters of the model's
+    length (it was copying this one, not writing "1234567890" for "back in 2019"); a number said
+    exactly ("eighteen thousand four hundred and something" is no reading). None where the caller
+    said none, or several, or it is another argument's value in the call."""
+    if Source.CALLER not in rule.sources or rule.kind not in NUMBERS:
+        return None
+    written = squash(spelled(str(value)) or str(value))
+    found: set[str | int | float] = set()
+    for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
+        text = re.sub(r":\s", "  ", folded(text))  # "Gas reading for you: 7912": named across the colon
+        if rule.kind is ValueKind.NUMBER:
+            found |= {_plain(next(iter(n.values))) for n in numbers_said(text) if not n.clock and len(n.values) == 1
+                      and role_here(text, (n.start, n.end), rule) is True and not _ROUGHLY.match(text, n.end)}
+            continue
+        for start, end, code in codes_in(text):
+            role = role_here(text, (start, end), rule)
+            if squash(code) not in taken and abs(len(squash(code)) - len(written)) <= 3 and (role is True or role is None and (
+                    question_role(asked, rule) is True
+                    or question_role(asked, rule) is None and rule.lone and _unmistakable(text[start:end]))):
+                found.add(code)
+    value = next(iter(found)) if len(found) == 1 else None
+    return value if value is not None and given(value, rule, evidence) else None
+
+
+def _plain(number: Decimal) -> int | float:
+    return int(number) if number == int(number) else float(number)
 
 
 def _given_as(rule: Rule, evidence: Evidence, value: str) -> bool:
@@ -156,19 +195,32 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
 
 def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
     """Of the record's values in this role, is this one the caller means (`record.singled_out`)?"""
-    roles = [span for span in spans_of_numbers(record) if role_here(record, span, rule) is True]
-    return singled_out(_spans(value, record, rule), roles, record, evidence.said,
+    return singled_out(_spans(value, record, rule), _on_file(value, record, rule), record, evidence.said,
                        {*name_words(rule.name), *rule.rivals})
 
 
-def _pointed_at(rule: Rule, evidence: Evidence) -> str | None:
-    """The record's one code in this role the caller's words point at (`record.the_one_meant`)."""
+def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
+    """The record's one code in this role, of the value's form, the caller's words point at
+    (`record.the_one_meant`)."""
     record, own = re.sub(r":\s", " ", evidence.instructions), {*name_words(rule.name), *rule.rivals}
     if rule.kind is not ValueKind.CODE or any(role_here(f, span, rule) for f in map(folded, evidence.said)
                                               for span in spans_of_numbers(f)):  # one of their own
         return None
-    roles = [span for span in spans_of_numbers(record) if role_here(record, span, rule) is True]
-    return the_one_meant(roles, record, evidence.said, own)
+    return the_one_meant(_on_file(value, record, rule), record, evidence.said, own)
+
+
+def _on_file(value: Any, record: str, rule: Rule) -> list[tuple[int, int]]:
+    """Where the record holds values in this role, of the value's form: each number, or the whole
+    code it is in ("BW-4471902", "LK19 XRT"); a code written with digits ("SW and ten digits" is
+    the desk's prose about its codes, not one on file)."""
+    runs = codes_in(record, pauses=False) if rule.kind is ValueKind.CODE else []
+    out: list[tuple[int, int]] = []
+    for span in spans_of_numbers(record):
+        whole = next(((a, b) for a, b, _ in runs if a <= span[0] and span[1] <= b), span)
+        if whole not in out and role_here(record, whole, rule) is True and alike(value, record[whole[0]:whole[1]]) \
+                and (rule.kind is not ValueKind.CODE or any(ch.isdigit() for ch in record[whole[0]:whole[1]])):
+            out.append(whole)
+    return out
 
 
 def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:

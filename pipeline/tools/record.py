@@ -6,9 +6,9 @@ where it is the one the caller means: the only value of that role in the record,
 own words the caller said ("my debit card": 5521; "put it on my Mastercard": 0387). "Please freeze
 my card" names neither, so neither is given, and the agent asks which. Where the model wrote a
 value nobody gave ("5200" from "fifty two dollars on my credit card"), the one the caller's words
-point at is the value (`the_one_meant`), as a moment is said again as the caller said it. Where
-it wrote an entry's number for a name ("P-20417" as the patient's name), the one name of that
-entry is (`name_beside`).
+point at, or the record's only one, is the value (`the_one_meant`), as a moment is said again as
+the caller said it. Where it wrote an entry's number for a name ("P-20417" as the patient's name),
+the one name of that entry is (`name_beside`).
 
 A value's own words are those of its entry: the record's clause around it (split at ";", at line
 ends and sentence ends), cut at the values of the same role before and after it. The words between
@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
+from .spoken.codes import squash
 from .spoken.kinds import stem
 from .spoken.words import words
 
@@ -63,13 +64,24 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
 
 def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequence[str],
                   own_words: Collection[str]) -> str | None:
-    """Of two or more values of one role in `record`, the one the caller's words point at ("the
-    Shell charge on my credit card": 0387), where exactly one is (see the module); else None."""
-    if len({_digits(record[a:b]) for a, b in role_spans}) < 2:
-        return None  # one value on file: "my card" points at nothing the record tells apart
+    """Of the values of one role in `record`, the one the caller means: the only one there (the
+    account on file, where the model wrote "BW-1234567"), or of two or more, the one the caller's
+    words point at ("the Shell charge on my credit card": 0387), where exactly one is (see the
+    module); else None."""
+    if len(values := {_digits(record[a:b]): record[a:b] for a, b in role_spans}) == 1:
+        return next(iter(values.values()))  # what `singled_out` gives where the model copied it
     meant = {_digits(record[a:b]): record[a:b] for a, b in role_spans
              if singled_out([(a, b)], role_spans, record, said, own_words)}
     return next(iter(meant.values())) if len(meant) == 1 else None
+
+
+def alike(value: object, other: str) -> bool:
+    """Of one form: both with letters ("BW-4471902", "LK19 XRT"), or both digits only (a card's
+    last four, a year): a year on file is no registration, whatever words stand by it. A phrase
+    ("200 Canal Street" written for a card) has no form to compare, and is like any."""
+    if len(re.findall(r"[A-Za-z]{3,}", str(value))) >= 2:
+        return True
+    return any(ch.isalpha() for ch in squash(str(value))) == any(ch.isalpha() for ch in squash(other))
 
 
 def _label(record: str, span: tuple[int, int], role_spans: Sequence[tuple[int, int]]) -> set[str]:

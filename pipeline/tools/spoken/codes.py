@@ -74,10 +74,49 @@ def spelled(value: str) -> str | None:
         digits = [r for r in readings if r[0].isdigit()]  # "oh" by a digit is a zero
         by_digit = out and out[-1][-1:].isdigit() or i + 1 < len(ws) and ws[i].text == "oh" and (
             ws[i + 1].text[:1].isdigit() or is_number_word(ws[i + 1].text))
-        reading, i = digits[0] if digits and by_digit else readings[0]
+        letters = [r for r in readings if not r[0].isdigit()]  # "K-L-O": an O, not a zero
+        reading, i = digits[0] if digits and (by_digit or not letters) else letters[0]
         out.append(reading)
     code = "".join(out).upper()
     return code if any(ch.isdigit() for ch in code) else None
+
+
+def codes_in(text: str, *, pauses: bool = True) -> list[tuple[int, int, str]]:
+    """The codes a text says, each as (characters start, end, the code in letters and digits): a
+    run of words that spell ("S W, four four one oh, two nine eight", "oh seven seven double oh,
+    nine one two", "W-K-seven-one, H-J-P"), read as `spelled` reads a value; only runs with a digit.
+    A pause inside a run is how codes are read out, in groups (`pauses`; in a written list, "5120,
+    4417", a comma ends one); a sentence's end, or a word that spells nothing, ends it."""
+    ends = _SENTENCE_END if pauses else _PAUSE
+    ws = words(text)
+    out: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(ws):
+        j = i
+        while j < len(ws) and _piece(ws, j) and (j == i or not ends.search(text[ws[j - 1].end:ws[j].start])):
+            j += 1
+        a, b = i, j
+        while a < b and ws[a].text in _RUN_SEPARATORS:
+            a += 1
+        while b > a and ws[b - 1].text in _RUN_SEPARATORS:
+            b -= 1
+        if a < b and (code := spelled(text[ws[a].start:ws[b - 1].end])) is not None:
+            out.append((ws[a].start, ws[b - 1].end, code))
+        i = max(j, i + 1)
+    return out
+
+
+_RUN_SEPARATORS = {"dash", "hyphen", "space", "slash"}
+_SENTENCE_END = re.compile(r"[.!?;]")
+_PAUSE = re.compile(r"[.!?;,()]")
+
+
+def _piece(ws: list[Word], i: int) -> bool:
+    """Can ws[i] be part of a code said aloud: a digit, a number word, a letter, "oh", a spelled
+    separator, or a short capitalised group ("SW", "I F")?"""
+    w = ws[i]
+    return ":" not in w.text and (_spells(ws, i) or w.text in ("oh", "o") or w.text in _RUN_SEPARATORS
+                                  or len(w.raw) <= 3 and w.raw.isalpha() and w.raw.isupper())
 
 
 Edge = tuple[str, int]  # what some words read as, and the index of the word after them

@@ -86,7 +86,7 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
     if _texts(ws, i, 2) == ["a", "week"] and (later := _a_week_on(ws, i + 2, today, written=written)) is not None:
         return later
     if (named := _weekday(ws, i, today, written=written)) is not None:
-        return _week_after(ws, named, today)
+        return _dated(ws, _week_after(ws, named, today), today, written=written)
     if (named := _month_day(ws, i, today, written=written)) is not None:
         return named
     if t == "in" and (named := _in_days(ws, i, today)) is not None:
@@ -155,6 +155,30 @@ def _week_after(ws: list[Word], named: Days, today: date) -> Days:
         monday = today - timedelta(today.weekday()) + timedelta(7 if after[0] == "next" else 0)
         return Days(named.start, named.end + 2, frozenset({as_day(monday + timedelta(when.weekday()))}))
     return named
+
+
+def _dated(ws: list[Word], named: Days, today: date, *, written: bool) -> Days:
+    """ "Thursday the eleventh", "Friday, June 12th", "Thursday, June 11, 2026": a weekday and the
+    date after it are one day where they agree; where they do not, the weekday alone (the date is
+    read on its own, and the two are two days: asked which)."""
+    j = named.end
+    weekdays = {date(year or today.year, month, day).weekday() for year, month, day in named.days}
+    if j >= len(ws) or len(weekdays) != 1:
+        return named  # "the weekend" is two weekdays
+    dated = _month_day(ws, j, today, written=written)
+    if dated is None and ws[j].text == "the" and (taken := read_ordinal(ws, j + 1)) is not None \
+            and 1 <= taken[0] <= 31:
+        dated = Days(j, taken[1], frozenset(_day_of_month(taken[0], today)))
+    if dated is None:
+        return named
+    agree = {d for d in dated.days
+             if date(d[0] or _year_ahead(d[1], d[2], today), d[1], d[2]).weekday() in weekdays}
+    return Days(named.start, dated.end, frozenset(agree)) if agree else named
+
+
+def _year_ahead(month: int, day: int, today: date) -> int:
+    """The year of a day said without one: this year's, or next year's once this year's has passed."""
+    return today.year + ((month, day) < (today.month, today.day))
 
 
 def _month_day(ws: list[Word], i: int, today: date, *, written: bool) -> Days | None:

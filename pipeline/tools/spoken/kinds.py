@@ -57,7 +57,7 @@ _WORDS: tuple[tuple[ValueKind, frozenset[str]], ...] = (
         "id ids uuid guid code codes ref reference pin zip zipcode postcode iban swift bic sku "
         "plate license licence confirmation locator ticket serial tracking membership "
         "passport vin phone mobile tel telephone email mail username login handle extension "
-        "pnr digits last4 lastfour ssn ein tin account".split())),
+        "pnr digits last4 lastfour ssn ein tin account registration reg".split())),
     (ValueKind.DATETIME, frozenset("datetime timestamp when".split())),
     (ValueKind.DATE, frozenset("date day dob birthday birthdate".split())),
     (ValueKind.TIME, frozenset("time hour clock".split())),
@@ -76,6 +76,7 @@ _WORDS: tuple[tuple[ValueKind, frozenset[str]], ...] = (
         "body subject remark remarks explanation question line greeting topic request requests "
         "problem issue complaint feedback symptoms".split())),
 )
+_CODE_EXAMPLE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{2,}\b")  # "AB12", "BW-1234567"
 _PROSE_LENGTH = 80  # a string allowed more characters than a name or an address is prose
 _STOP = frozenset("a an the of to for in on at by with from and or is are be it its this that "
                   "as if any e g eg ie etc how many much what which your my our their his her "
@@ -108,6 +109,8 @@ def kind_from_schema(name: str, schema: dict[str, Any]) -> ValueKind | None:
         return ValueKind.CODE
     if "enum" in schema or schema.get("maxLength", 0) > _PROSE_LENGTH:
         return ValueKind.TEXT
+    if _CODE_EXAMPLE.search(str(schema.get("description", ""))):
+        return ValueKind.CODE  # "such as AB12 CDE": its example is a code
     return ValueKind.NAME
 
 
