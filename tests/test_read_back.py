@@ -14,6 +14,7 @@ from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
 from pipeline.testing.calls import call
 from pipeline.tools import Ledger, ToolRegistry, tool
+from pipeline.tools.asks import corrects
 from pipeline.tools.evidence import Evidence
 from pipeline.tools.schema import ToolSpec
 from pipeline.transports.scripted import Clip, after_stage
@@ -145,3 +146,19 @@ def test_a_yes_or_a_correction_to_the_models_own_question_must_be_answered_by_a_
     for answer in ("No.", "What time do you close?", "Actually, never mind the rest."):
         assert confirmed_in_words(CLINIC, _turns(booked, (question, answer))) == []
     assert confirmed_in_words(CLINIC, _turns(booked, ("I've noted that.", "Yes."))) == []
+
+
+def test_a_correction_after_a_sound_or_said_as_the_value_again_is_answered_by_a_call() -> None:
+    """Callers correct a read-back in many ways: "Ah, no, five pm", "Hang on, no. Five in the
+    evening.", or by saying the value again ("Five pm, seventeen hundred."). Each is a correction;
+    "No, don't, I'll ring back at five" calls the booking off."""
+    booked = ("", "Book me tomorrow at five, it's Omar Said.")
+    question = "Omar Said tomorrow at 5:00 am, is that right?"
+    for answer in ("Ah, no, five pm.", "Hang on, no. Five in the evening.", "Five pm, seventeen hundred.",
+                   "Hmm, no, make that five pm."):
+        assert [s.name for s in confirmed_in_words(CLINIC, _turns(booked, (question, answer)))] \
+            == ["book_appointment"], answer
+    for answer in ("No, don't, I'll ring back at five.", "Forget it, I'll call at five tomorrow."):
+        assert confirmed_in_words(CLINIC, _turns(booked, (question, answer))) == [], answer
+    assert corrects("Oh, no, sorry, the evening one.") and corrects("Ah, actually, just the interim one.")
+    assert not corrects("Oh, that's lovely.") and not corrects("Is it Sunday?")

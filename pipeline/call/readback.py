@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import events as ev
 from ..base.conversation import Item
-from ..tools.asks import corrects
+from ..tools.asks import declines
 from ..tools.evidence import Evidence
 from ..tools.given import offers_value
 from ..tools.provenance import rules
@@ -142,7 +142,7 @@ class ReadBacks:
         otherwise says the corrected booking back in words and books nothing. [] where the turn
         is a yes, a plain no, or gives no value the tool takes (a question: the model answers)."""
         pending = self.pending if self.pending is not None else self._dropped
-        if pending is None or pending.turn_id == turn_id or affirms(text):
+        if pending is None or pending.turn_id == turn_id or affirms(text) or declines(text):
             return []
         spec = self.desk.registry.get(pending.call.name)
         if spec is None or not offers_value(spec, text, evidence):
@@ -197,17 +197,19 @@ def confirmed_in_words(specs: list[ToolSpec], evidence: Evidence) -> list[ToolSp
     yes, or corrected a value a tool takes ("No, five pm, not five in the morning"). A small
     model otherwise answers a yes or a correction in words and books nothing. The tools: those
     the question names ("shall I cancel it?": `cancel_ride`), else those whose arguments the
-    question's values fill; on a correction, those the correction gives a value to. [] where the
-    agent asked no such question, or the caller said no, or asked something."""
+    question's values fill; on a correction (any answer but a yes that gives a value: "Ah, no, it's
+    the sixteenth", "Fifteen, one five, Oak Road"), those the correction gives a value to. []
+    where the agent asked no such question, or the caller called it off ("No, don't"), or asked
+    something."""
     if not evidence.said or not evidence.asked or not _CONFIRMING.search(evidence.asked[-1] or ""):
         return []
     question, said = evidence.asked[-1], evidence.said[-1]
     if affirms(said):
         correcting = False
-    elif corrects(said):
-        correcting = True
-    else:
+    elif "?" in said or declines(said):
         return []
+    else:  # not a yes: a value said again ("The fifteenth, one five") corrects as "No, ..." does
+        correcting = True
     asked = {w.text for w in words(question)}
     named = [s for s in specs if name_words(s.name)[0] in asked]
     earlier = Evidence(said=evidence.said[:-1], asked=evidence.asked[:-1], results=evidence.results,

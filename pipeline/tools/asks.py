@@ -47,15 +47,25 @@ _TAKEN_BACK = re.compile(r"\bnever ?mind\b", re.I)
 
 
 # A line that corrects what was said or read back: "No, five pm", "Sorry, I meant Friday",
-# "Actually, make it Sunday instead" (`corrects`)
-_CORRECTING = re.compile(r"^\W*(no|nope|sorry|actually|oh wait|wait|i said|it'?s|make (it|that))\b"
-                         r"|\b(not|instead|i meant)\b", re.I)
+# "Actually, make it Sunday instead", after a sound first ("Ah, no, it's the sixteenth", "Hang on,
+# no. Four.") (`corrects`)
+_CORRECTING = re.compile(r"^\W*(?:(?:oh|ah|hmm+|um+|uh|er+m?|well|hang on|hold on)\W+)*"
+                         r"(no|nope|sorry|actually|wait|i said|it'?s)\b"
+                         r"|\b(not|instead|i meant|make (it|that))\b", re.I)
+# A no that calls the action off rather than changing a value ("No, don't, I'll ring back Tuesday")
+_DECLINING = re.compile(r"\b(don'?t|do not|never ?mind|forget (it|that|about it)|changed my mind|leave it|"
+                        r"no thanks|no thank you|not now|call it off)\b", re.I)
 
 
 def corrects(said: str) -> bool:
     """Do these words correct a value, rather than ask about one ("No, five pm, not five in the
     morning", "Actually, make it Sunday instead"; not "Is it Sunday?")?"""
     return bool(_CORRECTING.search(said.replace("’", "'"))) and "?" not in said
+
+
+def declines(said: str) -> bool:
+    """Do these words call an action off ("No, don't bother", "Forget it, I'll ring back")?"""
+    return bool(_DECLINING.search(said.replace("’", "'")))
 
 
 def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:

@@ -16,6 +16,9 @@ that reaches for a tool it cannot use answers in words instead:
 - on a line that only tells of the past and asks for nothing (`asks.tells_only`: "Dr. Okafor
   saw me last Thursday and she was lovely"), none but a hang-up the caller asked for: Qwen2.5-0.5B
   booked the appointment, with values all given;
+- where the caller's words name one tool by a word of its name no other tool's name has (`_named_apart`:
+  "I want to give you a meter reading" for `submit_meter_reading` beside `book_meter_visit` and
+  `get_balance`), only that one: Qwen2.5-0.5B looked the balance up instead;
 - in a reply about a side effect's outcome (`telling`), none: it is to say the outcome, and
   Qwen2.5-0.5B looked the order up again instead, so the refund was never told;
 - where the caller asks for a side effect by its name and has not given what it needs
@@ -85,8 +88,23 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
         return [s for s in specs if s.closes and sounds_closing(last_said)]
     if (wanted := asked_for(specs, last_said)) is not None and lacking(wanted, evidence):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
-    return [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
-            and not lacking(s, evidence)]
+    out = [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
+           and not lacking(s, evidence)]
+    named = [s for s in out if not s.closes and _named_apart(s, specs, last_said)]
+    return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
+
+
+_SLIGHT = frozenset("up in out on off to for of my new get set add make do".split())  # no name's own
+
+
+def _named_apart(spec: ToolSpec, specs: list[ToolSpec], last_said: str) -> bool:
+    """The caller's words name this tool by a word of its name no other tool's name has ("a meter
+    reading" for `submit_meter_reading` beside `book_meter_visit`; "no power on the street" for
+    `report_power_cut`), not held back ("if anyone cancels")."""
+    others = {stem(w) for s in specs if s is not spec for w in name_words(s.name)}
+    own = {stem(w) for w in name_words(spec.name)} - others - _SLIGHT
+    said = [w.text.lower() for w in words(last_said.replace("’", "'"))]
+    return any(stem(w) in own and not _HELD_BACK & set(said[max(0, i - 3):i]) for i, w in enumerate(said))
 
 
 def must_close(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:

@@ -129,24 +129,24 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
     or, on a tool that takes no other number, one no count or time could be (`_unmistakable`: a
     phone number, a reference with letters in it). A code within three characters of the model's
     length (it was copying this one, not writing "1234567890" for "back in 2019"); a number said
-    exactly ("eighteen thousand four hundred and something" is no reading). None where the caller
-    said none, or several, or it is another argument's value in the call."""
-    if Source.CALLER not in rule.sources or rule.kind not in NUMBERS:
+    exactly ("eighteen thousand four hundred and something" is no reading). Said in the caller's
+    last words: an earlier one may be the one they now move away from ("use a different card
+    instead"). None where the caller said none, or several, or it is another argument's value in
+    the call."""
+    if Source.CALLER not in rule.sources or rule.kind not in NUMBERS or not evidence.said:
         return None
     written = squash(spelled(str(value)) or str(value))
-    found: set[str | int | float] = set()
-    for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
-        text = re.sub(r":\s", "  ", folded(text))  # "Gas reading for you: 7912": named across the colon
-        if rule.kind is ValueKind.NUMBER:
-            found |= {_plain(next(iter(n.values))) for n in numbers_said(text) if not n.clock and len(n.values) == 1
-                      and role_here(text, (n.start, n.end), rule) is True and not _ROUGHLY.match(text, n.end)}
-            continue
-        for start, end, code in codes_in(text):
-            role = role_here(text, (start, end), rule)
-            if squash(code) not in taken and abs(len(squash(code)) - len(written)) <= 3 and (role is True or role is None and (
-                    question_role(asked, rule) is True
-                    or question_role(asked, rule) is None and rule.lone and _unmistakable(text[start:end]))):
-                found.add(code)
+    asked = evidence.asked[len(evidence.said) - 1] if len(evidence.asked) >= len(evidence.said) else ""
+    text = re.sub(r":\s", "  ", folded(evidence.said[-1]))  # "Gas reading for you: 7912": named across the colon
+    found: set[str | int | float] = {
+        _plain(next(iter(n.values))) for n in numbers_said(text) if not n.clock and len(n.values) == 1
+        and role_here(text, (n.start, n.end), rule) is True and not _ROUGHLY.match(text, n.end)
+    } if rule.kind is ValueKind.NUMBER else {
+        code for start, end, code in codes_in(text)
+        if squash(code) not in taken and abs(len(squash(code)) - len(written)) <= 3
+        and ((role := role_here(text, (start, end), rule)) is True or role is None and (
+            (question := question_role(asked, rule)) is True
+            or question is None and rule.lone and _unmistakable(text[start:end])))}
     value = next(iter(found)) if len(found) == 1 else None
     return value if value is not None and given(value, rule, evidence) else None
 
