@@ -677,6 +677,11 @@ def test_the_records_only_code_is_the_value_where_the_model_wrote_a_placeholder(
         "registration": {"type": "string", "description": "The car's registration"}}, ["registration"])
     car = said("Book my car in for a service.", instructions="Car on file: 2019 Ford Focus, tyres 205/55 R16.")
     assert trace(service, {"registration": "AB12 CDE"}, car).missing == ["registration"]
+    # a piece of the plate on file is not the plate; nor is the record's year, where the caller read out their own
+    plated = "Car on file: 2019 Ford Focus, registration LK19 XRT."
+    assert trace(service, {"registration": "LK19 XRT"}, said("Book my car in.", instructions=plated)).missing == []
+    own = said("Interim service for a van, the reg is Y-R-six-eight, space, K-L-O.", instructions=plated)
+    assert trace(service, {"registration": "19"}, own).missing == ["registration"]
     track = said("Where is my parcel?", instructions="Tracking numbers are SW and then ten digits.")
     assert trace(TRACK_ONLY, {"tracking_number": "SW1234567890"}, track).missing == ["tracking_number"]
 

@@ -122,6 +122,7 @@ def test_in_a_while() -> None:
     ("1985-04-12", "I was born April twelfth nineteen eighty five"),
     ("2026-06-11", "Thursday the eleventh"), ("2026-06-11", "Thursday, June 11, 2026"),
     ("2026-06-11", "next Thursday the eleventh"), ("2026-06-08", "on Monday, the 8th"),
+    ("2026-06-16", "it's the sixteenth. The Tuesday."), ("2026-06-16", "June 16th, a Tuesday"),
 ])
 def test_dates_and_date_times(value: str, said: str) -> None:
     kind = DT if ("T" in value or ":" in value or "pm" in value) else D
@@ -464,6 +465,7 @@ def test_a_weekday_and_a_date_that_disagree_are_two_days() -> None:
     ("Call me back on oh seven seven double oh, nine one two, four five six?", ["07700912456"]),
     ("Registration W-K-seven-one, H-J-P. Thursday, at eight.", ["WK71HJP", "8"]),
     ("The reg is Y-R-six-eight, space, K-L-O.", ["YR68KLO"]),
+    ("Car on file: 2019 Ford Focus, registration LK19 XRT.", ["2019", "LK19XRT"]),
     ("Could I book a table for two?", ["2"]),
     ("No code here at all.", []),
 ])

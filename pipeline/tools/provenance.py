@@ -122,17 +122,13 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
 
 
 def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]) -> str | int | float | None:
-    """The one code or number the caller said in this argument's role, for one the model wrote
-    that nobody gave ("SW9943058" for "Sierra Whiskey, one nine nine four, three oh two, five five
-    eight"; 7931 for "gas reading: seven thousand nine hundred and twelve"): a number the words
-    around it name as this argument's; a code so named, or answering the agent's question for it,
-    or, on a tool that takes no other number, one no count or time could be (`_unmistakable`: a
-    phone number, a reference with letters in it). A code within three characters of the model's
-    length (it was copying this one, not writing "1234567890" for "back in 2019"); a number said
-    exactly ("eighteen thousand four hundred and something" is no reading). Said in the caller's
-    last words: an earlier one may be the one they now move away from ("use a different card
-    instead"). None where the caller said none, or several, or it is another argument's value in
-    the call."""
+    """The one code or number the caller's last words say in this argument's role, for one the
+    model wrote that nobody gave ("SW9943058" for "Sierra Whiskey, one nine nine four, three oh two,
+    five five eight"): a number the words around it name so, said exactly ("four hundred and
+    something" is none); a code so named, or answering the agent's question for it, or, on a tool
+    taking no other number, one no count could be (`_unmistakable`), within three characters of the
+    model's length (not "1234567890" for "back in 2019"). Not an earlier turn's ("use a different
+    card instead"); none where they said several, or it is another argument's value."""
     if Source.CALLER not in rule.sources or rule.kind not in NUMBERS or not evidence.said:
         return None
     written = squash(spelled(str(value)) or str(value))
@@ -194,17 +190,25 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
 
 
 def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
-    """Of the record's values in this role, is this one the caller means (`record.singled_out`)?"""
+    """Of the record's values in this role, is this one the caller means (`record.singled_out`)? A
+    piece of a code on file ("19" of "LK19 XRT") is none of them."""
+    runs = codes_in(record, pauses=False) if rule.kind is ValueKind.CODE else []
+    if any(a <= start and end <= b and squash(code) != squash(str(value)) for start, end in _spans(value, record, rule)
+           for a, b, code in runs):
+        return False
     return singled_out(_spans(value, record, rule), _on_file(value, record, rule), record, evidence.said,
                        {*name_words(rule.name), *rule.rivals})
 
 
 def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
     """The record's one code in this role, of the value's form, the caller's words point at
-    (`record.the_one_meant`)."""
+    (`record.the_one_meant`); none where the caller said one of their own (in this role, or one no
+    count could be: "the reg is Y-R-six-eight, space, K-L-O")."""
     record, own = re.sub(r":\s", " ", evidence.instructions), {*name_words(rule.name), *rule.rivals}
     if rule.kind is not ValueKind.CODE or any(role_here(f, span, rule) for f in map(folded, evidence.said)
-                                              for span in spans_of_numbers(f)):  # one of their own
+                                              for span in spans_of_numbers(f)) or any(
+            _unmistakable(f[a:b]) and role_here(f, (a, b), rule) is not False
+            for f in map(folded, evidence.said) for a, b, _ in codes_in(f)):
         return None
     return the_one_meant(_on_file(value, record, rule), record, evidence.said, own)
 

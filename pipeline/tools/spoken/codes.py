@@ -68,7 +68,8 @@ def spelled(value: str) -> str | None:
     i = 0
     while i < len(ws):
         readings = [(reading, after) for reading, after in edges[i] if reading.isdigit() or len(reading) <= 1
-                    or any(ch.isdigit() for ch in ws[i].text) or len(ws[i].text) <= 2]
+                    or any(ch.isdigit() for ch in ws[i].text) or len(ws[i].text) <= 2
+                    or ws[i].raw.isupper() and len(ws[i].raw) <= 3]  # "LK19 XRT": a plate's letters
         if not readings:
             return None
         digits = [r for r in readings if r[0].isdigit()]  # "oh" by a digit is a zero
@@ -116,6 +117,7 @@ def _piece(ws: list[Word], i: int) -> bool:
     separator, or a short capitalised group ("SW", "I F")?"""
     w = ws[i]
     return ":" not in w.text and (_spells(ws, i) or w.text in ("oh", "o") or w.text in _RUN_SEPARATORS
+                                  or any(ch.isdigit() for ch in w.text)  # "LK19", "HT4"
                                   or len(w.raw) <= 3 and w.raw.isalpha() and w.raw.isupper())
 
 

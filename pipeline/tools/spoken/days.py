@@ -88,13 +88,24 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
     if (named := _weekday(ws, i, today, written=written)) is not None:
         return _dated(ws, _week_after(ws, named, today), today, written=written)
     if (named := _month_day(ws, i, today, written=written)) is not None:
-        return named
+        return _weekday_after(ws, named, today, written=written)
     if t == "in" and (named := _in_days(ws, i, today)) is not None:
         return named
     if t == "the" and (taken := read_ordinal(ws, i + 1)) is not None and 1 <= taken[0] <= 31 \
             and (taken[1] >= len(ws) or ws[taken[1]].text != "of"):
-        return Days(i, taken[1], frozenset(_day_of_month(taken[0], today)))  # "on the 3rd"
+        return _weekday_after(ws, Days(i, taken[1], frozenset(_day_of_month(taken[0], today))),
+                              today, written=written)  # "on the 3rd"
     return None
+
+
+def _weekday_after(ws: list[Word], dated: Days, today: date, *, written: bool) -> Days:
+    """ "the sixteenth, the Tuesday", "June 16th, a Tuesday": a date and the weekday said after it
+    are one day where they agree (as "Tuesday the sixteenth" is, `_dated`)."""
+    j = dated.end + (_texts(ws, dated.end, 1) in (["the"], ["a"], ["that's"], ["thats"], ["which's"]))
+    if j >= len(ws) or (wd := weekday_of(ws[j].text, written=written)) is None:
+        return dated
+    agree = {d for d in dated.days if date(d[0] or _year_ahead(d[1], d[2], today), d[1], d[2]).weekday() == wd}
+    return Days(dated.start, j + 1, frozenset(agree)) if agree else dated
 
 
 def _weekday(ws: list[Word], i: int, today: date, *, written: bool) -> Days | None:
