@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from pipeline.tools.asks import tells_only
+from pipeline.tools.asks import asks_about_only, tells_only
 from pipeline.tools.choice import offered
 from pipeline.tools.evidence import Evidence
 from pipeline.tools.schema import ToolSpec
@@ -31,6 +31,7 @@ TOOLS = [_tool("book_appointment"), _tool("cancel_booking"), _tool("report_lost_
     "Never mind, the card turned up in my gym bag.",
     "My partner booked for two at 8 last time and we loved the terrace.",
     "The groomer trimmed Biscuit's nails on May 2nd.",
+    "Your plumber came out on Friday and he was brilliant. I just wanted to say thank you, that's all.",
 ])
 def test_a_line_that_tells_of_the_past_and_asks_nothing(line) -> None:
     assert tells_only(line, "", TOOLS)
@@ -47,6 +48,7 @@ def test_a_line_that_tells_of_the_past_and_asks_nothing(line) -> None:
     ("Yes, I paid it on the 12th.", "Did you pay the invoice already?"),  # an answer
     ("I'm travelling to Spain from June 10th to the 24th.", ""),  # no past: a plan, told to act on
     ("Table for two tonight.", ""),
+    ("I wanted to book the same table as last time.", ""),  # "wanted to" a tool's action asks
 ])
 def test_a_request_a_problem_a_question_or_an_answer_is_not_only_telling(line, asked) -> None:
     assert not tells_only(line, asked, TOOLS)
@@ -59,3 +61,24 @@ def test_a_line_that_only_tells_is_offered_no_tool_but_the_hang_up_it_asks_for()
     assert [s.name for s in offered(TOOLS, Evidence(said=[bye]), last_said=bye)] == ["end_call"]
     asking = "I stayed with you in April, can I book again for June?"
     assert "book_appointment" in [s.name for s in offered(TOOLS, Evidence(said=[asking]), last_said=asking)]
+
+
+def _effect(name: str) -> ToolSpec:
+    return ToolSpec.from_openai({"type": "function", "name": name, "description": f"{name}.",
+                                 "parameters": {"type": "object", "properties": {}, "required": []}},
+                                side_effect=True, business_key=lambda a: name)  # it acts on the world
+
+
+def test_a_line_that_only_asks_about_something_is_offered_no_side_effect() -> None:
+    """ "My booking reference is WCF-6H1P4. Do I need to print the ticket?": Qwen2.5-0.5B
+    cancelled the booking it named. A question about a thing is offered look-ups, not actions; a
+    request put as a question ("Is there any way I could be seen tomorrow?", "Could you book me
+    in?"), or one that says the tool's verb, is not such a line."""
+    tools = [_effect("cancel_booking"), _effect("book_appointment"), _tool("list_sailings")]
+    about = "My booking reference is WCF-6H1P4, I've got the email here. I just wanted to check: do I need to print it?"
+    assert asks_about_only(about, tools)
+    assert [s.name for s in offered(tools, Evidence(said=[about]), last_said=about)] == ["list_sailings"]
+    for line in ("Is there any way I could be seen tomorrow first thing?", "Could you book me in for Friday?",
+                 "Do you think you could cancel my booking?", "Please help. Does it sail today?",
+                 "I'd like to go on Friday."):
+        assert not asks_about_only(line, tools), line

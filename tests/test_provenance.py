@@ -694,3 +694,19 @@ def test_a_clock_written_wrong_is_the_time_the_caller_said() -> None:
     line = said("Can I get a lesson on Monday, half four?", instructions="Lessons run Monday to Saturday, 7:00 to 20:00.")
     assert trace(lesson, {"date": "2026-06-08", "time": "14:00 AM"}, line).arguments \
         == {"date": "2026-06-08", "time": "16:30"}
+
+
+def test_the_desks_own_name_and_a_code_given_as_an_example_are_nobodys() -> None:
+    """Qwen booked a check-up for "Brightside Dental Practice" (the desk's name), and cancelled the
+    ferry booking "WCF-4D88J" that the instructions give as what references look like."""
+    desk = ("You answer the phone for Brightside Dental Practice. Dentists: Dr Helen Okafor. "
+            "Booking references look like WCF-4D88J.")
+    line = said("Could you book me in for a check-up on Tuesday at ten?", instructions=desk)
+    assert trace(BOOK, {"patient_name": "Brightside Dental Practice", "date": "2026-06-09", "time": "10:00"},
+                 line).missing == ["patient_name"]
+    on_file = said("Could you book me in on Tuesday at ten?", instructions=desk + " The caller is Mr Desmond Achebe.")
+    assert trace(BOOK, {"patient_name": "Desmond Achebe", "date": "2026-06-09", "time": "10:00"}, on_file).missing == []
+    cancel = client_tool("cancel_booking", {"booking_reference": {"type": "string", "description": "The booking reference"}},
+                         ["booking_reference"])
+    assert trace(cancel, {"booking_reference": "WCF-4D88J"}, said("Cancel my booking.", instructions=desk)).missing \
+        == ["booking_reference"]

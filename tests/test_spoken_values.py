@@ -476,3 +476,15 @@ def test_the_codes_a_caller_reads_out(text: str, codes: list[str]) -> None:
 def test_a_written_list_of_codes_is_codes_apart() -> None:
     assert [c for _, _, c in codes_in("Orders on file: 5120 (kettle), 4417 (skillet).", pauses=False)] \
         == ["5120", "4417"]
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("Your plumber came out on Friday about the leak", (2026, 5, 29)),
+    ("I took it Sunday morning, sorry", (2026, 5, 31)),
+    ("I dropped the book in the returns box on Monday", (2026, 6, 1)),
+    ("I booked it for Friday", (2026, 6, 5)),  # the day aimed at
+    ("I'd like it delivered Friday", (2026, 6, 5)),  # no subject: a participle, not a past
+    ("Can you come Friday?", (2026, 6, 5)),
+])
+def test_a_weekday_told_of_in_the_past_is_the_one_gone_by(text: str, day: tuple[int, int, int]) -> None:
+    assert [sorted(m.days) for m in moments(words(text), NOW) if m.days] == [[day]]

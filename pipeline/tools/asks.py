@@ -29,7 +29,7 @@ from .schema import ToolSpec
 from .spoken.kinds import name_words
 from .spoken.words import words
 
-_ASKING = frozenset("please pls want wants wanted wanna need needs needed can could would will "
+_ASKING = frozenset("please pls want wants wanna need needs needed can could would will "
                     "might shall should must help let let's lets wondering hoping trying calling "
                     "i'd i'll we'd we'll you'd gotta gonna going how".split())
 _PROBLEM = frozenset("not never no nobody nothing none lost stolen missing broken broke damaged wrong "
@@ -44,6 +44,8 @@ _PAST_PHRASE = re.compile(r"\b(used to|last (night|week|month|year|time|summer|w
                           r"fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|back when|"
                           r"the other day|(i|we)'ve been)\b", re.I)
 _TAKEN_BACK = re.compile(r"\bnever ?mind\b", re.I)
+# "I wanted to book" asks; "I just wanted to say thank you", "wanted someone to know" tell
+_WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|share)|(?:someone|somebody|you) to know)\b")
 
 
 # A line that corrects what was said or read back: "No, five pm", "Sorry, I meant Friday",
@@ -68,6 +70,32 @@ def declines(said: str) -> bool:
     return bool(_DECLINING.search(said.replace("’", "'")))
 
 
+# A question about a thing ("How long does a refund take?", "Do little ones go free?") asks for no action.
+ABOUT = re.compile(r"\W*(how|what|when|why|where|who|which|whose|is|are|was|were|does|do|did)\b", re.I)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+_REQUEST_ASKED = re.compile(r"\W*(is there any (way|chance)|is it possible|are you able|is there (room|space) for me)\b",
+                            re.I)  # "Is there any way I could be seen tomorrow?": a request
+
+
+def asks_about_only(said: str, specs: Iterable[ToolSpec]) -> bool:
+    """Do the caller's words only ask about something ("My booking reference is WCF-6H1P4. Do I
+    need to print the ticket?", "Does my cover include the garden shed?"): every question opens
+    with a word that asks about a thing (after a lead-in, "I just wanted to check: do I ..."), no
+    other sentence asks for anything, and no tool's verb is said? Such a line asks for no action:
+    a small model cancelled the booking it named."""
+    text = said.replace("’", "'")
+    if "?" not in text or {name_words(s.name)[0] for s in specs if name_words(s.name)} \
+            & {w.text for w in words(text)}:
+        return False
+    for sentence in _SENTENCES.split(text.strip()):
+        if sentence.rstrip().endswith("?"):
+            if not ABOUT.match(question := sentence.rsplit(":", 1)[-1]) or _REQUEST_ASKED.match(question):
+                return False
+        elif any(w.text in _ASKING for w in words(sentence)):
+            return False
+    return True
+
+
 def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:
     """The caller's line `said` tells of the past and asks for nothing (see the module); `asked`:
     the agent's words before it."""
@@ -79,7 +107,8 @@ def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:
         return False
     verbs = {name_words(spec.name)[0] for spec in specs if name_words(spec.name)}
     for w in said_words:
-        if w in _ASKING or w in _PROBLEM or w.endswith("n't") or w in verbs:
+        if w in _ASKING or w in _PROBLEM or w.endswith("n't") or w in verbs \
+                or w == "wanted" and not _WANTED_TO_TELL.search(text):
             return False
     return bool(_PAST_PHRASE.search(text)) or any(w in _PAST or _regular_past(w) for w in said_words)
 

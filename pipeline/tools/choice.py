@@ -16,6 +16,8 @@ that reaches for a tool it cannot use answers in words instead:
 - on a line that only tells of the past and asks for nothing (`asks.tells_only`: "Dr. Okafor
   saw me last Thursday and she was lovely"), none but a hang-up the caller asked for: Qwen2.5-0.5B
   booked the appointment, with values all given;
+- on a line that only asks about something (`asks.asks_about_only`: "My booking reference is
+  WCF-6H1P4. Do I need to print the ticket?"), no side effect: Qwen2.5-0.5B cancelled that booking;
 - where the caller's words name one tool by a word of its name no other tool's name has (`_named_apart`:
   "I want to give you a meter reading" for `submit_meter_reading` beside `book_meter_visit` and
   `get_balance`), only that one: Qwen2.5-0.5B looked the balance up instead;
@@ -41,7 +43,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .asks import tells_only
+from .asks import ABOUT, asks_about_only, tells_only
 from .evidence import Evidence
 from .given import lacking
 from .schema import ToolSpec
@@ -59,15 +61,13 @@ def sounds_closing(text: str) -> bool:
     return bool(_CLOSING.search(text.replace("’", "'")))
 
 
-# A caller's question about a thing ("How long does a refund take?") asks for no action.
-_ABOUT = re.compile(r"\W*(how|what|when|why|where|who|which|whose|is|are|was|were|does|do|did)\b", re.I)
 
 
 def asked_for(specs: Iterable[ToolSpec], last_said: str) -> ToolSpec | None:
     """The tool the caller's last words ask for by its name ("refund" in "Refund order 4417,
     please."; `book_table` as "book table") or by its verb and object ("I'd like to book an
     appointment" for `book_appointment`), not in a question about it; a side effect first."""
-    if _ABOUT.match(last_said):
+    if ABOUT.match(last_said):
         return None
     text = last_said.replace("’", "'")
     ws, specs = words(text), [spec for spec in specs if not spec.closes]
@@ -88,8 +88,9 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
         return [s for s in specs if s.closes and sounds_closing(last_said)]
     if (wanted := asked_for(specs, last_said)) is not None and lacking(wanted, evidence):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
+    about = asks_about_only(last_said, specs)  # a question about a thing: look-ups, no effects
     out = [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
-           and not lacking(s, evidence)]
+           and not lacking(s, evidence) and not (about and s.side_effect)]
     named = [s for s in out if not s.closes and _named_apart(s, specs, last_said)]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
 
@@ -121,7 +122,7 @@ def called_for(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
     """The tools the caller's last words ask for by their verb and object, or by a verb no other
     tool has, said as a request (see the module), from `specs` (the tools this reply is offered,
     none lacking what it requires); [] where none is, or the words ask about one rather than for it."""
-    if _ABOUT.match(last_said) or sounds_closing(last_said):
+    if ABOUT.match(last_said) or sounds_closing(last_said):
         return []
     ws = words(last_said.replace("’", "'"))
     specs = [spec for spec in specs if not spec.closes]

@@ -54,7 +54,7 @@ from .amends import a_piece, amended, more_than_itself
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
-from .record import alike, singled_out, the_one_meant
+from .record import alike, as_record, named_as, singled_out, the_one_meant
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
@@ -175,9 +175,10 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                 return True
     if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence) \
             and not the_clock(value, rule.kind, evidence):
-        record = re.sub(r":\s", " ", evidence.instructions)  # "Cards on file: Visa ending 4242": across the colon
+        record = as_record(evidence.instructions)
         if _in_text(value, record, rule, evidence, "", caller=False) and (
-                rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind):
+                rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind) \
+                and ("name" not in rule.cues or named_as(str(value), record, rule.cues)):
             return True
     if Source.RESULT in rule.sources:
         for key, scalar in keyed_scalars(evidence.results):
@@ -204,7 +205,7 @@ def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
     """The record's one code in this role, of the value's form, the caller's words point at
     (`record.the_one_meant`); none where the caller said one of their own (in this role, or one no
     count could be: "the reg is Y-R-six-eight, space, K-L-O")."""
-    record, own = re.sub(r":\s", " ", evidence.instructions), {*name_words(rule.name), *rule.rivals}
+    record, own = as_record(evidence.instructions), {*name_words(rule.name), *rule.rivals}
     if rule.kind is not ValueKind.CODE or any(role_here(f, span, rule) for f in map(folded, evidence.said)
                                               for span in spans_of_numbers(f)) or any(
             _unmistakable(f[a:b]) and role_here(f, (a, b), rule) is not False

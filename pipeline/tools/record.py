@@ -75,6 +75,30 @@ def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequ
     return next(iter(meant.values())) if len(meant) == 1 else None
 
 
+_EXAMPLE = re.compile(r"\b(?:looks? like|such as|e\.g\.?|for example|for instance|like|format)[:,]?\s+"
+                      r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*", re.I)  # "Booking references look like WCF-4D88J"
+_CALLER = frozenset("caller file".split())  # "The caller is ...", "Caller on file: ..."
+
+
+def as_record(instructions: str) -> str:
+    """The instructions as a record to take values from: "Cards on file: Visa ending 4242" read
+    across the colon, and a code the desk gives as an example of its form ("Booking references
+    look like WCF-4D88J") taken out: it is nobody's."""
+    return _EXAMPLE.sub(" ", re.sub(r":\s", " ", instructions))
+
+
+def named_as(name: str, record: str, cues: Collection[str]) -> bool:
+    """Is this name (for an argument that holds one: `patient_name`), in the record, the caller's or
+    one in this argument's role: its entry says
+    "caller" or "on file", or a word that names the argument ("Dentists: Dr Helen Okafor" for a
+    `dentist`)? The desk's own name ("You answer the phone for Brightside Dental Practice") is no
+    patient's. A name no entry holds word for word is left to the matching that found it."""
+    wanted = {w.text for w in words(name) if len(w.text) > 1}
+    holding = [entry for entry in _ENTRY.split(record) if wanted <= {w.text for w in words(entry)}]
+    own = (set(cues) - {"name", "s"}) | _CALLER
+    return not holding or any({stem(w.text) for w in words(entry)} & own for entry in holding)
+
+
 def alike(value: object, other: str) -> bool:
     """Of one form: both with letters ("BW-4471902", "LK19 XRT"), or both digits only (a card's
     last four, a year): a year on file is no registration, whatever words stand by it. A phrase

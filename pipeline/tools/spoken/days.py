@@ -126,6 +126,8 @@ def _weekday(ws: list[Word], i: int, today: date, *, written: bool) -> Days | No
     if mod == "the":
         return None  # "the Thursday after": not a day this reader can place
     ahead = (wd - today.weekday()) % 7
+    if mod is None and not written and _told_of(ws, i):
+        mod = "last"  # "the plumber came out on Friday": a day gone by, told of
     if mod in ("last", "past"):
         back = (today.weekday() - wd) % 7 or 7
         return Days(i, j + 1, frozenset({as_day(today - timedelta(back))}))
@@ -136,6 +138,30 @@ def _weekday(ws: list[Word], i: int, today: date, *, written: bool) -> Days | No
     if ahead == 0:
         found.add(as_day(today + timedelta(7)))
     return Days(i, j + 1, frozenset(found))
+
+
+# Verbs only ever past ("came", not "paid": "I need it paid on Friday"); any verb in "-ed" counts
+# after a subject ("I dropped it in on Monday"; not "I'd like it delivered Friday")
+_ONLY_PAST = frozenset("was were had did saw took went came ate ran rang broke drove rode wrote spoke "
+                       "chose flew sat stood met knew began forgot".split())
+_SUBJECTS = frozenset("i we he she they you".split())
+_TOWARD = frozenset("for till until by to from before".split())  # "booked it for Friday": the day aimed at
+
+
+def _told_of(ws: list[Word], i: int) -> bool:
+    """Is the weekday at ws[i] told of in the past, by a past verb before it in its clause ("your
+    plumber came out on Friday", "I took it Sunday morning"), not a day aimed at ("I booked it
+    for Friday")?"""
+    if i and ws[i - 1].text in _TOWARD:
+        return False
+    k = i - 1
+    while k >= 0 and i - k <= 8 and not ws[k + 1].after_break:
+        text = ws[k].text
+        if text in _ONLY_PAST or (k and ws[k - 1].text in _SUBJECTS | {"just", "already"} and len(text) > 4
+                                  and text.endswith("ed") and not text.endswith("eed")):
+            return True
+        k -= 1
+    return False
 
 
 def _a_week_on(ws: list[Word], j: int, today: date, *, written: bool) -> Days | None:
