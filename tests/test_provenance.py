@@ -710,3 +710,17 @@ def test_the_desks_own_name_and_a_code_given_as_an_example_are_nobodys() -> None
                          ["booking_reference"])
     assert trace(cancel, {"booking_reference": "WCF-4D88J"}, said("Cancel my booking.", instructions=desk)).missing \
         == ["booking_reference"]
+
+
+def test_a_length_said_in_hours_reaches_a_tool_in_its_minutes() -> None:
+    """ "Two hours if you can" for a lesson asked in minutes: Qwen wrote 2; the call runs on 120.
+    "For an hour" written 60 is the caller's."""
+    lesson = client_tool("book_lesson", {
+        "pupil_name": {"type": "string", "description": "The learner's full name"},
+        "duration_minutes": {"type": "integer", "description": "Length of the lesson in minutes"}}, ["pupil_name"])
+    for line, wrote, runs in (("Chloe Brennan, two hours if you can.", 2, 120),
+                              ("Sam Adeyemi, an hour and a half, please.", 1.5, 90),
+                              ("Sam Adeyemi, for an hour.", 60, 60), ("Sam Adeyemi, ninety minutes.", 90, 90)):
+        name = " ".join(line.split(",")[0].split()[:2])
+        assert trace(lesson, {"pupil_name": name, "duration_minutes": wrote}, said(line)).arguments \
+            == {"pupil_name": name, "duration_minutes": runs}, line

@@ -11,7 +11,9 @@ and `record.the_one_meant`):
 - a name or an address holding more than itself, cut to it: what the caller took back ("Mill
   Road, not Mill Lane"), a moment after a name ("Spin on Monday morning");
 - a piece of the record's address ("Hartley HT4 7QD" of "41 Larch Avenue, Hartley HT4 7QD"), the
-  address back to its house number.
+  address back to its house number;
+- a length said in another unit than the schema's (`in_its_unit`: "two hours" for minutes is 120),
+  asked by `provenance.trace` before all else, as the model's 2 is "said" but not the caller's.
 
 `more_than_itself` and `a_piece` also tell `provenance.given` that such a value, as written, was
 not given: its words are all in the transcript, but it is not what anyone said it is.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from .argrules import Rule
@@ -29,6 +32,7 @@ from .evidence import Evidence
 from .record import name_beside
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, spelled
+from .spoken.numbers import numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import words
 
@@ -61,6 +65,28 @@ def amended(value: Any, rule: Rule, evidence: Evidence, given: Callable[[str], b
         if other and given(other):
             return other
     return None
+
+
+_PER_MINUTES = {"minute": 1, "min": 1, "hour": 60, "hr": 60}  # a length of time, in minutes
+_HOUR_PHRASES = ((re.compile(r"\b(?:an?|one) hour and a half\b", re.I), 90), (re.compile(r"\bhalf an hour\b", re.I), 30),
+                 (re.compile(r"\b(?:an|one) hour\b(?! and a half)", re.I), 60))
+
+
+def in_its_unit(value: Any, rule: Rule, evidence: Evidence) -> int | float | None:
+    """A length the caller's last words say in another unit than the schema asks, in the schema's:
+    "two hours" for `duration_minutes` is 120 and "an hour and a half" 90, where a small model
+    writes 2 or 1.5 (and "an hour", written 60, is given). None where the schema names no unit of
+    time, or the caller said no length or several."""
+    unit = next((_PER_MINUTES[c] for c in rule.cues if c in _PER_MINUTES), None)
+    if rule.kind is not ValueKind.NUMBER or unit is None or not evidence.said or isinstance(value, bool):
+        return None
+    text = evidence.said[-1]
+    said = [float(minutes) for phrase, minutes in _HOUR_PHRASES if phrase.search(text)]
+    said += [float(next(iter(n.values))) * _PER_MINUTES[n.after[0]] for n in numbers_said(text)
+             if n.after and n.after[0] in _PER_MINUTES and len(n.values) == 1 and not n.clock]
+    if len(set(said)) != 1:
+        return None
+    return plain(Decimal(str(said[0] / unit)))
 
 
 def more_than_itself(value: Any, kind: ValueKind | None, now: datetime | None) -> bool:

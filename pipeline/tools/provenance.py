@@ -45,12 +45,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from functools import partial
 from itertools import zip_longest
 from typing import Any
 
-from .amends import a_piece, amended, more_than_itself
+from .amends import a_piece, amended, in_its_unit, more_than_itself
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
@@ -60,7 +59,7 @@ from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import name_words, stem
 from .spoken.names import edit_distance
-from .spoken.numbers import TIME_CUES, numbers_said
+from .spoken.numbers import TIME_CUES, numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import is_number_word, spoken_number, words
 
@@ -100,6 +99,9 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
         value = arguments[name]
         if rule.clock24 and isinstance(value, str) and (hhmm := as_hhmm(value)) is not None:
             out.arguments[name] = hhmm  # "6 pm" as the schema asks: "18:00" (traced as said)
+        if (units := in_its_unit(value, rule, evidence)) is not None:
+            out.arguments[name] = units  # "two hours" asked in minutes: 120, not the model's 2
+            continue
         if held[name] and name not in days_said:
             if rule.written == "date" and isinstance(value, str) and (day := as_date(value, evidence)) is not None:
                 out.arguments[name] = day  # "Saturday" as the schema asks: "2026-06-06"
@@ -135,7 +137,7 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
     asked = evidence.asked[len(evidence.said) - 1] if len(evidence.asked) >= len(evidence.said) else ""
     text = re.sub(r":\s", "  ", folded(evidence.said[-1]))  # "Gas reading for you: 7912": named across the colon
     found: set[str | int | float] = {
-        _plain(next(iter(n.values))) for n in numbers_said(text) if not n.clock and len(n.values) == 1
+        plain(next(iter(n.values))) for n in numbers_said(text) if not n.clock and len(n.values) == 1
         and role_here(text, (n.start, n.end), rule) is True and not _ROUGHLY.match(text, n.end)
     } if rule.kind is ValueKind.NUMBER else {
         code for start, end, code in codes_in(text)
@@ -145,10 +147,6 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
             or question is None and rule.lone and _unmistakable(text[start:end])))}
     value = next(iter(found)) if len(found) == 1 else None
     return value if value is not None and given(value, rule, evidence) else None
-
-
-def _plain(number: Decimal) -> int | float:
-    return int(number) if number == int(number) else float(number)
 
 
 def _given_as(rule: Rule, evidence: Evidence, value: str) -> bool:

@@ -104,3 +104,8 @@ def _clock_starts(ws: list[Word], i: int) -> bool:
         if found is not None and found.end > i and not (found.daypart or found.bare):
             return True
     return False
+
+
+def plain(number: Decimal) -> int | float:
+    """A number as the schema's JSON holds it: 7912, not Decimal("7912"); 2.5 as a float."""
+    return int(number) if number == int(number) else float(number)
