@@ -74,11 +74,15 @@ def test_a_line_that_only_asks_about_something_is_offered_no_side_effect() -> No
     cancelled the booking it named. A question about a thing is offered look-ups, not actions; a
     request put as a question ("Is there any way I could be seen tomorrow?", "Could you book me
     in?"), or one that says the tool's verb, is not such a line."""
-    tools = [_effect("cancel_booking"), _effect("book_appointment"), _tool("list_sailings")]
+    tools = [_effect("cancel_booking"), _effect("book_appointment"), _tool("check_sailings")]
     about = "My booking reference is WCF-6H1P4, I've got the email here. I just wanted to check: do I need to print it?"
-    assert asks_about_only(about, tools)
-    assert [s.name for s in offered(tools, Evidence(said=[about]), last_said=about)] == ["list_sailings"]
+    assert asks_about_only(about)
+    assert [s.name for s in offered(tools, Evidence(said=[about]), last_said=about)] == ["check_sailings"]
+    client = [_tool("cancel_booking"), _tool("check_sailings")]  # a realtime client's: no code here
+    assert [s.name for s in offered(client, Evidence(said=["Do little ones go free?"]),
+                                    last_said="Do little ones go free?")] == ["check_sailings"]
     for line in ("Is there any way I could be seen tomorrow first thing?", "Could you book me in for Friday?",
                  "Do you think you could cancel my booking?", "Please help. Does it sail today?",
                  "I'd like to go on Friday."):
-        assert not asks_about_only(line, tools), line
+        assert not asks_about_only(line) or offered(tools, Evidence(said=[line]), last_said=line)[0].name \
+            != "check_sailings", line

@@ -77,15 +77,14 @@ _REQUEST_ASKED = re.compile(r"\W*(is there any (way|chance)|is it possible|are y
                             re.I)  # "Is there any way I could be seen tomorrow?": a request
 
 
-def asks_about_only(said: str, specs: Iterable[ToolSpec]) -> bool:
+def asks_about_only(said: str) -> bool:
     """Do the caller's words only ask about something ("My booking reference is WCF-6H1P4. Do I
     need to print the ticket?", "Does my cover include the garden shed?"): every question opens
-    with a word that asks about a thing (after a lead-in, "I just wanted to check: do I ..."), no
-    other sentence asks for anything, and no tool's verb is said? Such a line asks for no action:
-    a small model cancelled the booking it named."""
+    with a word that asks about a thing (after a lead-in, "I just wanted to check: do I ..."), and
+    no other sentence asks for anything? Such a line asks for no action (unless it asks for a tool
+    by its verb: `choice`): a small model cancelled the booking it named."""
     text = said.replace("’", "'")
-    if "?" not in text or {name_words(s.name)[0] for s in specs if name_words(s.name)} \
-            & {w.text for w in words(text)}:
+    if "?" not in text:
         return False
     for sentence in _SENTENCES.split(text.strip()):
         if sentence.rstrip().endswith("?"):
@@ -94,6 +93,17 @@ def asks_about_only(said: str, specs: Iterable[ToolSpec]) -> bool:
         elif any(w.text in _ASKING for w in words(sentence)):
             return False
     return True
+
+
+_LOOKING = frozenset("get check find search list lookup look track show query fetch view read see".split())
+
+
+def may_act(spec: ToolSpec) -> bool:
+    """Does this tool act on the world? Ours and an MCP server's say so (`side_effect`); a realtime
+    client's function (no code here: the client runs it) may, unless its name's verb only looks
+    ("check_claim_status", "search_catalogue")."""
+    verb = name_words(spec.name)[:1]
+    return spec.side_effect or (spec.fn is None and bool(verb) and verb[0] not in _LOOKING)
 
 
 def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:

@@ -17,7 +17,8 @@ that reaches for a tool it cannot use answers in words instead:
   saw me last Thursday and she was lovely"), none but a hang-up the caller asked for: Qwen2.5-0.5B
   booked the appointment, with values all given;
 - on a line that only asks about something (`asks.asks_about_only`: "My booking reference is
-  WCF-6H1P4. Do I need to print the ticket?"), no side effect: Qwen2.5-0.5B cancelled that booking;
+  WCF-6H1P4. Do I need to print the ticket?"), nothing that may act (`asks.may_act`: a side
+  effect, or a client's function whose verb does more than look): Qwen2.5-0.5B cancelled that booking;
 - where the caller's words name one tool by a word of its name no other tool's name has (`_named_apart`:
   "I want to give you a meter reading" for `submit_meter_reading` beside `book_meter_visit` and
   `get_balance`), only that one: Qwen2.5-0.5B looked the balance up instead;
@@ -43,7 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .asks import ABOUT, asks_about_only, tells_only
+from .asks import ABOUT, asks_about_only, may_act, tells_only
 from .evidence import Evidence
 from .given import lacking
 from .schema import ToolSpec
@@ -88,9 +89,11 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
         return [s for s in specs if s.closes and sounds_closing(last_said)]
     if (wanted := asked_for(specs, last_said)) is not None and lacking(wanted, evidence):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
-    about = asks_about_only(last_said, specs)  # a question about a thing: look-ups, no effects
+    ws = words(last_said.replace("’", "'"))  # a question about a thing, no tool asked for: look-ups only
+    about = asks_about_only(last_said) and not any(_by_verb(s, [w.text for w in ws]) or _by_own_verb(s, specs, ws)
+                                                   for s in specs if not s.closes)
     out = [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
-           and not lacking(s, evidence) and not (about and s.side_effect)]
+           and not lacking(s, evidence) and not (about and may_act(s))]
     named = [s for s in out if not s.closes and _named_apart(s, specs, last_said)]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
 
