@@ -124,4 +124,5 @@ def test_a_clients_reply_to_a_correction_of_the_agents_own_read_back_must_be_a_c
         return llm.grammars[-1] or ""
 
     assert grammar_for("No, six pm, not five.").startswith("root ::= call\n")
-    assert grammar_for("What does it cost?").startswith("root ::= call | text")
+    # a question about a thing: words, and no booking within reach (`asks.asks_about_only`)
+    assert grammar_for("What does it cost?").startswith("root ::= text\n")
