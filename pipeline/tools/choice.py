@@ -62,8 +62,6 @@ def sounds_closing(text: str) -> bool:
     return bool(_CLOSING.search(text.replace("’", "'")))
 
 
-
-
 def asked_for(specs: Iterable[ToolSpec], last_said: str) -> ToolSpec | None:
     """The tool the caller's last words ask for by its name ("refund" in "Refund order 4417,
     please."; `book_table` as "book table") or by its verb and object ("I'd like to book an
