@@ -92,20 +92,20 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
                                                    for s in specs if not s.closes)
     out = [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
            and not lacking(s, evidence) and not (about and may_act(s))]
-    named = [s for s in out if not s.closes and _named_apart(s, specs, last_said)]
+    said = [w.text.lower() for w in ws]
+    named = [s for s in out if not s.closes and _named_apart(s, specs, said)]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
 
 
 _SLIGHT = frozenset("up in out on off to for of my new get set add make do".split())  # no name's own
 
 
-def _named_apart(spec: ToolSpec, specs: list[ToolSpec], last_said: str) -> bool:
+def _named_apart(spec: ToolSpec, specs: list[ToolSpec], said: list[str]) -> bool:
     """The caller's words name this tool by a word of its name no other tool's name has ("a meter
     reading" for `submit_meter_reading` beside `book_meter_visit`; "no power on the street" for
     `report_power_cut`), not held back ("if anyone cancels")."""
     others = {stem(w) for s in specs if s is not spec for w in name_words(s.name)}
     own = {stem(w) for w in name_words(spec.name)} - others - _SLIGHT
-    said = [w.text.lower() for w in words(last_said.replace("’", "'"))]
     return any(stem(w) in own and not _HELD_BACK & set(said[max(0, i - 3):i]) for i, w in enumerate(said))
 
 

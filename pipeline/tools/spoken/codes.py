@@ -82,7 +82,8 @@ def spelled(value: str) -> str | None:
     return code if any(ch.isdigit() for ch in code) else None
 
 
-def codes_in(text: str, *, pauses: bool = True) -> list[tuple[int, int, str]]:
+@lru_cache(maxsize=64)  # the instructions are read for every argument of every call
+def codes_in(text: str, *, pauses: bool = True) -> tuple[tuple[int, int, str], ...]:
     """The codes a text says, each as (characters start, end, the code in letters and digits): a
     run of words that spell ("S W, four four one oh, two nine eight", "oh seven seven double oh,
     nine one two", "W-K-seven-one, H-J-P"), read as `spelled` reads a value; only runs with a digit.
@@ -104,7 +105,7 @@ def codes_in(text: str, *, pauses: bool = True) -> list[tuple[int, int, str]]:
         if a < b and (code := spelled(text[ws[a].start:ws[b - 1].end])) is not None:
             out.append((ws[a].start, ws[b - 1].end, code))
         i = max(j, i + 1)
-    return out
+    return tuple(out)
 
 
 _RUN_SEPARATORS = {"dash", "hyphen", "space", "slash"}

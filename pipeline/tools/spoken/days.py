@@ -91,11 +91,18 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
         return _weekday_after(ws, named, today, written=written)
     if t == "in" and (named := _in_days(ws, i, today)) is not None:
         return named
-    if t == "the" and (taken := read_ordinal(ws, i + 1)) is not None and 1 <= taken[0] <= 31 \
-            and (taken[1] >= len(ws) or ws[taken[1]].text != "of"):
-        return _weekday_after(ws, Days(i, taken[1], frozenset(_day_of_month(taken[0], today))),
-                              today, written=written)  # "on the 3rd"
+    if (nth := _the_nth(ws, i, today)) is not None:
+        return _weekday_after(ws, nth, today, written=written)  # "on the 3rd"
     return None
+
+
+def _the_nth(ws: list[Word], i: int, today: date) -> Days | None:
+    """ "the 3rd", "the sixteenth": of this month, or the next once it has passed (not "the 3rd of
+    June", read as a month's day)."""
+    if _texts(ws, i, 1) != ["the"] or (taken := read_ordinal(ws, i + 1)) is None or not 1 <= taken[0] <= 31 \
+            or taken[1] < len(ws) and ws[taken[1]].text == "of":
+        return None
+    return Days(i, taken[1], frozenset(_day_of_month(taken[0], today)))
 
 
 def _weekday_after(ws: list[Word], dated: Days, today: date, *, written: bool) -> Days:
@@ -104,7 +111,7 @@ def _weekday_after(ws: list[Word], dated: Days, today: date, *, written: bool) -
     j = dated.end + (_texts(ws, dated.end, 1) in (["the"], ["a"], ["that's"], ["thats"], ["which's"]))
     if j >= len(ws) or (wd := weekday_of(ws[j].text, written=written)) is None:
         return dated
-    agree = {d for d in dated.days if date(d[0] or _year_ahead(d[1], d[2], today), d[1], d[2]).weekday() == wd}
+    agree = {d for d in dated.days if _weekday_of(d, today) == wd}
     return Days(dated.start, j + 1, frozenset(agree)) if agree else dated
 
 
@@ -199,23 +206,21 @@ def _dated(ws: list[Word], named: Days, today: date, *, written: bool) -> Days:
     date after it are one day where they agree; where they do not, the weekday alone (the date is
     read on its own, and the two are two days: asked which)."""
     j = named.end
-    weekdays = {date(year or today.year, month, day).weekday() for year, month, day in named.days}
+    weekdays = {_weekday_of(d, today) for d in named.days}
     if j >= len(ws) or len(weekdays) != 1:
         return named  # "the weekend" is two weekdays
-    dated = _month_day(ws, j, today, written=written)
-    if dated is None and ws[j].text == "the" and (taken := read_ordinal(ws, j + 1)) is not None \
-            and 1 <= taken[0] <= 31:
-        dated = Days(j, taken[1], frozenset(_day_of_month(taken[0], today)))
-    if dated is None:
+    if (dated := _month_day(ws, j, today, written=written) or _the_nth(ws, j, today)) is None:
         return named
-    agree = {d for d in dated.days
-             if date(d[0] or _year_ahead(d[1], d[2], today), d[1], d[2]).weekday() in weekdays}
+    agree = {d for d in dated.days if _weekday_of(d, today) in weekdays}
     return Days(named.start, dated.end, frozenset(agree)) if agree else named
 
 
-def _year_ahead(month: int, day: int, today: date) -> int:
-    """The year of a day said without one: this year's, or next year's once this year's has passed."""
-    return today.year + ((month, day) < (today.month, today.day))
+def _weekday_of(day: Day, today: date) -> int:
+    """The weekday of a day; one said without a year is this year's, or next year's once this
+    year's has passed."""
+    year, month, dom = day
+    return date(year if year is not None else today.year + ((month, dom) < (today.month, today.day)),
+                month, dom).weekday()
 
 
 def _month_day(ws: list[Word], i: int, today: date, *, written: bool) -> Days | None:
