@@ -724,3 +724,23 @@ def test_a_length_said_in_hours_reaches_a_tool_in_its_minutes() -> None:
         name = " ".join(line.split(",")[0].split()[:2])
         assert trace(lesson, {"pupil_name": name, "duration_minutes": wrote}, said(line)).arguments \
             == {"pupil_name": name, "duration_minutes": runs}, line
+
+
+ROOM = client_tool("book_room", {
+    "card_number": {"type": "string", "description": "The reader's library card number"},
+    "room": {"type": "string", "description": "Which room", "enum": ["study_room", "meeting_room", "hall"]},
+    "format": {"type": "string", "description": "Only this format, if the caller said",
+               "enum": ["book", "ebook", "audiobook"]},
+}, ["card_number", "room"])
+
+
+def test_an_optional_enum_value_is_the_callers_to_add_a_required_one_the_models_choice() -> None:
+    """An optional value nobody said is left out, an enum's too; a required enum is one of the
+    schema's values, which the model picks from what the caller described."""
+    line = said("Card 2900 4417 8823. Can I grab one of the study rooms, as an audiobook fan?")
+    traced = trace(ROOM, {"card_number": "2900 4417 8823", "room": "study_room", "format": "audiobook"}, line)
+    assert traced.arguments["format"] == "audiobook" and traced.dropped == []
+    unsaid = trace(ROOM, {"card_number": "2900 4417 8823", "room": "hall", "format": "book"},
+                   said("Card 2900 4417 8823. We need somewhere for the residents' meeting."))
+    assert unsaid.arguments == {"card_number": "2900 4417 8823", "room": "hall"}  # the model's pick
+    assert unsaid.dropped == ["format"] and unsaid.missing == []

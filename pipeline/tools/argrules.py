@@ -72,7 +72,12 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
             if grounded is not None:
                 sources = sources - {Source.COMPOSED}
             if "enum" in prop and "x-source" not in prop:
-                kind = None  # one of the values the schema allows: the model's choice
+                # a required one is one of the values the schema allows, the model's choice; an
+                # optional one is the caller's to add, as any optional value is: a room "if the
+                # caller said" is not the model's "meeting_room" on a line that named none
+                optional = name not in required and grounded is None
+                kind = ValueKind.TEXT if optional and all(isinstance(v, str) for v in prop["enum"]) else None
+                sources = frozenset({Source.CALLER, Source.RESULT}) if kind else sources
         kinds[name] = kind_from_schema(name, prop)
         cues = _cues(name, prop, kinds[name])
         description = str(prop.get("description", ""))

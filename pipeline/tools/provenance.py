@@ -14,9 +14,9 @@ source it may have (`spoken.Source`):
 Which sources an argument may have comes from its schema (`spoken.sources_of`): its `x-source`
 keyword, which a client may send and `@tool(sources=...)` writes; else its kind's default: a name,
 an id, a code, a date, a time, a number, an address must be said (by the caller, a result or the
-instructions); prose may be composed. A boolean, an object or an enum value is the model's choice
-within what the schema allows. `ToolSpec.grounded`, where a tool sets it, narrows the check to the
-arguments it names.
+instructions); prose may be composed. A boolean, an object or a required enum value is the model's
+choice within what the schema allows; an optional enum value is the caller's to name, or a result's.
+`ToolSpec.grounded`, where a tool sets it, narrows the check to the arguments it names.
 
 A number keeps the role the caller gave it: the words around it that name an argument decide
 whether "4417" is the `order_id` or the `card_last4` (`spoken.cue_words`, read from the tool's own
