@@ -744,3 +744,54 @@ def test_an_optional_enum_value_is_the_callers_to_add_a_required_one_the_models_
                    said("Card 2900 4417 8823. We need somewhere for the residents' meeting."))
     assert unsaid.arguments == {"card_number": "2900 4417 8823", "room": "hall"}  # the model's pick
     assert unsaid.dropped == ["format"] and unsaid.missing == []
+
+
+STAY = client_tool("book_stay", {
+    "account_id": {"type": "string", "description": "The owner's account number"},
+    "pet_names": {"type": "string", "description": "Names of the pets staying"},
+    "kennel_block": {"type": "string", "description": "Which block", "enum": ["North Barn", "Orchard Lodge"]},
+    "check_in_date": {"type": "string", "format": "date", "description": "Day the pets arrive"},
+    "check_out_date": {"type": "string", "format": "date", "description": "Day the pets go home"},
+}, ["account_id", "pet_names", "kennel_block", "check_in_date", "check_out_date"])
+KENNEL = "The caller is Ruth Obi, account KB-5512. Pets on file: Rolo (spaniel), Fudge and Tansy (cats)."
+
+
+def test_of_the_records_names_listed_in_one_value_only_those_the_caller_said_run() -> None:
+    line = said("Can Rolo stay in the Orchard Lodge from the 10th to the 12th?", instructions=KENNEL)
+    args = {"account_id": "KB-5512", "pet_names": "Rolo, Fudge and Tansy", "kennel_block": "Orchard Lodge",
+            "check_in_date": "2026-06-10", "check_out_date": "2026-06-12"}
+    assert trace(STAY, args, line).arguments["pet_names"] == "Rolo"
+    all_of = said("Can all three stay in the Orchard Lodge from the 10th to the 12th?", instructions=KENNEL)
+    assert trace(STAY, args, all_of).arguments["pet_names"] == "Rolo, Fudge and Tansy"
+
+
+def test_a_required_choice_of_names_is_the_callers_to_say_a_word_of_its_own_names_it() -> None:
+    """ "Orchard Lodge" from the schema's list is not the model's pick on a line that named no
+    block; "the orchard one" names it (no other choice has "orchard"); a category ("plumbing")
+    stays the model's choice (`test_an_optional_enum_value_is_the_callers_to_add...`)."""
+    args = {"account_id": "KB-5512", "pet_names": "Rolo", "kennel_block": "Orchard Lodge",
+            "check_in_date": "2026-06-10", "check_out_date": "2026-06-12"}
+    unsaid = said("Can Rolo stay with you from the 10th to the 12th?", instructions=KENNEL)
+    assert trace(STAY, args, unsaid).missing == ["kennel_block"]
+    named = said("Can Rolo stay in the orchard one from the 10th to the 12th?", instructions=KENNEL)
+    assert trace(STAY, args, named).missing == []
+
+
+def test_a_correction_of_one_day_of_a_span_sets_that_day_right_and_keeps_the_other() -> None:
+    line = said("Can Rolo stay in the North Barn from the twenty-fourth to the twenty-ninth of July?",
+                "No, out on the twenty-ninth. The Wednesday.", instructions=KENNEL)
+    args = {"account_id": "KB-5512", "pet_names": "Rolo", "kennel_block": "North Barn",
+            "check_in_date": "2026-07-24", "check_out_date": "2026-07-27"}
+    traced = trace(STAY, args, line)
+    assert traced.missing == [] and traced.arguments["check_out_date"] == "2026-07-29"
+    assert traced.arguments["check_in_date"] == "2026-07-24"
+
+
+def test_a_record_id_written_after_its_label_is_the_callers() -> None:
+    parcels = client_tool("check_parcels", {
+        "student_id": {"type": "string", "description": "The student's 8-digit ID number"}}, ["student_id"])
+    line = said("Have I got any parcels waiting?",
+                instructions="The caller is Ana Ruiz, student ID 23104876, room 12 in Elm Hall.")
+    assert trace(parcels, {"student_id": "23104876"}, line).missing == []
+    miscopied = trace(parcels, {"student_id": "23104877"}, line)  # runs as the record's one
+    assert miscopied.missing == [] and miscopied.arguments == {"student_id": "23104876"}

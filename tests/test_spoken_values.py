@@ -22,7 +22,7 @@ from pipeline.tools.spoken import (
 )
 from pipeline.tools.spoken.codes import codes_in
 from pipeline.tools.spoken.names import similar, sound_key
-from pipeline.tools.spoken.times import moments
+from pipeline.tools.spoken.times import days_named, moments
 from pipeline.tools.spoken.words import number_runs, spoken_number, words
 
 NOW = datetime(2026, 6, 3, 9, 58)  # a Wednesday morning
@@ -488,3 +488,26 @@ def test_a_written_list_of_codes_is_codes_apart() -> None:
 ])
 def test_a_weekday_told_of_in_the_past_is_the_one_gone_by(text: str, day: tuple[int, int, int]) -> None:
     assert [sorted(m.days) for m in moments(words(text), NOW) if m.days] == [[day]]
+
+
+@pytest.mark.parametrize(("text", "days"), [
+    # a weekday beside a date with no month says which month: the next of the two that agrees
+    ("Out on the twenty-ninth. The Wednesday.", ["2026-07-29"]),  # June 29th is a Monday
+    ("back on the Monday, the thirty-first", ["2026-08-31"]),  # July 31st is a Friday
+    # a range's first day takes the month said after its last
+    ("from the twenty-fourth to the twenty-ninth of July", ["2026-07-24", "2026-07-29"]),
+    ("the 28th through to the 3rd of August", ["2026-07-28", "2026-08-03"]),
+    # a weekend named as some other one, or as one said already, is not this weekend
+    ("for the bank holiday weekend, Friday the 28th of August", ["2026-08-28"]),
+    ("on the twentieth, I'm away that weekend", ["2026-06-20"]),
+])
+def test_days_a_phrase_around_them_places(text: str, days: list[str]) -> None:
+    assert days_named(text, NOW) == days
+
+
+def test_a_label_written_before_a_code_is_no_part_of_it() -> None:
+    """ "student ID 23104876": the code is the digits (a value written as the record's id is the
+    record's, not a piece of "ID23104876"); written solid, "ID4471" is a code as it stands."""
+    assert [code for _, _, code in codes_in("Caller: Ana Ruiz, student ID 23104876, room 12.")] == ["23104876", "12"]
+    assert [code for _, _, code in codes_in("Ref 4471 9920 on file")] == ["44719920"]
+    assert [code for _, _, code in codes_in("Badge ID4471.")] == ["ID4471"]

@@ -9,7 +9,8 @@ and `record.the_one_meant`):
 - a name written as the record's number ("P-20417" for the patient) is the one name of the
   record's entry holding that number (`record.name_beside`), unless the caller said the number;
 - a name or an address holding more than itself, cut to it: what the caller took back ("Mill
-  Road, not Mill Lane"), a moment after a name ("Spin on Monday morning");
+  Road, not Mill Lane"), a moment after a name ("Spin on Monday morning"); of names listed in one
+  value (the record's three pets), the ones the caller said ("book Bramble in");
 - a piece of the record's address ("Hartley HT4 7QD" of "41 Larch Avenue, Hartley HT4 7QD"), the
   address back to its house number;
 - a length said in another unit than the schema's (`in_its_unit`: "two hours" for minutes is 120),
@@ -22,7 +23,7 @@ not given: its words are all in the transcript, but it is not what anyone said i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -32,6 +33,7 @@ from .evidence import Evidence
 from .record import name_beside
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, spelled
+from .spoken.names import name_said
 from .spoken.numbers import numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import words
@@ -61,6 +63,7 @@ def amended(value: Any, rule: Rule, evidence: Evidence, given: Callable[[str], b
         if (name := name_beside(value.strip(), evidence.instructions)) is not None and given(name):
             return name
     for other in (_unspelled(value, rule.kind), _trimmed(value, rule.kind, evidence.now),
+                  _the_ones_said(value, rule.kind, evidence.said),
                   Source.INSTRUCTIONS in rule.sources and _whole_address(value, evidence.instructions, rule.kind)):
         if other and given(other):
             return other
@@ -89,9 +92,26 @@ def in_its_unit(value: Any, rule: Rule, evidence: Evidence) -> int | float | Non
     return plain(Decimal(str(said[0] / unit)))
 
 
-def more_than_itself(value: Any, kind: ValueKind | None, now: datetime | None) -> bool:
-    """A name with the caller's spelling in it, or a name or an address holding more than itself."""
-    return isinstance(value, str) and (_unspelled(value, kind) is not None or _trimmed(value, kind, now) is not None)
+def more_than_itself(value: Any, kind: ValueKind | None, evidence: Evidence) -> bool:
+    """A name with the caller's spelling in it, a name or an address holding more than itself, or
+    names listed where the caller named only some of them."""
+    return isinstance(value, str) and (_unspelled(value, kind) is not None or _trimmed(value, kind, evidence.now) is not None
+                                       or _the_ones_said(value, kind, evidence.said) is not None)
+
+
+_LISTED = re.compile(r"\s*(?:,|&|\band\b)\s*", re.I)
+_ALL_OF = frozenset("both all them everyone everybody each".split())  # "both dogs": all of the record's
+
+
+def _the_ones_said(value: str, kind: ValueKind | None, said: Sequence[str]) -> str | None:
+    """Of names listed in one value ("Bramble, Pickle, Miso", the record's three pets), those the
+    caller said, where they said some and not all ("book Bramble in"): the others are the
+    record's, not the caller's request. None where they said all, none, or spoke of all."""
+    items = [item for item in _LISTED.split(value) if item.strip()] if kind is ValueKind.NAME else []
+    if len(items) < 2 or any(w.text in _ALL_OF for text in said for w in words(text)):
+        return None
+    heard = [item for item in items if any(name_said(item, text) for text in said)]
+    return ", ".join(heard) if 0 < len(heard) < len(items) else None
 
 
 def a_piece(value: Any, record: str, kind: ValueKind | None) -> bool:

@@ -37,6 +37,7 @@ class Rule:
     clock24: bool = False  # a time its schema asks for as HH:MM ("format": "time", "HH:MM")
     written: Written | None = None  # a moment its schema asks for written so ("format": "date")
     lone: bool = False  # the tool's only argument a caller says as a number
+    choices: tuple[str, ...] = ()  # a schema's named choices ("Aire Court", "Wharfe House"), said
 
     @property
     def traced(self) -> bool:
@@ -72,11 +73,14 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
             if grounded is not None:
                 sources = sources - {Source.COMPOSED}
             if "enum" in prop and "x-source" not in prop:
-                # a required one is one of the values the schema allows, the model's choice; an
-                # optional one is the caller's to add, as any optional value is: a room "if the
+                # a required one is one of the values the schema allows, the model's choice ("a
+                # shower leaking" is "plumbing"), unless its values are names (a hall, a branch:
+                # "Aire Court" is the caller's to say, not the model's pick from the desk's list);
+                # an optional one is the caller's to add, as any optional value is: a room "if the
                 # caller said" is not the model's "meeting_room" on a line that named none
-                optional = name not in required and grounded is None
-                kind = ValueKind.TEXT if optional and all(isinstance(v, str) for v in prop["enum"]) else None
+                words_ = all(isinstance(v, str) for v in prop["enum"])
+                names = words_ and all(v[:1].isupper() for v in prop["enum"])
+                kind = ValueKind.TEXT if words_ and (names or name not in required and grounded is None) else None
                 sources = frozenset({Source.CALLER, Source.RESULT}) if kind else sources
         kinds[name] = kind_from_schema(name, prop)
         cues = _cues(name, prop, kinds[name])
@@ -85,7 +89,8 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                          money=kind is ValueKind.NUMBER and bool(cues & _MONEY_ARGS),
                          clock24=kind is ValueKind.TIME and (prop.get("format") == "time" or "HH:MM" in description
                                                              or "24-hour" in description),
-                         written=written_as(kind, prop, description))
+                         written=written_as(kind, prop, description),
+                         choices=tuple(prop["enum"]) if kind is ValueKind.TEXT and "enum" in prop else ())
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
         out[name] = replace(rule, rivals=rivals - rule.cues, lone=kinds[name] in NUMBERS and not any(

@@ -128,13 +128,16 @@ def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: W
 
 def _replaced(value: str, kind: ValueKind | None, evidence: Evidence) -> bool:
     """A day the caller said earlier, where their last words correct it to another one day ("make
-    it Sunday instead" after "Saturday")."""
+    it Sunday instead" after "Saturday"); not one of a span they said ("from the 24th to the 29th":
+    "No, out on the 29th" sets the last day right, `spread_days`, not the first)."""
     if kind is not ValueKind.DATE or evidence.now is None or len(evidence.said) < 2 \
             or not corrects(evidence.said[-1]):
         return False
     named = days_named(evidence.said[-1], evidence.now)
     day = as_date(value, evidence)
-    return named is not None and len(named) == 1 and day is not None and day != named[0]
+    spans = [said for text in evidence.said[:-1] if day in (said := days_named(text, evidence.now) or [])]
+    return named is not None and len(named) == 1 and day is not None and day != named[0] \
+        and not any(len(said) > 1 for said in spans)
 
 
 def _open(hhmm: str, hours: tuple[tuple[int, int], ...]) -> bool:

@@ -58,7 +58,7 @@ from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import name_words, stem
-from .spoken.names import edit_distance
+from .spoken.names import choice_said, edit_distance
 from .spoken.numbers import TIME_CUES, numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import is_number_word, spoken_number, words
@@ -164,7 +164,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
     if rule.kind is ValueKind.NAME and (sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
                                         or any(is_number_word(w.text.lower()) for w in words(str(value)))):
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names
-    if more_than_itself(value, rule.kind, evidence.now):
+    if more_than_itself(value, rule.kind, evidence):
         return False  # "Roisin R O I S I N Gallagher", "Mill Road, not Mill Lane": more than the name
     assert rule.kind is not None
     if Source.CALLER in rule.sources:
@@ -243,6 +243,8 @@ def _in_text(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, 
     text = folded(text)
     if _numeric(value, rule):
         return _number_in(value, text, rule, evidence, asked, caller=caller)
+    if rule.choices:
+        return choice_said(str(value), rule.choices, text)
     return said_in(value, text, kind=rule.kind, now=evidence.now)
 
 

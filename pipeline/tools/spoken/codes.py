@@ -102,6 +102,8 @@ def codes_in(text: str, *, pauses: bool = True) -> tuple[tuple[int, int, str], .
             a += 1
         while b > a and ws[b - 1].text in _RUN_SEPARATORS:
             b -= 1
+        while b - a > 1 and ws[a].text in _LABELS and text[ws[a].end:ws[a + 1].start].isspace():
+            a += 1  # "student ID 23104876": the label is no part of the code
         if a < b and (code := spelled(text[ws[a].start:ws[b - 1].end])) is not None:
             out.append((ws[a].start, ws[b - 1].end, code))
         i = max(j, i + 1)
@@ -109,6 +111,7 @@ def codes_in(text: str, *, pauses: bool = True) -> tuple[tuple[int, int, str], .
 
 
 _RUN_SEPARATORS = {"dash", "hyphen", "space", "slash"}
+_LABELS = {"id", "no", "nr", "ref", "pin"}  # a code's label, written before it ("ID 2310", "Ref 44")
 _SENTENCE_END = re.compile(r"[.!?;]")
 _PAUSE = re.compile(r"[.!?;,()]")
 

@@ -92,7 +92,9 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
     if t == "in" and (named := _in_days(ws, i, today)) is not None:
         return named
     if (nth := _the_nth(ws, i, today)) is not None:
-        return _weekday_after(ws, nth, today, written=written)  # "on the 3rd"
+        if (ranged := _month_after(ws, nth, today, written=written)) is not None:
+            return ranged
+        return _weekday_after(ws, nth, today, written=written, month_said=False)  # "on the 3rd"
     return None
 
 
@@ -105,13 +107,13 @@ def _the_nth(ws: list[Word], i: int, today: date) -> Days | None:
     return Days(i, taken[1], frozenset(_day_of_month(taken[0], today)))
 
 
-def _weekday_after(ws: list[Word], dated: Days, today: date, *, written: bool) -> Days:
+def _weekday_after(ws: list[Word], dated: Days, today: date, *, written: bool, month_said: bool = True) -> Days:
     """ "the sixteenth, the Tuesday", "June 16th, a Tuesday": a date and the weekday said after it
     are one day where they agree (as "Tuesday the sixteenth" is, `_dated`)."""
     j = dated.end + (_texts(ws, dated.end, 1) in (["the"], ["a"], ["that's"], ["thats"], ["which's"]))
     if j >= len(ws) or (wd := weekday_of(ws[j].text, written=written)) is None:
         return dated
-    agree = {d for d in dated.days if _weekday_of(d, today) == wd}
+    agree = {d for d in dated.days if _weekday_of(d, today) == wd} if month_said else _agreeing(dated, {wd}, today)
     return Days(dated.start, j + 1, frozenset(agree)) if agree else dated
 
 
@@ -122,6 +124,8 @@ def _weekday(ws: list[Word], i: int, today: date, *, written: bool) -> Days | No
     if mod == "this" and _texts(ws, j, 1) == ["past"]:
         mod, j = "last", j + 1
     if j < len(ws) and ws[j].text == "weekend" and mod != "past":
+        if mod is None and i and not ws[i].after_break:
+            return None  # "that weekend" (the day said, again), "the bank holiday weekend"
         saturday = today + timedelta((5 - today.weekday()) % 7)
         if mod == "next" and today.weekday() < 5:
             saturday += timedelta(7)
@@ -130,8 +134,9 @@ def _weekday(ws: list[Word], i: int, today: date, *, written: bool) -> Days | No
         return Days(i, j + 1, frozenset({as_day(saturday), as_day(saturday + timedelta(1))}))
     if j >= len(ws) or (wd := weekday_of(ws[j].text, written=written)) is None:
         return None
-    if mod == "the":
-        return None  # "the Thursday after": not a day this reader can place
+    if mod == "the":  # "the Monday, the thirty-first": the date it is; "the Thursday after": none
+        named = Days(i, j + 1, frozenset({as_day(today + timedelta((wd - today.weekday()) % 7))}))
+        return dated if (dated := _dated(ws, named, today, written=written)) != named else None
     ahead = (wd - today.weekday()) % 7
     if mod is None and not written and _told_of(ws, i):
         mod = "last"  # "the plumber came out on Friday": a day gone by, told of
@@ -209,10 +214,41 @@ def _dated(ws: list[Word], named: Days, today: date, *, written: bool) -> Days:
     weekdays = {_weekday_of(d, today) for d in named.days}
     if j >= len(ws) or len(weekdays) != 1:
         return named  # "the weekend" is two weekdays
-    if (dated := _month_day(ws, j, today, written=written) or _the_nth(ws, j, today)) is None:
-        return named
-    agree = {d for d in dated.days if _weekday_of(d, today) in weekdays}
+    if (dated := _month_day(ws, j, today, written=written)) is None:
+        if (dated := _the_nth(ws, j, today)) is None:
+            return named
+        agree = _agreeing(dated, weekdays, today)
+    else:
+        agree = {d for d in dated.days if _weekday_of(d, today) in weekdays}
     return Days(named.start, dated.end, frozenset(agree)) if agree else named
+
+
+_RANGE = frozenset("to till until through thru and".split())
+
+
+def _month_after(ws: list[Word], nth: Days, today: date, *, written: bool) -> Days | None:
+    """ "from the 24th to the 29th of July": the first day of a range takes the month said after
+    the last (the month before it where it would come after the last)."""
+    j = nth.end + (_texts(ws, nth.end, 1) == ["through"] and _texts(ws, nth.end + 1, 1) == ["to"])
+    if j >= len(ws) or ws[j].text not in _RANGE or (last := _month_day(ws, j + 1, today, written=written)) is None \
+            or len(last.days) != 1:
+        return None
+    (year, month, end), = last.days
+    (_, _, start), = nth.days
+    if start > end:
+        year, month = (year - 1 if year is not None and month == 1 else year), (month - 2) % 12 + 1
+    found = _valid(year, month, start)
+    return Days(nth.start, nth.end, frozenset(found)) if found else None
+
+
+def _agreeing(nth: Days, weekdays: set[int], today: date) -> set[Day]:
+    """ "the 29th, the Wednesday" with no month said: of the next two 29ths from today, the one
+    that is a Wednesday (the weekday says which month); none agreeing, none ("Thursday the
+    twelfth" said on June 3rd: June 12th is a Friday, July 12th a Sunday: asked which)."""
+    (_, _, dom), = nth.days
+    ahead = [(today.year + (today.month - 1 + k) // 12, (today.month - 1 + k) % 12 + 1) for k in range(4)]
+    held = [date(y, m, dom) for y, m in ahead if _valid(y, m, dom) and date(y, m, dom) >= today][:2]
+    return {as_day(d) for d in held if d.weekday() in weekdays}
 
 
 def _weekday_of(day: Day, today: date) -> int:
