@@ -795,3 +795,22 @@ def test_a_record_id_written_after_its_label_is_the_callers() -> None:
     assert trace(parcels, {"student_id": "23104876"}, line).missing == []
     miscopied = trace(parcels, {"student_id": "23104877"}, line)  # runs as the record's one
     assert miscopied.missing == [] and miscopied.arguments == {"student_id": "23104876"}
+
+
+SERVICE = client_tool("book_service", {
+    "customer_id": {"type": "string", "description": "The customer's number"},
+    "bike": {"type": "string", "description": "Which bike, make and model"},
+    "hall": {"type": "string", "description": "The customer's hall of residence"},
+}, ["customer_id", "bike", "hall"])
+GARAGE = ("Halls: Elm Hall, Oak Court and Ash House. The caller is Lena Park, customer number CU-4410, "
+          "room 9 in Oak Court. Bikes on file: a Raleigh Pioneer hybrid and a Dahon Mariner folding bike.")
+
+
+def test_one_of_the_records_alike_values_runs_only_where_the_caller_picked_it_out() -> None:
+    """Two bikes on file and "book a service": which one is not said, so it is asked; "the
+    folding one" or "the Dahon" picks it out. The caller's own hall, said in their entry, is
+    theirs though the desk lists every hall."""
+    args = {"customer_id": "CU-4410", "bike": "Dahon Mariner folding bike", "hall": "Oak Court"}
+    assert trace(SERVICE, args, said("Could I book a service for Saturday?", instructions=GARAGE)).missing == ["bike"]
+    for picked in ("Could I book the folding one in on Saturday?", "Could I book the Dahon in on Saturday?"):
+        assert trace(SERVICE, args, said(picked, instructions=GARAGE)).missing == []

@@ -53,7 +53,7 @@ from .amends import a_piece, amended, in_its_unit, more_than_itself
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
-from .record import alike, as_record, named_as, singled_out, the_one_meant
+from .record import alike, as_record, named_as, one_of_several, singled_out, the_one_meant
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
@@ -112,7 +112,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
                 and restated(value, rule.kind, rule.written, evidence)
                 or Source.INSTRUCTIONS in rule.sources and _pointed_at(value, rule, evidence)
                 or _the_callers_one(value, rule, evidence, {squash(str(v)) for n, v in arguments.items() if n != name})
-                or amended(value, rule, evidence, partial(_given_as, rule, evidence))):
+                or amended(value, rule, evidence, partial(given, rule=rule, evidence=evidence))):
             out.arguments[name] = again
             continue
         if rule.required or spec.grounded is not None:
@@ -149,10 +149,6 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
     return value if value is not None and given(value, rule, evidence) else None
 
 
-def _given_as(rule: Rule, evidence: Evidence, value: str) -> bool:
-    return given(value, rule, evidence)
-
-
 def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
     """Was this one value given from one of the argument's sources?"""
     if value is None or isinstance(value, bool):
@@ -176,7 +172,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         record = as_record(evidence.instructions)
         if _in_text(value, record, rule, evidence, "", caller=False) and (
                 rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind) \
-                and ("name" not in rule.cues or named_as(str(value), record, rule.cues)):
+                and ("name" not in rule.cues or named_as(str(value), record, rule.cues)) \
+                and (rule.kind in NUMBERS or not one_of_several(value, evidence.instructions, evidence.said)):
             return True
     if Source.RESULT in rule.sources:
         for key, scalar in keyed_scalars(evidence.results):

@@ -8,7 +8,9 @@ my card" names neither, so neither is given, and the agent asks which. Where the
 value nobody gave ("5200" from "fifty two dollars on my credit card"), the one the caller's words
 point at, or the record's only one, is the value (`the_one_meant`), as a moment is said again as
 the caller said it. Where it wrote an entry's number for a name ("P-20417" as the patient's name),
-the one name of that entry is (`name_beside`).
+the one name of that entry is (`name_beside`). Of a list of alike values ("Bikes on file: a Trek
+road bike and a Brompton folding bike"), a name or a phrase is given only where the caller's words
+pick it out by a word of its own (`one_of_several`: "book a service" names neither bike).
 
 A value's own words are those of its entry: the record's clause around it (split at ";", at line
 ends and sentence ends), cut at the values of the same role before and after it. The words between
@@ -140,3 +142,49 @@ def name_beside(code: str, record: str) -> str | None:
     holding = [entry for entry in _ENTRY.split(record) if re.search(rf"(?<!\w){re.escape(code)}(?!\w)", entry)]
     names = {m.group(0) for m in _NAME.finditer(holding[0])} if len(holding) == 1 else set()
     return next(iter(names)) if len(names) == 1 else None
+
+
+_LISTED = re.compile(r"(?P<head>\b(?:[A-Za-z]+s|children)(?:\s+on\s+file)?):\s+(?P<items>[^\n]+?)(?:\.(?=\s)|\n|$)")
+_TOP_COMMA = re.compile(r"[,;]\s*|\s+and\s+")
+
+
+def one_of_several(value: object, instructions: str, said: Sequence[str]) -> bool:
+    """Is this value one item of a list of alike ones in the record ("Bikes on file: a Trek Domane
+    road bike and a Brompton folding bike", "Pets on file: Bramble (spaniel), Pickle (cat), Miso
+    (cat)"), which the caller's words do not pick out by a word of its own ("book a service for
+    Saturday", "one of the cats needs her Metacam")? Then which one is not said: asked. A list is
+    a plural head and a colon; a value found outside such lists too ("The caller is Dan Hughes",
+    "Caller on file: ...", "room 214 in Calder Hall" beside "Halls: Calder Hall, Aire Court") is
+    not judged."""
+    text = str(value).strip().lower()
+    heard = {stem(w.text) for line in said for w in words(line)}
+    lists = list(_LISTED.finditer(instructions))
+    found = [m.start() for m in re.finditer(re.escape(text), instructions.lower())] if text else []
+    if any(not any(m.start("items") <= at < m.end("items") for m in lists) for at in found):
+        return False  # also said outside a list: "room 214 in Calder Hall" is the caller's hall
+    judged = False
+    for m in lists:
+        items = _items(m.group("items"))
+        mine = [item for item in items if text and text in item.lower()]
+        if len(items) < 2 or len(mine) != 1:
+            continue
+        others = {stem(w.text) for item in items if item is not mine[0] for w in words(item)}
+        own = {stem(w.text) for w in words(mine[0]) if len(w.text) > 2} - others - _QUIET
+        if own & heard:
+            return False
+        judged = True
+    return judged
+
+
+def _items(listed: str) -> list[str]:
+    """A list's items, split at its top-level commas, semicolons and "and" (not inside brackets)."""
+    depth, cuts, out, start = 0, [], [], 0
+    for i, ch in enumerate(listed):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and (m := _TOP_COMMA.match(listed, i)) and (ch in ",;" or ch.isspace()):
+            cuts.append((i, m.end()))
+    for a, b in cuts:
+        if a >= start:
+            out.append(listed[start:a])
+            start = b
+    return [item.strip() for item in [*out, listed[start:]] if item.strip()]
