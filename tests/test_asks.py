@@ -5,6 +5,7 @@ question is not such a line, whatever its tense."""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 import pytest
 
@@ -77,12 +78,36 @@ def test_a_line_that_only_asks_about_something_is_offered_no_side_effect() -> No
     tools = [_effect("cancel_booking"), _effect("book_appointment"), _tool("check_sailings")]
     about = "My booking reference is WCF-6H1P4, I've got the email here. I just wanted to check: do I need to print it?"
     assert asks_about_only(about)
-    assert [s.name for s in offered(tools, Evidence(said=[about]), last_said=about)] == ["check_sailings"]
+    # nor a look-up the question is not about (`test_a_question_is_offered_only_the_look_ups_it_asks_of`)
+    assert [s.name for s in offered(tools, Evidence(said=[about]), last_said=about)] == []
     client = [_tool("cancel_booking"), _tool("check_sailings")]  # a realtime client's: no code here
-    assert [s.name for s in offered(client, Evidence(said=["Do little ones go free?"]),
-                                    last_said="Do little ones go free?")] == ["check_sailings"]
+    for line in ("Do little ones go free on the sailings?", "Are there any sailings on Sunday?"):
+        assert [s.name for s in offered(client, Evidence(said=[line]), last_said=line)] == ["check_sailings"]
     for line in ("Is there any way I could be seen tomorrow first thing?", "Could you book me in for Friday?",
                  "Do you think you could cancel my booking?", "Please help. Does it sail today?",
                  "I'd like to go on Friday."):
         assert not asks_about_only(line) or offered(tools, Evidence(said=[line]), last_said=line)[0].name \
             != "check_sailings", line
+
+
+def _lookup(name: str, description: str, **params: dict) -> ToolSpec:
+    return ToolSpec.from_openai({"type": "function", "name": name, "description": description,
+                                 "parameters": {"type": "object", "properties": params, "required": list(params)}})
+
+
+def test_a_question_is_offered_only_the_look_ups_it_asks_of() -> None:
+    """ "What's the excess on my policy?": Qwen2.5-0.5B looked up the claim on the caller's record,
+    on a question the instructions answer. A look-up is offered on a question that names what it
+    is about (a word of its name or description) or gives one of its values (a day for its date)."""
+    status = _lookup("check_claim_status", "Look up where a claim has got to.",
+                     claim_reference={"type": "string", "description": "The claim's reference"})
+    slots = _lookup("check_availability", "Free appointment slots on one day.",
+                    date={"type": "string", "format": "date", "description": "The day"})
+    record = "The caller is Ana Pereira, policy HX-440-918, open claim CL-2026-05531."
+    for line, wanted in (("What's the excess on my policy at the moment?", []),
+                         ("Does my cover include the garden shed?", []),
+                         ("Where has my claim got to?", ["check_claim_status"]),
+                         ("Is there anything at all on Monday the twenty-second?", ["check_availability"]),
+                         ("Are there any free slots on Friday?", ["check_availability"])):
+        evidence = Evidence(said=[line], instructions=record, now=datetime(2026, 6, 3, 10, 0))
+        assert [s.name for s in offered([status, slots], evidence, last_said=line)] == wanted, line

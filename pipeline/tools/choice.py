@@ -46,8 +46,9 @@ from collections.abc import Iterable
 
 from .asks import ABOUT, asks_about_only, may_act, tells_only
 from .evidence import Evidence
-from .given import lacking
+from .given import lacking, offers_value
 from .schema import ToolSpec
+from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
 from .spoken.words import Word, words
 
@@ -90,13 +91,27 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     ws = words(last_said.replace("’", "'"))  # a question about a thing, no tool asked for: look-ups only
     about = asks_about_only(last_said) and not any(_by_verb(s, [w.text for w in ws]) or _by_own_verb(s, specs, ws)
                                                    for s in specs if not s.closes)
-    out = [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
-           and not lacking(s, evidence) and not (about and may_act(s))]
     said = [w.text.lower() for w in ws]
+    out = [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
+           and not lacking(s, evidence) and not (about and (may_act(s) or not _asked_of(s, said, last_said, evidence)))]
     named = [s for s in out if not s.closes and _named_apart(s, specs, said)]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
 
 
+def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidence) -> bool:
+    """Is this look-up what a question asks of: the words name what it is about (a word of its
+    name after its verb, or of its description: "free slots" for `check_slots`), or give one of
+    its days, times or names ("anything on Monday the 22nd?" for `check_availability`'s date; a
+    number could be any id, and names none)? Not "What's the
+    excess on my policy?" for `check_claim_status`, whose claim only the record holds: Qwen2.5-0.5B
+    looked it up, on questions the instructions answer."""
+    verb, *objects = name_words(spec.name)
+    own = {stem(w) for w in [*objects, *re.findall(r"[a-z]{3,}", spec.description.lower())]} - {verb}
+    return bool(own - _SLIGHT - _PLAIN & {stem(w) for w in said}) or offers_value(
+        spec, last_said, evidence, loose=(ValueKind.TEXT, ValueKind.ADDRESS, ValueKind.CODE, ValueKind.NUMBER))
+
+
+_PLAIN = frozenset("the and for with you your this that from are can any has have was will".split())
 _SLIGHT = frozenset("up in out on off to for of my new get set add make do".split())  # no name's own
 
 
