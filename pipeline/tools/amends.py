@@ -30,7 +30,7 @@ from typing import Any
 
 from .argrules import Rule
 from .evidence import Evidence
-from .record import name_beside
+from .record import items_of, name_beside
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, spelled
 from .spoken.names import name_said
@@ -99,7 +99,6 @@ def more_than_itself(value: Any, kind: ValueKind | None, evidence: Evidence) -> 
                                        or _the_ones_said(value, kind, evidence.said) is not None)
 
 
-_LISTED = re.compile(r"\s*(?:,|&|\band\b)\s*", re.I)
 _ALL_OF = frozenset("both all them everyone everybody each".split())  # "both dogs": all of the record's
 
 
@@ -107,7 +106,7 @@ def _the_ones_said(value: str, kind: ValueKind | None, said: Sequence[str]) -> s
     """Of names listed in one value ("Bramble, Pickle, Miso", the record's three pets), those the
     caller said, where they said some and not all ("book Bramble in"): the others are the
     record's, not the caller's request. None where they said all, none, or spoke of all."""
-    items = [item for item in _LISTED.split(value) if item.strip()] if kind is ValueKind.NAME else []
+    items = items_of(value) if kind is ValueKind.NAME else []
     if len(items) < 2 or any(w.text in _ALL_OF for text in said for w in words(text)):
         return None
     heard = [item for item in items if any(name_said(item, text) for text in said)]

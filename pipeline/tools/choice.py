@@ -102,9 +102,9 @@ def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidenc
     """Is this look-up what a question asks of: the words name what it is about (a word of its
     name after its verb, or of its description: "free slots" for `check_slots`), or give one of
     its days, times or names ("anything on Monday the 22nd?" for `check_availability`'s date; a
-    number could be any id, and names none)? Not "What's the
-    excess on my policy?" for `check_claim_status`, whose claim only the record holds: Qwen2.5-0.5B
-    looked it up, on questions the instructions answer."""
+    number could be any id, and names none)? Not "What's the excess on my policy?" for
+    `check_claim_status`, whose claim only the record holds: Qwen2.5-0.5B looked it up, on
+    questions the instructions answer."""
     verb, *objects = name_words(spec.name)
     own = {stem(w) for w in [*objects, *re.findall(r"[a-z]{3,}", spec.description.lower())]} - {verb}
     return bool(own - _SLIGHT - _PLAIN & {stem(w) for w in said}) or offers_value(

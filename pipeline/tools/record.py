@@ -145,7 +145,7 @@ def name_beside(code: str, record: str) -> str | None:
 
 
 _LISTED = re.compile(r"(?P<head>\b(?:[A-Za-z]+s|children)(?:\s+on\s+file)?):\s+(?P<items>[^\n]+?)(?:\.(?=\s)|\n|$)")
-_TOP_COMMA = re.compile(r"[,;]\s*|\s+and\s+")
+_TOP_COMMA = re.compile(r"[,;&]\s*|\s+and\s+")
 
 
 def one_of_several(value: object, instructions: str, said: Sequence[str]) -> bool:
@@ -164,7 +164,7 @@ def one_of_several(value: object, instructions: str, said: Sequence[str]) -> boo
         return False  # also said outside a list: "room 214 in Calder Hall" is the caller's hall
     judged = False
     for m in lists:
-        items = _items(m.group("items"))
+        items = items_of(m.group("items"))
         mine = [item for item in items if text and text in item.lower()]
         if len(items) < 2 or len(mine) != 1:
             continue
@@ -176,12 +176,13 @@ def one_of_several(value: object, instructions: str, said: Sequence[str]) -> boo
     return judged
 
 
-def _items(listed: str) -> list[str]:
-    """A list's items, split at its top-level commas, semicolons and "and" (not inside brackets)."""
+def items_of(listed: str) -> list[str]:
+    """A list's items, split at its top-level commas, semicolons, "&" and "and" (not inside
+    brackets): "Bramble (spaniel, 6), Pickle and Miso" is Bramble (spaniel, 6), Pickle, Miso."""
     depth, cuts, out, start = 0, [], [], 0
     for i, ch in enumerate(listed):
         depth += (ch == "(") - (ch == ")")
-        if depth == 0 and (m := _TOP_COMMA.match(listed, i)) and (ch in ",;" or ch.isspace()):
+        if depth == 0 and (m := _TOP_COMMA.match(listed, i)) and (ch in ",;&" or ch.isspace()):
             cuts.append((i, m.end()))
     for a, b in cuts:
         if a >= start:
