@@ -60,3 +60,39 @@ def test_piper_warms_up_at_load_when_asked(monkeypatch, warm_up, runs):
     tts = PiperTTS(warm_up=warm_up)
     assert len(calls) == runs
     assert len(tts.synthesize("Hello.")) > 0 and len(calls) == runs + 1
+
+
+def test_an_urgent_pass_takes_the_model_before_waiting_partials():
+    """`UrgentFirst`: while one pass holds the model, a partial queues, then a final; the final
+    gets the model next, though the partial asked first."""
+    import threading
+    import time
+
+    from pipeline.base.cpu import UrgentFirst
+
+    lock, order, holding = UrgentFirst(), [], threading.Event()
+    release = threading.Event()
+
+    def first() -> None:
+        with lock.hold(urgent=False):
+            holding.set()
+            release.wait(5)
+
+    def take(name: str, urgent: bool) -> None:
+        with lock.hold(urgent=urgent):
+            order.append(name)
+
+    threads = [threading.Thread(target=first)]
+    threads[0].start()
+    holding.wait(5)
+    for name, urgent in (("partial", False), ("final", True)):
+        threads.append(threading.Thread(target=take, args=(name, urgent)))
+        threads[-1].start()
+        time.sleep(0.05)  # the partial asks first
+    deadline = time.monotonic() + 5
+    while not lock._urgent_waiting and time.monotonic() < deadline:  # the final waits too
+        time.sleep(0.01)
+    release.set()
+    for t in threads:
+        t.join(5)
+    assert order == ["final", "partial"]

@@ -12,7 +12,10 @@ runs the suite with 1).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+from collections.abc import Iterator
 from typing import Literal
 
 Stage = Literal["stt", "llm", "tts"]
@@ -46,3 +49,33 @@ def default_threads(stage: Stage, cores: int | None = None) -> int:
         return max(1, n)
     tts = max(1, n // 4)
     return tts if stage == "tts" else n - tts
+
+
+class UrgentFirst:
+    """One model's lock, taken first by urgent work: a final pass the reply waits for gets the
+    model before any partial pass still waiting (a partial already running finishes first: a
+    pass cannot be stopped halfway). A plain lock hands the model to whichever thread the OS
+    wakes: at speech-stop a partial queued a moment before the final took it, and the final, the
+    speculation and the reply waited ~500 ms more."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._held = False
+        self._urgent_waiting = 0
+
+    @contextlib.contextmanager
+    def hold(self, *, urgent: bool) -> Iterator[None]:
+        with self._cond:
+            self._urgent_waiting += urgent
+            try:
+                while self._held or (not urgent and self._urgent_waiting):
+                    self._cond.wait()
+            finally:
+                self._urgent_waiting -= urgent
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._held = False
+                self._cond.notify_all()

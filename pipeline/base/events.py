@@ -256,6 +256,7 @@ class Milestone(StrEnum):
     # the VAD heard a caller's speech stop (detail: its end and where the voice ended, ms of input)
     SPEECH_STOPPED = "speech_stopped"
     STT_FINAL = "stt_final"  # a turn's final transcript (detail: passes, cadence)
+    FINAL_PASS = "final_pass"  # the final pass begun at speech-stop finished, before any commit
     RESPONSE_START = "response_start"
     LLM_FIRST_TOKEN = "llm_first_token"
     LLM_DONE = "llm_done"  # the reply's last token

@@ -3,9 +3,9 @@
 Per window it reads the voice probability: speech start opens a turn (with prefix padding from
 the input history) and its streaming transcription; speech stop starts the final pass at once,
 so the transcript is ready when the turn ends; the dual-threshold detector (`turns.py`) ends the
-turn, with the "looks complete" signal scored off the loop once per distinct transcript. When an
-early, quick or final pass is ready before the commit, a held reply is started, adopted at commit if
-the final says the same words (`speculation.py`). Without server VAD the client commits turns.
+turn, with the "looks complete" signal scored off the loop once per distinct transcript. A pass
+ready before the commit starts a held reply, adopted at commit if the final says the same words
+(`speculation.py`). Without server VAD the client commits turns.
 """
 
 from __future__ import annotations
@@ -248,7 +248,7 @@ class TurnTaking:
         final = turn.stt.start_final()  # at speech-stop, not at commit: ready when the turn ends
         self.core.spawn(self._after_final(turn, final))
 
-    def _mark_speech_end(self, turn: Turn, end_ms: float) -> None:  # a final pass reads no silence after it
+    def _mark_speech_end(self, turn: Turn, end_ms: float) -> None:  # the final pass reads up to it
         turn.stt.mark_speech_end(int((end_ms - turn.audio_start_ms) * INPUT_RATE_HZ / 1000))
 
     def interrupted(self, turn_id: str, from_ms: float | None) -> None:
@@ -275,6 +275,7 @@ class TurnTaking:
     async def _after_final(self, turn: Turn, final: asyncio.Task[str]) -> None:
         if (text := await turn.stt.settled_final(final)) is None or self.turn is not turn:
             return
+        self.core.emit(ev.StageMark(stage=ev.Milestone.FINAL_PASS, turn_id=turn.item_id))
         self._tell_words(turn, text, final=True)
         await self._score(turn, text)
         await self.speculation.confirm(turn, text)  # begun from words the final did not say?
@@ -319,8 +320,7 @@ class TurnTaking:
         # for "Oh my fellow America!": it looks finished, and split jfk.wav in the browser): the
         # early end waits for the words the caller said; max_silence_ms still ends the turn
         complete = turn.texts_checked.get(text) if text is not None else None
-        reason = self.detector.end_of_turn(now_ms, complete)
-        if reason is not None:
+        if (reason := self.detector.end_of_turn(now_ms, complete)) is not None:
             self._commit(reason)
 
     def _commit(self, reason: CommitReason) -> None:

@@ -4,12 +4,11 @@ on Whisper's full 30 s window or one sized to the audio (`pipeline/stages/stt_wi
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 
 import numpy as np
 
-from ..base.cpu import default_threads
+from ..base.cpu import UrgentFirst, default_threads
 from ..base.errors import ConfigError, ModelMissingError
 from ..base.models import model_file
 from ..base.protocols import SpeechConfidence
@@ -66,10 +65,11 @@ class WhisperSTT:
         # 2 cores, one with a 10 s floor ~140 ms, and a 10 s floor almost never loops
         # (bench/results/2026-12-01-stt-window.md). The final is the same pass either way. At the
         # wire, end of speech to first audio per call 0.84 of the full window's with 10000
-        # (bench/results/2026-12-03-wire-early-final.md). Off by default: its partials say other
-        # words than the full window's in 30 of 102 passes (the same results), "reef" for the
-        # full window's "refund" among them, and no table of partials' words against what was
-        # said, per set, has judged that yet
+        # (bench/results/2026-12-03-wire-early-final.md). Off by default: against what was said,
+        # its partials get as many words wrong wideband (0.206 against 0.208) but more on the
+        # phone band in every set and condition (all 0.265 against 0.241, Piper 0.179 against
+        # 0.150; `python -m bench.stt_window --floors 10000 --no-finals --phone`,
+        # bench/results/2026-12-03-stt-partials.md)
         partial_floor_ms: int = 0,
     ) -> None:
         from faster_whisper import WhisperModel
@@ -90,7 +90,7 @@ class WhisperSTT:
         self.threads = threads if threads is not None else default_threads("stt")
         self._model = WhisperModel(str(path), device=device, compute_type=compute_type,
                                    cpu_threads=self.threads)
-        self._lock = threading.Lock()  # one inference at a time on this model
+        self._lock = UrgentFirst()  # one pass at a time on this model, the final's first
         if partial_interval_ms is not None and partial_interval_ms < 100:
             raise ConfigError(f"stt.partial_interval_ms = {partial_interval_ms} is too short; "
                               "use 100 ms or more (a pass takes ~100 ms even on a sized window)")
@@ -133,7 +133,7 @@ class WhisperSTT:
         is done again without it; only those passes cost a second decode. Prompt words alone
         are kept when the pass without the prompt hears words too (`words_were_said`)."""
         audio = np.asarray(audio, dtype=np.float32)
-        with self._lock:
+        with self._lock.hold(urgent=final):
             done = self._decode_once(audio, prefix, final, prompt)
             why = prompt_failure(done[0], prompt) if prompt else None
             if not why:
@@ -168,7 +168,7 @@ class WhisperSTT:
         if not self.quick_pass:
             return None
         audio = np.asarray(audio, dtype=np.float32)
-        with self._lock:
+        with self._lock.hold(urgent=True):
             features = self._sized.features(audio)
             frames = self._quick_window.frames(features.shape[-1])
             if frames >= FULL_FRAMES:
