@@ -68,3 +68,49 @@ def test_a_request_tells_its_prompt_and_the_part_held_from_the_last_one(greedy_l
     "".join(greedy_llm.stream(other, cancel=threading.Event(), result=second, max_tokens=2))
     instructions = greedy_llm.count_tokens(MESSAGES[:1])
     assert instructions - 5 <= second.cached_tokens < second.prompt_tokens, (instructions, second)
+
+
+def _said(text: str) -> list[dict[str, str]]:
+    return [MESSAGES[0], {"role": "user", "content": text}]
+
+
+def test_a_prefill_of_the_callers_words_leaves_the_request_only_what_changed(greedy_llm):
+    """`response.prefill`: a partial's words evaluated while the caller speaks. The request for
+    the final's words then evaluates only the tokens after the prefix they share, and nothing
+    when they are the same words."""
+    import threading
+
+    from pipeline.base.protocols import Generation
+
+    llm = greedy_llm
+    llm.forget()
+    evaluated = llm.prefill(_said("What time is"))
+    assert evaluated == llm.count_tokens(_said("What time is"))  # nothing was held
+    assert llm.prefill(_said("What time is")) == 0  # held already
+    done = Generation()
+    reply = "".join(llm.stream(MESSAGES, cancel=threading.Event(), result=done, max_tokens=8))
+    assert reply.strip()
+    shared = llm.count_tokens(_said("What time is")) - 5  # the template's end follows the words
+    assert shared <= done.cached_tokens < done.prompt_tokens
+    # the final says the partial's words: the request evaluates none of its prompt again
+    assert 0 < llm.prefill(_said("Is breakfast included?")) < llm.count_tokens(_said("Is breakfast included?"))
+    again = Generation()
+    "".join(llm.stream(_said("Is breakfast included?"), cancel=threading.Event(), result=again, max_tokens=4))
+    assert again.cached_tokens == again.prompt_tokens - 1
+
+
+def test_a_prefill_never_waits_and_gives_way(greedy_llm):
+    llm = greedy_llm
+    llm.forget()
+    with llm.lock:  # a request holds the model: the prefill does not wait for it
+        assert llm.prefill(_said("What time is checkout?")) == 0
+    llm._wanting += 1  # a request waits for the model: the prefill stops at its next step
+    try:
+        assert llm.prefill(_said("What time is checkout?")) == 0
+    finally:
+        llm._wanting -= 1
+    assert llm.prefill(_said("What time is checkout?")) > 0
+    llm.forget()
+    llm.keep_prompt_cache = False  # a model that keeps no prompt has none to prefill
+    assert llm.prefill(_said("What time is checkout?")) == 0
+    assert llm.cached_tokens == 0

@@ -154,6 +154,13 @@ class ResponsePolicy:
 
     instructions: str = DEFAULT_INSTRUCTIONS
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
+    # while the caller speaks, each partial's words evaluated as the reply's prompt, so the reply
+    # at speech-stop evaluates only what the final pass changed (`call/prefill.py`). Off: on 2
+    # cores the partial passes already fill them while the caller speaks; at the wire the reply
+    # evaluated 8-11 tokens instead of 15, its first token came no sooner after the final pass
+    # (232 ms against 241), the final pass came later (the partial before it slowed), and the
+    # first audio per call was 1.065 of without (bench/results/2026-12-03-wire-prefill.md)
+    prefill: bool = False
     # What a speculation starts from; adopted if the final says the same words, else dropped and
     # begun again from the final. "quick": the STT's quick pass over the whole turn at
     # speech-stop (whisper on a window sized to the turn; `QuickSTT`), or the final where the

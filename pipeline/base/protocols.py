@@ -170,6 +170,16 @@ class CountingLLM(Protocol):
 
 
 @runtime_checkable
+class PrefillLLM(Protocol):
+    """An LLM that can evaluate a prompt ahead of the request for it (the caller's words so far,
+    while the caller still speaks): the request then evaluates only what changed."""
+
+    def prefill(self, messages: Messages, *, go_on: Callable[[], bool] | None = None) -> int:
+        """Evaluate this prompt now; the tokens evaluated (0: busy, or held already). Blocking:
+        run in a thread. It stops soon after a request wants the model or `go_on` says no."""
+
+
+@runtime_checkable
 class ScoringLLM(Protocol):
     """An LLM that can score candidate first tokens (the `llm` completeness signal)."""
 

@@ -57,11 +57,12 @@ class Responder:
     # --- making responses ------------------------------------------------------------------------
 
     def messages(self, *, extra_user: str | None = None, system_note: str | None = None,
-                 options: ResponseOptions | None = None) -> list[dict[str, Any]]:
+                 options: ResponseOptions | None = None, mark_fit: bool = True) -> list[dict[str, Any]]:
         """The LLM context: instructions (with the tools), the conversation, and any extras,
         fitted to the model's context window (the oldest turns go first; ContextOverflowError
         when even the latest turn cannot fit). `options` may replace the instructions and the
-        conversation for one response."""
+        conversation for one response. `mark_fit`: tell clients when turns were left out (not
+        for a prefill's prompt, which no reply reads yet)."""
         options = options or ResponseOptions()
         instructions = options.instructions
         if instructions is None:
@@ -86,7 +87,7 @@ class Responder:
         fit = fit_conversation(instructions, items, count_tokens=llm.count_tokens,
                                max_prompt_tokens=budget, extra_messages=extra, cache=self._fit_cache,
                                drop_step=_DROP_STEP)
-        if fit.turns_omitted:
+        if fit.turns_omitted and mark_fit:
             self.core.emit(ev.StageMark(stage=ev.Milestone.CONTEXT_FIT, detail={
                 "prompt_tokens": fit.prompt_tokens, "turns_omitted": fit.turns_omitted,
                 "count_calls": fit.count_calls}))

@@ -50,6 +50,7 @@ from .desk import ToolDesk
 from .hearing import Hearing
 from .input_path import CallerFramePhase, InputPath, WindowPhase
 from .interruption import BargeIn
+from .prefill import Prefill
 from .responder import Responder
 from .response import Response
 from .response_modes import DEFAULT_MODES, ResponseModes
@@ -110,6 +111,8 @@ class Session:
                                       now_ms=lambda: self.input.now_ms)
         self.turns.context = Hearing(core, self.tools.specs).prompt
         self.bargein = BargeIn(core, playback=self.playback, turns=self.turns, responder=self.responder)
+        self.prefill = Prefill(core, llm=stages.llm, responder=self.responder, playback=self.playback,
+                               turns=self.turns)
         self.input.on_frame.add(self.turns.on_frame, CallerFramePhase.TURNS)
         self.input.on_window.add(self.bargein.on_window, WindowPhase.GATE)
         self.input.on_window.add(self.turns.on_window, WindowPhase.TURNS)

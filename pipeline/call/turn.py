@@ -21,7 +21,8 @@ from .states import TURN_MOVES, TurnStanding
 class WordsPhase(IntEnum):
     """Who hears a turn's words, in order (`TurnTaking.words`)."""
 
-    BARGE_IN = 0  # the one listener: do the words over the agent interrupt it?
+    BARGE_IN = 0  # do the words over the agent interrupt it?
+    PREFILL = 1  # the caller's words so far, the prompt of the reply to them (`prefill.py`)
 
 
 WordsListener = Callable[[WordsHeard], None]

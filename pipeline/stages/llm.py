@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -30,6 +30,11 @@ MODELS = {
     "smollm2-135m": "llm/SmolLM2-135M-Instruct.Q4_1.gguf",
     "qwen2.5-coder-0.5b": "llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
 }
+
+
+# a prefill's step in tokens: ~120 ms on 2 cores for a 0.5B model, the longest a request that
+# wants the model waits for a running one to give way
+PREFILL_STEP = 8
 
 
 class ModelChoiceError(ConfigError, ValueError):
@@ -88,6 +93,8 @@ class LlamaLLM:
         self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=self.threads,
                           n_gpu_layers=gpu_layers, seed=seed, verbose=False)
         self.lock = threading.Lock()
+        self._wanting = 0  # requests waiting for the lock: a prefill gives way to them
+        self._wanting_lock = threading.Lock()
         self._formatter: Any = None  # the model's chat template, for scoring a prompt
         # how this model writes a tool call (the session's tool desk asks for its instructions)
         self.tool_dialect: ToolDialect = dialect_for_template(
@@ -119,7 +126,7 @@ class LlamaLLM:
             from llama_cpp import LlamaGrammar
 
             kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
-        with self.lock:
+        with self._model():
             self._count_prefill(messages, result)
             # stream=True makes a generator of chunks (llama-cpp-python types both modes as one);
             # the messages are plain dicts where it names a TypedDict per role
@@ -145,6 +152,50 @@ class LlamaLLM:
                         result.finish_reason = finish
             finally:
                 chunks.close()  # frees the model for the next request even when cancelled
+
+    @contextlib.contextmanager
+    def _model(self) -> Iterator[None]:
+        """The model, once free: a prefill running stops at its next step and lets this in."""
+        with self._wanting_lock:
+            self._wanting += 1
+        try:
+            self.lock.acquire()
+        finally:
+            with self._wanting_lock:
+                self._wanting -= 1
+        try:
+            yield
+        finally:
+            self.lock.release()
+
+    def prefill(self, messages: list[dict[str, Any]], *, go_on: Callable[[], bool] | None = None) -> int:
+        """Evaluate this prompt (instructions, conversation, the caller's words so far and the
+        assistant's header) ahead of the request for it: the request then evaluates only the
+        tokens after the prefix they share, none when the caller's final words are these. The
+        tokens evaluated; 0 when the model is busy (it never waits) or holds the prompt
+        already. Steps of `PREFILL_STEP` tokens: a request that wants the model, or `go_on`
+        turning false, stops it at the next step, and what was evaluated stays held."""
+        from llama_cpp import Llama
+
+        if not self.keep_prompt_cache or not self.lock.acquire(blocking=False):
+            return 0
+        try:
+            llm = self._llm
+            tokens = self._prompt_tokens(messages)
+            held = Llama.longest_token_prefix(llm.input_ids[:llm.n_tokens].tolist(), tokens)
+            if held == len(tokens) == llm.n_tokens:
+                return 0
+            # all of it held but more evaluated after (an earlier reply): the last token again,
+            # so the logits a request samples from are this prompt's
+            llm.n_tokens = min(held, len(tokens) - 1)  # eval drops the model's memory past it
+            evaluated = 0
+            while llm.n_tokens < len(tokens) and not self._wanting and (go_on is None or go_on()):
+                step = tokens[llm.n_tokens:llm.n_tokens + PREFILL_STEP]
+                llm.eval(step)
+                evaluated += len(step)
+            return evaluated
+        finally:
+            self.lock.release()
 
     def _count_prefill(self, messages: list[dict[str, Any]], result: Generation) -> None:
         """The prompt's tokens and how many of them llama.cpp still holds evaluated (the prefix
@@ -190,7 +241,7 @@ class LlamaLLM:
         and no evaluated prompt (a cached prefix shifts llama.cpp's batches and the last digits of
         the logits). A scenario that played after another in the same process called its tool
         again instead of answering."""
-        with self.lock:
+        with self._model():
             self._llm.set_seed(self.seed)
             self._llm.reset()
 
@@ -211,7 +262,7 @@ class LlamaLLM:
 
         llm = self._llm
         tokens = self._prompt_tokens(messages)
-        with self.lock:
+        with self._model():
             kept = _PromptCache.save(llm) if self.keep_prompt_cache else None
             llm.reset()
             llm.eval(tokens)

@@ -1,0 +1,72 @@
+"""The reply's prompt evaluated while the caller still speaks (`response.prefill`).
+
+Each partial transcript is the caller's words so far: the prompt a reply to them would read (the
+instructions, the conversation, those words, the assistant's header) is handed to the model to
+evaluate then, on the model's thread. The reply begun at speech-stop shares all of it up to where
+the final pass's words differ, and evaluates only the rest: none when they are the last
+partial's. Only while the caller's voice goes on: once it may be stopping (the VAD's trailing
+windows), the cores are the final pass's, so a prefill neither starts nor takes another step then
+(`LlamaLLM.prefill`: steps of 8 tokens), nor once a request wants the model; what it evaluated
+stays held. Not while a reply runs or the agent speaks (the turn is then over the agent's voice,
+perhaps a backchannel), and one at a time.
+"""
+
+from __future__ import annotations
+
+from ..base.protocols import LLM, Messages, PrefillLLM
+from ..stages.playback import Playback
+from ..turns import WordsHeard
+from .context import ContextOverflowError
+from .core import SessionCore
+from .responder import Responder
+from .turn import WordsPhase
+from .turn_taking import TurnTaking
+
+
+class Prefill:
+    def __init__(self, core: SessionCore, *, llm: LLM, responder: Responder, playback: Playback,
+                 turns: TurnTaking) -> None:
+        self.core = core
+        self.llm = llm if isinstance(llm, PrefillLLM) else None
+        self.responder = responder
+        self.playback = playback
+        self.turns = turns
+        self.running = False
+        self.last_text: str | None = None  # the words of the last prefill
+        self.passes = 0  # prefills that evaluated something
+        self.tokens = 0  # tokens they evaluated
+        if self.llm is not None:
+            turns.words.add(self._on_words, WordsPhase.PREFILL)
+
+    def _on_words(self, heard: WordsHeard) -> None:
+        text = heard.text.strip()
+        responder = self.responder
+        if (heard.final or not text or text == self.last_text or self.running
+                or not self.core.config.response.prefill or not self.core.config.response.preemptive
+                or not responder.auto_respond or responder.active is not None or self.playback.speaking
+                or not self._voice_goes_on()):
+            return
+        try:  # the messages a held reply to these words reads (`Responder.new`)
+            messages = responder.messages(extra_user=text, mark_fit=False)
+        except ContextOverflowError:
+            return  # the reply says so itself
+        self.running = True
+        self.core.spawn(self._run(messages, text))
+
+    def _voice_goes_on(self) -> bool:
+        """The caller is speaking, not in the windows after speech that may end it (read from
+        the model's thread too: two attributes, no lock needed)."""
+        detector = self.turns.detector
+        return detector.in_speech and detector.trailing_ms == 0
+
+    async def _run(self, messages: Messages, text: str) -> None:
+        assert self.llm is not None
+        llm = self.llm
+        try:
+            evaluated = await self.core.clock.run_in_thread(lambda: llm.prefill(messages, go_on=self._voice_goes_on))
+        finally:
+            self.running = False
+        self.last_text = text
+        if evaluated:
+            self.passes += 1
+            self.tokens += evaluated

@@ -1,0 +1,79 @@
+"""The reply's prompt evaluated while the caller speaks (`response.prefill`): each partial's words
+reach the model as the prompt a reply to them reads; never while a reply runs, never the final's
+words (the reply itself reads those). Real VAD, Whisper and Piper on the simulated clock; a
+scripted model that notes its prefills. `test_llm_cache.py` has the real model's side."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pipeline.stages.fakes import ScriptedLLM
+from pipeline.testing import call, make_config, silence, with_stages
+
+pytestmark = pytest.mark.models
+
+ON = make_config(response={"prefill": True})
+TEXT = "I would like to book a table for two people tonight at the Italian place."
+
+
+class PrefillSpy(ScriptedLLM):
+    """A scripted model that notes each prompt it is asked to prefill, and how many replies it
+    had been asked for by then."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.prefills: list[tuple[list[dict[str, Any]], int]] = []
+        self.session: Any = None
+        self.while_busy = 0  # prefills asked for while a reply ran or the agent spoke
+
+    def watch(self, session: Any) -> None:
+        self.session = session
+
+    def prefill(self, messages: list[dict[str, Any]], *, go_on: Any = None) -> int:
+        self.prefills.append((messages, len(self.requests)))
+        # (the simulated clock stands still while this runs: no frame, no reply, comes between)
+        if self.session is not None and (self.session.playback.speaking
+                                         or self.session.responder.active is not None):
+            self.while_busy += 1
+        return 1
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(".,?!").lower() for w in text.split()]
+
+
+def test_the_callers_words_so_far_are_prefilled_as_the_replys_prompt(real_stages, say):
+    llm = PrefillSpy(replies=["Booked for two."])
+    rec = call(with_stages(real_stages, llm=llm), [say(TEXT), silence(1500)], config=ON, setup=llm.watch)
+    assert rec.agent_lines == ["Booked for two."]
+    assert len(llm.prefills) >= 2, rec.timeline()  # a 4 s sentence has several partials
+    reply_prompt = llm.requests[0]
+    partials = {f"{e.stable} {e.tentative}".strip()
+                for e in rec.of("conversation.item.input_audio_transcription.delta")}
+    for messages, replies_before in llm.prefills:
+        assert replies_before == 0  # all before the reply was begun
+        # the reply's own prompt, its last message the caller's words as a partial had them
+        assert messages[:-1] == reply_prompt[:-1]
+        assert messages[-1]["role"] == "user" and messages[-1]["content"] in partials
+    said = [messages[-1]["content"] for messages, _ in llm.prefills]
+    assert len(set(said)) == len(said)  # each words once
+    assert llm.while_busy == 0
+
+
+def test_off_by_default_no_prefill(real_stages, say):
+    llm = PrefillSpy(replies=["Booked for two."])
+    rec = call(with_stages(real_stages, llm=llm), [say(TEXT), silence(1500)])
+    assert rec.agent_lines == ["Booked for two."] and llm.prefills == []
+
+
+def test_no_prefill_while_a_reply_runs(real_stages, say):
+    # the caller talks over a long reply: the model and the voice are the reply's, and the
+    # caller's words may be a backchannel
+    llm = PrefillSpy(replies=[("Let me tell you about our menu. " * 6).strip(), "Sure."])
+    rec = call(with_stages(real_stages, llm=llm), [say("Tell me about your menu, please."), silence(2500),
+                                                   say(TEXT), silence(1500)], config=ON, setup=llm.watch)
+    assert rec.stages("first_audio_out"), rec.timeline()
+    assert any(before == 0 for _, before in llm.prefills)  # the question, while it was asked
+    assert llm.while_busy == 0
