@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 import time
@@ -61,9 +62,10 @@ def sample(clips: list, n: int, offset: int = 0) -> list:
 
 
 def measure(stt: WhisperSTT, clips: list, windows: dict[str, Window | None], *,
-            warm: bool = True) -> dict:
+            warm: bool = True, final: bool = True) -> dict:
     """Every clip through every window: texts, seconds, and the reasons sized passes were redone.
-    A sized window of the same frame count as one already run gives the same pass: it is reused."""
+    A sized window of the same frame count as one already run gives the same pass: it is reused.
+    `final=False`: as partial passes (a partial's words need not close a sentence)."""
     out: dict = {name: {"texts": [], "seconds": [], "redone": Counter(), "doubts": []} for name in windows}
     rates: list[float] = []
     if warm:
@@ -77,7 +79,7 @@ def measure(stt: WhisperSTT, clips: list, windows: dict[str, Window | None], *,
             if key not in done:
                 stt.window = window
                 t0 = time.perf_counter()
-                text = stt.transcribe(speech, final=True)
+                text = stt.transcribe(speech, final=final)
                 spent = time.perf_counter() - t0
                 kept = stt.last_pass
                 doubt = None if kept is None else kept.doubt
@@ -102,15 +104,34 @@ def measure_partials(stt: WhisperSTT, clips: list, windows: dict[str, Window | N
     up to speech-stop, from `min_ms`), on every window: their audio ends inside the speech."""
     step, first = interval_ms * INPUT_RATE_HZ // 1000, min_ms * INPUT_RATE_HZ // 1000
     out: dict = {name: {"texts": [], "seconds": [], "redone": Counter(), "doubts": []} for name in windows}
+    out["_said"] = []  # per pass: what the clip says, its source and condition
     for clip in clips:
         speech = clip.audio[:int((clip.speech_end_s + 0.16) * INPUT_RATE_HZ)]
         for end in range(max(step, first), len(speech) + 1, step):
-            got = measure(stt, [_Cut(speech[:end])], windows, warm=False)
+            got = measure(stt, [_Cut(speech[:end])], windows, warm=False, final=False)
+            out["_said"].append((clip.text, clip.source, "clean" if clip.condition == "clean" else "noise"))
             for name in windows:
                 for key in ("texts", "seconds"):
                     out[name][key] += got[name][key]
                 out[name]["redone"] += got[name]["redone"]
     return out
+
+
+def prefix_errors(said: str, heard: str) -> tuple[int, int]:
+    """(word edits, words): a partial's words against the start of what the clip says that they
+    match best (its audio ends inside the speech, so it should hold a first part of the words;
+    ties go to the longer part). Case and punctuation aside, as `word_errors`."""
+    norm = lambda s: re.sub(r"[^a-z0-9' ]+", " ", s.lower()).split()  # noqa: E731
+    r, h = norm(said), norm(heard)
+    row = list(range(len(h) + 1))  # edits of h[:j] against r[:0]
+    best = (row[-1], 0)
+    for i, word in enumerate(r, 1):
+        prev, row[0] = row[0], i
+        for j, got in enumerate(h, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (word != got))
+        if row[-1] <= best[0]:
+            best = (row[-1], i)
+    return best[0], max(best[1], 1)
 
 
 PHONE = ", phone band"
@@ -146,17 +167,29 @@ class _Cut:
 
 
 def partial_table(results: dict, windows: dict[str, Window | None]) -> list[str]:
+    """Per window: how many passes, redone, the same words as the full window's; and the words
+    wrong against what was said (`prefix_errors`), per source, per condition and in all."""
     full = results["full (30 s)"]["texts"]
+    said = results["_said"]
+    groups = [*sorted({s for _, s, _ in said}), *sorted({c for _, _, c in said})]
     lines = ["| window | passes | redone on the full window | same words as the full window's | "
-             "median ms | mean ms |", "|---|---|---|---|---|---|"]
+             + " | ".join(f"wrong {g}" for g in groups) + " | wrong, all | median ms | mean ms |",
+             "|---" * (7 + len(groups)) + "|"]
     for name in windows:
         r = results[name]
         ms = np.array(r["seconds"]) * 1000
         same = sum(same_words(a, b) for a, b in zip(full, r["texts"], strict=True))
         redone = sum(r["redone"].values())
         reasons = ", ".join(f"{k} {v}" for k, v in r["redone"].most_common())
+        wrong: dict[str, list[int]] = {g: [0, 0] for g in [*groups, "all"]}
+        for (text, source, condition), heard in zip(said, r["texts"], strict=True):
+            edits, words = prefix_errors(text, heard)
+            for g in (source, condition, "all"):
+                wrong[g][0] += edits
+                wrong[g][1] += words
+        cells = " | ".join(f"{e}/{w} ({e / w:.3f})" for e, w in wrong.values())
         lines.append(f"| {name} | {len(ms)} | {redone}" + (f" ({reasons})" if reasons else "") +
-                     f" | {same} | {np.median(ms):.0f} | {ms.mean():.0f} |")
+                     f" | {same} | {cells} | {np.median(ms):.0f} | {ms.mean():.0f} |")
     return lines
 
 
@@ -256,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", default="sized +2000 ms, floor 1000 ms", help="the sized window "
                         "whose differing transcripts are listed")
     parser.add_argument("--partial-clips", type=int, default=12, help="the partial passes of "
-                        "about N of the sampled clips, every 500 ms of audio (default 12; 0: none)")
+                        "about N of the sampled synthetic clips and every jfk.wav cut, every 500 ms "
+                        "of audio (default 12; 0: none)")
     parser.add_argument("--no-finals", action="store_true", help="the partial passes only")
     parser.add_argument("--phone", action="store_true", help="each final pass also on the clip "
                         "through the phone band (8 kHz mu-law round trip), in the row beside it")
@@ -302,12 +336,20 @@ def main(argv: list[str] | None = None) -> int:
                 sections += [f"Transcripts the full window's pass gives differently in the phone "
                              f"band: {len(diff)}", "", *diff, ""]
         if args.partial_clips:
-            some = clips[::max(1, len(clips) // args.partial_clips)]
+            some = sample(clips, args.partial_clips)  # and every jfk.wav cut
             started = time.perf_counter()
             partials = measure_partials(stt, some, windows)
             sections += [f"Partial passes of {len(some)} of those clips, every 500 ms of audio from "
-                         f"the first 500 ms to speech-stop ({time.perf_counter() - started:.0f} s):",
+                         f"the first 500 ms to speech-stop ({time.perf_counter() - started:.0f} s). "
+                         "Words wrong: edits against the start of what the clip says that the "
+                         "pass matches best, over that start's words:",
                          "", *partial_table(partials, windows), ""]
+            if args.phone:
+                started = time.perf_counter()
+                partials = measure_partials(stt, [_Phoned(c) for c in some], windows)
+                sections += [f"The same partial passes through the phone band "
+                             f"({time.perf_counter() - started:.0f} s):", "",
+                             *partial_table(partials, windows), ""]
     load = " ".join(f"{x:.2f}" for x in load_before) + " before, " + \
         " ".join(f"{x:.2f}" for x in os.getloadavg()) + " after"
     by_source = Counter(c.source for c in clips)
