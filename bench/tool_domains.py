@@ -23,8 +23,9 @@ day, by an author who had not read the guard's rules, its code or any split's fa
 judged once; so is `fresh4` (dental practice, library desk, home-insurance claims line, ferry ticket
 office), written on 2026-12-03 in the evening the same way, after the rules judged on `fresh3`, and
 `fresh5` (removals firm, bicycle repair shop, student accommodation office, pet boarding kennels),
-written late that evening the same way, to judge the rules written after reading `fresh4`. Values
-are compared by meaning (`same_value`: "6 PM" is "18:00").
+written late that evening the same way, to judge the rules written after reading `fresh4`; and
+`fresh6` (optician, self-storage, florist, window cleaner), written that night the same way, to
+judge the rules written after reading `fresh5`. Values are compared by meaning (`same_value`: "6 PM" is "18:00").
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ SET = Path(__file__).resolve().with_name("tool_domains.json")
 DATA: dict[str, Any] = json.loads(SET.read_text(encoding="utf-8"))
 DOMAINS: dict[str, dict[str, Any]] = DATA["domains"]
 NOW = datetime.fromisoformat(DATA["now"])
-SPLITS = ("dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
+SPLITS = ("dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
 
 
 def cases(split: str | None = None) -> list[dict[str, Any]]:
