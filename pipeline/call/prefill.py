@@ -33,8 +33,6 @@ class Prefill:
         self.turns = turns
         self.running = False
         self.last_text: str | None = None  # the words of the last prefill
-        self.passes = 0  # prefills that evaluated something
-        self.tokens = 0  # tokens they evaluated
         if self.llm is not None:
             turns.words.add(self._on_words, WordsPhase.PREFILL)
 
@@ -63,10 +61,7 @@ class Prefill:
         assert self.llm is not None
         llm = self.llm
         try:
-            evaluated = await self.core.clock.run_in_thread(lambda: llm.prefill(messages, go_on=self._voice_goes_on))
+            await self.core.clock.run_in_thread(lambda: llm.prefill(messages, go_on=self._voice_goes_on))
         finally:
             self.running = False
         self.last_text = text
-        if evaluated:
-            self.passes += 1
-            self.tokens += evaluated

@@ -126,7 +126,7 @@ class LlamaLLM:
             from llama_cpp import LlamaGrammar
 
             kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
-        with self._model():
+        with self._using():
             self._count_prefill(messages, result)
             # stream=True makes a generator of chunks (llama-cpp-python types both modes as one);
             # the messages are plain dicts where it names a TypedDict per role
@@ -154,7 +154,7 @@ class LlamaLLM:
                 chunks.close()  # frees the model for the next request even when cancelled
 
     @contextlib.contextmanager
-    def _model(self) -> Iterator[None]:
+    def _using(self) -> Iterator[None]:
         """The model, once free: a prefill running stops at its next step and lets this in."""
         with self._wanting_lock:
             self._wanting += 1
@@ -241,7 +241,7 @@ class LlamaLLM:
         and no evaluated prompt (a cached prefix shifts llama.cpp's batches and the last digits of
         the logits). A scenario that played after another in the same process called its tool
         again instead of answering."""
-        with self._model():
+        with self._using():
             self._llm.set_seed(self.seed)
             self._llm.reset()
 
@@ -262,7 +262,7 @@ class LlamaLLM:
 
         llm = self._llm
         tokens = self._prompt_tokens(messages)
-        with self._model():
+        with self._using():
             kept = _PromptCache.save(llm) if self.keep_prompt_cache else None
             llm.reset()
             llm.eval(tokens)
