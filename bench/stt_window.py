@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import sys
 import time
@@ -117,23 +116,6 @@ def measure_partials(stt: WhisperSTT, clips: list, windows: dict[str, Window | N
     return out
 
 
-def prefix_errors(said: str, heard: str) -> tuple[int, int]:
-    """(word edits, words): a partial's words against the start of what the clip says that they
-    match best (its audio ends inside the speech, so it should hold a first part of the words;
-    ties go to the longer part). Case and punctuation aside, as `word_errors`."""
-    norm = lambda s: re.sub(r"[^a-z0-9' ]+", " ", s.lower()).split()  # noqa: E731
-    r, h = norm(said), norm(heard)
-    row = list(range(len(h) + 1))  # edits of h[:j] against r[:0]
-    best = (row[-1], 0)
-    for i, word in enumerate(r, 1):
-        prev, row[0] = row[0], i
-        for j, got in enumerate(h, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (word != got))
-        if row[-1] <= best[0]:
-            best = (row[-1], i)
-    return best[0], max(best[1], 1)
-
-
 PHONE = ", phone band"
 
 
@@ -168,7 +150,7 @@ class _Cut:
 
 def partial_table(results: dict, windows: dict[str, Window | None]) -> list[str]:
     """Per window: how many passes, redone, the same words as the full window's; and the words
-    wrong against what was said (`prefix_errors`), per source, per condition and in all."""
+    wrong against the start of what was said (`word_errors(..., best_start=True)`), per source, per condition and in all."""
     full = results["full (30 s)"]["texts"]
     said = results["_said"]
     groups = [*sorted({s for _, s, _ in said}), *sorted({c for _, _, c in said})]
@@ -183,7 +165,7 @@ def partial_table(results: dict, windows: dict[str, Window | None]) -> list[str]
         reasons = ", ".join(f"{k} {v}" for k, v in r["redone"].most_common())
         wrong: dict[str, list[int]] = {g: [0, 0] for g in [*groups, "all"]}
         for (text, source, condition), heard in zip(said, r["texts"], strict=True):
-            edits, words = prefix_errors(text, heard)
+            edits, words = wer(text, heard, best_start=True)
             for g in (source, condition, "all"):
                 wrong[g][0] += edits
                 wrong[g][1] += words

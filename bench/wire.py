@@ -82,9 +82,9 @@ MARKS = ("final_pass", "llm_first_token", "first_chunk", "tts_first_audio", "fir
 # so the first audio leaves at once; "early commit": the turn ended before min_silence_ms where
 # the end-of-turn signals agree. The speech-stop is the VAD's (turn.speech_stop_ms, 160 ms); the
 # final pass is the sized one begun there (tiny.en, 2 cores), with no partial pass in its way; the
-# first token has the instructions, the tools and the caller's words so far evaluated already
-# (response.prefill), so only what the final pass changed is; the first chunk is a short first
-# phrase; Piper's first audio is that phrase's.
+# first token has the instructions and tools held from the last request, so only the turn's words
+# are evaluated (with response.prefill, only what the final pass changed); the first chunk is a
+# short first phrase; Piper's first audio is that phrase's.
 BUDGETS: dict[str, dict[str, int]] = {
     "at commit": {"speech_stopped": 160, "final_pass": 300, "stt_final": 700, "llm_first_token": 460, "first_chunk": 580,
                   "tts_first_audio": 660, "commit": 700, "first_audio_out": 700, "end_to_audio": 700},

@@ -221,3 +221,13 @@ def test_a_partial_floor_sizes_the_partials_and_leaves_the_final_as_it_was(jfk_1
     assert floored.transcribe(audio, final=True) == full.transcribe(audio, final=True)
     assert floored.last_pass is not None and full.last_pass is not None
     assert floored.last_pass.frames == full.last_pass.frames < 1000
+
+
+def test_a_partials_words_are_judged_against_the_start_of_what_was_said():
+    from pipeline.stt import word_errors
+
+    said = "I would like a refund for my last order"
+    assert word_errors(said, "I would like a", best_start=True) == (0, 4)
+    assert word_errors(said, "I would like a reef and", best_start=True) == (2, 6)
+    assert word_errors(said, "I would like a", best_start=False) == (5, 9)  # the whole reference
+    assert word_errors(said, "", best_start=True) == (0, 1)

@@ -21,17 +21,22 @@ def same_words(a: str, b: str) -> bool:
     return [_norm(w) for w in a.split()] == [_norm(w) for w in b.split()]
 
 
-def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
+def word_errors(reference: str, hypothesis: str, *, best_start: bool = False) -> tuple[int, int]:
     """(word edits, reference words): the edit distance behind a word error rate, with case and
-    punctuation aside (digits are words)."""
+    punctuation aside (digits are words). `best_start`: against the start of the reference the
+    hypothesis matches best, and that start's words (a partial pass, whose audio ends inside the
+    speech; ties go to the longer start)."""
     norm = lambda s: re.sub(r"[^a-z0-9' ]+", " ", s.lower()).split()  # noqa: E731
     r, h = norm(reference), norm(hypothesis)
-    d = list(range(len(h) + 1))
+    d = list(range(len(h) + 1))  # edits of h[:j] against r[:i], row by row
+    best = (d[-1], 0)
     for i, rw in enumerate(r, 1):
         prev, d[0] = d[0], i
         for j, hw in enumerate(h, 1):
             prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (rw != hw))
-    return d[len(h)], len(r)
+        if d[-1] <= best[0]:
+            best = (d[-1], i)
+    return (best[0], max(best[1], 1)) if best_start else (d[len(h)], len(r))
 
 
 def words_within(text: str, within: str, *, min_words: int = 2) -> bool:
