@@ -97,3 +97,28 @@ def test_the_mlp_fit_separates_classes_a_line_cannot():
     line = _sigmoid(head_logit(fit_head(x, y, 0, 1.0), x))
     mlp = _sigmoid(head_logit(fit_head(x, y, 16, 1.0), x))
     assert np.mean((line >= 0.5) == y) < 0.7 < 0.9 < np.mean((mlp >= 0.5) == y)
+
+
+def test_the_bound_sweeps_every_threshold_and_finds_a_clean_split():
+    from bench.eou_bound import bound
+
+    rows = [{"finished": f} for f in (True, True, False, False)]
+    assert bound([0.9, 0.8, 0.2, 0.1], rows) == {
+        "under_target": {"cut_off": 0.0, "waited_max": 0.0}, "minmax": {"cut_off": 0.0, "waited_max": 0.0}}
+    swapped = bound([0.1, 0.2, 0.8, 0.9], rows)  # a score the wrong way round
+    assert swapped["under_target"] == {"cut_off": 0.0, "waited_max": 1.0}
+
+
+def test_the_stored_bound_is_what_the_stored_scores_give():
+    import json
+
+    from bench.eot_rescore import RESULTS
+    from bench.eou_bound import STEM, run
+    from bench.eou_eval import STEM as HEADS_STEM
+    from bench.eou_eval import load_rows
+
+    heads = json.loads((RESULTS / f"{HEADS_STEM}.json").read_text(encoding="utf-8"))["heads"]
+    stored = json.loads((RESULTS / f"{STEM}.json").read_text(encoding="utf-8"))
+    now = run(load_rows(), heads)
+    assert now["bound_on_held_out"] == stored["bound_on_held_out"]
+    assert now["fitted_on_piper"].keys() == stored["fitted_on_piper"].keys()
