@@ -50,11 +50,14 @@ def _logit(p: float) -> float:
 
 def features(heads: dict[str, dict[str, float]]) -> dict[str, Callable[[Row], float]]:
     """Each stored signal as a score that grows with "finished"."""
-    return {"heuristic": lambda r: r["heuristic"]["p"],
-            "smart-turn": lambda r: _logit(r["smart-turn"]["p"]),
-            "text-eot qwen": lambda r: r["text:qwen2.5-coder-0.5b"]["stop"],
-            **{f"eou-head {short}": (lambda r, p=heads[m]: _logit(p[r["transcript"]]))
-               for short, m in SHORT.items() if m in heads}}
+    def head(p: dict[str, float]) -> Callable[[Row], float]:
+        return lambda r: _logit(p[r["transcript"]])
+
+    out: dict[str, Callable[[Row], float]] = {
+        "heuristic": lambda r: r["heuristic"]["p"],
+        "smart-turn": lambda r: _logit(r["smart-turn"]["p"]),
+        "text-eot qwen": lambda r: r["text:qwen2.5-coder-0.5b"]["stop"]}
+    return out | {f"eou-head {short}": head(heads[m]) for short, m in SHORT.items() if m in heads}
 
 
 class Fusion:
@@ -111,15 +114,21 @@ def run(rows: list[Row], heads: dict[str, dict[str, float]]) -> dict[str, Any]:
         s = fused(x[:, cols])
         piper_rows = [r for r, k in zip(rows, piper, strict=True) if k]
         t = min(sweep(list(s[piper]), piper_rows), key=lambda c: (max(c[0], c[1]), c[0] + c[1]))[2]
-        index = {id(r): i for i, r in enumerate(rows)}
+        ends = _ends(rows, s >= t)
         fitted[label] = {"threshold": round(float(t), 3), "weights": [round(float(w), 3) for w in fused.w],
-                         **{g: errors([r for r in rows if keep(r)], lambda r, t=t: s[index[id(r)]] >= t)
+                         **{g: errors([r for r in rows if keep(r)], ends)
                             for g, keep in GROUPS.items()}}
         mask = np.array(held)
         own = Fusion(x[mask][:, cols], y[mask])(x[mask][:, cols]) if len(cols) > 1 else x[mask][:, cols[0]]
         bounds[label] = bound(list(own), held_rows)
     return {"signals": names, "fitted_on_piper": fitted, "bound_on_held_out": bounds,
             "counts": {g: sum(map(keep, rows)) for g, keep in GROUPS.items()}}
+
+
+def _ends(rows: list[Row], verdicts: np.ndarray) -> Callable[[Row], bool]:
+    """Each row's verdict, looked up by the row itself (`errors` takes a function of a row)."""
+    by_row = {id(r): bool(v) for r, v in zip(rows, verdicts, strict=True)}
+    return lambda r: by_row[id(r)]
 
 
 def _has(f: Callable[[Row], float], r: Row) -> bool:
