@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.base.clock import perf_s
+from pipeline.turns import HeuristicCompleteness
 
 from .eot_rescore import RESULTS, VETO, calibrated, errors
 from .eou_train import SHORT
@@ -79,8 +80,10 @@ def signals(heads: dict[str, dict[str, float]]) -> dict[str, Callable[[Row], boo
     heur = lambda r: r["heuristic"]["p"] >= 0.5  # noqa: E731
     audio = lambda r: r["smart-turn"]["p"]  # noqa: E731
     text = lambda r: calibrated(r["text:qwen2.5-coder-0.5b"]["stop"], -4.17, 1.09)  # noqa: E731
+    now = HeuristicCompleteness()
     out: dict[str, Callable[[Row], bool]] = {
         "heuristic (default)": heur,
+        "heuristic, as the code is now": lambda r: now.probability(r["transcript"]) >= 0.5,
         "smart-turn": lambda r: audio(r) >= 0.5,
         "combined (heuristic, smart-turn veto)": lambda r: r["combined"]["p"] >= 0.5,
         "text-eot qwen, alone": lambda r: text(r) >= 0.5,

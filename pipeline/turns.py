@@ -56,6 +56,16 @@ _ADDRESS = re.compile(
 _NUMBER_WORDS = {"hundred", "thousand", "million", "twenty", "thirty", "forty", "fifty", "sixty",
                  "seventy", "eighty", "ninety"}
 _WORD = re.compile(r"[a-z']+|\d+")
+# A value callers say in groups, with a pause between them ("My number is 555, | 212, | ...",
+# "My address is 12 | Oak Street"): its name, then "is" (or "ending"), then only digits, number
+# words and single letters. Until it holds as many digits as a phone number, it may go on; a
+# finished short one waits the long silence instead (on the head's caller lines, bench/eou_lines.txt,
+# 41 cuts inside such a value caught against 12 finished lines that wait; bench/README.md).
+_VALUE_NAMES = frozenset("number code reference ref postcode zip address phone mobile pin id account".split())
+_VALUE_LEADS = frozenset("is 's ending was".split())
+_SPOKEN_DIGITS = {**dict.fromkeys("zero oh one two three four five six seven eight nine".split(), 1),
+                  "double": 0, "triple": 0}
+_FULL_VALUE_DIGITS = 10
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -79,6 +89,8 @@ class HeuristicCompleteness:
             return 0.05
         if last in _NUMBER_WORDS or re.search(r"\d[\d,]*,$|\d+\s*(and|,)\s*$", text):
             return 0.2  # "two hundred" / "4, 5," — a number or list may continue
+        if _value_goes_on(_SENTENCE_END.split(text.lower())[-1]):
+            return 0.4  # "My number is 555." — said in groups, it may go on
         # a lead-in or an address opens what comes next: read the last sentence only, since
         # earlier ones may be the agent's own words the turn picked up ("Thanks for calling
         # us. And so my fellow Americans." when a caller cuts in over the reply)
@@ -92,6 +104,21 @@ class HeuristicCompleteness:
         if text.endswith((".", "!", "?")):
             return 0.9
         return 0.6  # no punctuation, no dangling word: probably done
+
+
+def _value_goes_on(sentence: str) -> bool:
+    """Does `sentence` end in a named value said so far in fewer digits than a phone number
+    ("my number is 555", "the order number is four seven", "my address is 12")?"""
+    words = [part for w in _WORD.findall(sentence.replace("’", "'"))
+             for part in ((w[:-2], "'s") if w.endswith("'s") and len(w) > 2 else (w,))]
+    digits, k = 0, len(words)
+    while k and (words[k - 1].isdigit() or words[k - 1] in _SPOKEN_DIGITS
+                 or len(words[k - 1]) == 1 and words[k - 1] not in ("a", "i")):
+        w = words[k - 1]
+        digits += len(w) if w.isdigit() else _SPOKEN_DIGITS.get(w, 0)
+        k -= 1
+    return (0 < digits < _FULL_VALUE_DIGITS and k > 1 and words[k - 1] in _VALUE_LEADS
+            and any(w in _VALUE_NAMES for w in words[max(0, k - 5):k - 1]))
 
 
 class LLMCompleteness:

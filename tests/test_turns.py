@@ -188,7 +188,16 @@ def test_any_speech_resets_the_silence_clock():
     ("What time is checkout?", True),
     ("Can you check my order and", False),
     ("So, um", False),
-    ("My number is four two", True),
+    # a named value said in groups may go on until it is as long as a phone number
+    ("My number is four two", False),
+    ("My number is 555.", False),
+    ("My address is 12.", False),
+    ("The order number is 47, 92.", False),
+    ("My card number's ending 4 2.", False),
+    ("My number is 555-212-3456.", True),
+    ("It's 912.", True),  # a value with no name before it: an answer
+    ("The total was 40.", True),  # an amount is no value said in groups
+    ("The postcode is SW1A 2AA.", True),
     ("My card number is 4417,", False),
     ("It's two hundred", False),
     ("Thanks, that's all!", True),
