@@ -439,6 +439,34 @@ def test_spoken_turn_over_pcm16_24k(real_stages, say):
 
 
 @pytest.mark.models
+def test_a_number_said_in_groups_is_one_turn(real_stages, say):
+    """The caller pauses 900 ms between the groups (tests/test_pauses_e2e.py holds the same call
+    through `pipeline call`): one commit, with every group."""
+    from pipeline.testing import paused_speech
+
+    from .test_pauses_e2e import GROUPS
+
+    stages = with_stages(real_stages, llm=ScriptedLLM(replies=["Got it."]))
+    speech = paused_speech(GROUPS, say, tail_s=0.0)
+
+    async def scenario() -> None:
+        async with serving(stages) as server, client(server) as c:
+            await c.send({"type": "session.update", "session": {
+                "audio": {"input": {"format": {"type": "audio/pcm", "rate": 24000}}}}})
+            await c.wait_for("session.updated")
+            mic = Mic(c)
+            mic.say(speech)
+            # every word sent, and past max_silence_ms: a second turn would be committed by now
+            await asyncio.sleep(len(speech) / INPUT_RATE_HZ + 2.5)
+            await c.wait_for("response.done", timeout=60)
+            await mic.stop()
+            assert len(c.of("input_audio_buffer.committed")) == 1, transcripts(c)
+            assert "3456" in "".join(ch for ch in transcripts(c)[0] if ch.isdigit()), transcripts(c)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.models
 def test_barge_in_cancels_the_reply_where_the_caller_cut_in(real_stages, say):
     long_reply = ("Our pharmacy opens at nine in the morning on weekdays. On Saturdays we open at "
                   "ten and close at four in the afternoon. On Sundays we are closed all day, but "

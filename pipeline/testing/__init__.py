@@ -51,12 +51,13 @@ from .sounds import (
     jfk,
     mm_hmm,
     noise,
+    paused_speech,
     silence,
 )
 
 __all__ = [
     "CALLER_VOICE", "JFK_TEXT", "LONG_REPLY", "NOISE_KINDS", "QUESTION", "CallRecord", "Clip",
     "LlamaServer", "ServerThread", "Speaker", "after_stage", "at_level", "call", "caller_tts",
-    "chunks_b64", "commit_after_ms", "jfk", "make_config", "mm_hmm", "noise", "pcm16_24k", "silence", "wer",
+    "chunks_b64", "commit_after_ms", "jfk", "make_config", "mm_hmm", "noise", "paused_speech", "pcm16_24k", "silence", "wer",
     "with_stages",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,19 @@ class Speaker:
             audio = self.tts.synthesize(text)
             self._said[text] = resample(audio, self.tts.sample_rate_hz, INPUT_RATE_HZ).astype(np.float32)
         return self._said[text]
+
+
+def paused_speech(pieces: list[str], say: Callable[[str], np.ndarray], *, pause_s: float = 0.9,
+                  tail_s: float = 2.5) -> np.ndarray:
+    """A caller's sentence said in `pieces`, each said alone (so it ends as a speaker ends it),
+    `pause_s` apart; 300 ms of silence before, `tail_s` after. 0.9 s is past min_silence_ms
+    (600) after the speech-stop and short of max_silence_ms (1500)."""
+    gap = np.zeros(int(pause_s * INPUT_RATE_HZ), np.float32)
+    parts: list[np.ndarray] = [np.zeros(int(0.3 * INPUT_RATE_HZ), np.float32)]
+    for k, piece in enumerate(pieces):
+        parts += [gap] if k else []
+        parts.append(np.asarray(say(piece), np.float32))
+    return np.concatenate([*parts, np.zeros(int(tail_s * INPUT_RATE_HZ), np.float32)])
 
 
 def mm_hmm(tts: Any = None) -> np.ndarray:

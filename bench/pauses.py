@@ -1,0 +1,101 @@
+"""Mid-sentence pauses in whole calls, per voice: does the caller stay one turn?
+
+Each call is a caller sentence said in pieces, each piece said alone (so it ends as a speaker
+ends it), with a pause between them past min_silence_ms and short of max_silence_ms; the call
+runs through the session as `pipeline call` runs it (the real VAD, Whisper and turn signal, a
+scripted reply, the simulated clock). A call is right when it commits one turn. The voices: the
+tests' Piper caller (the turn rules were written on Piper) and the three held-out espeak-ng
+voices of the end-of-turn set. The sentences are not the end-of-turn set's.
+
+    python -m bench.pauses [--pause 0.9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipeline.base.config import Config
+from pipeline.call.session import Stages
+from pipeline.stages.fakes import ScriptedLLM
+from pipeline.testing import call, paused_speech, with_stages
+from pipeline.testing.sounds import Speaker
+from pipeline.testing.voices import ESPEAK_VOICES, say_as
+
+from .eot_rescore import RESULTS
+from .machine import describe_machine, machine_line
+from .summary import write_results
+
+STEM = "2026-12-04-pauses"
+# (why the pause is mid-sentence, the pieces)
+SENTENCES: tuple[tuple[str, list[str]], ...] = (
+    ("a number said in groups", ["My number is five five five,", "two one two,", "three four five six."]),
+    ("an order number in two", ["The order number is seven three,", "eight one."]),
+    ("a dangling word", ["I'd like to book a table for", "two people tomorrow at seven."]),
+    ("a dangling article", ["Can you send me the", "invoice for last month?"]),
+    ("a clause that looks finished", ["I need a taxi to the station", "at half past six tomorrow."]),
+    ("a list", ["I'd like the soup, the salad,", "and a glass of water."]),
+)
+
+
+def voices() -> dict[str, Any]:
+    """Each voice as a function of text, 16 kHz."""
+    piper = Speaker()
+    return {"Piper (the tests' caller)": piper,
+            **{name: (lambda text, v=name: say_as(text, v)) for name in ESPEAK_VOICES}}
+
+
+def run(stages: Stages, pause_s: float) -> list[dict[str, Any]]:
+    rows = []
+    for voice, say in voices().items():
+        for why, pieces in SENTENCES:
+            audio = paused_speech(pieces, say, pause_s=pause_s)
+            rec = call(with_stages(stages, llm=ScriptedLLM(replies=["Okay."])), [audio])
+            rows.append({"voice": voice, "why": why, "said": " | ".join(pieces),
+                         "turns": len(rec.commits), "heard": rec.transcripts})
+            print(f"{voice}: {why}: {len(rec.commits)} {rec.transcripts}", file=sys.stderr, flush=True)
+    return rows
+
+
+def render(results: dict[str, Any]) -> str:
+    rows = results["rows"]
+    names = list(dict.fromkeys(r["voice"] for r in rows))
+    out = [f"# Mid-sentence pauses in whole calls: {results['machine']['date'][:10]}", "",
+           f"Machine: {machine_line(results['machine'])}; load average {results['load_average']} "
+           "(the simulated clock: the figures do not depend on it).", "",
+           f"Command: `{results['command']}`. Each piece said alone, {results['pause_s']:.1f} s apart "
+           "(min_silence_ms 600, max_silence_ms 1500); each cell: the turns committed (1 is right), "
+           "then what Whisper heard.", "",
+           "| sentence | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for why, _ in SENTENCES:
+        cells = []
+        for name in names:
+            r = next(x for x in rows if x["voice"] == name and x["why"] == why)
+            cells.append(f"{r['turns']}: " + " / ".join(f"\"{h}\"" for h in r["heard"]))
+        out.append(f"| {why} | " + " | ".join(cells) + " |")
+    right = {n: sum(r["turns"] == 1 for r in rows if r["voice"] == n) for n in names}
+    out += ["", "One turn: " + ", ".join(f"{n} {k} of {len(SENTENCES)}" for n, k in right.items()) + "."]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pause", type=float, default=0.9, help="seconds between the pieces")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    stages = Stages.load(Config.default())
+    results = {"machine": describe_machine(),
+               "command": "python -m bench.pauses " + " ".join(argv if argv is not None else sys.argv[1:]),
+               "pause_s": args.pause, "rows": run(stages, args.pause),
+               "load_average": [round(v, 2) for v in os.getloadavg()]}
+    text = render(results)
+    write_results(args.out, STEM, results, text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
