@@ -86,8 +86,9 @@ run-system-deps:
 system-deps: run-system-deps
 	$(call apt_install,pulseaudio chromium espeak-ng haproxy prometheus)
 
-# llama-cpp-python compiles from source on first install (about 5 minutes on 2 cores) with portable
-# CPU flags (scripts/install_llama.sh says why), and the wheel is kept for the next venv.
+# llama-cpp-python compiles from source on first install (about 5 minutes on 2 cores) with CPU
+# flags named one by one (scripts/install_llama.sh says which and why), and the wheel is kept for
+# the next venv on the same kind of CPU.
 $(RUN_STAMP): pyproject.toml scripts/install_llama.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check --upgrade pip
