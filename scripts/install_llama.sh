@@ -22,7 +22,7 @@ VERSION=0.3.36
 : "${PYTHON:?PYTHON must name the venv python}"
 if [[ "$(uname -m)" == x86_64 ]]; then
     DEFAULT_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
-    flags=" $(grep -m1 '^flags' "${CPUINFO:-/proc/cpuinfo}" 2>/dev/null | cut -d: -f2) "
+    flags=" $(grep -m1 '^flags' "${CPUINFO:-/proc/cpuinfo}" 2>/dev/null | cut -d: -f2 || true) "
     has() { for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
     # GGML_AVX512 compiles with -mavx512f -mavx512cd -mavx512vl -mavx512dq -mavx512bw
     if has avx512f avx512cd avx512vl avx512dq avx512bw; then

@@ -44,3 +44,12 @@ def test_the_build_asks_for_the_sets_the_cpu_has_and_never_amx(tmp_path, flags, 
 
 def test_cpus_with_other_sets_keep_other_wheels(tmp_path):
     assert _args(tmp_path, ZEN3) != _args(tmp_path, EPYC_ZEN4)  # the wheel's key hashes the flags
+
+
+def test_a_cpuinfo_without_flags_gets_the_avx2_build(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\n")
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "install_llama.sh")], check=True, text=True,
+                         capture_output=True, env={**os.environ, "PYTHON": "python3", "PRINT_ARGS": "1",
+                                                   "CPUINFO": str(cpuinfo)}).stdout.split()
+    assert "-DGGML_AVX512=OFF" in out and "-DGGML_AVX2=ON" in out
