@@ -10,7 +10,7 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-quick test-models test-slow test-fuzz test-shake install setup models \
-	run-system-deps system-deps lint bench clean
+	run-system-deps system-deps lint bench clean llama-for-this-cpu
 
 demo: install models
 	mkdir -p out
@@ -57,7 +57,12 @@ test-shake: setup models
 
 # what running needs: the venv, llama-cpp-python, the package and libportaudio2 (sounddevice
 # loads it at import: `pipeline live`)
-install: run-system-deps $(RUN_STAMP)
+install: run-system-deps $(RUN_STAMP) llama-for-this-cpu
+
+# The venv's llama.cpp build is this CPU's (its AVX-512 sets): a venv made on another kind of CPU
+# gets this one's build, from the wheel cache or built once; a quick no-op when it is already in.
+llama-for-this-cpu: $(RUN_STAMP)
+	@PYTHON=$(BIN)/python bash scripts/install_llama.sh
 
 # what the tests, the benchmark and lint need on top
 setup: install system-deps $(STAMP)

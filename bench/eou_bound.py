@@ -105,8 +105,9 @@ def run(rows: list[Row], heads: dict[str, dict[str, float]]) -> dict[str, Any]:
     held = [r["source"] == "espeak" and r["set"] == "own pace" for r in rows]
     held_rows = [r for r, k in zip(rows, held, strict=True) if k]
     combos = {n: [i] for i, n in enumerate(names)}
-    combos |= {"fusion of " + " + ".join(names[i] for i in c): list(c)
-               for c in ([0, 3], [0, 1, 3], list(range(len(names))))}
+    fused_sets = [["heuristic", "eou-head qwen"], ["heuristic", "smart-turn", "eou-head qwen"], names]
+    combos |= {"fusion of " + " + ".join(c): [names.index(n) for n in c]
+               for c in fused_sets if set(c) <= set(names)}
     fitted: dict[str, Any] = {}
     bounds: dict[str, Any] = {}
     for label, cols in combos.items():

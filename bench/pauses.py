@@ -5,7 +5,9 @@ ends it), with a pause between them past min_silence_ms and short of max_silence
 runs through the session as `pipeline call` runs it (the real VAD, Whisper and turn signal, a
 scripted reply, the simulated clock). A call is right when it commits one turn. The voices: the
 tests' Piper caller (the turn rules were written on Piper) and the three held-out espeak-ng
-voices of the end-of-turn set. The sentences are not the end-of-turn set's.
+voices of the end-of-turn set. One sentence is the end-of-turn set's ("My number is five five
+five, | two one two, | three four five six.", whose Piper transcripts the value rule in
+`pipeline/turns.py` was written after), said here in pieces; the others are not the set's.
 
     python -m bench.pauses [--pause 0.9]
 """

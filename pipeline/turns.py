@@ -57,15 +57,18 @@ _NUMBER_WORDS = {"hundred", "thousand", "million", "twenty", "thirty", "forty", 
                  "seventy", "eighty", "ninety"}
 _WORD = re.compile(r"[a-z']+|\d+")
 # A value callers say in groups, with a pause between them ("My number is 555, | 212, | ...",
-# "My address is 12 | Oak Street"): its name, then "is" (or "ending"), then only digits, number
-# words and single letters. Until it holds as many digits as a phone number, it may go on; a
-# finished short one waits the long silence instead (on the head's caller lines, bench/eou_lines.txt,
-# 41 cuts inside such a value caught against 12 finished lines that wait; bench/README.md).
+# "My address is 12 | Oak Street"): its name just before "is" ("'s", "was"; "zip code",
+# "phone number"), or "ending (in)", then only digits, the words for them and single letters.
+# Until it holds as many digits as such a value does whole, it may go on; a short value said
+# whole waits the long silence instead (on the head's caller lines, bench/eou_lines.txt, cuts
+# inside such a value held against finished lines made to wait: bench/README.md).
 _VALUE_NAMES = frozenset("number code reference ref postcode zip address phone mobile pin id account".split())
-_VALUE_LEADS = frozenset("is 's ending was".split())
+_VALUE_LEADS = frozenset("is 's was".split())
 _SPOKEN_DIGITS = {**dict.fromkeys("zero oh one two three four five six seven eight nine".split(), 1),
-                  "double": 0, "triple": 0}
-_FULL_VALUE_DIGITS = 10
+                  **dict.fromkeys("ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+                                  "eighteen nineteen".split(), 2),
+                  "double": 1, "triple": 2}  # "double five": 2 digits, "triple five": 3
+_WHOLE_DIGITS = {"zip": 5, "pin": 4, "ending": 4}  # the others: a phone number's 10
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -89,7 +92,7 @@ class HeuristicCompleteness:
             return 0.05
         if last in _NUMBER_WORDS or re.search(r"\d[\d,]*,$|\d+\s*(and|,)\s*$", text):
             return 0.2  # "two hundred" / "4, 5," — a number or list may continue
-        if _value_goes_on(_SENTENCE_END.split(text.lower())[-1]):
+        if _value_goes_on(text.lower()):
             return 0.4  # "My number is 555." — said in groups, it may go on
         # a lead-in or an address opens what comes next: read the last sentence only, since
         # earlier ones may be the agent's own words the turn picked up ("Thanks for calling
@@ -106,10 +109,11 @@ class HeuristicCompleteness:
         return 0.6  # no punctuation, no dangling word: probably done
 
 
-def _value_goes_on(sentence: str) -> bool:
-    """Does `sentence` end in a named value said so far in fewer digits than a phone number
-    ("my number is 555", "the order number is four seven", "my address is 12")?"""
-    words = [part for w in _WORD.findall(sentence.replace("’", "'"))
+def _value_goes_on(text: str) -> bool:
+    """Does `text` end in a named value said so far in fewer digits than it holds whole ("my
+    number is 555", "... is 555. 212." as Whisper writes a pause, "the zip code is 90",
+    "my address is 12")? Not "the number of people is 4" or "my balance is 500"."""
+    words = [part for w in _WORD.findall(text.replace("’", "'"))
              for part in ((w[:-2], "'s") if w.endswith("'s") and len(w) > 2 else (w,))]
     digits, k = 0, len(words)
     while k and (words[k - 1].isdigit() or words[k - 1] in _SPOKEN_DIGITS
@@ -117,8 +121,16 @@ def _value_goes_on(sentence: str) -> bool:
         w = words[k - 1]
         digits += len(w) if w.isdigit() else _SPOKEN_DIGITS.get(w, 0)
         k -= 1
-    return (0 < digits < _FULL_VALUE_DIGITS and k > 1 and words[k - 1] in _VALUE_LEADS
-            and any(w in _VALUE_NAMES for w in words[max(0, k - 5):k - 1]))
+    lead = k - 1 - (k >= 2 and words[k - 1] == "in" and words[k - 2] == "ending")
+    if not digits or lead < 1:
+        return False
+    if words[lead] == "ending":  # "the card ending 42", "ending in 42": the last four
+        return digits < _WHOLE_DIGITS["ending"]
+    name = words[lead - 1]
+    if name in ("number", "code") and lead >= 2 and words[lead - 2] in _VALUE_NAMES:
+        name = words[lead - 2]  # "zip code", "phone number"
+    return (words[lead] in _VALUE_LEADS and name in _VALUE_NAMES
+            and digits < _WHOLE_DIGITS.get(name, 10))
 
 
 class LLMCompleteness:

@@ -11,11 +11,12 @@
 #
 # Environment:
 #   PYTHON            the venv's python (required)
-#   LLAMA_CMAKE_ARGS  CMake flags instead of the portable defaults (a CUDA build:
+#   LLAMA_CMAKE_ARGS  CMake flags instead of this CPU's defaults (a CUDA build:
 #                     "-DGGML_CUDA=on"); a new value builds a new wheel
 #   WHEEL_CACHE       where built wheels are kept (default: ~/.cache/pipeline/wheels)
 #   CPUINFO           where the CPU's flags are read (default: /proc/cpuinfo)
-#   PRINT_ARGS=1      print the CMake flags this CPU gets, and stop (tests/test_install.py)
+#   PRINT_ARGS=1      print the CMake flags this CPU gets and where their wheel is kept, and
+#                     stop (tests/test_install.py)
 set -euo pipefail
 
 VERSION=0.3.36
@@ -23,7 +24,7 @@ VERSION=0.3.36
 if [[ "$(uname -m)" == x86_64 ]]; then
     DEFAULT_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
     flags=" $(grep -m1 '^flags' "${CPUINFO:-/proc/cpuinfo}" 2>/dev/null | cut -d: -f2 || true) "
-    has() { for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
+    has() { local f; for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
     # GGML_AVX512 compiles with -mavx512f -mavx512cd -mavx512vl -mavx512dq -mavx512bw
     if has avx512f avx512cd avx512vl avx512dq avx512bw; then
         DEFAULT_ARGS+=" -DGGML_AVX512=ON"
@@ -38,12 +39,12 @@ else
     DEFAULT_ARGS="-DGGML_NATIVE=ON"
 fi
 ARGS="${LLAMA_CMAKE_ARGS:-$DEFAULT_ARGS}"
-if [[ "${PRINT_ARGS:-}" == 1 ]]; then
-    echo "$ARGS"
-    exit 0
-fi
 KEY=$(printf '%s %s' "$VERSION" "$ARGS" | sha256sum | cut -c1-12)
 DIR="${WHEEL_CACHE:-$HOME/.cache/pipeline/wheels}/llama-cpp-python-$VERSION-$KEY"
+if [[ "${PRINT_ARGS:-}" == 1 ]]; then
+    printf '%s\n%s\n' "$ARGS" "$DIR"
+    exit 0
+fi
 
 if "$PYTHON" - "$VERSION" "$DIR" <<'PY'
 import json, sys

@@ -45,10 +45,11 @@ def test_on_the_model_a_finished_request_scores_above_its_cut(model):
                        ("I'd like a taxi to the station.", "I'd like a taxi to the")]:
         assert signal.probability(whole) > signal.probability(cut)
     assert signal.probability("") == 0.0
-    # the kept prompt changes no score beyond llama.cpp's sums over a differently split batch
+    # the kept prompt changes no score beyond llama.cpp's sums over a differently split batch:
+    # within 0.002 with AVX2 kernels, 0.0022 with AVX-512 VNNI ones (an AMD EPYC), so 0.005
     first = signal.probability("What time do you open")
     signal.probability_in("something else entirely", None, [("assistant", "Hello.")])
-    assert signal.probability("What time do you open") == pytest.approx(first, abs=2e-3)
+    assert signal.probability("What time do you open") == pytest.approx(first, abs=5e-3)
 
 
 def test_a_head_with_a_hidden_layer_and_pooling_survives_saving_and_loading(tmp_path):

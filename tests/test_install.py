@@ -19,12 +19,20 @@ ZEN3 = "fpu sse2 avx avx2 fma f16c"
 XEON_AMX = EPYC_ZEN4 + " amx_bf16 amx_tile amx_int8"
 
 
-def _args(tmp_path, flags: str | None) -> list[str]:
+def _printed(tmp_path, flags: str | None) -> tuple[list[str], str]:
+    """The CMake flags a CPU with these cpuinfo flags gets, and where their wheel is kept."""
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\n" + (f"flags\t\t: {flags}\n" if flags is not None else ""))
-    out = subprocess.run(["bash", str(ROOT / "scripts" / "install_llama.sh")], check=True, text=True,
-                         capture_output=True, env={**os.environ, "PYTHON": "python3", "PRINT_ARGS": "1",
-                                                   "CPUINFO": str(cpuinfo)}).stdout.split()
+    env = {k: v for k, v in os.environ.items() if k != "LLAMA_CMAKE_ARGS"}  # a user's own flags
+    args, folder = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "install_llama.sh")], check=True, text=True, capture_output=True,
+        env={**env, "PYTHON": "python3", "PRINT_ARGS": "1", "CPUINFO": str(cpuinfo),
+             "WHEEL_CACHE": str(tmp_path / "wheels")}).stdout.splitlines()
+    return args.split(), folder
+
+
+def _args(tmp_path, flags: str | None) -> list[str]:
+    out = _printed(tmp_path, flags)[0]
     assert "-DGGML_NATIVE=OFF" in out and "-DGGML_AVX2=ON" in out
     assert {"-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF", "-DGGML_AMX_BF16=OFF"} <= set(out)
     return out
@@ -43,7 +51,9 @@ def test_the_build_asks_for_the_sets_the_cpu_has_and_never_amx(tmp_path, flags, 
 
 
 def test_cpus_with_other_sets_keep_other_wheels(tmp_path):
-    assert _args(tmp_path, ZEN3) != _args(tmp_path, EPYC_ZEN4)  # the wheel's key hashes the flags
+    (_, avx2), (_, avx512) = _printed(tmp_path, ZEN3), _printed(tmp_path, EPYC_ZEN4)
+    assert avx2 != avx512 and {avx2.rsplit("-", 1)[0], avx512.rsplit("-", 1)[0]} == {
+        str(tmp_path / "wheels" / "llama-cpp-python-0.3.36")}
 
 
 def test_a_cpuinfo_without_flags_gets_the_avx2_build(tmp_path):

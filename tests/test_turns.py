@@ -198,6 +198,15 @@ def test_any_speech_resets_the_silence_clock():
     ("It's 912.", True),  # a value with no name before it: an answer
     ("The total was 40.", True),  # an amount is no value said in groups
     ("The postcode is SW1A 2AA.", True),
+    ("My number is 555. 212.", False),  # Whisper closes each group at the pause
+    ("The zip code is 90.", False),
+    ("The zip code is 90210.", True),
+    ("My PIN is 4 2 7 1.", True),
+    ("It's the card ending in 42.", False),
+    ("My address is twelve.", False),
+    ("The number of people is 4.", True),  # the name is the thing counted, not a value
+    ("My account balance is 500.", True),
+    ("My phone bill was 80.", True),
     ("My card number is 4417,", False),
     ("It's two hundred", False),
     ("Thanks, that's all!", True),

@@ -106,14 +106,15 @@ class Speaker:
 def paused_speech(pieces: list[str], say: Callable[[str], np.ndarray], *, pause_s: float = 0.9,
                   tail_s: float = 2.5) -> np.ndarray:
     """A caller's sentence said in `pieces`, each said alone (so it ends as a speaker ends it),
-    `pause_s` apart; 300 ms of silence before, `tail_s` after. 0.9 s is past min_silence_ms
-    (600) after the speech-stop and short of max_silence_ms (1500)."""
-    gap = np.zeros(int(pause_s * INPUT_RATE_HZ), np.float32)
-    parts: list[np.ndarray] = [np.zeros(int(0.3 * INPUT_RATE_HZ), np.float32)]
+    `pause_s` apart; 300 ms of silence before, `tail_s` after. 0.9 s (with the voice's own
+    lead and tail, about a second of silence) is past min_silence_ms (600) after the voice's end
+    and short of max_silence_ms (1500)."""
+    parts = [silence(300)]
     for k, piece in enumerate(pieces):
-        parts += [gap] if k else []
+        if k:
+            parts.append(silence(pause_s * 1000))
         parts.append(np.asarray(say(piece), np.float32))
-    return np.concatenate([*parts, np.zeros(int(tail_s * INPUT_RATE_HZ), np.float32)])
+    return np.concatenate([*parts, silence(tail_s * 1000)])
 
 
 def mm_hmm(tts: Any = None) -> np.ndarray:
