@@ -59,6 +59,17 @@ def test_a_reply_cut_at_max_tokens_ends_at_its_last_whole_sentence(real_stages, 
     assert done["output"][0]["content"][0]["transcript"] == "Checkout is at eleven."
 
 
+def test_a_reply_cut_at_max_tokens_is_heard_in_full_once_played(real_stages, say):
+    """What it made was all said and played: the caller heard it to its end (a ledger row it
+    states is told, a caller waiting for it goes on; the Qwen seed call stalled without this)."""
+    llm = ScriptedLLM(replies=[REPLY], max_tokens=6)
+    rec = call(with_stages(real_stages, llm=llm), [say("What time is checkout?")])
+    done = rec.done[0].response
+    assert done["status"] == "incomplete"
+    heard = [e.response_id for e in rec.of("x.stage") if e.stage == "heard_in_full"]
+    assert heard == [done["id"]], rec.timeline()
+
+
 def test_a_reply_that_repeats_a_sentence_says_it_once(real_stages, say):
     llm = ScriptedLLM(replies=["I'm glad of that. I'm glad of that. I'm glad of that."])
     rec = call(with_stages(real_stages, llm=llm), [say("Ask not what your country can do for you.")])

@@ -138,7 +138,7 @@ class CallControl:
                           level="warning")
             self.teardown(reason)
             return {"hung_up": True, "note": "goodbye cut short by the hang-up cap"}
-        if response is not None and response.status is not ResponseStatus.COMPLETED:
+        if response is not None and not response.status.played_to_its_end:
             return {"hung_up": False, "why": "the caller talked over the goodbye"}
         self.farewell_said = True
         await self._until(self.playback.drained.wait(), cap.deadline())

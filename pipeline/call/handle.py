@@ -109,4 +109,4 @@ class ReplyHandle:
         heard all of it."""
         await self.wait()
         await self._behind.played_out()
-        return self.status is ResponseStatus.COMPLETED
+        return self.status.played_to_its_end

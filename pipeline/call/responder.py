@@ -159,9 +159,8 @@ class Responder:
 
     def settled(self, response: Response) -> None:
         """A client-visible response has ended: sort its tool results out."""
-        completed = response.status is ResponseStatus.COMPLETED
-        self.tools.settle(response, clean=completed)
-        if completed:  # a response completes once its audio has played
+        self.tools.settle(response, clean=response.status is ResponseStatus.COMPLETED)
+        if response.status.played_to_its_end:  # its status is set once its audio has played
             self._on_heard(response)
 
     async def create_response(self, *, turn_id: str | None = None, purpose: Purpose = Purpose.TURN,

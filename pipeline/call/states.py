@@ -93,6 +93,12 @@ class ResponseStatus(StrEnum):
     INCOMPLETE = "incomplete"  # the model hit max_output_tokens
     FAILED = "failed"  # a stage failed (the call goes on)
 
+    @property
+    def played_to_its_end(self) -> bool:
+        """Ended with all it said played: completed, or stopped at the model's token cap (what it
+        made is still said, then the audio plays out before the status is set)."""
+        return self in (ResponseStatus.COMPLETED, ResponseStatus.INCOMPLETE)
+
 
 RESPONSE_MOVES = Moves(ResponseStatus, {
     ResponseStatus.IN_PROGRESS: (ResponseStatus.COMPLETED, ResponseStatus.INCOMPLETE,
