@@ -36,7 +36,7 @@ from .eou_eval import GROUPS, load_rows
 from .eou_eval import STEM as HEADS_STEM
 from .eou_train import SHORT, fit
 from .machine import describe_machine, machine_line
-from .summary import write_results
+from .summary import publish
 
 STEM = "2026-12-04-eou-bound"
 TARGET = 0.15  # the issue's: at most 15% cut off and at most 15% waiting
@@ -77,13 +77,11 @@ def sweep(scores: Sequence[float], rows: list[Row]) -> list[tuple[float, float, 
     values = sorted(set(scores))
     cands = [values[0] - 1.0, *((a + b) / 2 for a, b in zip(values, values[1:], strict=False)),
              values[-1] + 1.0]
-    return [(*_errors(scores, rows, t), t) for t in cands]
-
-
-def _errors(scores: Sequence[float], rows: list[Row], t: float) -> tuple[float, float]:
-    unf = [s for s, r in zip(scores, rows, strict=True) if not r["finished"]]
-    fin = [s for s, r in zip(scores, rows, strict=True) if r["finished"]]
-    return (sum(s >= t for s in unf) / max(1, len(unf)), sum(s < t for s in fin) / max(1, len(fin)))
+    out = []
+    for t in cands:
+        fig = errors(rows, _ends(rows, np.asarray(scores) >= t))
+        out.append((fig["cut_off"], fig["waited_max"], t))
+    return out
 
 
 def bound(scores: Sequence[float], rows: list[Row]) -> dict[str, Any]:
@@ -177,9 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {"machine": describe_machine(),
                "command": "python -m bench.eou_bound " + " ".join(argv if argv is not None else sys.argv[1:]),
                "load_average": [round(v, 2) for v in os.getloadavg()], **run(load_rows(), heads)}
-    text = render(results)
-    write_results(args.out, STEM, results, text)
-    print(text)
+    publish(args.out, STEM, results, render(results))
     return 0
 
 

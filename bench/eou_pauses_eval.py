@@ -46,7 +46,7 @@ from .eot_set import JFK_GAP_S, JFK_WORDS, PAUSE_S, PHRASES, _cuts
 from .eou_eval import STEM as HEADS_STEM
 from .eou_eval import load_rows, signals
 from .machine import describe_machine, machine_line
-from .summary import describe, write_results
+from .summary import describe, publish
 
 STEM = "2026-12-02-eou-pauses"
 RESUME_MS = 96.0  # three 32 ms windows confirm the resumed speech; the silence grows meanwhile
@@ -212,9 +212,7 @@ def main(argv: list[str] | None = None) -> int:
                "judged": judged,
                "load_average": {"start": [round(x, 2) for x in load_start],
                                 "end": [round(x, 2) for x in os.getloadavg()]}}
-    text = render(results)
-    write_results(args.out, STEM, results, text)
-    print(text)
+    publish(args.out, STEM, results, render(results))
     return 0
 
 

@@ -29,7 +29,7 @@ from pipeline.testing.voices import ESPEAK_VOICES, say_as
 
 from .eot_rescore import RESULTS
 from .machine import describe_machine, machine_line
-from .summary import write_results
+from .summary import publish
 
 STEM = "2026-12-04-pauses"
 # (why the pause is mid-sentence, the pieces)
@@ -93,9 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                "command": "python -m bench.pauses " + " ".join(argv if argv is not None else sys.argv[1:]),
                "pause_s": args.pause, "rows": run(stages, args.pause),
                "load_average": [round(v, 2) for v in os.getloadavg()]}
-    text = render(results)
-    write_results(args.out, STEM, results, text)
-    print(text)
+    publish(args.out, STEM, results, render(results))
     return 0
 
 

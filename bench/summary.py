@@ -169,6 +169,12 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[st
     return "\n".join(lines)
 
 
+def publish(folder: Path, stem: str, results: Mapping[str, Any], text: str) -> None:
+    """A benchmark's results written (`write_results`) and its report printed."""
+    write_results(folder, stem, results, text)
+    print(text)
+
+
 def write_results(folder: Path, stem: str, results: Mapping[str, Any], text: str) -> None:
     """A benchmark's results as `stem.json` (everything) and `stem.md` (the report) in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
