@@ -111,3 +111,20 @@ def test_a_question_is_offered_only_the_look_ups_it_asks_of() -> None:
                          ("Are there any free slots on Friday?", ["check_availability"])):
         evidence = Evidence(said=[line], instructions=record, now=datetime(2026, 6, 3, 10, 0))
         assert [s.name for s in offered([status, slots], evidence, last_said=line)] == wanted, line
+
+
+def test_a_question_that_checks_with_a_tag_only_asks_about_something() -> None:
+    """ "I'm still on every four weeks, aren't I? At twenty-two pounds?": Qwen paid the balance of
+    twenty-two pounds. A tag checks what was said; after it, what is checked may go on as a question.
+    A tag before words that may ask ("Put the date down as the nineteenth then"), or a request put
+    with a tag ("You can do Friday, can't you?"), is no such line."""
+    for line in ("I'm still on every four weeks, aren't I? At twenty-two pounds?",
+                 "My card on file ends 4471, doesn't it?", "That's the Friday, right?"):
+        assert asks_about_only(line), line
+    for line in ("It's fourteen days, isn't it? Put the leaving date down as Friday the nineteenth then.",
+                 "You can do Friday, can't you?", "That's the one on file, right? Can you charge it?",
+                 "I'm still coming in on the eleventh, aren't I? I just wanted to check."):
+        assert not asks_about_only(line), line
+    tools = [_effect("pay_balance"), _tool("check_visits")]
+    line = "I'm still on every four weeks, aren't I? At twenty-two pounds?"
+    assert "pay_balance" not in [s.name for s in offered(tools, Evidence(said=[line]), last_said=line)]

@@ -741,9 +741,32 @@ def test_an_optional_enum_value_is_the_callers_to_add_a_required_one_the_models_
     traced = trace(ROOM, {"card_number": "2900 4417 8823", "room": "study_room", "format": "audiobook"}, line)
     assert traced.arguments["format"] == "audiobook" and traced.dropped == []
     unsaid = trace(ROOM, {"card_number": "2900 4417 8823", "room": "hall", "format": "book"},
-                   said("Card 2900 4417 8823. We need somewhere for the residents' meeting."))
+                   said("Card 2900 4417 8823. We need somewhere for forty residents on Friday."))
     assert unsaid.arguments == {"card_number": "2900 4417 8823", "room": "hall"}  # the model's pick
     assert unsaid.dropped == ["format"] and unsaid.missing == []
+
+
+def test_a_choice_the_caller_named_is_theirs_not_the_models() -> None:
+    """Qwen booked "windows_exterior" for "could you do the gutters", and kept it through "make it the
+    afternoon" after the conservatory roof was asked for: a choice one of whose words (and no other
+    choice's) the caller said is theirs, from their latest turn that names one; optional ones too.
+    Where a word of the model's own choice was said, its pick stands."""
+    clean = client_tool("book_clean", {
+        "service": {"type": "string", "description": "The job",
+                    "enum": ["windows_exterior", "windows_inside_and_out", "conservatory_roof", "gutter_clear"]},
+        "slot": {"type": "string", "description": "If the caller said", "enum": ["morning", "afternoon"]},
+    }, ["service"])
+    for lines, wrote, runs in (
+            (["Could you do the gutters for me on Friday?"], "windows_exterior", "gutter_clear"),
+            (["Can you do the conservatory roof on Tuesday?", "Better make it the afternoon."],
+             "windows_exterior", "conservatory_roof"),
+            (["Can you do the windows inside and out?"], "windows_exterior", "windows_inside_and_out"),
+            (["The windows are filthy, and the gutters too."], "windows_exterior", "windows_exterior"),
+            (["Whenever suits, I'm not fussy."], "gutter_clear", "gutter_clear")):
+        traced = trace(clean, {"service": wrote, "slot": "morning"}, said(*lines))
+        assert traced.arguments.get("service") == runs, lines
+    assert trace(clean, {"service": "conservatory_roof", "slot": "morning"},
+                 said("The roof, in the afternoon.")).arguments == {"service": "conservatory_roof", "slot": "afternoon"}
 
 
 STAY = client_tool("book_stay", {
@@ -814,3 +837,72 @@ def test_one_of_the_records_alike_values_runs_only_where_the_caller_picked_it_ou
     assert trace(SERVICE, args, said("Could I book a service for Saturday?", instructions=GARAGE)).missing == ["bike"]
     for picked in ("Could I book the folding one in on Saturday?", "Could I book the Dahon in on Saturday?"):
         assert trace(SERVICE, args, said(picked, instructions=GARAGE)).missing == []
+
+
+def test_a_number_to_ring_on_file_as_the_callers_mobile_is_given() -> None:
+    """ "Give me a ring back on my mobile": the record's "mobile 07712 448390" is the number a
+    `phone_number` wants (a mobile, a cell, a landline are phones in any domain). A name spelled for
+    it ("L-E-W-I-S") is no number to ring."""
+    callback = client_tool("request_callback", {
+        "phone_number": {"type": "string", "description": "Number to call back"},
+        "topic": {"type": "string", "description": "What about"}}, ["phone_number"])
+    record = "The caller is Helen Fairbairn, patient number BW-20417, mobile 07712 448390."
+    line = said("Could someone give me a ring back on my mobile about those varifocals?", instructions=record)
+    assert trace(callback, {"phone_number": "07712 448390", "topic": "varifocals"}, line).missing == []
+    assert trace(callback, {"phone_number": "L-E-W-I-S"}, said("It's Lewis. L-E-W-I-S.")).missing == ["phone_number"]
+
+
+def test_a_title_with_a_number_word_in_it_the_caller_said_is_a_name() -> None:
+    """ "three boxes of Dailies Total One": the product is "Dailies Total One", said so; a number word
+    elsewhere in a name is still no name ("Eight people on Sunday")."""
+    lenses = client_tool("order_lenses", {
+        "product": {"type": "string", "description": "Lens product name"},
+        "boxes": {"type": "integer", "description": "How many boxes"}}, ["product", "boxes"])
+    line = said("Could you do three boxes of Dailies Total One for him?")
+    assert trace(lenses, {"product": "Dailies Total One", "boxes": 3}, line).missing == []
+    assert trace(lenses, {"product": "Three Boxes", "boxes": 3}, line).missing == ["product"]
+    assert trace(BOOK, {"patient_name": "Eight people on Sunday", "date": "2026-06-07", "time": "19:00"},
+                 said("Eight people on Sunday around seven.")).missing == ["patient_name"]
+
+
+def test_the_records_code_is_not_the_one_the_caller_said_another_of() -> None:
+    """ "His number's B W two oh four one eight": the record's BW-20417 (hers) is not given for him;
+    the call runs on the one the caller said."""
+    lenses = client_tool("order_lenses", {
+        "patient_number": {"type": "string", "description": "The patient number, like BW-20417"},
+        "boxes": {"type": "integer", "description": "How many boxes"}}, ["patient_number", "boxes"])
+    record = "The caller is Helen Fairbairn, patient number BW-20417."
+    line = said("Three boxes for Graham. His number's B W two oh four one eight.", instructions=record)
+    assert trace(lenses, {"patient_number": "BW-20417", "boxes": 3}, line).arguments["patient_number"] == "BW20418"
+    mine = said("Three boxes for me, please.", instructions=record)
+    assert trace(lenses, {"patient_number": "BW-20417", "boxes": 3}, mine).missing == []
+
+
+def test_a_code_read_out_in_groups_is_all_of_it_not_its_start() -> None:
+    """ "W C F, four, D for delta, eight, eight, J for Juliet": Qwen wrote "WCF4D", the start of it;
+    the call runs on the whole code. "C H three, eight double E" is CH38EE."""
+    cancel = client_tool("cancel_booking", {
+        "booking_reference": {"type": "string", "description": "The booking reference"}}, ["booking_reference"])
+    line = said("I need to cancel booking W C F, four, D for delta, eight, eight, J for Juliet.")
+    assert trace(cancel, {"booking_reference": "WCF4D"}, line).arguments == {"booking_reference": "WCF4D88J"}
+    area = client_tool("check_area", {"postcode": {"type": "string", "description": "The postcode"}}, ["postcode"])
+    traced = trace(area, {"postcode": "CH38E"}, said("Do you deliver to Tarvin? The postcode's C H three, eight double E."))
+    assert traced.missing == [] and traced.arguments["postcode"].replace(" ", "").upper() == "CH38EE"
+
+
+def test_a_number_the_schema_lists_is_said_not_picked() -> None:
+    """ "I'd like to reserve another unit from Monday": Qwen reserved 50 square feet, one of the
+    sizes the schema lists. A number is the caller's to say, whichever the schema allows; "the
+    twenty-five" is, and "a small one" says no count, nor "the twenty-seventh" twenty."""
+    unit = client_tool("reserve_unit", {
+        "size_sqft": {"type": "integer", "description": "Unit size in square feet", "enum": [25, 50, 75, 100, 200]},
+        "start_date": {"type": "string", "format": "date", "description": "First day"}}, ["size_sqft", "start_date"])
+    assert trace(unit, {"size_sqft": 50, "start_date": "2026-06-08"},
+                 said("I'd like to reserve another unit from Monday, please.")).missing == ["size_sqft"]
+    assert trace(unit, {"size_sqft": 25, "start_date": "2026-07-01"},
+                 said("Reserve us a small one as well, the twenty-five, from the first of July.")).missing == []
+    crew = client_tool("check_crews", {
+        "date": {"type": "string", "format": "date", "description": "Day of the move"},
+        "crew_size": {"type": "integer", "description": "How many movers"}}, ["date", "crew_size"])
+    assert trace(crew, {"date": "2026-06-27", "crew_size": 20},
+                 said("Have you got a crew free on Saturday the twenty-seventh?")).missing == ["crew_size"]

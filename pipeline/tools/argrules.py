@@ -72,7 +72,10 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                 sources = sources - {Source.INSTRUCTIONS}
             if grounded is not None:
                 sources = sources - {Source.COMPOSED}
-            if "enum" in prop and "x-source" not in prop:
+            if "enum" in prop and "x-source" not in prop and not all(
+                    isinstance(v, int | float) and not isinstance(v, bool) for v in prop["enum"]):
+                # (a number is said, whichever of the schema's it is: "every 4, 6 or 8 weeks" on
+                # the desk's list is no caller's choice of 6)
                 # a required one is one of the values the schema allows, the model's choice ("a
                 # shower leaking" is "plumbing"), unless its values are names (a hall, a branch:
                 # "Aire Court" is the caller's to say, not the model's pick from the desk's list);

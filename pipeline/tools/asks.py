@@ -77,22 +77,36 @@ _REQUEST_ASKED = re.compile(r"\W*(is there any (way|chance)|is it possible|are y
                             re.I)  # "Is there any way I could be seen tomorrow?": a request
 
 
+# "I'm still on every four weeks, aren't I?": a tag asks whether what was said is so
+_TAG = re.compile(r",\s*(?:(?:is|are|was|were|do|does|did|have|has|had)n'?t"
+                  r"\s+(?:i|it|we|you|they|he|she|there|that)|right|is that right|yeah|correct)\W*$", re.I)
+
+
 def asks_about_only(said: str) -> bool:
     """Do the caller's words only ask about something ("My booking reference is WCF-6H1P4. Do I
-    need to print the ticket?", "Does my cover include the garden shed?"): every question opens
-    with a word that asks about a thing (after a lead-in, "I just wanted to check: do I ..."), and
-    no other sentence asks for anything? Such a line asks for no action (unless it asks for a tool
+    need to print the ticket?", "Does my cover include the garden shed?", "I'm still on every four
+    weeks, aren't I? At twenty-two pounds?"): every question opens with a word that asks about a
+    thing (after a lead-in, "I just wanted to check: do I ...") or checks what it says with a tag,
+    and no other sentence asks for anything? Such a line asks for no action (unless it asks for a tool
     by its verb: `choice`): a small model cancelled the booking it named."""
     text = said.replace("’", "'")
     if "?" not in text:
         return False
-    for sentence in _SENTENCES.split(text.strip()):
+    tagged = False
+    sentences = _SENTENCES.split(text.strip())
+    for sentence in sentences:
         if sentence.rstrip().endswith("?"):
-            if not ABOUT.match(question := sentence.rsplit(":", 1)[-1]) or _REQUEST_ASKED.match(question):
+            question = sentence.rsplit(":", 1)[-1]
+            if _TAG.search(question) or tagged and not any(w.text in _ASKING for w in words(question)):
+                tagged = True  # "..., aren't I? At twenty-two pounds?": what it checks, said after
+                continue
+            if not ABOUT.match(question) or _REQUEST_ASKED.match(question):
                 return False
         elif any(w.text in _ASKING for w in words(sentence)):
             return False
-    return True
+    # "It's fourteen days, isn't it? Put the leaving date down as the nineteenth": a tag checks, and
+    # what follows may ask in a way no word here tells ("Put ..."): only tags and questions are about
+    return not tagged or all(s.rstrip().endswith("?") for s in sentences)
 
 
 _LOOKING = frozenset("get check find search list lookup look track show query fetch view read see".split())

@@ -58,7 +58,7 @@ from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import name_words, stem
-from .spoken.names import choice_said, edit_distance
+from .spoken.names import choice_named, choice_said, choice_words_said, edit_distance
 from .spoken.numbers import TIME_CUES, numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import is_number_word, spoken_number, words
@@ -71,6 +71,7 @@ _DETERMINERS = frozenset("my the your our a an this that his her their its which
                          "in at of with under by from".split())
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
+_DIALLED = frozenset("phone mobile cell telephone tel landline".split())  # a number to ring has digits
 _WORDY = re.compile(r"[A-Za-z]{3,}")
 _PRICE = re.compile(r"\d+\.\d{2}")
 _ROUGHLY = re.compile(r"[\s,-]*(?:and|or)\s+(?:something|so)\b|[\s-]*(?:odd|ish)\b", re.I)  # "four hundred and something"
@@ -115,12 +116,33 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
                 or amended(value, rule, evidence, partial(given, rule=rule, evidence=evidence))):
             out.arguments[name] = again
             continue
+        if rule.choices and (named := _named_choice(spec, name, value, evidence)) is not None:
+            out.arguments[name] = named  # an optional choice the caller named, not the model's
+            continue
         if rule.required or spec.grounded is not None:
             out.missing.append(name)
         else:
             out.dropped.append(name)
             del out.arguments[name]
+    for name, value in arguments.items():  # a required choice is the model's, but not against the caller's word
+        if name not in checked and (named := _named_choice(spec, name, value, evidence)) is not None:
+            out.arguments[name] = named
     return out
+
+
+def _named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> str | None:
+    """The schema's choice the caller named (`names.choice_named`: "the gutters" is gutter_clear),
+    in their latest turn that names one, where the model wrote another ("windows_exterior")."""
+    prop = spec.parameters.get("properties", {}).get(name)
+    choices = prop.get("enum") if isinstance(prop, dict) else None
+    if not choices or not all(isinstance(c, str) for c in choices) or not isinstance(value, str):
+        return None
+    if value in choices and any(value in choice_words_said(tuple(choices), text) for text in evidence.said):
+        return None  # a word of the model's own, and of no other choice, was said: its pick stands
+    for text in reversed(evidence.said):
+        if (named := choice_named(tuple(choices), text)) is not None:
+            return named if named != value else None
+    return None
 
 
 def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]) -> str | int | float | None:
@@ -157,8 +179,11 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # a blank id is no more given than a made-up one
     if rule.kind is ValueKind.CODE and len(_WORDY.findall(str(value))) >= 2:
         return False  # "200 Canal Street" is a phrase, not a code
+    if rule.kind is ValueKind.CODE and rule.cues & _DIALLED and not any(ch.isdigit() for ch in str(value)):
+        return False  # "L-E-W-I-S" spelled for a phone number: a name, not a number to ring
     if rule.kind is ValueKind.NAME and (sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
-                                        or any(is_number_word(w.text.lower()) for w in words(str(value)))):
+                                        or any(is_number_word(w.text.lower()) for w in words(str(value)))
+                                        and not _titled(str(value), evidence.said)):
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names
     if more_than_itself(value, rule.kind, evidence):
         return False  # "Roisin R O I S I N Gallagher", "Mill Road, not Mill Lane": more than the name
@@ -168,7 +193,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
             if _in_text(value, text, rule, evidence, asked, caller=True):
                 return True
     if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence) \
-            and not the_clock(value, rule.kind, evidence):
+            and not the_clock(value, rule.kind, evidence) and not _other_code_said(value, rule, evidence):
         record = as_record(evidence.instructions)
         if _in_text(value, record, rule, evidence, "", caller=False) and (
                 rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind) \
@@ -183,6 +208,41 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                     _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
                 return True
     return False
+
+
+def _other_code_said(value: Any, rule: Rule, evidence: Evidence) -> bool:
+    """The caller said a code of their own in this role, not this one ("His number's B W two oh
+    four one eight"): the record's other code (BW-20417, hers) is not the one they gave."""
+    mine = squash(str(value))
+    if rule.kind is not ValueKind.CODE or Source.CALLER not in rule.sources or not any(ch.isalpha() for ch in mine):
+        return False  # digits alone: an amount, a time or a phone's pieces may be read as one
+    return any(squash(code) != mine and _shaped_alike(squash(code), mine) and role_here(text, (a, b), rule) is True
+               for text in map(folded, evidence.said) for a, b, code in codes_in(text))
+
+
+def _shaped_alike(a: str, b: str) -> bool:
+    """Two codes of one shape: about as many letters and digits ("BW20418", "BW20417"; not a
+    word spelled out, "METHIMAZOLE2")."""
+    letters, digits = (sum(ch.isalpha() for ch in a), sum(ch.isalpha() for ch in b)), \
+        (sum(ch.isdigit() for ch in a), sum(ch.isdigit() for ch in b))
+    return min(letters) > 0 and abs(letters[0] - letters[1]) <= 1 and abs(digits[0] - digits[1]) <= 2
+
+
+def _a_piece_said(value: str, span: tuple[int, int], text: str) -> bool:
+    """A code with letters that is only the start of one the caller read out in groups ("WCF4D" of
+    "W C F, four, D for delta, eight, eight, J for Juliet"): not the code they said."""
+    mine = squash(value)
+    return any(ch.isalpha() for ch in mine) and any(
+        a <= span[0] and span[1] <= b and (b - a) > (span[1] - span[0]) and len(squash(code)) > len(mine)
+        and any(ch.isalpha() for ch in squash(code)) for a, b, code in codes_in(text))
+
+
+def _titled(value: str, said: list[str]) -> bool:
+    """A title the caller said as one, a number word inside it ("three boxes of Dailies Total One"):
+    every word capitalised, the first no number, written so in their words."""
+    ws = re.findall(r"[^\W_]+", value)
+    return len(ws) >= 2 and not is_number_word(ws[0].lower()) and all(w[:1].isupper() or w.isdigit() for w in ws) \
+        and any(re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) for text in said)
 
 
 def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
@@ -272,7 +332,7 @@ def _number_in(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str
     eight one, six six oh, four nine one" among "three parcels"). The instructions' numbers are
     the deployment's, written with their labels: an unmarked one there is taken as given."""
     return any(accepts(text, span, rule, evidence, asked, caller=caller)
-               for span in _spans(value, text, rule))
+               for span in _spans(value, text, rule) if not (caller and _a_piece_said(str(value), span, text)))
 
 
 def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, asked: str, *,

@@ -69,6 +69,7 @@ def spelled(value: str) -> str | None:
     while i < len(ws):
         readings = [(reading, after) for reading, after in edges[i] if reading.isdigit() or len(reading) <= 1
                     or any(ch.isdigit() for ch in ws[i].text) or len(ws[i].text) <= 2
+                    or ws[i].text in _REPEAT and reading != ws[i].text
                     or ws[i].raw.isupper() and len(ws[i].raw) <= 3]  # "LK19 XRT": a plate's letters
         if not readings:
             return None
@@ -90,7 +91,7 @@ def codes_in(text: str, *, pauses: bool = True) -> tuple[tuple[int, int, str], .
     A pause inside a run is how codes are read out, in groups (`pauses`; in a written list, "5120,
     4417", a comma ends one); a sentence's end, or a word that spells nothing, ends it."""
     ends = _SENTENCE_END if pauses else _PAUSE
-    ws = words(text)
+    ws = _drop_as_in(words(text))  # "D for delta, eight": one D, and the code goes on
     out: list[tuple[int, int, str]] = []
     i = 0
     while i < len(ws):
@@ -162,6 +163,8 @@ def _edges(ws: list[Word]) -> list[list[Edge]]:
             e.add(("", i + 1))
         if w.text in ("oh", "o"):
             e.add(("0", i + 1))
+        if w.text in _REPEAT and i + 1 < len(ws) and (letter := _letter(ws[i + 1].text)) is not None:
+            e.add((letter * (2 if w.text == "double" else 3), i + 2))  # "eight double E": 8EE
         out.append(e)
     for run in number_runs(ws):
         j = run.start
@@ -170,6 +173,13 @@ def _edges(ws: list[Word]) -> list[list[Edge]]:
             out[j].add((digits, end))
             j = end
     return [sorted(e, key=lambda edge: -len(edge[0])) for e in out]
+
+
+def _letter(text: str) -> str | None:
+    """The letter a word says: itself, its name ("aitch"), its spelling-alphabet word ("echo")."""
+    if len(text) == 1 and text.isalpha():
+        return text
+    return _LETTER_NAMES.get(text) or _ALPHABET.get(text)
 
 
 def _group_end(ws: list[Word], j: int, limit: int, *, in_run: bool) -> int:

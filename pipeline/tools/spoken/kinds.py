@@ -78,6 +78,11 @@ _WORDS: tuple[tuple[ValueKind, frozenset[str]], ...] = (
 )
 _CODE_EXAMPLE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{2,}\b")  # "AB12", "BW-1234567"
 _PROSE_LENGTH = 80  # a string allowed more characters than a name or an address is prose
+# Words people use for the same thing in any domain: a record's "mobile 07712 448390" is the
+# number a `phone_number` wants, "my cell" names it as "my phone" does
+_SAME = (frozenset("phone mobile cell cellphone telephone tel landline".split()),
+         frozenset("postcode zip zipcode postal".split()),
+         frozenset("email mail".split()))
 _STOP = frozenset("a an the of to for in on at by with from and or is are be it its this that "
                   "as if any e g eg ie etc how many much what which your my our their his her "
                   "caller user please".split())
@@ -142,8 +147,9 @@ def cue_words(name: str, schema: dict[str, Any]) -> frozenset[str]:
     around a number may name it by ("party_size", "number of guests": party, size, guest), and
     any it lists as `x-cues` (a card's "visa", "mastercard")."""
     declared = [w for cue in schema.get(CUES_KEY) or () for w in _words_of(str(cue))]
-    return frozenset(stem(w) for w in [*name_words(name), *_words_of(schema.get("description", "")),
-                                       *declared] if w not in _STOP and not w.isdigit())
+    own = {stem(w) for w in [*name_words(name), *_words_of(schema.get("description", "")), *declared]
+           if w not in _STOP and not w.isdigit()}
+    return frozenset(own.union(*(same for same in _SAME if own & same)))
 
 
 def name_words(name: str) -> list[str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .kinds import stem
 from .words import Word, number_runs, read_ordinal, words
 
 _SHORT = {
@@ -66,6 +67,40 @@ def choice_said(value: str, choices: tuple[str, ...], text: str) -> bool:
     heard = {w.text for w in words(text)}
     others = {w.text for c in choices if c != value for w in words(c)}
     return any(w.text in heard and w.text not in others and len(w.text) > 2 for w in words(value))
+
+
+_FILLER = frozenset("and or the of a an with to in on for at by".split())
+
+
+def choice_named(choices: tuple[str, ...], text: str) -> str | None:
+    """The one of a schema's word choices ("gutter_clear", "conservatory_roof") this text names
+    most: more of its words said ("the gutters": gutter_clear; "windows inside and out":
+    windows_inside_and_out over windows_exterior) than any other choice's, one of them a word no
+    other choice has. None where the text names none, or two as much."""
+    score = choice_words_said(choices, text)
+    if not score:
+        return None
+    best = max(score.values())
+    top = [c for c, n in score.items() if n == best]
+    rival = max((n for c, n in _words_said(choices, text).items() if c not in top), default=0)
+    return top[0] if len(top) == 1 and best > rival else None
+
+
+def choice_words_said(choices: tuple[str, ...], text: str) -> dict[str, int]:
+    """Of each choice one of whose words no other choice has is said, how many of its words are."""
+    heard = {stem(w.text) for w in words(text)}
+    own = _choice_words(choices)
+    return {c: len(ws & heard) for c, ws in own.items()
+            if ws & heard - set().union(*(o for d, o in own.items() if d != c))}
+
+
+def _words_said(choices: tuple[str, ...], text: str) -> dict[str, int]:
+    heard = {stem(w.text) for w in words(text)}
+    return {c: len(ws & heard) for c, ws in _choice_words(choices).items()}
+
+
+def _choice_words(choices: tuple[str, ...]) -> dict[str, set[str]]:
+    return {c: {stem(w) for w in re.split(r"[\W_]+", c.lower()) if w and w not in _FILLER} for c in choices}
 
 
 Slot = tuple[int, int, frozenset[str]]  # words [start, end) and what they can be read as

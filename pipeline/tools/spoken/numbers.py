@@ -20,11 +20,18 @@ from typing import Literal
 
 from .clock import clock_at
 from .kinds import stem
-from .words import Word, number_runs, spoken_number, words
+from .words import Word, number_runs, read_ordinal, spoken_number, words
 
 _BEFORE = 5  # words before a number that may say what it is ("the one it ends in 1234")
 _AFTER = 4
 TIME_CUES = frozenset({"time", "hour", "clock", "when", "at"})
+
+
+# words before a "one" that make it a thing, not a count ("a small one", "the other one"; "just the
+# one" is a count)
+_BEFORE_PRONOUN = frozenset("this that which each another every any other same usual new old small "
+                            "big large little long short early late last next right wrong good nice cheap "
+                            "bigger smaller cheaper earlier later".split())
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,11 @@ def numbers_said(text: str) -> tuple[NumberSaid, ...]:
     in_run = {k for run in runs for k in range(run.start, run.end)}
     out: list[NumberSaid] = []
     for run in runs:
+        if (ordinal := read_ordinal(ws, run.start)) is not None and ordinal[1] > run.end:
+            continue  # "the twenty-seventh": a day of the month, not twenty
+        if run.end - run.start == 1 and ws[run.start].text == "one" and run.start > 0 \
+                and ws[run.start - 1].text in _BEFORE_PRONOUN and not ws[run.start].after_break:
+            continue  # "a small one", "the late one": which thing, not how many
         before: list[str] = []
         k = run.start - 1
         while k >= 0 and len(before) < _BEFORE and not ws[k + 1].after_break and k not in in_run:
