@@ -906,3 +906,33 @@ def test_a_number_the_schema_lists_is_said_not_picked() -> None:
         "crew_size": {"type": "integer", "description": "How many movers"}}, ["date", "crew_size"])
     assert trace(crew, {"date": "2026-06-27", "crew_size": 20},
                  said("Have you got a crew free on Saturday the twenty-seventh?")).missing == ["crew_size"]
+
+
+def test_the_person_served_is_the_caller_on_file_unless_they_book_for_someone_of_theirs() -> None:
+    """ "Can you reserve me one starting Monday?": Qwen wrote "John Doe", and the desk's own name
+    another time; the call runs on the caller's name on file. "Can I book my granddaughter in?"
+    is not for the caller: the record's name is not hers, so the agent asks; "My grandson ...
+    Alfie Barnes" runs on the name said."""
+    unit = client_tool("reserve_unit", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "start_date": {"type": "string", "format": "date", "description": "First day"}}, ["customer_name", "start_date"])
+    desk = ("You answer for Stowaway Self Storage, Unit 4, Canal Road, Bradford. Staff: Lorraine Beck. "
+            "The caller's phone number matches this account: Darren Pike, account number SS-30971.")
+    for wrote in ("John Doe", "Stowaway Self Storage Unit 4, Canal Road, Bradford"):
+        traced = trace(unit, {"customer_name": wrote, "start_date": "2026-06-08"},
+                       said("Can you reserve me one starting Monday?", instructions=desk))
+        assert traced.arguments["customer_name"] == "Darren Pike" and traced.missing == [], wrote
+    other = said("Can you reserve one for Kofi Mensah starting Monday?", instructions=desk)
+    assert trace(unit, {"customer_name": "John Doe", "start_date": "2026-06-08"}, other).missing == ["customer_name"]
+    eyes = client_tool("book_eye_test", {
+        "patient_name": {"type": "string", "description": "The patient's full name"},
+        "date": {"type": "string", "format": "date", "description": "Day"}}, ["patient_name", "date"])
+    record = "The caller's phone number matches this patient record: Helen Fairbairn, patient number BW-20417."
+    granddaughter = said("Can I book my granddaughter in for a children's eye test on Friday?", instructions=record)
+    assert trace(eyes, {"patient_name": "Helen Fairbairn", "date": "2026-06-05"}, granddaughter).missing == ["patient_name"]
+    grandson = said("My grandson needs his eyes testing. Alfie Barnes, B-A-R-N-E-S. Could he come in Friday?",
+                    instructions=record)
+    assert trace(eyes, {"patient_name": "Helen Fairbairn", "date": "2026-06-05"}, grandson).arguments["patient_name"] \
+        == "Alfie Barnes"
+    herself = said("Could you book me in on Friday? My husband will drive me.", instructions=record)
+    assert trace(eyes, {"patient_name": "Helen Fairbairn", "date": "2026-06-05"}, herself).missing == []

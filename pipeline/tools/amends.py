@@ -13,6 +13,10 @@ and `record.the_one_meant`):
   value (the record's three pets), the ones the caller said ("book Bramble in");
 - a piece of the record's address ("Hartley HT4 7QD" of "41 Larch Avenue, Hartley HT4 7QD"), the
   address back to its house number;
+- a name nobody said ("John Doe", the desk's own name) for the person served (`patient_name`,
+  `customer_name`, `name`), where the caller asks for themselves ("reserve me one") and names nobody
+  else: the caller's name the record gives (`record.the_callers_name`); for "my grandson ... Alfie
+  Barnes", whose name the record's caller's is not (`for_another`), the one full name said;
 - a length said in another unit than the schema's (`in_its_unit`: "two hours" for minutes is 120),
   asked by `provenance.trace` before all else, as the model's 2 is "said" but not the caller's.
 
@@ -30,15 +34,16 @@ from typing import Any
 
 from .argrules import Rule
 from .evidence import Evidence
-from .record import items_of, name_beside
+from .record import items_of, name_beside, the_callers_name
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, spelled
+from .spoken.kinds import name_words
 from .spoken.names import name_said
 from .spoken.numbers import numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import words
 
-__all__ = ["a_piece", "amended", "more_than_itself"]
+__all__ = ["a_piece", "amended", "for_another", "more_than_itself", "serves"]
 
 _SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z][\s,]+){2,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", not "J. R. R."
 _NOT = re.compile(r",?\s+(?:and\s+)?not\s+.*$", re.I)
@@ -62,12 +67,59 @@ def amended(value: Any, rule: Rule, evidence: Evidence, given: Callable[[str], b
             and not any(code_said(value, text) for text in evidence.said):  # said, it is a tag ("LT 3381")
         if (name := name_beside(value.strip(), evidence.instructions)) is not None and given(name):
             return name
-    for other in (_unspelled(value, rule.kind), _trimmed(value, rule.kind, evidence.now),
+    for other in (_unspelled(value, rule.kind), _trimmed(value, rule.kind, evidence.now), _the_caller(rule, evidence),
                   _the_ones_said(value, rule.kind, evidence.said),
                   Source.INSTRUCTIONS in rule.sources and _whole_address(value, evidence.instructions, rule.kind)):
         if other and given(other):
             return other
     return None
+
+
+# the person a tool serves, by its argument's name ("patient_name", "customer_name", "name")
+_SERVED = frozenset("customer patient caller client member guest passenger pupil student learner holder "
+                    "tenant owner policyholder account contact booking lead your full".split())
+# the people a caller books for, in any domain ("my granddaughter needs her eyes testing")
+_RELATIONS = frozenset("son daughter wife husband partner mum mom mother dad father grandson granddaughter "
+                       "grandma grandmother granny nan nana grandad grandpa grandfather brother sister kid kids "
+                       "child children boy girl baby friend neighbour neighbor colleague boss aunt uncle nephew "
+                       "niece cousin fiance fiancee fiancée girlfriend boyfriend mate lodger tenant".split())
+_FIRST_PERSON = frozenset("i i'm i'd i'll i've me my myself we we're we'd we've us our".split())
+_MINE = frozenset("my our".split())
+_FULL_NAME = re.compile(r"\b[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)+\b")
+
+
+def serves(rule: Rule) -> bool:
+    """Does this argument name the person the tool serves ("patient_name", "name"), not a member of
+    staff, a sender or a recipient?"""
+    ws = name_words(rule.name)
+    return bool(ws) and ws[-1] == "name" and (len(ws) == 1 or bool(set(ws[:-1]) & _SERVED))
+
+
+def for_another(said: str) -> bool:
+    """Does the caller speak of someone of theirs, and not of themselves ("Can I book my
+    granddaughter in?"; not "book me and my husband in")?"""
+    ws = [w.text for w in words(said)]
+    return any(a in _MINE and b in _RELATIONS for a, b in zip(ws, ws[1:], strict=False)) \
+        and not {"me", "myself"} & set(ws)
+
+
+def _the_caller(rule: Rule, evidence: Evidence) -> str | None:
+    """The caller's name on file, for the person served where the model wrote one nobody gave and
+    the caller asks for themselves, naming nobody (see the module)."""
+    if rule.kind is not ValueKind.NAME or Source.INSTRUCTIONS not in rule.sources or not evidence.said \
+            or not serves(rule):
+        return None
+    last = evidence.said[-1]
+    name = the_callers_name(evidence.instructions)
+    if for_another(last):  # "My grandson ... Alfie Barnes, B-A-R-N-E-S": the one name they said
+        named = {m.group(0) for m in _FULL_NAME.finditer(last) if name is None or name_said(m.group(0), name) is None}
+        return next(iter(named)) if len(named) == 1 else None
+    if name is None or not {w.text for w in words(last)} & _FIRST_PERSON:
+        return None
+    if any(m.group(0) != name and not name_said(m.group(0), name) for text in evidence.said
+           for m in _FULL_NAME.finditer(text)):
+        return None  # a name of someone said: theirs to give, not the record's
+    return name
 
 
 _PER_MINUTES = {"minute": 1, "min": 1, "hour": 60, "hr": 60}  # a length of time, in minutes

@@ -49,16 +49,24 @@ from functools import partial
 from itertools import zip_longest
 from typing import Any
 
-from .amends import a_piece, amended, in_its_unit, more_than_itself
+from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
-from .record import alike, as_record, named_as, one_of_several, singled_out, the_one_meant
+from .record import (
+    alike,
+    as_record,
+    named_as,
+    one_of_several,
+    singled_out,
+    the_callers_name,
+    the_one_meant,
+)
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import name_words, stem
-from .spoken.names import choice_named, choice_said, choice_words_said, edit_distance
+from .spoken.names import choice_named, choice_said, choice_words_said, edit_distance, name_said
 from .spoken.numbers import TIME_CUES, numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import is_number_word, spoken_number, words
@@ -198,6 +206,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         if _in_text(value, record, rule, evidence, "", caller=False) and (
                 rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind) \
                 and ("name" not in rule.cues or named_as(str(value), record, rule.cues)) \
+                and not (serves(rule) and evidence.said and for_another(evidence.said[-1])
+                         and name_said(str(value), the_callers_name(evidence.instructions) or "") is not None) \
                 and (rule.kind in NUMBERS or not one_of_several(value, evidence.instructions, evidence.said)):
             return True
     if Source.RESULT in rule.sources:

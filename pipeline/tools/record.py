@@ -189,3 +189,22 @@ def items_of(listed: str) -> list[str]:
             out.append(listed[start:a])
             start = b
     return [item.strip() for item in [*out, listed[start:]] if item.strip()]
+
+
+_CALLER_ENTRY = re.compile(r"\bcaller\b", re.I)
+_NOT_NAMES = frozenset("mr mrs ms miss dr mx sir madam the a".split())
+
+
+def the_callers_name(instructions: str) -> str | None:
+    """The name of the person the record says is calling: the first name after "caller" in an
+    entry that says it ("Caller on file: Priya Raman, ...", "The caller's phone number matches this
+    account: Darren Pike, ..."; a title aside); None where no entry says one, or it says two ("Priya
+    Raman and Omar Said")."""
+    for entry in _ENTRY.split(as_record(instructions)):
+        if (m := _CALLER_ENTRY.search(entry)) is None:
+            continue
+        for found in _NAME.finditer(entry, m.end()):
+            parts = [w for w in found.group(0).split() if w.lower().strip(".") not in _NOT_NAMES]
+            if len(parts) >= 2:  # "Priya Raman and Omar Said": which of them calls is not said
+                return None if re.match(r"\s*(?:and|&)\s+[A-Z]", entry[found.end():]) else " ".join(parts)
+    return None
