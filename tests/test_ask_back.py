@@ -11,7 +11,7 @@ from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
 from pipeline.testing.calls import call
 from pipeline.tools import Ledger, ToolRegistry, tool
-from pipeline.tools.ask import names_a_tool, question, what
+from pipeline.tools.ask import names_a_tool, question, talks_about_calling, what
 from pipeline.tools.evidence import Evidence
 from pipeline.tools.given import lacking
 from pipeline.transports.scripted import Clip
@@ -173,6 +173,23 @@ def test_a_reply_that_talks_about_calling_the_tool_asks_the_caller_instead(tmp_p
     assert " ".join(rec.agent_lines) == ("Could you tell me the order number and the last four digits "
                                          "of the card?"), story
     assert any("talks about the tool refund" in e.message for e in rec.of("x.log")), story
+
+
+def test_a_reply_about_making_a_call_that_names_no_tool_is_not_said_either(tmp_path) -> None:
+    """On fresh7 Qwen2.5-0.5B answered "To respond to this, you could return the following JSON
+    object:" and "Here's a json object with the function name and arguments:": no caller is to
+    hear that. "The function room is upstairs, call us back" is said."""
+    assert talks_about_calling("To respond to this, you could return the following JSON object:")
+    assert talks_about_calling("Here's a json object with the function name and arguments:")
+    assert not talks_about_calling("The function room is upstairs.")
+    assert not talks_about_calling("I'll call you back when the refund lands.")
+    talk = "To respond to this, you could return the following JSON object with the function arguments."
+    rec = one_turn(tmp_path, "I want a refund.", ScriptedLLM(rules=[[r"refund", talk]]), refund_desk([]))
+    story = rec.timeline()
+    heard = " ".join(rec.agent_lines)  # a first clause put out before the rest was written is said
+    assert "JSON" not in heard and "function" not in heard, story
+    assert heard.endswith("could you tell me the order number and the last four digits of the card?"), story
+    assert any("talks about making a call" in e.message for e in rec.of("x.log")), story
 
 
 def test_a_claim_that_a_running_effect_went_through_is_not_said(tmp_path) -> None:

@@ -4,7 +4,8 @@ A small model is a weak judge of what the caller may hear. The session holds two
 
 Not said (`screen`, each chunk before it is spoken):
 - a sentence that talks about a tool by its identifier ("You may call the `refund` function
-  ...", `tools.ask.names_a_tool`);
+  ...", `tools.ask.names_a_tool`), or about making a call at all ("you could return the following
+  JSON object:", `tools.ask.talks_about_calling`);
 - a sentence that states an id nobody gave, named by a tool's own argument words
   (`given.stated_ids`:
   asked "Where is my order?", Qwen2.5-0.5B said "The order number is 4417.", its schema's
@@ -31,13 +32,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..tools.ask import asking_for, names_a_tool, owes_question, question
+from ..tools.ask import asking_for, names_a_tool, owes_question, question, talks_about_calling
 from ..tools.choice import asked_for
 from ..tools.confirms import claims_done, confirms, statement
 from ..tools.evidence import Evidence
 from ..tools.facts import NO_INFORMATION, unsourced
 from ..tools.given import lacking, stated_ids
-from ..tools.provenance import folded, spans_of_numbers
+from ..tools.number_role import folded
+from ..tools.provenance import spans_of_numbers
 from ..tools.schema import ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
@@ -88,6 +90,8 @@ class OwedWords:
         if named is not None:
             self._talked.setdefault(response.id, named)
             return f"it talks about the tool {named}"
+        if talks_about_calling(chunk):
+            return "it talks about making a call"
         specs = self.desk.registry.specs()
         if specs and spans_of_numbers(folded(chunk)) and (
                 invented := stated_ids(chunk, specs, self._words_evidence(response))):

@@ -82,6 +82,17 @@ def names_a_tool(sentence: str, specs: Iterable[ToolSpec]) -> str | None:
     return None
 
 
+_CALL_TALK = re.compile(r"```|\bjson\b|\bfunction\b.*\b(?:call|calls|arguments?|parameters?|return)\b"
+                        r"|\b(?:call|calls|arguments?|parameters?|return)\b.*\bfunction\b", re.I)
+
+
+def talks_about_calling(sentence: str) -> bool:
+    """Does a sentence talk about making a call, naming no tool ("To respond to this, you could
+    return the following JSON object:", "Here's a json object with the function name and
+    arguments:")? A small model that cannot make the call writes that; no caller is to hear it."""
+    return bool(_CALL_TALK.search(sentence))
+
+
 def after_words(said: str, owed: str) -> str:
     """The owed words as they follow what was said: after a clause the chunker let go on its
     own ("Yes," when "it went through." was not said), the sentence goes on in lower case."""

@@ -21,8 +21,9 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+from .argrules import MONEY_MARKS
 from .evidence import Evidence
-from .provenance import MONEY_MARKS, keyed_scalars
+from .number_role import keyed_scalars
 from .spoken.kinds import stem
 from .spoken.numbers import numbers_said
 from .spoken.times import moments

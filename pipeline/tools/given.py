@@ -26,17 +26,8 @@ from dataclasses import replace
 from typing import Any
 
 from .evidence import Evidence
-from .provenance import (
-    Rule,
-    accepts,
-    folded,
-    keyed_scalars,
-    names_other,
-    question_role,
-    role_here,
-    rules,
-    spans_of_numbers,
-)
+from .number_role import folded, keyed_scalars, names_other, question_role, role_here
+from .provenance import Rule, accepts, rules, spans_of_numbers
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said

@@ -43,16 +43,15 @@ three oh two, five five eight") is the one the caller said in its role (`_the_ca
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import zip_longest
 from typing import Any
 
 from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
+from .number_role import folded, keyed_scalars, names_other, question_role, role_here
 from .record import (
     alike,
     as_record,
@@ -66,18 +65,11 @@ from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import name_words, stem
-from .spoken.names import choice_named, choice_said, choice_words_said, edit_distance, name_said
+from .spoken.names import choice_named, choice_said, choice_words_said, name_said
 from .spoken.numbers import TIME_CUES, numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import is_number_word, spoken_number, words
 
-_BEFORE, _AFTER = 5, 4  # words around a value that may say what it is
-_LAST_FOUR = re.compile(r"\blast\s+(?:four|4)\b", re.I)  # "the last four": no number of its own
-_LABELS = frozenset("number no nr id code reference ref".split())  # "<noun> number 204"
-_LINKS = frozenset("is was are be it it's its s".split())  # "my order number is 204"
-_DETERMINERS = frozenset("my the your our a an this that his her their its which what for to on "
-                         "in at of with under by from".split())
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 _DIALLED = frozenset("phone mobile cell telephone tel landline".split())  # a number to ring has digits
 _WORDY = re.compile(r"[A-Za-z]{3,}")
@@ -367,11 +359,6 @@ def _unmistakable(said: str) -> bool:
     return len(code) >= 6 or any(ch.isalpha() for ch in code) and any(ch.isdigit() for ch in code)
 
 
-def folded(text: str) -> str:
-    """The text with "the last four" as one word: that four is no number of its own."""
-    return _LAST_FOUR.sub("lastfour", text)
-
-
 def _priced(said: str) -> bool:
     return bool(_PRICE.fullmatch(said.strip("$€£ "))) or bool({stem(w.text) for w in words(said)} & MONEY_MARKS)
 
@@ -399,89 +386,3 @@ def _numbers_said(evidence: Evidence) -> int:
     return sum(1 for text in evidence.said for n in numbers_said(folded(text)) if not n.clock)
 
 
-def question_role(asked: str, rule: Rule) -> bool | None:
-    """Does the agent's last question name this argument (True), another (False), or none?"""
-    questions = [q for q in _SENTENCE.split(folded(asked)) if q.rstrip().endswith("?")]
-    if not questions:
-        return None
-    said = {stem(w.text) for w in words(questions[-1])}
-    if said & rule.cues - rule.rivals:
-        return True
-    return False if said & rule.rivals else None
-
-
-def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
-    """True: the nearest word around text[span] that names an argument names this one; False:
-    another's; None: none names it (nor a pause or another number is crossed to find one)."""
-    ws = words(text)
-    inside = [k for k, w in enumerate(ws) if w.start >= span[0] and w.end <= span[1]]
-    if not inside:
-        return None
-    first, last = inside[0], inside[-1]
-    before: list[str] = []
-    k = first - 1
-    while k >= 0 and first - k <= _BEFORE and not ws[k + 1].after_break and not _is_number(ws, k):
-        before.append(stem(ws[k].text))
-        k -= 1
-    after: list[str] = []
-    k = last + 1
-    while k < len(ws) and k - last <= _AFTER and not ws[k].after_break and not _is_number(ws, k):
-        after.append(stem(ws[k].text))
-        k += 1
-    if (labelled := _label(before, rule)) is not None:
-        return labelled
-    # nearest first, a word before ahead of one as near after ("the order was forty dollars":
-    # "dollars" is nearer than "order")
-    near = [w for pair in zip_longest(before, after) for w in pair if w is not None]
-    for word in near:
-        if _names(word, rule.cues) and not _names(word, rule.rivals):
-            return True
-        if _names(word, rule.rivals):
-            return False
-    return None
-
-
-def _names(word: str, cues: frozenset[str]) -> bool:
-    """Is the word one of these, or one Whisper writes for it ("cart" for "card")?"""
-    if word in cues:
-        return True
-    return len(word) >= 4 and any(len(c) >= 4 and c[0] == word[0] and edit_distance(word, c) == 1
-                                  for c in cues)
-
-
-def _label(before: list[str], rule: Rule) -> bool | None:
-    """ "my room number is 204": a number labelled "<noun> number" is that noun's. True where the
-    noun names this argument, False where it names any other thing, None where no noun labels it
-    ("the number is 204")."""
-    words_before = [w for w in before if w not in _LINKS]
-    if len(words_before) < 2 or words_before[0] not in _LABELS:
-        return None
-    noun = words_before[1]
-    if _names(noun, rule.cues) and not _names(noun, rule.rivals):
-        return True
-    return None if noun in _DETERMINERS else False
-
-
-def _is_number(ws: list[Any], k: int) -> bool:
-    """Is ws[k] a number ("the one ending 5678": that "one" is no number)?"""
-    text = ws[k].text
-    if text == "one" and k > 0 and ws[k - 1].text in _DETERMINERS:
-        return False
-    return text[0].isdigit() or is_number_word(text)
-
-
-def names_other(key: str, rule: Rule) -> bool:
-    """Does a result's field name another argument and not this one (`card_last4` for an order)?"""
-    named = {stem(w) for w in name_words(key)}
-    return bool(named & rule.rivals) and not named & rule.cues
-
-
-def keyed_scalars(value: Any, key: str = "") -> Iterable[tuple[str, Any]]:
-    if isinstance(value, dict):
-        for name, item in value.items():
-            yield from keyed_scalars(item, str(name))
-    elif isinstance(value, list):
-        for item in value:
-            yield from keyed_scalars(item, key)
-    elif value is not None and not isinstance(value, bool):
-        yield key, value
