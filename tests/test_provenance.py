@@ -936,3 +936,14 @@ def test_the_person_served_is_the_caller_on_file_unless_they_book_for_someone_of
         == "Alfie Barnes"
     herself = said("Could you book me in on Friday? My husband will drive me.", instructions=record)
     assert trace(eyes, {"patient_name": "Helen Fairbairn", "date": "2026-06-05"}, herself).missing == []
+
+
+def test_an_integer_named_for_a_length_is_a_count_not_a_time_of_day() -> None:
+    """ "for like three hours": `hours` (an integer, "Length of the rental in hours") was read as a
+    time of day, so 3 was never said; it is how long, said as a number."""
+    rental = client_tool("reserve_rental", {
+        "start_time": {"type": "string", "description": "Start, HH:MM on the 24-hour clock"},
+        "hours": {"type": "integer", "description": "Length of the rental in hours"}}, ["start_time", "hours"])
+    line = said("I wanna grab two single kayaks tomorrow morning, nine o'clock, for like three hours.")
+    assert trace(rental, {"start_time": "09:00", "hours": 3}, line).missing == []
+    assert trace(rental, {"start_time": "09:00", "hours": 4}, line).missing == ["hours"]

@@ -76,6 +76,7 @@ _WORDS: tuple[tuple[ValueKind, frozenset[str]], ...] = (
         "body subject remark remarks explanation question line greeting topic request requests "
         "problem issue complaint feedback symptoms".split())),
 )
+_LENGTHS = frozenset("hours days nights weeks months years".split())  # an integer so named is a length
 _CODE_EXAMPLE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{2,}\b")  # "AB12", "BW-1234567"
 _PROSE_LENGTH = 80  # a string allowed more characters than a name or an address is prose
 # Words people use for the same thing in any domain: a record's "mobile 07712 448390" is the
@@ -105,6 +106,9 @@ def kind_from_schema(name: str, schema: dict[str, Any]) -> ValueKind | None:
     if (fmt := schema.get("format")) in _FORMATS:
         return _FORMATS[fmt]
     if (found := _by_words(name_words(name), head_first=True)) is not None:
+        if kind in ("integer", "number") and found in (ValueKind.TIME, ValueKind.DATE) \
+                and name_words(name)[-1] in _LENGTHS:
+            return ValueKind.NUMBER  # "hours": 3 is how long, not a time of day
         return found
     if (found := _by_words(_words_of(schema.get("description", "")), head_first=False)) is not None:
         return found
