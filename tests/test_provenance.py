@@ -946,4 +946,6 @@ def test_an_integer_named_for_a_length_is_a_count_not_a_time_of_day() -> None:
         "hours": {"type": "integer", "description": "Length of the rental in hours"}}, ["start_time", "hours"])
     line = said("I wanna grab two single kayaks tomorrow morning, nine o'clock, for like three hours.")
     assert trace(rental, {"start_time": "09:00", "hours": 3}, line).missing == []
-    assert trace(rental, {"start_time": "09:00", "hours": 4}, line).missing == ["hours"]
+    assert trace(rental, {"start_time": "09:00", "hours": 4}, line).arguments["hours"] == 3  # the caller's
+    assert trace(rental, {"start_time": "09:00", "hours": 4},
+                 said("Two kayaks tomorrow at nine, please.")).missing == ["hours"]
