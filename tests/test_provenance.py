@@ -949,3 +949,33 @@ def test_an_integer_named_for_a_length_is_a_count_not_a_time_of_day() -> None:
     assert trace(rental, {"start_time": "09:00", "hours": 4}, line).arguments["hours"] == 3  # the caller's
     assert trace(rental, {"start_time": "09:00", "hours": 4},
                  said("Two kayaks tomorrow at nine, please.")).missing == ["hours"]
+
+
+def test_next_tuesday_said_on_a_wednesday_is_the_coming_one() -> None:
+    """Said on Wednesday June 3, "next Tuesday" is June 9 (this week's has gone by): a day the
+    model wrote wrong ("2026-06-04") runs as that one. "Next Friday", whose this-week day is still
+    ahead, may be either Friday, so one written wrong is asked about."""
+    check = client_tool("check_availability", {
+        "date": {"type": "string", "format": "date", "description": "Day to check"}}, ["date"])
+    assert trace(check, {"date": "2026-06-04"}, said("What's Eilidh got free next Tuesday?")).arguments \
+        == {"date": "2026-06-09"}
+    assert trace(check, {"date": "2026-06-16"}, said("What's Eilidh got free next Tuesday?")).arguments \
+        == {"date": "2026-06-09"}
+    assert trace(check, {"date": "2026-06-04"}, said("Anything free next Friday?")).missing == ["date"]
+    for friday in ("2026-06-05", "2026-06-12"):
+        assert trace(check, {"date": friday}, said("Anything free next Friday?")).missing == []
+
+
+def test_a_required_choice_the_caller_named_none_of_is_asked_where_they_named_two() -> None:
+    """ "Ellie's desperate to try singing ... after her piano": Qwen booked drums. The caller named
+    two choices, neither the model's: which one is asked, not guessed. A choice nobody named at all
+    ("a lesson for Ellie") stays the model's."""
+    lesson = client_tool("book_lesson", {
+        "instrument": {"type": "string", "description": "Instrument or subject",
+                       "enum": ["piano", "guitar", "violin", "drums", "singing"]},
+        "date": {"type": "string", "format": "date", "description": "Day"}}, ["instrument", "date"])
+    two = said("Ellie's desperate to try singing. Could you book her in on Tuesday, after her piano?")
+    assert trace(lesson, {"instrument": "drums", "date": "2026-06-09"}, two).missing == ["instrument"]
+    assert trace(lesson, {"instrument": "singing", "date": "2026-06-09"}, two).missing == []
+    none = said("Could you book a lesson for Ellie on Tuesday?")
+    assert trace(lesson, {"instrument": "drums", "date": "2026-06-09"}, none).missing == []

@@ -125,9 +125,24 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             out.dropped.append(name)
             del out.arguments[name]
     for name, value in arguments.items():  # a required choice is the model's, but not against the caller's word
-        if name not in checked and (named := _named_choice(spec, name, value, evidence)) is not None:
+        if name in checked:
+            continue
+        if (named := _named_choice(spec, name, value, evidence)) is not None:
             out.arguments[name] = named
+        elif _passed_over(spec, name, value, evidence) and name in spec.parameters.get("required", ()):
+            out.missing.append(name)  # "try singing ... after her piano", written "drums": which is asked
     return out
+
+
+def _passed_over(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
+    """The caller named choices of the schema's (two, as much: "singing", "piano"), none of them the
+    model's ("drums"): its pick is against their words, and which they meant is not said."""
+    prop = spec.parameters.get("properties", {}).get(name)
+    choices = tuple(prop.get("enum") or ()) if isinstance(prop, dict) else ()
+    if not choices or not all(isinstance(c, str) for c in choices) or value not in choices:
+        return False
+    said = [choice_words_said(choices, text) for text in evidence.said]
+    return any(said) and not any(value in named for named in said)
 
 
 def _named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> str | None:
