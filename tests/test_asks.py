@@ -128,3 +128,14 @@ def test_a_question_that_checks_with_a_tag_only_asks_about_something() -> None:
     tools = [_effect("pay_balance"), _tool("check_visits")]
     line = "I'm still on every four weeks, aren't I? At twenty-two pounds?"
     assert "pay_balance" not in [s.name for s in offered(tools, Evidence(said=[line]), last_said=line)]
+
+
+def test_still_in_a_story_is_no_problem_and_passing_praise_on_asks_nothing() -> None:
+    """ "Last summer we took the pontoon out and saw a bald eagle. Kids still talk about it.": Qwen
+    changed the reservation on file. "Still" alone tells of no fault ("it still looks brand new");
+    a fault is said by its own words ("it's still broken", "it still hasn't come")."""
+    for line in ("Last summer we took the pontoon out and saw a bald eagle up by the north cove. Kids still talk about it.",
+                 "Dwayne's crew did our patio last fall and honestly it still looks brand new. Just wanted to pass that on."):
+        assert tells_only(line, "", []), line
+    for line in ("I ordered it last week and it's still broken.", "I paid last week and it still hasn't come."):
+        assert not tells_only(line, "", []), line

@@ -35,7 +35,7 @@ _ASKING = frozenset("please pls want wants wanna need needs needed can could wou
 _PROBLEM = frozenset("not never no nobody nothing none lost stolen missing broken broke damaged wrong "
                      "late delayed cancelled canceled forgot forgotten left charged overcharged twice "
                      "double fraud unauthorized problem problems issue issues error failed declined "
-                     "stuck still yet sick ill hurt injured pain complaint again".split())
+                     "stuck yet sick ill hurt injured pain complaint again".split())
 _PAST = frozenset("was were had did saw took went came got made paid flew bought said told gave found "
                   "brought kept spent sent drove rode ate sat stood met felt knew heard been done "
                   "seen gone taken given ran wrote spoke chose stayed enjoyed loved liked "
@@ -45,7 +45,8 @@ _PAST_PHRASE = re.compile(r"\b(used to|last (night|week|month|year|time|summer|w
                           r"the other day|(i|we)'ve been)\b", re.I)
 _TAKEN_BACK = re.compile(r"\bnever ?mind\b", re.I)
 # "I wanted to book" asks; "I just wanted to say thank you", "wanted someone to know" tell
-_WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|share)|(?:someone|somebody|you) to know)\b")
+_WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|share|pass (?:that|it|this) on)"
+                             r"|(?:someone|somebody|you) to know)\b")
 
 
 # A line that corrects what was said or read back: "No, five pm", "Sorry, I meant Friday",
