@@ -25,9 +25,10 @@ office), written on 2026-12-03 in the evening the same way, after the rules judg
 `fresh5` (removals firm, bicycle repair shop, student accommodation office, pet boarding kennels),
 written late that evening the same way, to judge the rules written after reading `fresh4`; and
 `fresh6` (optician, self-storage, florist, window cleaner), written that night the same way, to
-judge the rules written after reading `fresh5`; and `fresh7` (physiotherapy practice, boat hire,
+judge the rules written after reading `fresh5`; `fresh7` (physiotherapy practice, boat hire,
 music school, garden centre), written on 2026-12-04 the same way, to judge the rules written
-after reading `fresh6`. Values are compared by meaning (`same_value`: "6 PM" is "18:00").
+after reading `fresh6`; and `fresh8` (locksmith, dog groomer, holiday cottages, hearing clinic),
+written later that day the same way, to judge the rules written after reading `fresh7`. Values are compared by meaning (`same_value`: "6 PM" is "18:00").
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ SET = Path(__file__).resolve().with_name("tool_domains.json")
 DATA: dict[str, Any] = json.loads(SET.read_text(encoding="utf-8"))
 DOMAINS: dict[str, dict[str, Any]] = DATA["domains"]
 NOW = datetime.fromisoformat(DATA["now"])
-SPLITS = ("dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7")
+SPLITS = ("dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8")
 
 
 def cases(split: str | None = None) -> list[dict[str, Any]]:
