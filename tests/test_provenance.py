@@ -979,3 +979,18 @@ def test_a_required_choice_the_caller_named_none_of_is_asked_where_they_named_tw
     assert trace(lesson, {"instrument": "singing", "date": "2026-06-09"}, two).missing == []
     none = said("Could you book a lesson for Ellie on Tuesday?")
     assert trace(lesson, {"instrument": "drums", "date": "2026-06-09"}, none).missing == []
+
+
+def test_a_number_the_caller_corrects_runs_as_they_said_it_last() -> None:
+    """ "Three hundred, please." then "Sorry, three hundred and fifty. I said the wrong number.":
+    Qwen paid 300, said in the first turn; the correction takes it back and the call runs on 350.
+    A correction of something else ("No, make it Friday") leaves the amount said before."""
+    pay = client_tool("make_payment", {
+        "booking_id": {"type": "string", "description": "The booking, such as PCB-55817"},
+        "amount": {"type": "number", "description": "Amount to pay in pounds"}}, ["booking_id", "amount"])
+    line = said("Can I pay three hundred off booking PCB-55817?", "Sorry, three hundred and fifty. I said the wrong number.")
+    traced = trace(pay, {"booking_id": "PCB-55817", "amount": 300}, line)
+    assert traced.missing == [] and traced.arguments["amount"] == 350
+    assert trace(pay, {"booking_id": "PCB-55817", "amount": 350}, line).arguments["amount"] == 350
+    other = said("Can I pay three hundred off booking PCB-55817 on Thursday?", "No, make it Friday.")
+    assert trace(pay, {"booking_id": "PCB-55817", "amount": 300}, other).arguments["amount"] == 300

@@ -17,6 +17,8 @@ and `record.the_one_meant`):
   `customer_name`, `name`), where the caller asks for themselves ("reserve me one") and names nobody
   else: the caller's name the record gives (`record.the_callers_name`); for "my grandson ... Alfie
   Barnes", whose name the record's caller's is not (`for_another`), the one full name said;
+- a number the caller's correction says again ("Sorry, three hundred and fifty", after "three
+  hundred"): the earlier one is taken back, and the call runs on the new one (`retold`);
 - a length said in another unit than the schema's (`in_its_unit`: "two hours" for minutes is 120),
   asked by `provenance.trace` before all else, as the model's 2 is "said" but not the caller's.
 
@@ -33,7 +35,9 @@ from decimal import Decimal
 from typing import Any
 
 from .argrules import Rule
+from .asks import corrects
 from .evidence import Evidence
+from .number_role import folded, question_role, role_here
 from .record import items_of, name_beside, the_callers_name
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, spelled
@@ -41,9 +45,9 @@ from .spoken.kinds import name_words
 from .spoken.names import name_said
 from .spoken.numbers import numbers_said, plain
 from .spoken.times import moments
-from .spoken.words import words
+from .spoken.words import spoken_number, words
 
-__all__ = ["a_piece", "amended", "for_another", "more_than_itself", "serves"]
+__all__ = ["a_piece", "amended", "for_another", "more_than_itself", "retold", "serves"]
 
 _SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z][\s,]+){2,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", not "J. R. R."
 _NOT = re.compile(r",?\s+(?:and\s+)?not\s+.*$", re.I)
@@ -120,6 +124,25 @@ def _the_caller(rule: Rule, evidence: Evidence) -> str | None:
            for m in _FULL_NAME.finditer(text)):
         return None  # a name of someone said: theirs to give, not the record's
     return name
+
+
+def retold(value: Any, rule: Rule, evidence: Evidence) -> int | float | None:
+    """The one number the caller's correction says in this argument's place ("Sorry, three hundred
+    and fifty. I said the wrong number." after "three hundred"), where it is not this value: the
+    earlier turn's is taken back. Only where the last words correct, say one number (not a time),
+    named for no other argument, nor answer a question for another; else None."""
+    if rule.kind is not ValueKind.NUMBER or Source.CALLER not in rule.sources or len(evidence.said) < 2 \
+            or not corrects(evidence.said[-1]) or spoken_number(str(value)) is None:
+        return None
+    asked = evidence.asked[len(evidence.said) - 1] if len(evidence.asked) >= len(evidence.said) else ""
+    if question_role(asked, rule) is False:
+        return None  # "It's 5521" answers "What's the order number?": another argument's number
+    text = folded(evidence.said[-1])
+    found = [n for n in numbers_said(text) if not n.clock and len(n.values) == 1
+             and role_here(text, (n.start, n.end), rule) is not False]
+    if len(found) != 1 or spoken_number(str(value)) in found[0].values:
+        return None
+    return plain(next(iter(found[0].values)))
 
 
 _PER_MINUTES = {"minute": 1, "min": 1, "hour": 60, "hr": 60}  # a length of time, in minutes

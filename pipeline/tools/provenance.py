@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, serves
+from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, retold, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
 from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
@@ -92,7 +92,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
     checked = {name: rule for name, rule in rules(spec).items() if name in arguments and rule.traced}
     held = {name: all(given(v, rule, evidence) for v in (arguments[name] if isinstance(arguments[name], list)
                                                           else [arguments[name]]))
-            and not took_back(arguments[name], rule.kind, evidence, rule.written) for name, rule in checked.items()}
+            and not took_back(arguments[name], rule.kind, evidence, rule.written)
+            and retold(arguments[name], rule, evidence) is None for name, rule in checked.items()}
     days = {name for name, rule in checked.items() if rule.written == "date" and Source.CALLER in rule.sources}
     days_said = spread_days({n: arguments[n] for n in days if not held[n]},
                             {n: arguments[n] for n in days if held[n]}, evidence)
@@ -109,7 +110,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             continue
         # the moment(s) the caller said, not the model's (of a call's several days, each its own:
         # one day said is not two); the code on file their words point at
-        if (again := days_said.get(name) or Source.CALLER in rule.sources and (name not in days or len(days) == 1)
+        if (again := days_said.get(name) or retold(value, rule, evidence)
+                or Source.CALLER in rule.sources and (name not in days or len(days) == 1)
                 and restated(value, rule.kind, rule.written, evidence)
                 or Source.INSTRUCTIONS in rule.sources and _pointed_at(value, rule, evidence)
                 or _the_callers_one(value, rule, evidence, {squash(str(v)) for n, v in arguments.items() if n != name})
