@@ -38,7 +38,7 @@ from .argrules import Rule
 from .asks import corrects
 from .evidence import Evidence
 from .number_role import folded, question_role, role_here
-from .record import items_of, name_beside, the_callers_name
+from .record import FULL_NAME, items_of, name_beside, the_callers_name
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, spelled
 from .spoken.kinds import name_words
@@ -89,7 +89,6 @@ _RELATIONS = frozenset("son daughter wife husband partner mum mom mother dad fat
                        "niece cousin fiance fiancee fiancée girlfriend boyfriend mate lodger tenant".split())
 _FIRST_PERSON = frozenset("i i'm i'd i'll i've me my myself we we're we'd we've us our".split())
 _MINE = frozenset("my our".split())
-_FULL_NAME = re.compile(r"\b[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)+\b")
 
 
 def serves(rule: Rule) -> bool:
@@ -116,12 +115,12 @@ def _the_caller(rule: Rule, evidence: Evidence) -> str | None:
     last = evidence.said[-1]
     name = the_callers_name(evidence.instructions)
     if for_another(last):  # "My grandson ... Alfie Barnes, B-A-R-N-E-S": the one name they said
-        named = {m.group(0) for m in _FULL_NAME.finditer(last) if name is None or name_said(m.group(0), name) is None}
+        named = {m.group(0) for m in FULL_NAME.finditer(last) if name is None or name_said(m.group(0), name) is None}
         return next(iter(named)) if len(named) == 1 else None
     if name is None or not {w.text for w in words(last)} & _FIRST_PERSON:
         return None
     if any(m.group(0) != name and not name_said(m.group(0), name) for text in evidence.said
-           for m in _FULL_NAME.finditer(text)):
+           for m in FULL_NAME.finditer(text)):
         return None  # a name of someone said: theirs to give, not the record's
     return name
 

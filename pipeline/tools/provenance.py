@@ -139,25 +139,30 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
 def _passed_over(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
     """The caller named choices of the schema's (two, as much: "singing", "piano"), none of them the
     model's ("drums"): its pick is against their words, and which they meant is not said."""
-    prop = spec.parameters.get("properties", {}).get(name)
-    choices = tuple(prop.get("enum") or ()) if isinstance(prop, dict) else ()
-    if not choices or not all(isinstance(c, str) for c in choices) or value not in choices:
+    choices = _word_choices(spec, name)
+    if value not in choices:
         return False
     said = [choice_words_said(choices, text) for text in evidence.said]
     return any(said) and not any(value in named for named in said)
 
 
+def _word_choices(spec: ToolSpec, name: str) -> tuple[str, ...]:
+    """The schema's choices for this argument, where they are words (not numbers)."""
+    prop = spec.parameters.get("properties", {}).get(name)
+    choices = tuple(prop.get("enum") or ()) if isinstance(prop, dict) else ()
+    return choices if all(isinstance(c, str) for c in choices) else ()
+
+
 def _named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> str | None:
     """The schema's choice the caller named (`names.choice_named`: "the gutters" is gutter_clear),
     in their latest turn that names one, where the model wrote another ("windows_exterior")."""
-    prop = spec.parameters.get("properties", {}).get(name)
-    choices = prop.get("enum") if isinstance(prop, dict) else None
-    if not choices or not all(isinstance(c, str) for c in choices) or not isinstance(value, str):
+    choices = _word_choices(spec, name)
+    if not choices or not isinstance(value, str):
         return None
-    if value in choices and any(value in choice_words_said(tuple(choices), text) for text in evidence.said):
+    if value in choices and any(value in choice_words_said(choices, text) for text in evidence.said):
         return None  # a word of the model's own, and of no other choice, was said: its pick stands
     for text in reversed(evidence.said):
-        if (named := choice_named(tuple(choices), text)) is not None:
+        if (named := choice_named(choices, text)) is not None:
             return named if named != value else None
     return None
 

@@ -130,7 +130,7 @@ def _digits(text: str) -> str:
     return re.sub(r"\D", "", text) or text.strip().lower()
 
 
-_NAME = re.compile(r"\b[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)+\b")  # "Priya Raman": two capitalised words or more
+FULL_NAME = re.compile(r"\b[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)+\b")  # "Priya Raman": two capitalised words or more
 
 
 def name_beside(code: str, record: str) -> str | None:
@@ -140,7 +140,7 @@ def name_beside(code: str, record: str) -> str | None:
     if not code.strip() or not any(ch.isdigit() for ch in code):
         return None
     holding = [entry for entry in _ENTRY.split(record) if re.search(rf"(?<!\w){re.escape(code)}(?!\w)", entry)]
-    names = {m.group(0) for m in _NAME.finditer(holding[0])} if len(holding) == 1 else set()
+    names = {m.group(0) for m in FULL_NAME.finditer(holding[0])} if len(holding) == 1 else set()
     return next(iter(names)) if len(names) == 1 else None
 
 
@@ -203,7 +203,7 @@ def the_callers_name(instructions: str) -> str | None:
     for entry in _ENTRY.split(as_record(instructions)):
         if (m := _CALLER_ENTRY.search(entry)) is None:
             continue
-        for found in _NAME.finditer(entry, m.end()):
+        for found in FULL_NAME.finditer(entry, m.end()):
             parts = [w for w in found.group(0).split() if w.lower().strip(".") not in _NOT_NAMES]
             if len(parts) >= 2:  # "Priya Raman and Omar Said": which of them calls is not said
                 return None if re.match(r"\s*(?:and|&)\s+[A-Z]", entry[found.end():]) else " ".join(parts)

@@ -82,21 +82,17 @@ def choice_named(choices: tuple[str, ...], text: str) -> str | None:
         return None
     best = max(score.values())
     top = [c for c, n in score.items() if n == best]
-    rival = max((n for c, n in _words_said(choices, text).items() if c not in top), default=0)
+    rival = max((n for c, n in choice_words_said(choices, text, shared=True).items() if c not in top), default=0)
     return top[0] if len(top) == 1 and best > rival else None
 
 
-def choice_words_said(choices: tuple[str, ...], text: str) -> dict[str, int]:
-    """Of each choice one of whose words no other choice has is said, how many of its words are."""
+def choice_words_said(choices: tuple[str, ...], text: str, *, shared: bool = False) -> dict[str, int]:
+    """Of each choice one of whose words no other choice has is said (`shared`: of every choice),
+    how many of its words are."""
     heard = {stem(w.text) for w in words(text)}
     own = _choice_words(choices)
     return {c: len(ws & heard) for c, ws in own.items()
-            if ws & heard - set().union(*(o for d, o in own.items() if d != c))}
-
-
-def _words_said(choices: tuple[str, ...], text: str) -> dict[str, int]:
-    heard = {stem(w.text) for w in words(text)}
-    return {c: len(ws & heard) for c, ws in _choice_words(choices).items()}
+            if shared or ws & heard - set().union(*(o for d, o in own.items() if d != c))}
 
 
 def _choice_words(choices: tuple[str, ...]) -> dict[str, set[str]]:
