@@ -994,3 +994,18 @@ def test_a_number_the_caller_corrects_runs_as_they_said_it_last() -> None:
     assert trace(pay, {"booking_id": "PCB-55817", "amount": 350}, line).arguments["amount"] == 350
     other = said("Can I pay three hundred off booking PCB-55817 on Thursday?", "No, make it Friday.")
     assert trace(pay, {"booking_id": "PCB-55817", "amount": 300}, other).arguments["amount"] == 300
+
+
+def test_a_calls_one_day_of_two_said_is_the_one_it_is_moved_to() -> None:
+    """ "My appointment with Priya tomorrow ... could we move it to Monday?": Qwen wrote a day
+    nobody said for the new date; of the two days said, the one after "to" is where it goes.
+    Two days with none moved to ("tomorrow or Monday") stay asked about."""
+    move = client_tool("reschedule_appointment", {
+        "appointment_id": {"type": "string", "description": "The appointment, such as APT-7731"},
+        "new_date": {"type": "string", "format": "date", "description": "The new day"}}, ["appointment_id", "new_date"])
+    line = said("I've got my appointment APT-7731 tomorrow, but could we move it to Monday?")
+    assert trace(move, {"appointment_id": "APT-7731", "new_date": "2026-04-15"}, line).arguments["new_date"] == "2026-06-08"
+    push = said("Can I push APT-7731 from tomorrow until Friday?")
+    assert trace(move, {"appointment_id": "APT-7731", "new_date": "2026-06-04"}, push).arguments["new_date"] == "2026-06-05"
+    either = said("Could APT-7731 be tomorrow or Monday instead?")
+    assert trace(move, {"appointment_id": "APT-7731", "new_date": "2026-04-15"}, either).missing == ["new_date"]

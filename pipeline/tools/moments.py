@@ -34,10 +34,19 @@ from typing import Any
 from .asks import corrects
 from .evidence import Evidence
 from .spoken import ValueKind
-from .spoken.times import Written, days_named, in_hours, moments, one_moment, open_hours, taken_back
+from .spoken.times import (
+    Written,
+    days_named,
+    in_hours,
+    moments,
+    moved_to,
+    one_moment,
+    open_hours,
+    taken_back,
+)
 from .spoken.words import words
 
-__all__ = ["MOMENTS", "as_hhmm", "restated", "spread_days", "the_clock", "took_back", "written_as"]
+__all__ = ["MOMENTS", "as_hhmm", "moved", "restated", "spread_days", "the_clock", "took_back", "written_as"]
 
 MOMENTS: dict[ValueKind, Written] = {ValueKind.TIME: "time", ValueKind.DATE: "date",
                                      ValueKind.DATETIME: "datetime"}
@@ -94,6 +103,22 @@ def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence
     if len(free) != len(wrong):
         return {}
     return _in_order(list(wrong), free, written) or dict(zip(wrong, free, strict=True))
+
+
+def moved(value: Any, evidence: Evidence) -> str | None:
+    """The day a call's one new day is moved to, where the caller's last words naming days say
+    two and move it to one ("my appointment tomorrow ... could we move it to Monday", "push it from
+    tomorrow until Friday": `times.moved_to`), and the model wrote another (the old day, or one
+    nobody said); None otherwise."""
+    if evidence.now is None or not _a_moment(value, evidence):
+        return None
+    for text in reversed(evidence.said):
+        if (named := days_named(text, evidence.now)) is None:
+            return None
+        if named:
+            to = moved_to(text, evidence.now)
+            return to if to is not None and to != (as_date(value, evidence) if isinstance(value, str) else None) else None
+    return None
 
 
 def _in_order(names: list[str], days: list[str], written: dict[str, str | None]) -> dict[str, str]:

@@ -50,7 +50,7 @@ from typing import Any
 from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, retold, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
-from .moments import as_date, as_hhmm, restated, spread_days, the_clock, took_back
+from .moments import as_date, as_hhmm, moved, restated, spread_days, the_clock, took_back
 from .number_role import folded, keyed_scalars, names_other, question_role, role_here
 from .record import (
     alike,
@@ -103,6 +103,9 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             out.arguments[name] = hhmm  # "6 pm" as the schema asks: "18:00" (traced as said)
         if (units := in_its_unit(value, rule, evidence)) is not None:
             out.arguments[name] = units  # "two hours" asked in minutes: 120, not the model's 2
+            continue
+        if days == {name} and "new" in rule.cues and (to := moved(value, evidence)) is not None:
+            out.arguments[name] = to  # "move it from tomorrow to Monday": the new day is Monday
             continue
         if held[name] and name not in days_said:
             if rule.written == "date" and isinstance(value, str) and (day := as_date(value, evidence)) is not None:

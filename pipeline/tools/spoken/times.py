@@ -275,6 +275,21 @@ def days_named(text: str, now: datetime) -> list[str] | None:
     return out
 
 
+_TOWARD = frozenset({"to", "till", "until", "onto", "into"})  # "move it to Monday": where it goes
+
+
+def moved_to(text: str, now: datetime) -> str | None:
+    """Of the days these words name to act on (`days_named`), the one thing is moved to ("push my
+    delivery from tomorrow to Monday", "my appointment tomorrow ... could we move it to Monday"):
+    the one day said after "to" ("until", "till"); None where no one day is."""
+    if not (named := days_named(text, now)) or len(named) < 2:
+        return None
+    ws = words(text)
+    toward = {_day_text(set(m.days), now) for m in moments(ws, now)
+              if len(m.days) == 1 and m.start and ws[m.start - 1].text in _TOWARD}
+    return next(iter(toward)) if len(toward) == 1 and next(iter(toward)) in named else None
+
+
 def taken_back(value: str, text: str, now: datetime | None) -> bool:
     """Do these words take this moment back ("Friday, not Monday" for "2026-06-08")?"""
     wanted = moments(words(value), now, written=True, slack_min=0)
