@@ -133,7 +133,7 @@ def retold(value: Any, rule: Rule, evidence: Evidence) -> int | float | None:
     if rule.kind is not ValueKind.NUMBER or Source.CALLER not in rule.sources or len(evidence.said) < 2 \
             or not corrects(evidence.said[-1]) or spoken_number(str(value)) is None:
         return None
-    asked = evidence.asked[len(evidence.said) - 1] if len(evidence.asked) >= len(evidence.said) else ""
+    asked = evidence.last_asked
     if question_role(asked, rule) is False:
         return None  # "It's 5521" answers "What's the order number?": another argument's number
     text = folded(evidence.said[-1])

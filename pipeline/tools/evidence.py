@@ -28,6 +28,11 @@ class Evidence:
     def __post_init__(self) -> None:
         self.said = [_OCLOCK.sub(" oclock", _A_SCALE.sub(r"one \1", t)) for t in self.said]
 
+    @property
+    def last_asked(self) -> str:
+        """What the agent said before the caller's last turn ("" where nothing, or not known)."""
+        return self.asked[len(self.said) - 1] if self.said and len(self.asked) >= len(self.said) else ""
+
 
 def is_refusal(output: Any) -> bool:
     """A tool error saying the call was not run for want of what the caller gave."""

@@ -87,14 +87,9 @@ def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence
     where the caller's last words naming a day do not name one for each wrong one."""
     if not wrong or not all(_a_moment(value, evidence) for value in wrong.values()):
         return {}  # "soonest" is no day the model meant to write: judged as it is
-    assert evidence.now is not None
-    for text in reversed(evidence.said):
-        if (named := days_named(text, evidence.now)) is None:
-            return {}
-        if named:
-            break
-    else:
+    if (last := _last_days(evidence)) is None:
         return {}
+    _, named = last
     every = {**wrong, **right}
     written = {name: as_date(value, evidence) if isinstance(value, str) else None for name, value in every.items()}
     if len(named) == len(every) > 1 and (placed := _in_order(list(every), named, written)):
@@ -110,14 +105,21 @@ def moved(value: Any, evidence: Evidence) -> str | None:
     two and move it to one ("my appointment tomorrow ... could we move it to Monday", "push it from
     tomorrow until Friday": `times.moved_to`), and the model wrote another (the old day, or one
     nobody said); None otherwise."""
-    if evidence.now is None or not _a_moment(value, evidence):
+    if evidence.now is None or not _a_moment(value, evidence) or (last := _last_days(evidence)) is None:
         return None
+    to = moved_to(last[0], evidence.now)
+    return to if to is not None and to != (as_date(value, evidence) if isinstance(value, str) else None) else None
+
+
+def _last_days(evidence: Evidence) -> tuple[str, list[str]] | None:
+    """The caller's last words that name a day to act on, and the days (`days_named`); None where
+    none do, or those words name days but not which one is meant."""
+    assert evidence.now is not None
     for text in reversed(evidence.said):
         if (named := days_named(text, evidence.now)) is None:
             return None
         if named:
-            to = moved_to(text, evidence.now)
-            return to if to is not None and to != (as_date(value, evidence) if isinstance(value, str) else None) else None
+            return text, named
     return None
 
 

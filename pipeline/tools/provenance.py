@@ -181,7 +181,7 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
     if Source.CALLER not in rule.sources or rule.kind not in NUMBERS or not evidence.said:
         return None
     written = squash(spelled(str(value)) or str(value))
-    asked = evidence.asked[len(evidence.said) - 1] if len(evidence.asked) >= len(evidence.said) else ""
+    asked = evidence.last_asked
     text = re.sub(r":\s", "  ", folded(evidence.said[-1]))  # "Gas reading for you: 7912": named across the colon
     found: set[str | int | float] = {
         plain(next(iter(n.values))) for n in numbers_said(text) if not n.clock and len(n.values) == 1

@@ -62,11 +62,7 @@ def choice_said(value: str, choices: tuple[str, ...], text: str) -> bool:
     """Does the text name this one of a schema's named choices: all of it, or a word of it no
     other choice has ("from the station": "Central Station" of "Airport", "Central Station",
     "Harbour")? A word all the choices share ("Court", "Hall") tells none apart."""
-    if name_said(value, text) is not None:
-        return True
-    heard = {w.text for w in words(text)}
-    others = {w.text for c in choices if c != value for w in words(c)}
-    return any(w.text in heard and w.text not in others and len(w.text) > 2 for w in words(value))
+    return name_said(value, text) is not None or value in choice_words_said(choices, text)
 
 
 _FILLER = frozenset("and or the of a an with to in on for at by".split())

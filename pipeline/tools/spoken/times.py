@@ -275,7 +275,7 @@ def days_named(text: str, now: datetime) -> list[str] | None:
     return out
 
 
-_TOWARD = frozenset({"to", "till", "until", "onto", "into"})  # "move it to Monday": where it goes
+_MOVED_TO = frozenset({"to", "till", "until", "onto", "into"})  # "move it to Monday": where it goes
 
 
 def moved_to(text: str, now: datetime) -> str | None:
@@ -286,7 +286,7 @@ def moved_to(text: str, now: datetime) -> str | None:
         return None
     ws = words(text)
     toward = {_day_text(set(m.days), now) for m in moments(ws, now)
-              if len(m.days) == 1 and m.start and ws[m.start - 1].text in _TOWARD}
+              if len(m.days) == 1 and m.start and ws[m.start - 1].text in _MOVED_TO}
     return next(iter(toward)) if len(toward) == 1 and next(iter(toward)) in named else None
 
 
