@@ -192,6 +192,39 @@ def test_a_reply_about_making_a_call_that_names_no_tool_is_not_said_either(tmp_p
     assert any("talks about making a call" in e.message for e in rec.of("x.log")), story
 
 
+def written_turn(tmp_path, said: str, llm: ScriptedLLM, tools: ToolRegistry):
+    """`one_turn` with the session's replies written (text only), as a text client asks."""
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=[said]), completeness=HeuristicCompleteness(),
+                    llm=llm, tts=ToneTTS(ms_per_char=30.0))
+
+    def setup(s) -> None:
+        s.use_tools(tools, ledger=Ledger(tmp_path / "l.sqlite3"))
+        s.client.update(text_only=True)
+
+    rec = call(stages, [Clip(caller_tone(1.2), at_s=0.3)], setup=setup, tail_s=4.0)
+    return rec, "".join(e.delta for e in rec.of("response.output_text.delta"))
+
+
+def test_a_written_reply_is_screened_as_a_spoken_one_is(tmp_path) -> None:
+    """A text client is not shown what a caller would not hear: the sentence about making a call
+    and the id nobody gave are not written, and the question back is; the item holds what was
+    written. A written reply with nothing to screen is written whole."""
+    talk = "Sure. To respond to this, you could return the following JSON object with the function arguments."
+    rec, text = written_turn(tmp_path, "I want a refund.", ScriptedLLM(rules=[[r"refund", talk]]), refund_desk([]))
+    story = rec.timeline()
+    assert "JSON" not in text and "function" not in text, story
+    assert text.startswith("Sure.") and text.endswith("the last four digits of the card?"), story
+    assert rec.session.responses[0].item.text == text, story
+    assert not rec.of("response.output_audio.delta"), story
+    rec, text = written_turn(tmp_path, "Where is my order?",
+                             ScriptedLLM(rules=[[r"where", "Sure. The order number is 4417."]]), order_desk([]))
+    assert text == "Sure. Could you tell me the order number?", rec.timeline()
+    fine = "Refunds take five days. Anything else?"
+    rec, text = written_turn(tmp_path, "How long does a refund take?", ScriptedLLM(rules=[[r"long", fine]]),
+                             refund_desk([]))
+    assert text == fine, rec.timeline()
+
+
 def test_a_claim_that_a_running_effect_went_through_is_not_said(tmp_path) -> None:
     """Asked "Did that go through?" while the refund still ran, Qwen2.5-0.5B answered "Yes, it
     went through.": the caller hears the honest state instead, and the outcome once it lands."""

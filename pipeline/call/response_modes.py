@@ -144,15 +144,24 @@ class Voice:
 
 class TextOnly:
     """Written: the reply text goes out as it is generated; a spoken argument (a holding line)
-    is written too. Nothing is synthesized, so nothing is waited for or truncated."""
+    is written too. Nothing is synthesized, so nothing is waited for or truncated.
+
+    Where the session screens replies (it has tools, or checks facts: `call.owed`), the text goes
+    out a sentence at a time, each screened as a spoken one is: a reader is not shown what a
+    caller would not hear (a tool's identifier, "you could return the following JSON object:",
+    an id nobody gave). Those sentences are cleaned for speech, so markdown is not kept there."""
 
     modalities: tuple[str, ...] = ("text",)
 
     def on_text(self, response: Response, piece: str) -> list[str]:
+        if response.ctx.tools.screens():
+            return response.speech.chunker.push(piece)  # written by `put` once admitted
         self._write(response, response.text_so_far.lstrip()[len(response.item.text):])
         return []
 
     def rest(self, response: Response) -> list[str]:
+        if response.ctx.tools.screens():
+            return response.speech.chunker.flush(complete_only=response.generating.cut)
         return []
 
     async def put(self, response: Response, chunks: asyncio.Queue[str | None], chunk: str) -> None:
