@@ -186,6 +186,64 @@ def test_a_number_keeps_the_role_the_caller_gave_it() -> None:
     assert swapped.missing == ["card_last4"] and swapped.arguments["amount"] == 40
 
 
+def test_a_count_of_us_is_the_people_not_another_argument() -> None:
+    """fresh8's cottage line: "eight of us altogether, and we fancied a week away" is eight
+    people, so it is no source for the nights (Qwen wrote nights 8); it is for the guests. A
+    tool with no argument for people still takes it where nothing else names it."""
+    stay = client_tool("check_stay", {
+        "nights": {"type": "integer", "description": "Number of nights"},
+        "guests": {"type": "integer", "description": "Total number of people staying"}}, ["nights"])
+    line = said("We're a big family, eight of us altogether, and we fancied a week away.")
+    assert trace(stay, {"nights": 8}, line).missing == ["nights"]
+    assert trace(stay, {"nights": 8, "guests": 8}, line).missing == ["nights"]
+    both = said("There's eight of us, for three nights.")
+    assert trace(stay, {"nights": 3, "guests": 8}, both).missing == []
+    seats = client_tool("book_seats", {"seats": {"type": "integer", "description": "How many seats"}}, ["seats"])
+    assert trace(seats, {"seats": 3}, said("Three of us are coming.")).missing == []
+
+
+GROOMER = ("Dogs on file: Biscuit (dog id D-5512), cockapoo, medium, usually has a full groom; Pepper (dog id "
+           "D-5513), miniature schnauzer, small, usually has a bath and brush. Upcoming appointments: booking "
+           "GB-70240, Pepper, bath and brush, Thursday 4 June 2026 at 14:00 with Kasia; booking GB-70215, Biscuit, "
+           "full groom, Saturday 13 June 2026 at 10:30 with Bethan.")
+GROOM = client_tool("book_groom", {
+    "dog_id": {"type": "string", "description": "The dog's id from the record, such as D-1234"},
+    "date": {"type": "string", "format": "date"},
+    "add_ons": {"type": "array", "description": "Extras the caller asked for, if any",
+                "items": {"type": "string", "enum": ["teeth_clean", "flea_treatment", "paw_balm"]}}},
+    ["dog_id", "date"])
+
+
+def test_a_list_of_choices_keeps_only_those_the_caller_named() -> None:
+    """fresh8's groomer: Qwen added "teeth_clean" to a booking whose caller named no extra. Each
+    item of a list of the schema's choices is traced as one choice is: those named stay, and an
+    optional list with none named is left out."""
+    unnamed = said("Could I book Pepper in on Friday?", instructions=GROOMER)
+    traced = trace(GROOM, {"dog_id": "D-5513", "date": "2026-06-05", "add_ons": ["teeth_clean"]}, unnamed)
+    assert traced.dropped == ["add_ons"] and "add_ons" not in traced.arguments and traced.missing == []
+    named = said("Could I book Pepper in on Friday, and have her teeth cleaned?", instructions=GROOMER)
+    traced = trace(GROOM, {"dog_id": "D-5513", "date": "2026-06-05", "add_ons": ["paw_balm", "teeth_clean"]}, named)
+    assert traced.arguments["add_ons"] == ["teeth_clean"] and traced.dropped == []
+
+
+def test_of_two_records_the_caller_names_the_one_is_the_one_they_name_most() -> None:
+    """fresh8's groomer: "Biscuit's in with you on Saturday, and I'd like to bring Pepper ... for a
+    bath and brush" got Biscuit's id, and "move Pepper's appointment" Biscuit's booking (the new day,
+    Saturday, is a word of Biscuit's entry). The entry the caller names most, a name counting twice,
+    is the one; a record the caller points at alone still stands."""
+    both = said("Biscuit's in with you on Saturday the thirteenth, and I'd like to bring Pepper at the same "
+                "time for a bath and brush.", instructions=GROOMER)
+    assert trace(GROOM, {"dog_id": "D-5512", "date": "2026-06-13"}, both).arguments["dog_id"] == "D-5513"
+    assert trace(GROOM, {"dog_id": "D-5513", "date": "2026-06-13"}, both).missing == []
+    move = client_tool("reschedule_appointment", {
+        "booking_id": {"type": "string", "description": "The booking reference, such as GB-12345"},
+        "new_date": {"type": "string", "format": "date"}}, ["booking_id", "new_date"])
+    line = said("I need to move Pepper's appointment, could she come Saturday instead?", instructions=GROOMER)
+    assert trace(move, {"booking_id": "GB-70215", "new_date": "2026-06-06"}, line).arguments["booking_id"] == "GB-70240"
+    alone = said("Can Biscuit come in on Friday?", instructions=GROOMER)
+    assert trace(GROOM, {"dog_id": "D-5512", "date": "2026-06-05"}, alone).missing == []
+
+
 def test_an_answer_takes_the_role_of_the_question() -> None:
     lines = ["Acme charged me twenty dollars.", "It's 5521."]
     assert trace(DISPUTE, {"card_last4": "5521", "merchant": "Acme", "amount": 20},

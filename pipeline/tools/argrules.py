@@ -72,8 +72,9 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                 sources = sources - {Source.INSTRUCTIONS}
             if grounded is not None:
                 sources = sources - {Source.COMPOSED}
-            if "enum" in prop and "x-source" not in prop and not all(
-                    isinstance(v, int | float) and not isinstance(v, bool) for v in prop["enum"]):
+            enum = _choices(prop)
+            if enum is not None and "x-source" not in prop and not all(
+                    isinstance(v, int | float) and not isinstance(v, bool) for v in enum):
                 # (a number is said, whichever of the schema's it is: "every 4, 6 or 8 weeks" on
                 # the desk's list is no caller's choice of 6)
                 # a required one is one of the values the schema allows, the model's choice ("a
@@ -81,8 +82,8 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                 # "Aire Court" is the caller's to say, not the model's pick from the desk's list);
                 # an optional one is the caller's to add, as any optional value is: a room "if the
                 # caller said" is not the model's "meeting_room" on a line that named none
-                words_ = all(isinstance(v, str) for v in prop["enum"])
-                names = words_ and all(v[:1].isupper() for v in prop["enum"])
+                words_ = all(isinstance(v, str) for v in enum)
+                names = words_ and all(v[:1].isupper() for v in enum)
                 kind = ValueKind.TEXT if words_ and (names or name not in required and grounded is None) else None
                 sources = frozenset({Source.CALLER, Source.RESULT}) if kind else sources
         kinds[name] = kind_from_schema(name, prop)
@@ -93,12 +94,23 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                          clock24=kind is ValueKind.TIME and (prop.get("format") == "time" or "HH:MM" in description
                                                              or "24-hour" in description),
                          written=written_as(kind, prop, description),
-                         choices=tuple(prop["enum"]) if kind is ValueKind.TEXT and "enum" in prop else ())
+                         choices=tuple(_choices(prop) or ()) if kind is ValueKind.TEXT else ())
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
         out[name] = replace(rule, rivals=rivals - rule.cues, lone=kinds[name] in NUMBERS and not any(
             kinds[o] in NUMBERS for o in out if o != name))
     return out
+
+
+def _choices(prop: dict[str, Any]) -> list[Any] | None:
+    """The schema's choices for this argument: its enum, or its items' (a list of extras, each
+    one of the schema's: "add_ons": ["teeth_clean"])."""
+    if "enum" in prop:
+        return list(prop["enum"])
+    items = prop.get("items")
+    if prop.get("type") == "array" and isinstance(items, dict) and "enum" in items:
+        return list(items["enum"])
+    return None
 
 
 def _cues(name: str, prop: dict[str, Any], kind: ValueKind | None) -> frozenset[str]:

@@ -30,6 +30,7 @@ _LINKS = frozenset("is was are be it it's its s".split())  # "my order number is
 _DETERMINERS = frozenset("my the your our a an this that his her their its which what for to on "
                          "in at of with under by from".split())
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+_PERSONS = frozenset("us them you".split())  # "eight of us", "the two of them"
 
 
 def folded(text: str) -> str:
@@ -66,6 +67,8 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     while k < len(ws) and k - last <= _AFTER and not ws[k].after_break and not _is_number(ws, k):
         after.append(stem(ws[k].text))
         k += 1
+    if after[:1] == ["of"] and after[1:2] and after[1] in _PERSONS:
+        after[:2] = ["people"]  # "eight of us": a count of people, whatever the tool calls them
     if (labelled := _label(before, rule)) is not None:
         return labelled
     # nearest first, a word before ahead of one as near after ("the order was forty dollars":

@@ -88,8 +88,11 @@ class Traced:
 
 def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Traced:
     """Trace every argument of this call to its sources (see the module's docstring)."""
-    out = Traced(dict(arguments))
     checked = {name: rule for name, rule in rules(spec).items() if name in arguments and rule.traced}
+    arguments = {**arguments, **{name: kept for name, rule in checked.items()
+                                 if rule.choices and isinstance(arguments[name], list)
+                                 and (kept := [v for v in arguments[name] if given(v, rule, evidence)])}}
+    out = Traced(dict(arguments))  # of a list of choices, those said ("teeth cleaned", not "paw balm")
     held = {name: all(given(v, rule, evidence) for v in (arguments[name] if isinstance(arguments[name], list)
                                                           else [arguments[name]]))
             and not took_back(arguments[name], rule.kind, evidence, rule.written)

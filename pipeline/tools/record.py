@@ -26,6 +26,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from .spoken.codes import squash
+from .spoken.days import CALENDAR
 from .spoken.kinds import stem
 from .spoken.words import words
 
@@ -51,17 +52,33 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     heard = {stem(w.text) for text in said for w in words(text)}
     # an entry the caller's own words point at ("the coffee charge": "Blue Bottle Coffee 12.40 on
     # the Visa") names the value ("StreamPlus 10.99 on 0387"), or lends its words ("Visa")
+    # Of several entries it points at ("Biscuit's in on Saturday, and I'd like to bring Pepper for
+    # a bath and brush"), the one it names most, a name counting twice
     cue = heard - own - _QUIET
+    pointed: list[tuple[int, str]] = []
     for entry in _ENTRY.split(record):
         said_of = {stem(w.text) for w in words(entry)}
         if not cue & said_of:
             continue
         present = values & {_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
-        if present == {value}:
-            return True
+        if len(present) == 1:
+            pointed.append((_weighed(entry, cue), next(iter(present))))
         if not present and any(ch.isdigit() for ch in entry):  # a record's line, not the desk's prose
             heard |= said_of
+    if pointed:
+        best = max(score for score, _ in pointed)
+        if value in {v for score, v in pointed if score == best}:
+            return True
+        if len({v for _, v in pointed}) > 1:
+            return False  # it points at several, another one most
     return any((labels[r] - shared - own - _QUIET) & heard for r in mine)
+
+
+def _weighed(entry: str, cue: set[str]) -> int:
+    """How much of an entry the caller's words name: each word once, a name (capitalised, not a
+    day or month) twice."""
+    named = {stem(w.text): w.text for w in words(entry) if stem(w.text) in cue}
+    return sum(2 if text[:1].isupper() and word not in CALENDAR else 1 for word, text in named.items())
 
 
 def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequence[str],
@@ -152,10 +169,12 @@ def one_of_several(value: object, instructions: str, said: Sequence[str]) -> boo
     """Is this value one item of a list of alike ones in the record ("Bikes on file: a Trek Domane
     road bike and a Brompton folding bike", "Pets on file: Bramble (spaniel), Pickle (cat), Miso
     (cat)"), which the caller's words do not pick out by a word of its own ("book a service for
-    Saturday", "one of the cats needs her Metacam")? Then which one is not said: asked. A list is
-    a plural head and a colon; a value found outside such lists too ("The caller is Dan Hughes",
-    "Caller on file: ...", "room 214 in Calder Hall" beside "Halls: Calder Hall, Aire Court") is
-    not judged."""
+    Saturday", "one of the cats needs her Metacam")? Then which one is not said: asked. Where they
+    name words of several items ("Biscuit's in on Saturday, and I'd like to bring Pepper for a bath
+    and brush"), the item they name most is the one, a name counting twice. A list is a plural head
+    and a colon, its items split at semicolons where it has them (each a record of its own, its
+    commas inside it); a value found outside such lists too ("The caller is Dan Hughes", "Caller on
+    file: ...", "room 214 in Calder Hall" beside "Halls: Calder Hall, Aire Court") is not judged."""
     text = str(value).strip().lower()
     heard = {stem(w.text) for line in said for w in words(line)}
     lists = list(_LISTED.finditer(instructions))
@@ -164,16 +183,29 @@ def one_of_several(value: object, instructions: str, said: Sequence[str]) -> boo
         return False  # also said outside a list: "room 214 in Calder Hall" is the caller's hall
     judged = False
     for m in lists:
-        items = items_of(m.group("items"))
-        mine = [item for item in items if text and text in item.lower()]
+        items = _entries(m.group("items"))
+        mine = [k for k, item in enumerate(items) if text and text in item.lower()]
         if len(items) < 2 or len(mine) != 1:
             continue
-        others = {stem(w.text) for item in items if item is not mine[0] for w in words(item)}
-        own = {stem(w.text) for w in words(mine[0]) if len(w.text) > 2} - others - _QUIET
-        if own & heard:
+        scores = [_named(k, items, heard) for k in range(len(items))]
+        if scores[mine[0]] > 0 and scores[mine[0]] >= max(scores):
             return False
         judged = True
     return judged
+
+
+def _entries(listed: str) -> list[str]:
+    """A list's items: its semicolon-separated records where it has them, else `items_of`."""
+    if ";" in listed:
+        return [e.strip() for e in listed.split(";") if e.strip()]
+    return items_of(listed)
+
+
+def _named(k: int, items: list[str], heard: set[str]) -> int:
+    """How much of item k's own words (no other item's) the caller said: a name counts two."""
+    others = {stem(w.text) for j, item in enumerate(items) if j != k for w in words(item)}
+    own = {stem(w.text) for w in words(items[k]) if len(w.text) > 2} - others - _QUIET
+    return _weighed(items[k], own & heard)
 
 
 def items_of(listed: str) -> list[str]:

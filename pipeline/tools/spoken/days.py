@@ -23,6 +23,7 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 _WEEKDAY_SHORT = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # in written values only
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
+CALENDAR = frozenset((*WEEKDAYS, *_MONTHS))  # capitalised, yet no name of a thing
 _MONTH_SHORT = {m[:3]: n + 1 for n, m in enumerate(_MONTHS)} | {"sept": 9}
 _ISO = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
 _SLASHED = re.compile(r"(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?")
