@@ -74,8 +74,7 @@ class Words:
         tools = r.ctx.tools
         for chunk in r.output.rest(r) if tools.screens() else []:
             yield chunk
-        # what the caller got: a written reply's text, or (screened) the chunks admitted
-        said = r.text_so_far if r.asked.options.text_only and not tools.screens() else self.said
+        said = self.said  # the chunks admitted, spoken or (screened too) written
         if tools.screens() and (owed := await tools.owed(r, reached, said)):
             owed = after_words(said or r.text_so_far, owed)  # never silence where words are owed
             r.text_so_far += owed
