@@ -58,9 +58,10 @@ class TurnPolicy:
     # (0: Silero's end). At the wire it commits ~100 ms sooner; a pause is judged by its real
     # length, so 600 ms of silence after finished-looking words ends the turn ("Mm hmm." over
     # a reply resumed it at 5 of 6 offsets, 2 of 6 counted from Silero's end; bench/README.md,
-    # "Where the silence starts"). The final pass, cut there, wrote the same words on 334 of the
-    # end-of-turn set's 336 turns, 462 words wrong of 2052 against 463
-    # (bench/results/2026-12-03-voice-end-final.md)
+    # "Where the silence starts"). The final pass still reads to Silero's end and its pad: cut at
+    # the voice's end it wrote the same words on 334 of the end-of-turn set's 336 turns (462 words
+    # wrong of 2052 against 463, bench/results/2026-12-03-voice-end-final.md), but "reef and" for
+    # "refund" in the default call, every time (`Turn.heard_to_ms`)
     voice_end_db: float = 25.0
     min_speech_ms: int = 96  # three windows above threshold = speech started (rejects clicks)
     complete_threshold: float = 0.5  # "looks complete" probability that allows min_silence_ms

@@ -35,7 +35,10 @@ class Turn:
     item_id: str
     audio_start_ms: float
     stt: StreamingTranscriber
-    speech_end_ms: float | None = None
+    speech_end_ms: float | None = None  # where the silence counts from (turn.voice_end_db)
+    # Silero's end: the final pass reads to it and SPEECH_PAD_MS, as its window tables were measured
+    # (from the voice's end, ~100 ms sooner, tiny.en wrote "reef and" for "refund" in the default call)
+    heard_to_ms: float | None = None
     standing: TurnStanding = TurnStanding.CALLER  # over the agent's voice? an interruption?
     announced: bool = False  # speech_started sent; talk over the agent waits for the gate
     segment_start_ms: float = 0.0  # onset of the latest speech segment, with prefix padding

@@ -207,11 +207,11 @@ class TurnTaking:
             self.history_since, turn.audio_start_ms, vad_end_ms, self.policy.voice_end_db)
         self.core.emit(ev.StageMark(stage=ev.Milestone.SPEECH_STOPPED, turn_id=turn.item_id,
                                     detail={"vad_end_ms": vad_end_ms, "voice_end_ms": end_ms}))
-        turn.speech_end_ms = end_ms
+        turn.speech_end_ms, turn.heard_to_ms = end_ms, vad_end_ms
         self.detector.silence_from(end_ms)
         turn.voiced_ms += max(0.0, end_ms - (turn.onset_ms if turn.onset_ms is not None else end_ms))
         turn.onset_ms = None
-        self._mark_speech_end(turn, end_ms)
+        self._mark_speech_end(turn, vad_end_ms)
         if turn.over_agent and not self.playback.speaking:
             turn.outlasts_agent()  # the caller outlasted the agent: a real turn after all
             self.announce(turn)
@@ -230,8 +230,7 @@ class TurnTaking:
             turn.stt.mark_speech_end(None)
         elif self.detector.stopping and turn.early_end_ms is None and not turn.over_agent:
             turn.early_end_ms = self.detector.speech_end_so_far_ms
-            self._mark_speech_end(turn, voice_end_ms(self.history_since, turn.audio_start_ms,
-                                                     turn.early_end_ms, self.policy.voice_end_db))
+            self._mark_speech_end(turn, turn.early_end_ms)  # as the final pass would read it now
             early = turn.stt.settled_pass(turn.stt.start_early_pass())
             self.core.spawn(self._after_pass(turn, early, TranscriptSource.EARLY))
 
@@ -265,8 +264,8 @@ class TurnTaking:
             turn.stt.reset()
             turn.stt.append(self.history_since(from_ms))
             turn.audio_start_ms = turn.segment_start_ms = from_ms
-            if turn.speech_end_ms is not None and turn.onset_ms is None:
-                self._mark_speech_end(turn, turn.speech_end_ms)
+            if turn.heard_to_ms is not None and turn.onset_ms is None:
+                self._mark_speech_end(turn, turn.heard_to_ms)
         turn.barges_in()
         self.announce(turn)
 
