@@ -226,6 +226,31 @@ def test_a_list_of_choices_keeps_only_those_the_caller_named() -> None:
     assert traced.arguments["add_ons"] == ["teeth_clean"] and traced.dropped == []
 
 
+LOCKOUT = client_tool("dispatch_lockout", {
+    "address": {"type": "string", "description": "Where the caller is locked out"},
+    "child_or_pet_inside": {"type": "boolean", "description": "True if the caller said a child or pet is shut inside"},
+    "gift_wrap": {"type": "boolean", "x-source": ["caller", "composed"]},
+    "urgent": {"type": "boolean"}}, ["address", "urgent"])
+
+
+def test_an_optional_flag_runs_only_where_the_caller_touched_what_it_is_about() -> None:
+    """fresh8's locksmith: Qwen set `child_or_pet_inside: true` on a line that spoke of no one
+    inside. An optional flag, true or false, is left out unless the caller's words (or the question
+    they answered) touch a word of its name or description; a required one, or one with its own
+    `x-source`, is the model's to set."""
+    nobody = said("I've locked myself out at 87 East Gay Street, can you send somebody?")
+    args = {"address": "87 East Gay Street", "child_or_pet_inside": True, "gift_wrap": True, "urgent": True}
+    traced = trace(LOCKOUT, args, nobody)
+    assert traced.dropped == ["child_or_pet_inside"] and traced.missing == []
+    assert traced.arguments == {"address": "87 East Gay Street", "gift_wrap": True, "urgent": True}
+    assert trace(LOCKOUT, {**args, "child_or_pet_inside": False}, nobody).dropped == ["child_or_pet_inside"]
+    dog = said("Please hurry, my dog is shut in the car at 87 East Gay Street.")
+    assert trace(LOCKOUT, args, dog).arguments["child_or_pet_inside"] is True
+    answered = said("87 East Gay Street.", "No, nobody.",
+                    asked=["Where are you?", "Is a child or a pet shut inside?"])
+    assert trace(LOCKOUT, {**args, "child_or_pet_inside": False}, answered).arguments["child_or_pet_inside"] is False
+
+
 def test_of_two_records_the_caller_names_the_one_is_the_one_they_name_most() -> None:
     """fresh8's groomer: "Biscuit's in with you on Saturday, and I'd like to bring Pepper ... for a
     bath and brush" got Biscuit's id, and "move Pepper's appointment" Biscuit's booking (the new day,

@@ -14,8 +14,9 @@ source it may have (`spoken.Source`):
 Which sources an argument may have comes from its schema (`spoken.sources_of`): its `x-source`
 keyword, which a client may send and `@tool(sources=...)` writes; else its kind's default: a name,
 an id, a code, a date, a time, a number, an address must be said (by the caller, a result or the
-instructions); prose may be composed. A boolean, an object or a required enum value is the model's
-choice within what the schema allows; an optional enum value is the caller's to name, or a result's.
+instructions); prose may be composed. An object, a required flag or enum value is the model's
+choice within what the schema allows; an optional enum value is the caller's to name, or a result's,
+and an optional flag runs only where the caller's words touch what it is about (`flags`).
 `ToolSpec.grounded`, where a tool sets it, narrows the check to the arguments it names.
 
 A number keeps the role the caller gave it: the words around it that name an argument decide
@@ -50,6 +51,7 @@ from typing import Any
 from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, retold, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
+from .flags import unasked_flags
 from .moments import as_date, as_hhmm, moved, restated, spread_days, the_clock, took_back
 from .number_role import folded, keyed_scalars, names_other, question_role, role_here
 from .record import (
@@ -139,6 +141,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             out.arguments[name] = named
         elif _passed_over(spec, name, value, evidence) and name in spec.parameters.get("required", ()):
             out.missing.append(name)  # "try singing ... after her piano", written "drums": which is asked
+    out.dropped += (flags := unasked_flags(spec, out.arguments, evidence))  # optional flags nothing touched
+    out.arguments = {name: value for name, value in out.arguments.items() if name not in flags}
     return out
 
 
