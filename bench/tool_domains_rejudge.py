@@ -17,6 +17,7 @@ from typing import Any
 
 from pipeline.tools.evidence import Evidence
 from pipeline.tools.provenance import trace
+from pipeline.tools.unasked import unasked
 
 from . import tool_domains as td
 from .tool_domains_score import unsaid
@@ -39,7 +40,8 @@ def evidence(case: dict[str, Any]) -> Evidence:
 
 def rejudge(rows: list[dict[str, Any]]) -> dict[str, collections.Counter[str]]:
     """Per path: calls refused now that ran then, withheld then that would run now, lines with an
-    unsaid value that would run, right tools that would run, calls on lines that ask for nothing."""
+    unsaid value that would run, right tools that would run, calls on lines that ask for nothing
+    or that leave out a required value (`provenance.trace`, then `unasked`)."""
     cases = {(c["domain"], c["line"]): c for c in td.cases()}
     out: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for r in rows:
@@ -48,13 +50,13 @@ def rejudge(rows: list[dict[str, Any]]) -> dict[str, collections.Counter[str]]:
         ran = []
         for call in r["calls"]:
             traced = trace(registry[call["name"]], call["arguments"], given)
-            if traced.missing:
+            if traced.missing or unasked(registry[call["name"]], traced.arguments, given):
                 st["refused now"] += 1
             else:
                 ran.append({"name": call["name"], "arguments": traced.arguments})
         for call in r["withheld"]:
             traced = trace(registry[call["name"]], call["arguments"], given)
-            if not traced.missing:
+            if not traced.missing and not unasked(registry[call["name"]], traced.arguments, given):
                 st["runs now"] += 1
                 ran.append({"name": call["name"], "arguments": traced.arguments})
         st["lines"] += 1
@@ -65,19 +67,23 @@ def rejudge(rows: list[dict[str, Any]]) -> dict[str, collections.Counter[str]]:
         if case["expect"] == "none":
             st["none lines"] += 1
             st["false calls"] += bool(ran)
+        if case["expect"] == "ask":
+            st["ask lines"] += 1
+            st["ask calls"] += bool(ran)
     return out
 
 
 def table(judged: dict[str, collections.Counter[str]]) -> str:
     lines = ["| path | lines | calls that ran then, refused now | withheld then, would run now | lines with "
              "an unsaid value that would run | tool lines where the right tool would run | none lines "
-             "with a call that would run |", "|---|---|---|---|---|---|---|"]
+             "with a call that would run | ask lines with a call that would run |", "|---|---|---|---|---|---|---|---|"]
     for path, st in judged.items():
         recall = st["right tool"] / max(1, st["tool lines"])
         false = st["false calls"] / max(1, st["none lines"])
         lines.append(f"| {path} | {st['lines']} | {st['refused now']} | {st['runs now']} | {st['unsaid lines']} | "
                      f"{st['right tool']}/{st['tool lines']} ({recall:.0%}) | "
-                     f"{st['false calls']}/{st['none lines']} ({false:.0%}) |")
+                     f"{st['false calls']}/{st['none lines']} ({false:.0%}) | "
+                     f"{st['ask calls']}/{st['ask lines']} ({st['ask calls'] / max(1, st['ask lines']):.0%}) |")
     return "\n".join(lines)
 
 

@@ -1092,3 +1092,47 @@ def test_a_calls_one_day_of_two_said_is_the_one_it_is_moved_to() -> None:
     assert trace(move, {"appointment_id": "APT-7731", "new_date": "2026-06-04"}, push).arguments["new_date"] == "2026-06-05"
     either = said("Could APT-7731 be tomorrow or Monday instead?")
     assert trace(move, {"appointment_id": "APT-7731", "new_date": "2026-04-15"}, either).missing == ["new_date"]
+
+
+REPAIRS = ("Caller: Dana Whitfield, customer FR-88123. Appliances: AP-301 washing machine, AP-302 fridge "
+           "freezer. Booked visit: J-77810, Friday, fridge freezer.")
+CANCEL_VISIT = client_tool("cancel_visit", {
+    "job_id": {"type": "string", "description": "The visit's job id, such as J-12345"},
+    "reason": {"type": "string", "description": "Why, in a few words"}}, ["job_id"])
+ORDER_PART = client_tool("order_part", {
+    "appliance_id": {"type": "string", "description": "The appliance's id, such as AP-301"},
+    "part": {"type": "string", "enum": ["door_seal", "drawer", "filter"]}}, ["appliance_id", "part"])
+RING_BACK = ToolSpec.from_openai({"type": "function", "name": "request_callback",
+                                  "description": "Ask the shop to ring the caller back.", "parameters": {
+                                      "type": "object", "required": ["phone_number"], "properties": {
+                                          "phone_number": {"type": "string", "description": "The number to call back"}}}})
+
+
+def test_an_act_on_values_all_on_file_runs_only_where_the_caller_asked_for_it() -> None:
+    """fresh9's appliance desk: with one visit on file, Qwen cancelled it on "Could I order two of the
+    drawers?", "Can I book an engineer?" and "I need to move my visit". Every value was on file, so
+    no value was unsaid; the act was. An act whose values are all the record's runs where the
+    caller's words name it (its verb, or a word English uses for it; a word of its name or its
+    description where its verb is no known one), or one of its values or choices is theirs."""
+    from pipeline.tools.unasked import unasked
+
+    def asks(*lines: str, asked: list[str] | None = None) -> Evidence:
+        return said(*lines, instructions=REPAIRS, asked=asked)
+
+    visit = {"job_id": "J-77810", "reason": "The drawers have cracked"}
+    for line in ("Could I order two of the drawers for the fridge freezer?", "Can I book an engineer?",
+                 "I need to move my visit to next week some time.",
+                 "We're having a new kitchen fitted in the autumn."):
+        assert trace(CANCEL_VISIT, visit, asks(line)).missing == []  # every value is on file
+        assert unasked(CANCEL_VISIT, visit, asks(line)), line
+    for line in ("Please cancel Friday's visit.", "Can you call off the engineer on Friday?",
+                 "I've sorted it myself, so we're cancelling the visit."):
+        assert not unasked(CANCEL_VISIT, visit, asks(line)), line
+    assert not unasked(CANCEL_VISIT, visit, asks("Yes, please.", asked=["Shall I cancel visit J-77810?"]))
+    assert not unasked(CANCEL_VISIT, {"job_id": "J-77810"}, asks("Job J seven seven eight one oh, it's fixed."))
+    drawer = {"appliance_id": "AP-302", "part": "drawer"}
+    assert not unasked(ORDER_PART, drawer, asks("Could I get two of the drawers for the fridge freezer?"))  # its choice
+    assert unasked(ORDER_PART, {**drawer, "part": "filter"}, asks("The fridge is humming again."))
+    line = "Could someone give me a ring back about those varifocals?"  # a verb no table knows: its description's words
+    assert not unasked(RING_BACK, {"phone_number": "07712 448390"},
+                       said(line, instructions="Caller's mobile: 07712 448390."))

@@ -28,6 +28,7 @@ from ..tools.given import with_unsettled
 from ..tools.provenance import trace
 from ..tools.runner import Query, ToolResult, ToolRunner
 from ..tools.schema import ToolCall, ToolRegistry, ToolSpec
+from ..tools.unasked import unasked
 from .callctl import CallControl
 from .core import SessionCore
 from .handle import Purpose
@@ -215,21 +216,20 @@ class ToolDesk:
         return False
 
     def prepare(self, response: Response, call_id: str, call: ToolCall) -> ToolCall:
-        """The call as it will be made: each argument traced to where it came from
-        (`provenance`), optional ones nobody gave left out. A client's function may act on the
-        world as much as ours: with a required value nobody gave, it is not handed to the client;
-        the refusal goes to the model, as for our own tools (`_run`)."""
+        """The call as it will be made: each argument traced (`provenance`), optional ones nobody gave
+        left out. A client's function acts as ours may: with a required value nobody gave, or as an act
+        nobody asked for (`unasked`), it is not handed to the client; the model reads the refusal (`_run`)."""
         spec = self.registry.get(call.name)
         if spec is None or self.runner is None or self.runner.evidence is None:
             return call
-        traced = trace(spec, call.arguments, self.evidence_for(response))
+        traced = trace(spec, call.arguments, evidence := self.evidence_for(response))
         if traced.dropped:
             self.core.log(f"{call.name}: left out {', '.join(traced.dropped)}, which nobody gave "
                           f"({json.dumps({k: call.arguments[k] for k in traced.dropped})})")
-        if traced.missing and spec.fn is None:
-            self._withheld.add(call_id)
+        if (refused := bool(traced.missing) or unasked(spec, traced.arguments, evidence)) and spec.fn is None:
+            self._withheld.add(call_id)  # refused by the runner (`_run`), as our own tools are
         made = ToolCall(name=call.name, arguments=traced.arguments)
-        if not traced.missing and spec.fn is not None and (
+        if not refused and spec.fn is not None and (
                 sentence := self.readback.hold(response, call_id, spec, made)) is not None:
             self.words.read_backs[response.id] = sentence  # said after the reply's words
         return made

@@ -20,6 +20,7 @@ from .evidence import Evidence
 from .ledger import Intent, Ledger
 from .provenance import Traced, refusal, trace
 from .schema import ToolCall, ToolRegistry, ToolSpec
+from .unasked import unasked, unasked_refusal
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,10 @@ class ToolRunner:
         if traced.missing:  # nobody gave it: refused back to the model, the ledger never hears of it
             result.output = refusal(spec, traced.missing)
             result.extra["ungrounded"] = traced.missing
+            return result
+        if self.evidence is not None and unasked(spec, traced.arguments, self.evidence()):
+            result.output = unasked_refusal(spec)  # every value on file, and nobody asked for it
+            result.extra["unasked"] = True
             return result
         if traced.dropped:  # optional, and nobody gave them: left out, not invented
             result.extra["dropped"] = traced.dropped

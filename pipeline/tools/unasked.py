@@ -1,0 +1,115 @@
+"""An act nobody asked for: every value on file, and nothing the caller said names it.
+
+A caller's record in the instructions makes a tool's values given whatever the line says: with
+one repair visit on file, `cancel_visit(job_id=<the visit's>, reason=<the model's own words>)` has
+nothing for the provenance guard to refuse, and Qwen2.5-0.5B made that call on "Could I order
+two of the drawers?", on "The washing machine's playing up. Can I book an engineer?" and on "We're
+having a new kitchen fitted in the autumn". What is wrong there is not a value but the act.
+
+So a call that may act on the world (`asks.may_act`) runs only where the call rests on the
+caller: one of its traced values comes from their words in this call (in any role), or a choice
+of the schema's they named ("our recycling"), or their words (or the
+agent's question they answered: "Shall I cancel it?" "Yes.") name the tool. A tool is named by
+its verb, the first word of its name, or a word English uses for it ("move" for `reschedule_`,
+"call off" for `cancel_`), where the verb is one of those; by any other word of its name where it
+is not ("refund" for `issue_refund`, "lockout" for `dispatch_lockout`), or a word of its description. A tool that takes no value
+at all, and one that ends the call, are not judged here.
+
+Nothing here knows a domain: the verbs are English's, the rest is the tool's own name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from .argrules import rules
+from .asks import may_act
+from .evidence import Evidence
+from .schema import ToolSpec
+from .spoken import Source, said_in
+from .spoken.kinds import name_words, stem
+from .spoken.names import choice_said
+
+__all__ = ["named", "unasked", "unasked_refusal"]
+
+# Words English uses for one act; a tool's verb among them is named by any of them.
+_SAME_ACT = [frozenset(group.split()) for group in (
+    "cancel scrap void terminate withdraw unbook",
+    "reschedule move change rearrange postpone push shift swap switch rebook amend modify update "
+    "exchange bring",
+    "book reserve schedule arrange make",
+    "renew extend",
+    "freeze block stop lock suspend pause",
+    "report log raise",
+    "add join include",
+    "remove delete",
+    "transfer connect",
+    "return send post mail resend email",
+    "collect pick",
+    "deliver drop",
+)]
+_KNOWN_VERBS = frozenset().union(*_SAME_ACT)
+# words of a name that say nothing of the act ("issue_refund" is named by "refund")
+_PLAIN = frozenset("issue make create submit request process place handle do get set new my the a an "
+                   "to for of on in up out".split())
+_PEOPLE = frozenset("caller customer user guest client patient member their them they this that with "
+                    "from into your".split())  # a description's words that name no act
+_CALLED_OFF = ("call off", "call it off", "calling off")
+
+
+def unasked(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> bool:
+    """Is this call an act that rests on nothing the caller said (see the module)?"""
+    from .provenance import given  # the guard's own matching (provenance imports this module)
+
+    if not may_act(spec) or spec.closes:
+        return False
+    traced = {name: rule for name, rule in rules(spec).items() if name in arguments and rule.traced}
+    if not traced:
+        return False
+    for name, rule in traced.items():
+        caller = replace(rule, sources=frozenset({Source.CALLER}))
+        values = arguments[name] if isinstance(arguments[name], list) else [arguments[name]]
+        if values and all(given(v, caller, evidence) or any(  # said, whatever role it was said in
+                rule.kind is not None and said_in(v, text, kind=rule.kind, now=evidence.now) for text in evidence.said) for v in values):
+            return False
+    for name, value in arguments.items():  # a choice the caller named ("our recycling": "recycling")
+        choices = spec.parameters.get("properties", {}).get(name, {}).get("enum") or ()
+        if isinstance(value, str) and value in choices and all(isinstance(c, str) for c in choices) \
+                and any(choice_said(value, tuple(choices), text) for text in evidence.said):
+            return False
+    return not named(spec, evidence)
+
+
+def named(spec: ToolSpec, evidence: Evidence) -> bool:
+    """Do the caller's words in this call, or the questions they answered, name this tool?"""
+    texts = [*evidence.said, *(a for a in evidence.asked[:len(evidence.said)] if a)]
+    lowered = [t.replace("’", "'").lower() for t in texts]
+    said = [name_words(text) for text in lowered]
+    heard = {form for ws in said for w in ws for form in _forms(w)}
+    heard |= {a + b for ws in said for x, b in zip(ws, ws[1:], strict=False) for a in _forms(x)}  # "locked out": lockout
+    verb, *rest = name_words(spec.name) or [""]
+    if verb in _KNOWN_VERBS:
+        same = frozenset().union(*(group for group in _SAME_ACT if verb in group))
+        return bool(same & heard) or "cancel" in same and any(p in t for t in lowered for p in _CALLED_OFF)
+    # a verb English has no other word for here ("request_callback", "dispatch_lockout"): any word of
+    # its name, or of what its description says it does ("Ask the shop to ring the caller back")
+    own = {stem(w) for w in [verb, *rest, *(w for w in name_words(spec.description) if len(w) > 3)]}
+    return bool(own - _PLAIN - _PEOPLE & heard)
+
+
+def unasked_refusal(spec: ToolSpec) -> dict[str, Any]:
+    """The tool error the model reads instead of a result: nothing was done, nobody asked for it."""
+    return {"status": "not_run", "error": "not asked for by the caller",
+            "message": f"{spec.name} was not run: nothing the caller said asks for it. Answer what "
+                       "they asked; if it is not clear what they want done, ask them."}
+
+
+def _forms(word: str) -> set[str]:
+    """A said word as the verb it may be: "moving" move, "cancelled" cancel, "books" book."""
+    out = {word, stem(word)}
+    for end in ("ing", "ed", "d", "s"):
+        if len(word) > len(end) + 2 and word.endswith(end):
+            base = word[:-len(end)]
+            out |= {base, base + "e", base[:-1] if base[-1:] == base[-2:-1] else base}
+    return out
