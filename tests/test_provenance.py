@@ -1136,3 +1136,20 @@ def test_an_act_on_values_all_on_file_runs_only_where_the_caller_asked_for_it() 
     line = "Could someone give me a ring back about those varifocals?"  # a verb no table knows: its description's words
     assert not unasked(RING_BACK, {"phone_number": "07712 448390"},
                        said(line, instructions="Caller's mobile: 07712 448390."))
+
+
+def test_a_place_the_instructions_list_in_full_is_said_by_a_part_of_it_they_use_for_nothing_else() -> None:
+    """fresh9's coach line: "from London Victoria up to Manchester" for the stops' "Manchester
+    Shudehill" was withheld as an unsaid destination. A part the instructions use only inside the one
+    name gives it; a part they use for two does not; a person's name in another role does not."""
+    search = client_tool("find_departures", {
+        "origin": {"type": "string", "description": "Stop the coach leaves from"},
+        "destination": {"type": "string", "description": "Stop the passenger travels to"}}, ["origin", "destination"])
+    stops = "Stops: London Victoria, Birmingham Digbeth, Manchester Shudehill, Leeds City, Leeds Bradford Airport."
+    line = said("A single from London Victoria up to Manchester on Friday, please.", instructions=stops)
+    assert trace(search, {"origin": "London Victoria", "destination": "Manchester Shudehill"}, line).missing == []
+    leeds = said("From London Victoria to Leeds, please.", instructions=stops)
+    assert trace(search, {"origin": "London Victoria", "destination": "Leeds City"}, leeds).missing == ["destination"]
+    staff = said("Could I book Friday at three with Fiona?", instructions="Hygienist: Fiona Beattie. Dentist: Omar Lacey.")
+    wrote = {"patient_name": "Fiona Beattie", "date": "2026-06-05", "time": "15:00"}
+    assert "patient_name" in trace(BOOK, wrote, staff).missing

@@ -38,7 +38,7 @@ from .argrules import Rule
 from .asks import corrects
 from .evidence import Evidence
 from .number_role import folded, question_role, role_here
-from .record import FULL_NAME, items_of, name_beside, the_callers_name
+from .record import FULL_NAME, items_of, name_beside, named_as, the_callers_name
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, spelled
 from .spoken.kinds import name_words
@@ -185,6 +185,28 @@ def _the_ones_said(value: str, kind: ValueKind | None, said: Sequence[str]) -> s
         return None
     heard = [item for item in items if any(name_said(item, text) for text in said)]
     return ", ".join(heard) if 0 < len(heard) < len(items) else None
+
+
+def said_short(value: Any, rule: Rule, evidence: Evidence) -> bool:
+    """A name or a place the instructions hold in full, said by the caller by a part of it that the
+    instructions use for nothing else: "up to Manchester" for the stops' "Manchester Shudehill"
+    (fresh9's coach line withheld the search as an unsaid destination). Not a part they use
+    elsewhere too ("Leeds" where the list has "Leeds City" and "Leeds Bradford")."""
+    if rule.kind not in (ValueKind.NAME, ValueKind.ADDRESS) or not isinstance(value, str) or not evidence.instructions:
+        return False
+    full, record = value.lower().strip(), evidence.instructions.lower()
+    parts = re.findall(r"[a-z0-9']+", full)
+    if len(parts) < 2 or full not in record or rule.kind is ValueKind.NAME and not named_as(
+            value, evidence.instructions, rule.cues):
+        return False  # a person in another role: "with Fiona" is the hygienist, Fiona Beattie, no patient
+    wholes = record.count(full)
+    for text in evidence.said:
+        heard = set(re.findall(r"[a-z0-9']+", text.lower()))
+        piece = [w for w in parts if w in heard and len(w) > 2 and not w.isdigit()]
+        if piece and len(piece) < len(parts) and all(
+                len(re.findall(rf"\b{re.escape(w)}\b", record)) == wholes * parts.count(w) for w in piece):
+            return True
+    return False
 
 
 def a_piece(value: Any, record: str, kind: ValueKind | None) -> bool:

@@ -6,8 +6,7 @@ A small model fills a schema with whatever fits: asked nothing, it books "John D
 source it may have (`spoken.Source`):
 - what the caller said in this call (their turns' transcripts, text they typed), read as speech
   (`spoken.said_in`: "six pm" is 18:00, "k seven q two" is K7Q2, a name as Whisper mishears it);
-- an earlier tool result (a value in a field named for another argument does not count: an order
-  id is not grounded by a card number the lookup returned);
+- an earlier tool result (not a value in a field named for another argument: an id is no card's);
 - the instructions, which hold what the deployment put there (the caller's account, a booking);
 - the agent's own composition, for prose (a reason, a note, a summary).
 
@@ -24,10 +23,8 @@ whether "4417" is the `order_id` or the `card_last4` (`spoken.cue_words`, read f
 parameter names and descriptions: nothing here knows what an order is).
 
 What is not given decides what runs (`trace`): a required argument nobody gave refuses the call
-back to the model, which asks the caller (`refusal`); an optional one nobody gave is left out of
-the call, not invented; a blank optional one too. A time the schema asks for as HH:MM reaches
-the tool so ("6 pm" is "18:00"), whichever way the model wrote it; a day asked for as a date
-("format": "date") reaches it as "2026-06-06", not "Saturday".
+(the model asks the caller: `refusal`); an optional or blank one nobody gave is left out. A time
+asked for as HH:MM reaches the tool so ("6 pm": "18:00"), a day asked as a date as "2026-06-06".
 
 A time or a day the model wrote wrong is said again as the caller said it (`moments.restated`):
 told "tomorrow at 2 pm" on June 3rd, a small model books "2026-06-09", and the call runs on
@@ -48,6 +45,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from . import amends
 from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, retold, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
@@ -224,6 +222,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
             if _in_text(value, text, rule, evidence, asked, caller=True):
                 return True
+    if Source.CALLER in rule.sources and amends.said_short(value, rule, evidence):
+        return True  # "up to Manchester": the instructions' "Manchester Shudehill", their only one
     if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence) \
             and not the_clock(value, rule.kind, evidence) and not _other_code_said(value, rule, evidence):
         record = as_record(evidence.instructions)
