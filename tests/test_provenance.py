@@ -1153,3 +1153,27 @@ def test_a_place_the_instructions_list_in_full_is_said_by_a_part_of_it_they_use_
     staff = said("Could I book Friday at three with Fiona?", instructions="Hygienist: Fiona Beattie. Dentist: Omar Lacey.")
     wrote = {"patient_name": "Fiona Beattie", "date": "2026-06-05", "time": "15:00"}
     assert "patient_name" in trace(BOOK, wrote, staff).missing
+
+
+PESTS = ("Typical prices: wasp nest 65, mice (three visits) 140. Visits can be moved or cancelled free up to "
+         "24 hours ahead. Jobs on file: J-7731 \u2014 wasp nest treatment, Friday, June 5, afternoon slot; "
+         "J-7745 \u2014 mouse treatment follow-up visit, Tuesday, June 9, morning slot.")
+BAKES = ("Cakes need 48 hours' notice. Orders on file: CO-3302 \u2014 30 sausage rolls and a tray of 24 brownies, "
+         "for collection on Friday, June 5 at 12:00; CO-3315 \u2014 8-inch chocolate birthday cake, for delivery "
+         "on Saturday, June 13 at 14:00.")
+
+
+def test_a_list_of_records_is_one_role_and_a_code_ends_at_a_dash_between_words() -> None:
+    """fresh10's pest desk and bakery: the record's second job (no word for it beside it) was not
+    counted a job, so the first ran for "the mouse follow-up on Tuesday"; and "CO-3302 \u2014 30" (of
+    "CO-3302 \u2014 30 sausage rolls") ran as an order id. A code shaped as one in the role is of the
+    list; a dash set between words ends a code; the words of asking ("need") point at no entry."""
+    job = client_tool("cancel_visit", {"job_id": {"type": "string", "description": "The job number"}}, ["job_id"])
+    mouse = said("You can cancel the mouse follow-up on Tuesday.", instructions=PESTS)
+    assert trace(job, {"job_id": "J-7731"}, mouse).arguments["job_id"] == "J-7745"
+    order = client_tool("cancel_order", {"order_id": {"type": "string", "description": "The order id"}}, ["order_id"])
+    rolls = said("The sausage rolls and brownies for Friday, could you cancel them?", instructions=BAKES)
+    assert trace(order, {"order_id": "CO-3302 \u2014 30"}, rolls).arguments == {"order_id": "CO-3302"}
+    assert trace(order, {"order_id": "CO-3302 \u2014 30"}, rolls).missing == []
+    which = said("Hi, I need to cancel my order, please.", instructions=BAKES)
+    assert trace(order, {"order_id": "CO-3302"}, which).missing == ["order_id"]  # which of two: asked

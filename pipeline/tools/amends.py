@@ -187,6 +187,15 @@ def _the_ones_said(value: str, kind: ValueKind | None, said: Sequence[str]) -> s
     return ", ".join(heard) if 0 < len(heard) < len(items) else None
 
 
+_SET_DASH = re.compile(r"\s+[\u2014\u2013]\s.*$", re.S)
+
+
+def before_dash(value: Any) -> Any:
+    """A code the model copied with what follows it on file ("CO-3302 \u2014 30", of "CO-3302 \u2014
+    30 sausage rolls"): the code alone. A dash set between words ends a code (`codes_in`)."""
+    return _SET_DASH.sub("", value) if isinstance(value, str) else value
+
+
 def said_short(value: Any, rule: Rule, evidence: Evidence) -> bool:
     """A name or a place the instructions hold in full, said by the caller by a part of it that the
     instructions use for nothing else: "up to Manchester" for the stops' "Manchester Shudehill"

@@ -52,8 +52,8 @@ from .evidence import Evidence
 from .flags import unasked_flags
 from .moments import as_date, as_hhmm, moved, restated, spread_days, the_clock, took_back
 from .number_role import folded, keyed_scalars, names_other, question_role, role_here
+from .on_file import on_file, spans_of_numbers
 from .record import (
-    alike,
     as_record,
     named_as,
     one_of_several,
@@ -70,7 +70,6 @@ from .spoken.numbers import TIME_CUES, numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import is_number_word, spoken_number, words
 
-_CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 _DIALLED = frozenset("phone mobile cell telephone tel landline".split())  # a number to ring has digits
 _WORDY = re.compile(r"[A-Za-z]{3,}")
 _PRICE = re.compile(r"\d+\.\d{2}")
@@ -89,6 +88,8 @@ class Traced:
 def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Traced:
     """Trace every argument of this call to its sources (see the module's docstring)."""
     checked = {name: rule for name, rule in rules(spec).items() if name in arguments and rule.traced}
+    arguments = {n: amends.before_dash(v) if n in checked and checked[n].kind is ValueKind.CODE else v
+                 for n, v in arguments.items()}  # "CO-3302 — 30" of the record's "CO-3302 — 30 rolls"
     arguments = {**arguments, **{name: kept for name, rule in checked.items()
                                  if rule.choices and isinstance(arguments[name], list)
                                  and (kept := [v for v in arguments[name] if given(v, rule, evidence)])}}
@@ -286,7 +287,7 @@ def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
     if any(a <= start and end <= b and squash(code) != squash(str(value)) for start, end in _spans(value, record, rule)
            for a, b, code in runs):
         return False
-    return singled_out(_spans(value, record, rule), _on_file(value, record, rule), record, evidence.said,
+    return singled_out(_spans(value, record, rule), on_file(value, record, rule), record, evidence.said,
                        {*name_words(rule.name), *rule.rivals})
 
 
@@ -300,21 +301,7 @@ def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
             _unmistakable(f[a:b]) and role_here(f, (a, b), rule) is not False
             for f in map(folded, evidence.said) for a, b, _ in codes_in(f)):
         return None
-    return the_one_meant(_on_file(value, record, rule), record, evidence.said, own)
-
-
-def _on_file(value: Any, record: str, rule: Rule) -> list[tuple[int, int]]:
-    """Where the record holds values in this role, of the value's form: each number, or the whole
-    code it is in ("BW-4471902", "LK19 XRT"); a code written with digits ("SW and ten digits" is
-    the desk's prose about its codes, not one on file)."""
-    runs = codes_in(record, pauses=False) if rule.kind is ValueKind.CODE else []
-    out: list[tuple[int, int]] = []
-    for span in spans_of_numbers(record):
-        whole = next(((a, b) for a, b, _ in runs if a <= span[0] and span[1] <= b), span)
-        if whole not in out and role_here(record, whole, rule) is True and alike(value, record[whole[0]:whole[1]]) \
-                and (rule.kind is not ValueKind.CODE or any(ch.isdigit() for ch in record[whole[0]:whole[1]])):
-            out.append(whole)
-    return out
+    return the_one_meant(on_file(value, record, rule), record, evidence.said, own)
 
 
 def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:
@@ -393,14 +380,6 @@ def _unmistakable(said: str) -> bool:
 
 def _priced(said: str) -> bool:
     return bool(_PRICE.fullmatch(said.strip("$€£ "))) or bool({stem(w.text) for w in words(said)} & MONEY_MARKS)
-
-
-def spans_of_numbers(text: str) -> list[tuple[int, int]]:
-    """Where the text says a number (not a time of day), or an id with a digit in it."""
-    out = [(n.start, n.end) for n in numbers_said(text) if not n.clock]
-    out += [(w.start, w.end) for w in words(text) if any(ch.isdigit() for ch in w.text)
-            and not any(a <= w.start < b for a, b in out) and not _CLOCKISH.fullmatch(w.text)]
-    return out
 
 
 def _spans(value: Any, text: str, rule: Rule) -> list[tuple[int, int]]:

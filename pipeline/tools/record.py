@@ -32,7 +32,12 @@ from .spoken.words import words
 
 _ENTRY = re.compile(r"[;\n]|\.(?=\s)")  # an entry ends at ";", a line's end or a sentence's
 _QUIET = frozenset("a an the and or of on with to for in at by is was my your their his her its "
-                   "this that paid file".split())
+                   "this that paid file i me we us you it hi hello please need want like would could "
+                   "can will just be do does did have has had am are were so not no yes okay ok "
+                   "thanks thank".split())  # words of asking, which point at no entry ("Cakes need 48 hours")
+
+
+_SHAPE = re.compile(r"\d")  # "J-7731" and "J-7745" are one list's: J-9999
 
 
 def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tuple[int, int]],
@@ -69,8 +74,8 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
         best = max(score for score, _ in pointed)
         if value in {v for score, v in pointed if score == best}:
             return True
-        if len({v for _, v in pointed}) > 1:
-            return False  # it points at several, another one most
+        if len({v for _, v in pointed}) > 1 or len({_SHAPE.sub("9", record[a:b]) for a, b in role_spans}) == 1:
+            return False  # it points at several, another one most; or at another of a list of records
     return any((labels[r] - shared - own - _QUIET) & heard for r in mine)
 
 

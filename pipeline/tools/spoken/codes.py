@@ -113,8 +113,9 @@ def codes_in(text: str, *, pauses: bool = True) -> tuple[tuple[int, int, str], .
 
 _RUN_SEPARATORS = {"dash", "hyphen", "space", "slash"}
 _LABELS = {"id", "no", "nr", "ref", "pin"}  # a code's label, written before it ("ID 2310", "Ref 44")
-_SENTENCE_END = re.compile(r"[.!?;]")
-_PAUSE = re.compile(r"[.!?;,()]")
+# a dash set between words ("CO-3302 — 30 sausage rolls") ends a code as a sentence's end does
+_SENTENCE_END = re.compile(r"[.!?;\u2014\u2013]")
+_PAUSE = re.compile(r"[.!?;,()\u2014\u2013]")
 
 
 def _piece(ws: list[Word], i: int) -> bool:

@@ -20,7 +20,7 @@ _TOKEN = re.compile(
     r"|\d+(?:\.\d+)?"
     r"|[^\W\d_]+(?:'[^\W\d_]+)*"
     r"|[$€£#@%&+]")
-_BREAK = re.compile(r"[.,;:!?()\[\]\"]")  # between two words, a pause a number does not run across
+_BREAK = re.compile(r"[.,;:!?()\[\]\"\u2014\u2013]")  # between two words, a pause a number does not run across
 _ORDINAL_SUFFIX = {"st", "nd", "rd", "th"}
 
 UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine".split())}

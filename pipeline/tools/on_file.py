@@ -1,0 +1,49 @@
+"""Where a record (the instructions) holds values in an argument's role, and where a text says a
+number at all: what `provenance` reads a record's entries and the caller's numbers with."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .argrules import Rule
+from .number_role import role_here
+from .record import alike
+from .spoken import ValueKind
+from .spoken.codes import codes_in
+from .spoken.numbers import numbers_said
+from .spoken.words import words
+
+__all__ = ["on_file", "spans_of_numbers"]
+
+_CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
+_SHAPE = re.compile(r"\d")  # a code's shape: its letters and marks, each digit a 9
+
+
+def on_file(value: Any, record: str, rule: Rule) -> list[tuple[int, int]]:
+    """Where the record holds values in this role, of the value's form: each number, or the whole
+    code it is in ("BW-4471902", "LK19 XRT"), written with digits (not the desk's "SW and ten
+    digits"); and a code shaped as one in the role, where no word names it another's ("Jobs on
+    file: J-7731 ...; J-7745 ...": both are jobs, and the caller's words choose)."""
+    runs = codes_in(record, pauses=False) if rule.kind is ValueKind.CODE else []
+    out: list[tuple[int, int]] = []
+    loose: list[tuple[int, int]] = []
+    for span in spans_of_numbers(record):
+        whole = next(((a, b) for a, b, _ in runs if a <= span[0] and span[1] <= b), span)
+        if whole in out or not alike(value, text := record[whole[0]:whole[1]]) or (
+                rule.kind is ValueKind.CODE and not any(ch.isdigit() for ch in text)):
+            continue
+        if (role := role_here(record, whole, rule)) is True:
+            out.append(whole)
+        elif role is None and rule.kind is ValueKind.CODE:
+            loose.append(whole)
+    shapes = {_SHAPE.sub("9", record[a:b].upper()) for a, b in out}
+    return out + [s for s in loose if s not in out and _SHAPE.sub("9", record[s[0]:s[1]].upper()) in shapes]
+
+
+def spans_of_numbers(text: str) -> list[tuple[int, int]]:
+    """Where the text says a number (not a time of day), or an id with a digit in it."""
+    out = [(n.start, n.end) for n in numbers_said(text) if not n.clock]
+    out += [(w.start, w.end) for w in words(text) if any(ch.isdigit() for ch in w.text)
+            and not any(a <= w.start < b for a, b in out) and not _CLOCKISH.fullmatch(w.text)]
+    return out
