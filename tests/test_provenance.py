@@ -1177,3 +1177,24 @@ def test_a_list_of_records_is_one_role_and_a_code_ends_at_a_dash_between_words()
     assert trace(order, {"order_id": "CO-3302 \u2014 30"}, rolls).missing == []
     which = said("Hi, I need to cancel my order, please.", instructions=BAKES)
     assert trace(order, {"order_id": "CO-3302"}, which).missing == ["order_id"]  # which of two: asked
+
+
+def test_a_new_booking_takes_no_value_from_the_bookings_on_file() -> None:
+    """fresh10's bakery: with "CO-3315 \u2014 8-inch chocolate birthday cake" on file, Qwen gave a new
+    order `size_inches: 8` on a line that named no size. Where a tool makes a new thing (`place_`,
+    `book_`), a value that only the record's list of things on file holds describes one of them, not
+    the new one; the id of a thing on file (a pet to book in) still is the caller's choice of it."""
+    place = client_tool("place_cake_order", {
+        "flavour": {"type": "string", "enum": ["chocolate", "vanilla_sponge"]},
+        "size_inches": {"type": "integer", "description": "Cake diameter in inches", "enum": [6, 8, 10, 12]},
+        "date": {"type": "string", "format": "date"}}, ["flavour", "size_inches", "date"])
+    line = said("I'd like to order a chocolate cake for Saturday week, please.", instructions=BAKES)
+    wrote = {"flavour": "chocolate", "size_inches": 8, "date": "2026-06-13"}
+    assert trace(place, wrote, line).missing == ["size_inches"]
+    change = client_tool("change_order", {"order_id": {"type": "string", "description": "The order id"},
+                                          "size_inches": {"type": "integer", "description": "Cake diameter in inches"}},
+                         ["order_id", "size_inches"])
+    same = said("The birthday cake for the thirteenth, could you make it the same size but chocolate?", instructions=BAKES)
+    assert trace(change, {"order_id": "CO-3315", "size_inches": 8}, same).missing == []  # not a new thing
+    groom = said("Could I book Pepper in on Friday?", instructions=GROOMER)
+    assert trace(GROOM, {"dog_id": "D-5513", "date": "2026-06-05"}, groom).missing == []

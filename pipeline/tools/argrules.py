@@ -12,6 +12,7 @@ from typing import Any
 from .moments import written_as
 from .schema import ToolSpec
 from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, sources_of
+from .spoken.kinds import name_words
 from .spoken.times import Written
 
 __all__ = ["MONEY_MARKS", "NUMBERS", "Rule", "rules"]
@@ -19,6 +20,9 @@ __all__ = ["MONEY_MARKS", "NUMBERS", "Rule", "rules"]
 NUMBERS = (ValueKind.NUMBER, ValueKind.CODE)  # what a caller may say as a number
 # Words that say a number is money, and the words of an argument that holds money
 MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
+# a tool named for one of these verbs makes a new thing (a booking, an order, a visit)
+_MAKES = frozenset("book reserve schedule arrange make place create add buy purchase register enrol "
+                   "enroll open start".split())
 _MONEY_ARGS = MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum deposit tip".split())
 
 
@@ -38,6 +42,7 @@ class Rule:
     written: Written | None = None  # a moment its schema asks for written so ("format": "date")
     lone: bool = False  # the tool's only argument a caller says as a number
     choices: tuple[str, ...] = ()  # a schema's named choices ("Aire Court", "Wharfe House"), said
+    fresh: bool = False  # its tool makes a new thing (`book_`, `place_`): the record's entries describe others
 
     @property
     def traced(self) -> bool:
@@ -46,7 +51,8 @@ class Rule:
 
 def rules(spec: ToolSpec) -> dict[str, Rule]:
     """Each argument's rule, read from the tool's schema (cached per tool)."""
-    return _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded)
+    fresh = bool(verb := name_words(spec.name)[:1]) and verb[0] in _MAKES
+    return {n: replace(r, fresh=fresh) for n, r in _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded).items()}
 
 
 @lru_cache(maxsize=256)

@@ -14,7 +14,7 @@ from .spoken.codes import codes_in
 from .spoken.numbers import numbers_said
 from .spoken.words import words
 
-__all__ = ["on_file", "spans_of_numbers"]
+__all__ = ["on_file", "outside_lists", "spans_of_numbers"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 _SHAPE = re.compile(r"\d")  # a code's shape: its letters and marks, each digit a 9
@@ -47,3 +47,16 @@ def spans_of_numbers(text: str) -> list[tuple[int, int]]:
     out += [(w.start, w.end) for w in words(text) if any(ch.isdigit() for ch in w.text)
             and not any(a <= w.start < b for a, b in out) and not _CLOCKISH.fullmatch(w.text)]
     return out
+
+
+def outside_lists(spans: list[tuple[int, int]], record: str) -> list[tuple[int, int]]:
+    """These spans of the record, less those inside an entry of a list of records, each with its own
+    code of one shape ("CO-3302 \u2014 30 sausage rolls ...; CO-3315 \u2014 8-inch chocolate cake ...").
+    Those describe the things on file, so a new thing's values are not theirs: Qwen gave a new cake
+    order `size_inches: 8`, the 8-inch cake on file's, on a line that named no size."""
+    codes = [(a, code) for a, _, code in codes_in(record, pauses=False) if any(ch.isalpha() for ch in code)]
+    shapes = [_SHAPE.sub("9", code) for _, code in codes]
+    starts = [a for (a, _), shape in zip(codes, shapes, strict=True) if shapes.count(shape) > 1]
+    entries = [(m.start(), m.end()) for m in re.finditer(r"[^;\n]+", record)]
+    listed = [(a, b) for a, b in entries if any(a <= at < b for at in starts)]
+    return [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in listed)]

@@ -52,7 +52,7 @@ from .evidence import Evidence
 from .flags import unasked_flags
 from .moments import as_date, as_hhmm, moved, restated, spread_days, the_clock, took_back
 from .number_role import folded, keyed_scalars, names_other, question_role, role_here
-from .on_file import on_file, spans_of_numbers
+from .on_file import on_file, outside_lists, spans_of_numbers
 from .record import (
     as_record,
     named_as,
@@ -287,8 +287,12 @@ def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
     if any(a <= start and end <= b and squash(code) != squash(str(value)) for start, end in _spans(value, record, rule)
            for a, b, code in runs):
         return False
-    return singled_out(_spans(value, record, rule), on_file(value, record, rule), record, evidence.said,
-                       {*name_words(rule.name), *rule.rivals})
+    spans, role = _spans(value, record, rule), on_file(value, record, rule)
+    fresh = rule.fresh and rule.kind is not ValueKind.CODE  # a pet's id books it; not its booking's size
+    if fresh and not (spans := outside_lists(spans, record)):
+        return False  # a new booking's values are none of the bookings' on file
+    role = outside_lists(role, record) if fresh else role
+    return singled_out(spans, role, record, evidence.said, {*name_words(rule.name), *rule.rivals})
 
 
 def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
