@@ -126,3 +126,37 @@ def test_a_clients_reply_to_a_correction_of_the_agents_own_read_back_must_be_a_c
     assert grammar_for("No, six pm, not five.").startswith("root ::= call\n")
     # a question about a thing: words, and no booking within reach (`asks.asks_about_only`)
     assert grammar_for("What does it cost?").startswith("root ::= text\n")
+
+
+CANCEL = {"type": "function", "name": "cancel_ride", "description": "Cancel a booked ride.", "parameters": {
+    "type": "object", "properties": {"booking": {"type": "string", "description": "The ride's booking code"}},
+    "required": ["booking"]}}
+
+
+def test_an_act_on_the_record_nobody_asked_for_never_reaches_the_client() -> None:
+    """fresh9: with one visit on file, Qwen cancelled it on "Can I order a filter?"; every value was
+    on file. A client's function that acts, with all its values the record's, is handed over only
+    where the caller's words name it (`tools/unasked.py`); the model reads the refusal instead."""
+    on_file = "You dispatch taxis. The caller's booked ride: R-4412, tomorrow at 9:00 to the airport."
+
+    def handed(line: str) -> list[dict[str, Any]]:
+        stages = fake_stages()
+        stages.llm = ScriptedLLM(rules=[[r"not_run", "What can I do for you?"],
+                                        [r"(?i)cab|ride|taxi", {"name": "cancel_ride", "arguments": {"booking": "R-4412"}}]])
+
+        async def scenario() -> list[dict[str, Any]]:
+            async with serving(stages) as server, client(server) as c:
+                await c.send({"type": "session.update", "session": {
+                    "type": "realtime", "output_modalities": ["text"], "tools": [CANCEL], "instructions": on_file}})
+                await c.wait_for("session.updated")
+                await c.send(user_text(line))
+                await c.wait_for("conversation.item.done")
+                await c.send({"type": "response.create"})
+                await c.wait_for("response.done", timeout=20)
+                await asyncio.sleep(0.5)
+                return c.events
+
+        return calls_handed(asyncio.run(scenario()))
+
+    assert handed("Could I get a cab to the station this afternoon?") == []
+    assert handed("Please cancel my ride tomorrow, I've got a lift.") == [{"booking": "R-4412"}]
