@@ -139,10 +139,11 @@ def test_an_act_on_the_record_nobody_asked_for_never_reaches_the_client() -> Non
     where the caller's words name it (`tools/unasked.py`); the model reads the refusal instead."""
     on_file = "You dispatch taxis. The caller's booked ride: R-4412, tomorrow at 9:00 to the airport."
 
-    def handed(line: str) -> list[dict[str, Any]]:
+    def handed(line: str, *, insists: bool = False) -> list[dict[str, Any]]:
         stages = fake_stages()
-        stages.llm = ScriptedLLM(rules=[[r"not_run", "What can I do for you?"],
-                                        [r"(?i)cab|ride|taxi", {"name": "cancel_ride", "arguments": {"booking": "R-4412"}}]])
+        cancel = {"name": "cancel_ride", "arguments": {"booking": "R-4412"}}
+        stages.llm = ScriptedLLM(rules=[[r"(?i)cab|ride|taxi", cancel]] if insists else [
+            [r"not_run", "What can I do for you?"], [r"(?i)cab|ride|taxi", cancel]])
 
         async def scenario() -> list[dict[str, Any]]:
             async with serving(stages) as server, client(server) as c:
@@ -156,7 +157,14 @@ def test_an_act_on_the_record_nobody_asked_for_never_reaches_the_client() -> Non
                 await asyncio.sleep(0.5)
                 return c.events
 
-        return calls_handed(asyncio.run(scenario()))
+        events = asyncio.run(scenario())
+        made.append(sum(e["type"] == "response.output_item.done" and e["item"]["type"] == "function_call"
+                        for e in events))
+        return calls_handed(events)
 
+    made: list[int] = []
     assert handed("Could I get a cab to the station this afternoon?") == []
+    # a model that writes the refused call again in the reply about its refusal is not asked again:
+    # fresh11's realtime run looped nine times, until the prompt outgrew the context
+    assert handed("Could I get a cab to the station this afternoon?", insists=True) == [] and made[-1] <= 2
     assert handed("Please cancel my ride tomorrow, I've got a lift.") == [{"booking": "R-4412"}]

@@ -291,9 +291,9 @@ class ToolDesk:
                 raise RuntimeError("no tools are configured for this session; call session.use_tools(...)")
             result = await self.runner.run(call, call_id=call_id, response_id=response.id,
                                            turn_id=response.turn_id)
-            if "ungrounded" in result.extra:
-                self.core.log(f"{call.name} not run: the caller never gave its "
-                              f"{', '.join(result.extra['ungrounded'])} ({json.dumps(call.arguments)})")
+            if (missing := result.extra.get("ungrounded")) is not None or "unasked" in result.extra:
+                self.core.log(f"{call.name} not run: " + (f"the caller never gave its {', '.join(missing)} "
+                              f"({json.dumps(call.arguments)})" if missing else "nobody asked for it"))
                 # refused again in the very reply meant to ask the caller: the model is guessing
                 # in a loop; the refusal enters the history, and the caller's next turn is heard
                 result.extra["no_reply"] = response.purpose not in (Purpose.TURN, Purpose.CLIENT)
