@@ -1198,3 +1198,18 @@ def test_a_new_booking_takes_no_value_from_the_bookings_on_file() -> None:
     assert trace(change, {"order_id": "CO-3315", "size_inches": 8}, same).missing == []  # not a new thing
     groom = said("Could I book Pepper in on Friday?", instructions=GROOMER)
     assert trace(GROOM, {"dog_id": "D-5513", "date": "2026-06-05"}, groom).missing == []
+
+
+def test_a_record_s_code_with_its_check_digit_after_a_dash_is_pointed_at_by_its_entry() -> None:
+    """fresh11's water company: two accounts, "SV-448120-7 is her home, 22 Orchard Rise" and
+    "SV-448120-9 is a flat she lets out, 4B Quay Street"; "the flat account" was withheld as an
+    unsaid account number, since the entry's code was read as its pieces ("448120", "7")."""
+    record = ("Mrs Helen Prosser has two accounts. Account SV-448120-7 is her home, 22 Orchard Rise, balance 0.00. "
+              "Account SV-448120-9 is a flat she lets out, 4B Quay Street, balance 61.40.")
+    balance = client_tool("get_account_balance", {"account_number": {"type": "string", "description": "The account number"}},
+                          ["account_number"])
+    flat = said("How much do I owe on the flat account?", instructions=record)
+    assert trace(balance, {"account_number": "SV-448120-9"}, flat).missing == []
+    assert trace(balance, {"account_number": "SV-448120-7"}, flat).arguments["account_number"] == "SV-448120-9"
+    either = said("How much do I owe?", instructions=record)
+    assert trace(balance, {"account_number": "SV-448120-9"}, either).missing == ["account_number"]

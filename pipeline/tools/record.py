@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from .spoken.codes import squash
+from .spoken.codes import codes_in, squash
 from .spoken.days import CALENDAR
 from .spoken.kinds import stem
 from .spoken.words import words
@@ -65,7 +65,8 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
         said_of = {stem(w.text) for w in words(entry)}
         if not cue & said_of:
             continue
-        present = values & {_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
+        present = values & ({_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
+                            | {_digits(code) for _, _, code in codes_in(entry, pauses=False)})  # "SV-448120-7"
         if len(present) == 1:
             pointed.append((_weighed(entry, cue), next(iter(present))))
         if not present and any(ch.isdigit() for ch in entry):  # a record's line, not the desk's prose
