@@ -26,14 +26,15 @@ def ride(**arguments: Any) -> dict[str, Any]:
     return {"name": "book_ride", "arguments": {"pickup_address": "42 Elm Street", **arguments}}
 
 
-def run(line: str, call: dict[str, Any], instructions: str = "You dispatch taxis.") -> list[dict[str, Any]]:
+def run(line: str, call: dict[str, Any], instructions: str = "You dispatch taxis.", *,
+        tools: tuple[dict[str, Any], ...] = (RIDE,), llm: ScriptedLLM | None = None) -> list[dict[str, Any]]:
     stages = fake_stages()
-    stages.llm = ScriptedLLM(rules=[[r"not_run", "What time should the taxi come?"], [r"(?i)taxi|cab", call]])
+    stages.llm = llm or ScriptedLLM(rules=[[r"not_run", "What time should the taxi come?"], [r"(?i)taxi|cab", call]])
 
     async def scenario() -> list[dict[str, Any]]:
         async with serving(stages) as server, client(server) as c:
             await c.send({"type": "session.update", "session": {
-                "type": "realtime", "output_modalities": ["text"], "tools": [RIDE], "instructions": instructions}})
+                "type": "realtime", "output_modalities": ["text"], "tools": list(tools), "instructions": instructions}})
             await c.wait_for("session.updated")
             await c.send(user_text(line))
             await c.wait_for("conversation.item.done")
@@ -140,24 +141,10 @@ def test_an_act_on_the_record_nobody_asked_for_never_reaches_the_client() -> Non
     on_file = "You dispatch taxis. The caller's booked ride: R-4412, tomorrow at 9:00 to the airport."
 
     def handed(line: str, *, insists: bool = False) -> list[dict[str, Any]]:
-        stages = fake_stages()
         cancel = {"name": "cancel_ride", "arguments": {"booking": "R-4412"}}
-        stages.llm = ScriptedLLM(rules=[[r"(?i)cab|ride|taxi", cancel]] if insists else [
+        llm = ScriptedLLM(rules=[[r"(?i)cab|ride|taxi", cancel]] if insists else [
             [r"not_run", "What can I do for you?"], [r"(?i)cab|ride|taxi", cancel]])
-
-        async def scenario() -> list[dict[str, Any]]:
-            async with serving(stages) as server, client(server) as c:
-                await c.send({"type": "session.update", "session": {
-                    "type": "realtime", "output_modalities": ["text"], "tools": [CANCEL], "instructions": on_file}})
-                await c.wait_for("session.updated")
-                await c.send(user_text(line))
-                await c.wait_for("conversation.item.done")
-                await c.send({"type": "response.create"})
-                await c.wait_for("response.done", timeout=20)
-                await asyncio.sleep(0.5)
-                return c.events
-
-        events = asyncio.run(scenario())
+        events = run(line, cancel, on_file, tools=(CANCEL,), llm=llm)
         made.append(sum(e["type"] == "response.output_item.done" and e["item"]["type"] == "function_call"
                         for e in events))
         return calls_handed(events)
