@@ -26,6 +26,7 @@ from typing import Any
 from .argrules import rules
 from .asks import may_act
 from .evidence import Evidence
+from .provenance import given
 from .schema import ToolSpec
 from .spoken import Source, said_in
 from .spoken.kinds import name_words, stem
@@ -60,8 +61,6 @@ _CALLED_OFF = ("call off", "call it off", "calling off")
 
 def unasked(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> bool:
     """Is this call an act that rests on nothing the caller said (see the module)?"""
-    from .provenance import given  # the guard's own matching (provenance imports this module)
-
     if not may_act(spec) or spec.closes:
         return False
     traced = {name: rule for name, rule in rules(spec).items() if name in arguments and rule.traced}
