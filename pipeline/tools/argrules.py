@@ -52,11 +52,11 @@ class Rule:
 def rules(spec: ToolSpec) -> dict[str, Rule]:
     """Each argument's rule, read from the tool's schema (cached per tool)."""
     fresh = bool(verb := name_words(spec.name)[:1]) and verb[0] in _MAKES
-    return {n: replace(r, fresh=fresh) for n, r in _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded).items()}
+    return _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded, fresh)
 
 
 @lru_cache(maxsize=256)
-def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] | None
+def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] | None, fresh: bool
            ) -> dict[str, Rule]:
     schema = json.loads(parameters)
     props: dict[str, Any] = schema.get("properties", {})
@@ -100,7 +100,7 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                          clock24=kind is ValueKind.TIME and (prop.get("format") == "time" or "HH:MM" in description
                                                              or "24-hour" in description),
                          written=written_as(kind, prop, description),
-                         choices=tuple(_choices(prop) or ()) if kind is ValueKind.TEXT else ())
+                         choices=tuple(_choices(prop) or ()) if kind is ValueKind.TEXT else (), fresh=fresh)
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
         out[name] = replace(rule, rivals=rivals - rule.cues, lone=kinds[name] in NUMBERS and not any(

@@ -8,7 +8,7 @@ from typing import Any
 
 from .argrules import Rule
 from .number_role import role_here
-from .record import alike
+from .record import alike, code_shape
 from .spoken import ValueKind
 from .spoken.codes import codes_in
 from .spoken.numbers import numbers_said
@@ -17,7 +17,6 @@ from .spoken.words import words
 __all__ = ["on_file", "outside_lists", "spans_of_numbers"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
-_SHAPE = re.compile(r"\d")  # a code's shape: its letters and marks, each digit a 9
 
 
 def on_file(value: Any, record: str, rule: Rule) -> list[tuple[int, int]]:
@@ -37,8 +36,8 @@ def on_file(value: Any, record: str, rule: Rule) -> list[tuple[int, int]]:
             out.append(whole)
         elif role is None and rule.kind is ValueKind.CODE:
             loose.append(whole)
-    shapes = {_SHAPE.sub("9", record[a:b].upper()) for a, b in out}
-    return out + [s for s in loose if s not in out and _SHAPE.sub("9", record[s[0]:s[1]].upper()) in shapes]
+    shapes = {code_shape(record[a:b]) for a, b in out}
+    return out + [s for s in loose if s not in out and code_shape(record[s[0]:s[1]]) in shapes]
 
 
 def spans_of_numbers(text: str) -> list[tuple[int, int]]:
@@ -55,7 +54,7 @@ def outside_lists(spans: list[tuple[int, int]], record: str) -> list[tuple[int, 
     Those describe the things on file, so a new thing's values are not theirs: Qwen gave a new cake
     order `size_inches: 8`, the 8-inch cake on file's, on a line that named no size."""
     codes = [(a, code) for a, _, code in codes_in(record, pauses=False) if any(ch.isalpha() for ch in code)]
-    shapes = [_SHAPE.sub("9", code) for _, code in codes]
+    shapes = [code_shape(code) for _, code in codes]
     starts = [a for (a, _), shape in zip(codes, shapes, strict=True) if shapes.count(shape) > 1]
     entries = [(m.start(), m.end()) for m in re.finditer(r"[^;\n]+", record)]
     listed = [(a, b) for a, b in entries if any(a <= at < b for at in starts)]

@@ -37,7 +37,12 @@ _QUIET = frozenset("a an the and or of on with to for in at by is was my your th
                    "thanks thank".split())  # words of asking, which point at no entry ("Cakes need 48 hours")
 
 
-_SHAPE = re.compile(r"\d")  # "J-7731" and "J-7745" are one list's: J-9999
+_DIGIT = re.compile(r"\d")
+
+
+def code_shape(code: str) -> str:
+    """A code's letters and marks, each digit a 9: "J-7731" and "J-7745" are one list's, J-9999."""
+    return _DIGIT.sub("9", code.upper())
 
 
 def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tuple[int, int]],
@@ -75,7 +80,7 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
         best = max(score for score, _ in pointed)
         if value in {v for score, v in pointed if score == best}:
             return True
-        if len({v for _, v in pointed}) > 1 or len({_SHAPE.sub("9", record[a:b]) for a, b in role_spans}) == 1:
+        if len({v for _, v in pointed}) > 1 or len({code_shape(record[a:b]) for a, b in role_spans}) == 1:
             return False  # it points at several, another one most; or at another of a list of records
     return any((labels[r] - shared - own - _QUIET) & heard for r in mine)
 
