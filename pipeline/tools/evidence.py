@@ -29,6 +29,12 @@ class Evidence:
         self.said = [_OCLOCK.sub(" oclock", _A_SCALE.sub(r"one \1", t)) for t in self.said]
 
     @property
+    def exchanged(self) -> list[str]:
+        """The caller's turns, and the agent's questions they answered ("Shall I cancel it?" "Yes."):
+        what an optional flag or an act nobody named may be asked for in (`flags`, `unasked`)."""
+        return [*self.said, *(asked for asked in self.asked[:len(self.said)] if asked)]
+
+    @property
     def last_asked(self) -> str:
         """What the agent said before the caller's last turn ("" where nothing, or not known)."""
         return self.asked[len(self.said) - 1] if self.said and len(self.asked) >= len(self.said) else ""

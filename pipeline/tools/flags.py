@@ -52,8 +52,7 @@ def unasked_flags(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence)
 def _heard(evidence: Evidence) -> set[str]:
     """The words of the caller's turns, and of what the agent asked before each ("would you like it
     gift wrapped?" answered "yes, please")."""
-    texts = [*evidence.said, *(asked for asked in evidence.asked[:len(evidence.said)] if asked)]
-    return {stem(word) for text in texts for word in re.findall(r"[a-z0-9']+", text.lower())}
+    return {stem(word) for text in evidence.exchanged for word in re.findall(r"[a-z0-9']+", text.lower())}
 
 
 def _same(word: str, cue: str) -> bool:

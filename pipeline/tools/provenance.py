@@ -148,14 +148,14 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
 def _passed_over(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
     """The caller named choices of the schema's (two, as much: "singing", "piano"), none of them the
     model's ("drums"): its pick is against their words, and which they meant is not said."""
-    choices = _word_choices(spec, name)
+    choices = word_choices(spec, name)
     if value not in choices:
         return False
     said = [choice_words_said(choices, text) for text in evidence.said]
     return any(said) and not any(value in named for named in said)
 
 
-def _word_choices(spec: ToolSpec, name: str) -> tuple[str, ...]:
+def word_choices(spec: ToolSpec, name: str) -> tuple[str, ...]:
     """The schema's choices for this argument, where they are words (not numbers)."""
     prop = spec.parameters.get("properties", {}).get(name)
     choices = tuple(prop.get("enum") or ()) if isinstance(prop, dict) else ()
@@ -165,7 +165,7 @@ def _word_choices(spec: ToolSpec, name: str) -> tuple[str, ...]:
 def _named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> str | None:
     """The schema's choice the caller named (`names.choice_named`: "the gutters" is gutter_clear),
     in their latest turn that names one, where the model wrote another ("windows_exterior")."""
-    choices = _word_choices(spec, name)
+    choices = word_choices(spec, name)
     if not choices or not isinstance(value, str):
         return None
     if value in choices and any(value in choice_words_said(choices, text) for text in evidence.said):

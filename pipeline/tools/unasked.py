@@ -26,7 +26,7 @@ from typing import Any
 from .argrules import rules
 from .asks import may_act
 from .evidence import Evidence
-from .provenance import given
+from .provenance import given, word_choices
 from .schema import ToolSpec
 from .spoken import Source, said_in
 from .spoken.kinds import name_words, stem
@@ -73,17 +73,15 @@ def unasked(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> bo
                 rule.kind is not None and said_in(v, text, kind=rule.kind, now=evidence.now) for text in evidence.said) for v in values):
             return False
     for name, value in arguments.items():  # a choice the caller named ("our recycling": "recycling")
-        choices = spec.parameters.get("properties", {}).get(name, {}).get("enum") or ()
-        if isinstance(value, str) and value in choices and all(isinstance(c, str) for c in choices) \
-                and any(choice_said(value, tuple(choices), text) for text in evidence.said):
+        choices = word_choices(spec, name)
+        if value in choices and any(choice_said(value, choices, text) for text in evidence.said):
             return False
     return not named(spec, evidence)
 
 
 def named(spec: ToolSpec, evidence: Evidence) -> bool:
     """Do the caller's words in this call, or the questions they answered, name this tool?"""
-    texts = [*evidence.said, *(a for a in evidence.asked[:len(evidence.said)] if a)]
-    lowered = [t.replace("’", "'").lower() for t in texts]
+    lowered = [t.replace("’", "'").lower() for t in evidence.exchanged]
     said = [name_words(text) for text in lowered]
     heard = {form for ws in said for w in ws for form in _forms(w)}
     heard |= {a + b for ws in said for x, b in zip(ws, ws[1:], strict=False) for a in _forms(x)}  # "locked out": lockout
