@@ -178,6 +178,12 @@ class ResponsePolicy:
     # openai-compatible LLMs take `temperature`, Piper takes `speed` (its length scale over it).
     temperature: float | None = None
     max_output_tokens: int | None = None  # at most the LLM stage's max_tokens (its context budget)
+    # A reply that is a tool call may run to this many tokens, where no max_output_tokens is set:
+    # its JSON must close, and a free-text argument ("notes") outruns a spoken reply's cap (the
+    # stage's max_tokens, 96): Qwen's calls were cut into invalid JSON, nothing ran and the
+    # caller heard nothing (bench/README.md, "Tool provenance"). Spoken replies still stop at the
+    # stage's max_tokens; the context window bounds both.
+    tool_call_tokens: int = 256
     speed: float | None = None  # 1.0: the voice's own rate
 
 
@@ -274,6 +280,9 @@ def _apply_policy(section: str, cls: type, current: Any, values: dict[str, Any])
     out = replace(current, **updates)
     if section == "turn":
         out = _resolve_turn_preset(out, updates)
+    if section == "response" and out.tool_call_tokens < 1:
+        raise ConfigError(f"response.tool_call_tokens ({out.tool_call_tokens}) must be 1 or more: the "
+                          "tokens a reply that is a tool call may run to (256 by default)")
     return out
 
 

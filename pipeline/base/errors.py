@@ -30,6 +30,12 @@ class SpokenError(PipelineError):
     apology = "Sorry, I'm having trouble answering right now. Please try again in a moment."
 
 
+class CallCutError(SpokenError):
+    """The model's tool call reached the token limit before its JSON closed: nothing runs."""
+
+    apology = "Sorry, I didn't manage to get all of that down. Could you say it again for me?"
+
+
 class LLMServerError(SpokenError):
     """The LLM server was down, slow, or answered with an error; the message says what to do."""
 

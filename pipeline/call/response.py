@@ -321,15 +321,15 @@ class Response:
             await producer  # re-raises a failure of the model thread
             # the last token (traces time the request to it), and how many: the decode rate
             self.mark(ev.Milestone.LLM_DONE, output_tokens=self.generating.result.output_tokens)
+            if route is not None:
+                async for chunk in route.end():
+                    await self._put(chunks, chunk)
         except SpokenError as exc:  # the caller hears a short apology, not silence
             self.generating.failure = exc
             self.speech.chunker.reset()
             await self._put(chunks, exc.apology)
             await chunks.put(None)
             return
-        if route is not None:
-            async for chunk in route.end():
-                await self._put(chunks, chunk)
         last = self.speech.chunker.flush() if route is self.call_out or len(self.ctx.tools) else self.output.rest(self)
         for chunk in last:
             await self._put(chunks, chunk)

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from ..base import events as ev
 from ..base.conversation import Item
+from ..base.errors import CallCutError
 from ..chunker import SentenceChunker
 from ..tools.schema import ToolCall
 from ..tools.stream import ToolCallStream, called_name
@@ -23,6 +24,7 @@ class CallOwner(Protocol):
 
     ctx: Any  # the response's ResponseContext: its tools (ToolHooks) and log
     placement: Any  # its Placement: where a finished call goes (`call_made`)
+    generating: Any  # its Generating: whether the model stopped at its token limit
     text_so_far: str
 
     @property
@@ -55,7 +57,16 @@ class CallOut:
         r = self.response
         for chunk in self.progress(r.text_so_far):
             yield chunk
-        self.finish(ToolCallStream.finish(r.text_so_far, r.ctx.tools.specs()))
+        try:
+            call = ToolCallStream.finish(r.text_so_far, r.ctx.tools.specs())
+        except ValueError as exc:
+            if not r.generating.cut:
+                raise
+            limit = r.generating.result.output_tokens
+            raise CallCutError(f"The model's tool call was cut at the token limit ({limit} tokens) "
+                               "before its JSON closed, so nothing ran; raise response.tool_call_tokens "
+                               f"or the session's max_output_tokens ({exc})") from exc
+        self.finish(call)
         if (back := r.ctx.tools.said_back(r)) is not None:  # the call waits for the caller's yes
             for chunk in self.chunker.push(back + " ") + self.chunker.flush():
                 yield chunk
