@@ -376,3 +376,36 @@ def test_a_refused_call_written_again_in_the_reply_about_its_refusal_is_not_sile
     assert effects == [], story
     assert rec.agent_lines[-1].endswith("Could you tell me the order number?"), story
     assert sum("refund not run" in line for line in story.splitlines()) == 1, story
+
+
+def test_the_sessions_question_back_is_said_whatever_numbers_its_words_hold(tmp_path) -> None:
+    """fresh12: the question back for `books` ("the number of books of ten permits") was screened
+    as stating a permit number nobody gave ("number ... ten"), and the caller heard nothing. The
+    session's own words are said unscreened, as its owed words are."""
+
+    @tool(side_effect=True, business_key=lambda a: f"books:{a['books']}")
+    async def order_visitor_permits(books: int) -> dict:
+        """Order books of visitor permits.
+
+        Args:
+            books: The number of books of ten permits, 1 to 5.
+        """
+        return {"ordered": books}
+
+    @tool()
+    async def check_permit(permit_number: str) -> dict:
+        """Look up a resident permit.
+
+        Args:
+            permit_number: The permit number, e.g. RP-204518.
+        """
+        return {}
+
+    llm = ScriptedLLM(rules=[[r"not_run", "Sure."], [r"permits", {"name": "order_visitor_permits",
+                                                                    "arguments": {"books": 5}}]])
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Can I order some more visitor permits, please?"]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    rec = call(stages, [Clip(caller_tone(2.4), at_s=0.3)], config=cfg.load(overrides=["call.tool_choice=false"]),
+               setup=lambda s: s.use_tools(ToolRegistry(specs=[order_visitor_permits, check_permit]),
+                                           ledger=Ledger(tmp_path / "l.sqlite3")))
+    assert rec.agent_lines == ["Could you tell me the number of books of ten permits?"], rec.timeline()

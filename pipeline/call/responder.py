@@ -133,6 +133,7 @@ class Responder:
         never by its LLM (a stuck model must not hold up what the server itself has to say)."""
         ctx = replace(self.ctx, llm=ScriptedLLM(replies=[text]))
         response = Response(ctx, None, [], purpose=purpose, options=options)
+        response.words.the_sessions_own()
         self.begin(response)
         return response.handle
 

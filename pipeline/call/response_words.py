@@ -42,6 +42,13 @@ class Words:
         self._screened = True  # False once the session's own (owed) words are said
         self._first = True  # no chunk put out yet
 
+    def the_sessions_own(self) -> None:
+        """These words are the session's own (`Responder.say`: the question back, a goodbye), made
+        from the tools' and the config's words: said unscreened, as owed words are. The id screen
+        read "books of ten permits" in a question back as a permit number nobody gave, and the
+        caller heard nothing."""
+        self._screened = False
+
     def admit(self, chunk: str) -> bool:
         """Whether the chunk is said (True: it is recorded as said)."""
         r = self.owner
