@@ -155,3 +155,20 @@ def test_an_act_on_the_record_nobody_asked_for_never_reaches_the_client() -> Non
     # fresh11's realtime run looped nine times, until the prompt outgrew the context
     assert handed("Could I get a cab to the station this afternoon?", insists=True) == [] and made[-1] <= 2
     assert handed("Please cancel my ride tomorrow, I've got a lift.") == [{"booking": "R-4412"}]
+
+
+def test_the_reply_after_an_act_nobody_asked_for_answers_the_caller_in_words() -> None:
+    """fresh12: asked "When's our final balance due again?", Qwen wrote an update of the booking on
+    file, refused as asked for by nobody; shown the refusal, it wrote the call again, or the call
+    and its refusal as text after a ">", and the caller heard nothing. The reply about such a
+    refusal answers the caller's words with the refused call out of its view and no tool offered."""
+    on_file = "You dispatch taxis. The caller's booked ride: R-4412, tomorrow at 9:00 to the airport."
+    llm = _Grammars(replies=[{"name": "cancel_ride", "arguments": {"booking": "R-4412"}},
+                                    "Your ride to the airport is booked for tomorrow morning."])
+    events = run("When is my ride tomorrow?", {}, on_file, tools=(CANCEL,), llm=llm)
+    assert calls_handed(events) == []
+    assert texts(events) == "Your ride to the airport is booked for tomorrow morning.", [e["type"] for e in events]
+    second = llm.requests[-1]
+    assert "cancel_ride" not in json.dumps(second[1:]) and "not_run" not in json.dumps(second)
+    assert second[-1] == {"role": "user", "content": "When is my ride tomorrow?"}
+    assert (llm.grammars[-1] or "").startswith("root ::= text\n")  # no tool offered

@@ -94,6 +94,12 @@ class Conversation:
         """The caller's latest message (a spoken turn's item id is its turn id)."""
         return next((i.id for i in reversed(self.items) if i.type == "message" and i.role == "user"), None)
 
+    def since_caller(self) -> list[Item]:
+        """The items after the caller's latest message: what the agent has done since they spoke."""
+        last = self.last_user_id()
+        ids = [i.id for i in self.items]
+        return self.items[ids.index(last) + 1:] if last in ids else list(self.items)
+
     def previous_id(self, item: Item) -> str | None:
         idx = self.items.index(item) if item in self.items else len(self.items)
         return self.items[idx - 1].id if idx > 0 else None

@@ -18,11 +18,9 @@ from typing import Any
 
 from ..base import events as ev
 from ..base.conversation import Item
-from ..tools.ask import question
 from ..tools.buffer import TurnResultBuffer
 from ..tools.choice import called_for, must_close, offered
 from ..tools.dialect import JSON, ToolDialect
-from ..tools.dialect import tools_prompt as _json_tools_prompt
 from ..tools.evidence import Evidence, evidence_from
 from ..tools.given import with_unsettled
 from ..tools.provenance import trace
@@ -35,7 +33,8 @@ from .handle import Purpose
 from .owed import OwedWords
 from .readback import ReadBacks, confirmed_in_words
 from .responder import Responder
-from .response import Response, ResponseOptions
+from .response import Response
+from .results_reply import reply_about
 from .telling import Telling
 from .transfer import built_in
 
@@ -65,6 +64,7 @@ class ToolDesk:
         self.telling = Telling(self)  # told, and the reminders of what was not (`telling`)
         self._grammar: tuple[tuple[str, ...], str] | None = None
         self._offered: dict[str, set[str]] = {}  # response id -> the tools its grammar offered
+        self.words_only: set[str] = set()  # replies offered no tool (`results_reply`)
         self._withheld: set[str] = set()  # client calls on values nobody gave: refused here (`prepare`)
         self.words = OwedWords(self)  # what a reply must not say, and what it owes (`owed`)
         self.readback = ReadBacks(self)  # calls said back, waiting for the caller's yes (`readback`)
@@ -131,11 +131,15 @@ class ToolDesk:
         if not len(self.registry):
             return None
         specs, forced = self.registry.specs(), []
-        if response is not None and self.core.config.call.tool_choice:
+        if response is not None and response.id in self.words_only:
+            specs = []
+        elif response is not None and self.core.config.call.tool_choice:
             evidence = with_unsettled(self.unsettled, self.evidence_for(response))
-            called = () if response.purpose is not Purpose.TOOL_RESULT or response.turn_id is None else (
-                i.name or "" for i in self.core.conversation.items if i.type == "function_call"
-                and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
+            # the calls the reply about results answers: its turn's, or with no turn (a client's
+            # response.create) those since the caller last spoke; a refused call is not offered again
+            called = () if response.purpose is not Purpose.TOOL_RESULT else (
+                i.name or "" for i in (self.core.conversation.items if response.turn_id else self.core.conversation.since_caller())
+                if i.type == "function_call" and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
             last = evidence.said[-1] if evidence.said else ""
             specs = offered(specs, evidence, last_said=last, called=called, telling=bool(response.asked.about_keys))
             answers = self.answers_the_caller(response)
@@ -272,6 +276,7 @@ class ToolDesk:
         if not clean and pending is not None and pending.response_id == response.id:
             self.readback.pending = None  # cut off: the read-back was not heard, so no yes answers it
         self._offered.pop(response.id, None)
+        self.words_only.discard(response.id)
         self.words.forget(response.id)
         self._record(*self.results.settle(response.id, clean=clean))
         if not clean and response.item.interrupted and self.ledger is not None:
@@ -387,23 +392,8 @@ class ToolDesk:
                     self._unanswered.clear()
                     return
                 if responder.active is None and not responder.caller_speaking():  # never talk over the caller
-                    turn_id, *others = dict.fromkeys(r.turn_id for r in self._unanswered)
-                    refused = [r for r in self._unanswered if "ungrounded" in r.extra and r.name in self.registry]
-                    ask = question(self.registry[refused[0].name], refused[0].extra["ungrounded"]) if refused else None
-                    only_refused = len(refused) == len(self._unanswered)
-                    self._unanswered.clear()
-                    if ask is not None and only_refused:  # the question back in the session's words: a small
-                        # model kept from guessing again wrote "I can't help with that", or Chinese
-                        responder.say(ask, purpose=Purpose.TOOL_RESULT,
-                                      options=ResponseOptions(text_only=responder.text_only))
-                        return
-                    # it says what is new: nothing its calls' turns said, nor what was said since
-                    # the caller last spoke (another call's holding line, which Qwen repeated)
-                    latest = self.core.conversation.last_user_id()
-                    reply = responder.new(turn_id, purpose=Purpose.TOOL_RESULT, about_keys=keys,
-                                          also_turns=tuple(t for t in (*others, latest) if t is not None))
-                    self.words.questions[reply.id] = ask  # a refusal among results: its question owed
-                    responder.begin(reply)
+                    results, self._unanswered = self._unanswered, []
+                    reply_about(self, responder, results, keys)
                     return
                 await self.core.floor.wait()
         finally:
@@ -414,7 +404,3 @@ class ToolDesk:
     def superseded(self, version: int) -> bool:
         """A response that saw this history version has started: it speaks about those results."""
         return any(r.asked.history_version >= version for r in self._responses.responses if not r.held)
-
-def tools_prompt(tools: ToolRegistry) -> str:
-    """The instructions' paragraph that lists the tools and how to call one (the JSON dialect)."""
-    return _json_tools_prompt(tools.specs())
