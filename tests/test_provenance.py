@@ -1213,3 +1213,101 @@ def test_a_record_s_code_with_its_check_digit_after_a_dash_is_pointed_at_by_its_
     assert trace(balance, {"account_number": "SV-448120-7"}, flat).arguments["account_number"] == "SV-448120-9"
     either = said("How much do I owe?", instructions=record)
     assert trace(balance, {"account_number": "SV-448120-9"}, either).missing == ["account_number"]
+
+
+# --- a record's lists, read as the schema's example shows them (fresh12, read after its run) -------
+
+STUDIO = ("You answer the phone for Lotus Hall. Class codes are the class, the level and the day: "
+          "PIL-A1-TUE (Pilates beginners, Tuesdays, Ana Ruiz), YOG-B1-TUE (Yoga intermediate, Tuesdays, "
+          "Ana Ruiz), YOG-A1-THU (Yoga beginners, Thursdays, Tom Hale). A class costs £90 for the term, "
+          "or £60 at the student rate.")
+ENROL = client_tool("enrol_member", {
+    "member_name": {"type": "string", "description": "The member's full name"},
+    "class_code": {"type": "string", "description": "The class code, e.g. PIL-A1-TUE"},
+}, ["member_name", "class_code"])
+
+
+def test_a_price_on_file_is_no_code_and_the_list_is_read_in_the_examples_form() -> None:
+    """The record's "£60 at the student rate" is a price, whatever word stands by it; its codes are
+    those of the form its schema's example shows, and the one the caller's words name most is meant
+    (each entry "Yoga beginners" and "Pilates beginners" holds "beginners")."""
+    line = said("Put me down for the yoga beginners at the student rate, please. Dana Reyes.", instructions=STUDIO)
+    assert trace(ENROL, {"member_name": "Dana Reyes", "class_code": "60"}, line).missing == ["class_code"]
+    assert trace(ENROL, {"member_name": "Dana Reyes", "class_code": "YOG-A1-THU"}, line).missing == []
+    moved = trace(ENROL, {"member_name": "Dana Reyes", "class_code": "PIL-A1-TUE"}, line)
+    assert moved.missing == [] and moved.arguments["class_code"] == "YOG-A1-THU"
+
+
+def test_a_code_the_caller_says_with_its_letters_is_that_one() -> None:
+    units = "The caller is Lee Park, account SS-40112. Units rented: A14 (50 sq ft) and C03 (100 sq ft drive-up)."
+    add = client_tool("add_keyholder", {
+        "account_number": {"type": "string", "description": "The account, e.g. SS-10001"},
+        "unit_number": {"type": "string", "description": "The unit, e.g. B12"},
+        "person_name": {"type": "string", "description": "Who may get in"},
+        "mobile": {"type": "string", "description": "Their mobile phone"},
+    }, ["account_number", "unit_number", "person_name"])
+    line = said("Can you add my brother to A14 as well? Sam. Sam Ortiz. His mobile's oh seven seven one two, "
+                "three four five six.",
+                instructions=units)
+    assert trace(add, {"account_number": "SS-40112", "unit_number": "A14", "person_name": "Sam Ortiz"}, line).missing == []
+    other = trace(add, {"account_number": "SS-40112", "unit_number": "C03", "person_name": "Sam Ortiz"}, line)
+    assert other.missing == ["unit_number"] or other.arguments["unit_number"] == "A14"
+
+
+def test_a_day_or_a_time_of_day_is_no_code() -> None:
+    """ "Paid on the 28th" is a day on file, not an account; "about nine this morning" a time, not a
+    meter reading; and "send somebody out" points at no flat "she lets out"."""
+    record = ("Account HX-220914-3 is the shop, 4 Mill Lane, paid monthly on the 28th, last reading 5120. "
+              "Account HX-220914-5 is a flat she lets out, 2 Dock Road, last reading 731.")
+    balance = client_tool("get_balance", {"account_number": {"type": "string", "description": "The account"}},
+                          ["account_number"])
+    shop = said("What's the balance on the shop account?", instructions=record)
+    day = trace(balance, {"account_number": "28th"}, shop)
+    assert day.missing == ["account_number"] or day.arguments["account_number"] == "HX-220914-3"
+    assert trace(balance, {"account_number": "HX-220914-3"}, shop).missing == []
+    reading = client_tool("submit_reading", {
+        "account_number": {"type": "string", "description": "The account, e.g. HX-123456-1"},
+        "reading": {"type": "integer", "description": "The meter reading (the black digits)"},
+    }, ["account_number", "reading"])
+    off = said("The power's gone at the shop, it went off about nine this morning.", instructions=record)
+    assert "reading" in trace(reading, {"account_number": "HX-220914-3", "reading": 9}, off).missing
+    out = said("Something's wrong with one of my places, can you send somebody out?", instructions=record)
+    assert trace(balance, {"account_number": "HX-220914-5"}, out).missing == ["account_number"]
+
+
+def test_a_value_on_file_put_for_the_models_is_of_about_its_length() -> None:
+    """Where the caller's words point at one of the record's values, it takes the model's place
+    only if it is of about as many digits: "123-456-7890" is no "11+" on the tutors' list."""
+    tutors = "Tutors: Raj Banerjee (maths, 11+ to GCSE), Owen Pritchard (English, GCSE). GCSE is £40 an hour."
+    ring = client_tool("book_callback", {"phone_number": {"type": "string", "description": "Number to ring"}},
+                       ["phone_number"])
+    line = said("She got a four in maths in her mocks, which isn't the end of the world.", instructions=tutors)
+    assert trace(ring, {"phone_number": "123-456-7890"}, line).missing == ["phone_number"]  # not "11"
+
+
+def test_an_address_copied_with_the_records_note_is_not_the_address() -> None:
+    record = ("The caller is Ruth Ames. Properties on file: her home, 4 Elm Row, Leeds LS6 2AB (Baxi combi, "
+              "serviced May 2025); a flat she lets out, 2B Dock Street, Leeds LS10 1JQ.")
+    visit = client_tool("book_visit", {
+        "address": {"type": "string", "description": "Where the engineer goes"},
+        "date": {"type": "string", "format": "date", "description": "Day of the visit"},
+    }, ["address", "date"])
+    line = said("The boiler at home has packed in, can someone come tomorrow?", instructions=record)
+    noted = trace(visit, {"address": "4 Elm Row, Leeds LS6 2AB (Baxi combi, serviced May 2025)",
+                          "date": "2026-06-04"}, line)
+    assert noted.missing == ["address"]
+    assert trace(visit, {"address": "4 Elm Row, Leeds LS6 2AB", "date": "2026-06-04"}, line).missing == []
+
+
+def test_a_time_corrected_after_a_read_back_is_the_new_one() -> None:
+    """The caller corrects the time the agent read back ("Ooh, sorry, the morning one. Eleven
+    o'clock."): the call takes eleven, not the three first said."""
+    tasting = client_tool("book_tasting", {
+        "date": {"type": "string", "format": "date", "description": "Day of the tasting"},
+        "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
+    }, ["date", "time"])
+    line = said("Book our tasting for Wednesday the tenth at three, please.", "Ooh, sorry, the morning one. Eleven o'clock.",
+                asked=["", "A tasting on Wednesday, June 10 at 15:00. Shall I book it?"],
+                instructions="The office is open 9:30 to 17:30. Tastings run at 11:00 or 15:00.")
+    traced = trace(tasting, {"date": "2026-06-10", "time": "15:00"}, line)
+    assert traced.missing == [] and traced.arguments == {"date": "2026-06-10", "time": "11:00"}

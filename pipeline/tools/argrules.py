@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 from .moments import written_as
+from .record import example_form
 from .schema import ToolSpec
 from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, sources_of
 from .spoken.kinds import name_words
@@ -43,6 +44,7 @@ class Rule:
     lone: bool = False  # the tool's only argument a caller says as a number
     choices: tuple[str, ...] = ()  # a schema's named choices ("Aire Court", "Wharfe House"), said
     fresh: bool = False  # its tool makes a new thing (`book_`, `place_`): the record's entries describe others
+    form: str | None = None  # a code's form, from its description's example ("e.g. FRE-A1-TUE": AAA-A9-AAA)
 
     @property
     def traced(self) -> bool:
@@ -100,7 +102,8 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                          clock24=kind is ValueKind.TIME and (prop.get("format") == "time" or "HH:MM" in description
                                                              or "24-hour" in description),
                          written=written_as(kind, prop, description),
-                         choices=tuple(_choices(prop) or ()) if kind is ValueKind.TEXT else (), fresh=fresh)
+                         choices=tuple(_choices(prop) or ()) if kind is ValueKind.TEXT else (), fresh=fresh,
+                         form=example_form(description) if kind is ValueKind.CODE else None)
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
         out[name] = replace(rule, rivals=rivals - rule.cues, lone=kinds[name] in NUMBERS and not any(

@@ -52,7 +52,7 @@ _WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|shar
 # A line that corrects what was said or read back: "No, five pm", "Sorry, I meant Friday",
 # "Actually, make it Sunday instead", after a sound first ("Ah, no, it's the sixteenth", "Hang on,
 # no. Four.") (`corrects`)
-_CORRECTING = re.compile(r"^\W*(?:(?:oh|ah|hmm+|um+|uh|er+m?|well|hang on|hold on)\W+)*"
+_CORRECTING = re.compile(r"^\W*(?:(?:o+h+|a+h+|hmm+|um+|uh|er+m?|well|hang on|hold on)\W+)*"
                          r"(no|nope|sorry|actually|wait|i said|it'?s)\b"
                          r"|\b(not|instead|i meant|make (it|that))\b", re.I)
 # A no that calls the action off rather than changing a value ("No, don't, I'll ring back Tuesday")

@@ -156,10 +156,14 @@ def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: W
 def _replaced(value: str, kind: ValueKind | None, evidence: Evidence) -> bool:
     """A day the caller said earlier, where their last words correct it to another one day ("make
     it Sunday instead" after "Saturday"); not one of a span they said ("from the 24th to the 29th":
-    "No, out on the 29th" sets the last day right, `spread_days`, not the first)."""
-    if kind is not ValueKind.DATE or evidence.now is None or len(evidence.said) < 2 \
+    "No, out on the 29th" sets the last day right, `spread_days`, not the first). A time, where
+    their correcting words name one other time ("sorry, the morning one, eleven o'clock")."""
+    if kind not in (ValueKind.DATE, ValueKind.TIME) or evidence.now is None or len(evidence.said) < 2 \
             or not corrects(evidence.said[-1]):
         return False
+    if kind is ValueKind.TIME:  # "Ooh, sorry, the morning one. Eleven o'clock." after "at three"
+        now = one_moment(evidence.said[-1], evidence.now, "time", hours=open_hours(evidence.instructions))
+        return now is not None and (hhmm := as_hhmm(value)) is not None and hhmm != now
     named = days_named(evidence.said[-1], evidence.now)
     day = as_date(value, evidence)
     spans = [said for text in evidence.said[:-1] if day in (said := days_named(text, evidence.now) or [])]

@@ -8,7 +8,7 @@ from typing import Any
 
 from .argrules import Rule
 from .number_role import role_here
-from .record import alike, code_shape
+from .record import alike, code_form, code_shape
 from .spoken import ValueKind
 from .spoken.codes import codes_in
 from .spoken.numbers import numbers_said
@@ -22,22 +22,45 @@ _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2
 def on_file(value: Any, record: str, rule: Rule) -> list[tuple[int, int]]:
     """Where the record holds values in this role, of the value's form: each number, or the whole
     code it is in ("BW-4471902", "LK19 XRT"), written with digits (not the desk's "SW and ten
-    digits"); and a code shaped as one in the role, where no word names it another's ("Jobs on
-    file: J-7731 ...; J-7745 ...": both are jobs, and the caller's words choose)."""
+    digits"); and a code shaped as one in the role, or of the form its description's example has,
+    where no word names it another's ("Jobs on file: J-7731 ...; J-7745 ...": both are jobs, and
+    the caller's words choose; "MAN-A1-TUE (Mandarin beginners ...)" for "e.g. FRE-A1-TUE")."""
     runs = codes_in(record, pauses=False) if rule.kind is ValueKind.CODE else []
     out: list[tuple[int, int]] = []
     loose: list[tuple[int, int]] = []
     for span in spans_of_numbers(record):
         whole = next(((a, b) for a, b, _ in runs if a <= span[0] and span[1] <= b), span)
         if whole in out or not alike(value, text := record[whole[0]:whole[1]]) or (
-                rule.kind is ValueKind.CODE and not any(ch.isdigit() for ch in text)):
-            continue
+                rule.kind is ValueKind.CODE and (not any(ch.isdigit() for ch in text) or _ORDINAL.fullmatch(text))):
+            continue  # "the 28th" is a day, no code
         if (role := role_here(record, whole, rule)) is True:
             out.append(whole)
         elif role is None and rule.kind is ValueKind.CODE:
             loose.append(whole)
     shapes = {code_shape(record[a:b]) for a, b in out}
-    return out + [s for s in loose if s not in out and code_shape(record[s[0]:s[1]]) in shapes]
+    found = out + [s for s in loose if s not in out and (code_shape(record[s[0]:s[1]]) in shapes
+                                                          or code_form(record[s[0]:s[1]]) == rule.form)]
+    # where the schema shows its code's form, the record's values of that form are the role's
+    # ("e.g. FRE-A1-TUE": the courses, not "£120 at the concession rate" beside "course")
+    if rule.form is None:
+        return found
+    if _form(str(value)) != _form(rule.form):
+        return []  # not of the role's form: "120" for "e.g. FRE-A1-TUE" holds no course on file
+    return [(a, b) for a, b in found if _form(record[a:b]) == _form(rule.form)] or found
+
+
+def _form(code: str) -> str:
+    """A code's form, whatever marks or spaces it is written with ("FRE A1 TUE": AAAA9AAA)."""
+    return code_form(re.sub(r"[\W_]", "", code))
+
+
+_ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th)", re.I)
+CURRENCY = ("$", "€", "£", "¥")  # written before a price
+
+
+def written_as_money(text: str, span: tuple[int, int]) -> bool:
+    """Is the number at text[span] written as a price ("£120", "$ 45")?"""
+    return text[:span[0]].rstrip().endswith(CURRENCY)
 
 
 def spans_of_numbers(text: str) -> list[tuple[int, int]]:

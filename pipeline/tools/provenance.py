@@ -52,9 +52,10 @@ from .evidence import Evidence
 from .flags import unasked_flags
 from .moments import as_date, as_hhmm, moved, restated, spread_days, the_clock, took_back
 from .number_role import folded, keyed_scalars, names_other, question_role, role_here
-from .on_file import on_file, outside_lists, spans_of_numbers
+from .on_file import on_file, outside_lists, spans_of_numbers, written_as_money
 from .record import (
     as_record,
+    code_form,
     named_as,
     one_of_several,
     singled_out,
@@ -208,14 +209,16 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return True
     if not str(value).strip():
         return False  # a blank id is no more given than a made-up one
-    if rule.kind is ValueKind.CODE and len(_WORDY.findall(str(value))) >= 2:
-        return False  # "200 Canal Street" is a phrase, not a code
+    if rule.kind is ValueKind.CODE and sum(not w.isupper() for w in _WORDY.findall(str(value))) >= 2:
+        return False  # "200 Canal Street" is a phrase, not a code; "MAN-A1-TUE" is one
     if rule.kind is ValueKind.CODE and rule.cues & _DIALLED and not any(ch.isdigit() for ch in str(value)):
         return False  # "L-E-W-I-S" spelled for a phone number: a name, not a number to ring
     if rule.kind is ValueKind.NAME and (sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
                                         or any(is_number_word(w.text.lower()) for w in words(str(value)))
                                         and not _titled(str(value), evidence.said)):
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names
+    if rule.kind in (ValueKind.ADDRESS, ValueKind.NAME) and re.search(r"[()\[\]]", str(value)):
+        return False  # "27 Larch Avenue ... M20 6RT (Worcester Bosch combi boiler, ...)": a note, copied on
     if more_than_itself(value, rule.kind, evidence):
         return False  # "Roisin R O I S I N Gallagher", "Mill Road, not Mill Lane": more than the name
     assert rule.kind is not None
@@ -288,6 +291,8 @@ def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
            for a, b, code in runs):
         return False
     spans, role = _spans(value, record, rule), on_file(value, record, rule)
+    if rule.form is not None and not role:
+        return False  # not of the form the schema shows, none of the role's ("4" for "e.g. CV-1188")
     fresh = rule.fresh and rule.kind is not ValueKind.CODE  # a pet's id books it; not its booking's size
     if fresh and not (spans := outside_lists(spans, record)):
         return False  # a new booking's values are none of the bookings' on file
@@ -305,7 +310,10 @@ def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
             _unmistakable(f[a:b]) and role_here(f, (a, b), rule) is not False
             for f in map(folded, evidence.said) for a, b, _ in codes_in(f)):
         return None
-    return the_one_meant(on_file(value, record, rule), record, evidence.said, own)
+    meant = the_one_meant(on_file(value, record, rule), record, evidence.said, own)
+    # of about as many digits as the model's: "4471-2290" is no "15.00", "123-456-7890" no "11+"
+    counts = sorted(sum(ch.isdigit() for ch in str(v)) for v in (value, meant or ""))
+    return meant if counts[0] * 2 > counts[1] else None
 
 
 def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:
@@ -363,11 +371,12 @@ def _number_in(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str
 def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, asked: str, *,
             caller: bool) -> bool:
     """Is the number at text[span] this argument's, by the words around it (`_number_in`)?"""
-    if _priced(text[span[0]:span[1]]):
-        return rule.money  # "23.99", "sixty four dollars fifty": said as money, and only money
+    if _priced(text[span[0]:span[1]]) or written_as_money(text, span):
+        return rule.money  # "23.99", "sixty four dollars fifty", "£120": said as money, and only money
     role = role_here(text, span, rule)
-    if not caller:  # the deployment's text names what its numbers are: an unnamed one is no source
-        return role is True
+    if not caller:  # the deployment's text names what its numbers are: an unnamed one is no source,
+        # bar a code of the form the argument's own example shows ("e.g. FRE-A1-TUE": MAN-A1-TUE)
+        return role is True or role is None and rule.form is not None and code_form(text[span[0]:span[1]]) == rule.form
     if role is not None:
         return role
     question = question_role(asked, rule)
@@ -388,9 +397,10 @@ def _priced(said: str) -> bool:
 
 def _spans(value: Any, text: str, rule: Rule) -> list[tuple[int, int]]:
     """Where the text says this number (characters start, end)."""
-    if rule.kind is ValueKind.CODE:
+    if rule.kind is ValueKind.CODE:  # not a time of day ("about seven this morning" is no reading 7)
         found = code_said(str(value), text)
-        return [] if found is None else [found]
+        return [] if found is None or not rule.cues & TIME_CUES and any(
+            n.clock and n.start <= found[0] and found[1] <= n.end for n in numbers_said(text)) else [found]
     wanted = spoken_number(str(value))
     return [(n.start, n.end) for n in numbers_said(text)
             if wanted in n.values and not (n.clock and not rule.cues & TIME_CUES)]

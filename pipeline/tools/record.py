@@ -34,7 +34,9 @@ _ENTRY = re.compile(r"[;\n]|\.(?=\s)")  # an entry ends at ";", a line's end or 
 _QUIET = frozenset("a an the and or of on with to for in at by is was my your their his her its "
                    "this that paid file i me we us you it hi hello please need want like would could "
                    "can will just be do does did have has had am are were so not no yes okay ok "
-                   "thanks thank".split())  # words of asking, which point at no entry ("Cakes need 48 hours")
+                   "thanks thank out up off back down over round around about one".split())
+# words of asking, and particles, which point at no entry ("Cakes need 48 hours"; "send somebody
+# out" is not the flat "she lets out")
 
 
 _DIGIT = re.compile(r"\d")
@@ -43,6 +45,19 @@ _DIGIT = re.compile(r"\d")
 def code_shape(code: str) -> str:
     """A code's letters and marks, each digit a 9: "J-7731" and "J-7745" are one list's, J-9999."""
     return _DIGIT.sub("9", code.upper())
+
+
+def code_form(code: str) -> str:
+    """A code's form: each letter an A, each digit a 9, its marks kept ("FRE-A1-TUE" and
+    "MAN-A1-TUE" are both AAA-A9-AAA)."""
+    return re.sub(r"[^\W\d_]", "A", _DIGIT.sub("9", code))
+
+
+def example_form(description: str) -> str | None:
+    """The form of the code a schema's description gives as its example ("The course code, e.g.
+    FRE-A1-TUE"), if it gives one with a digit in it."""
+    found = _EXAMPLE_CODE.search(description)
+    return code_form(found.group(1)) if found else None
 
 
 def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tuple[int, int]],
@@ -59,6 +74,9 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     if not mine:
         return False
     value = _digits(record[mine[0][0]:mine[0][1]])
+    named = values & {_digits(code) for text in said for _, _, code in codes_in(text) if any(ch.isalpha() for ch in code)}
+    if named:  # the caller said one of them, letters and all ("add the wife to B12"): that one
+        return named == {value}
     heard = {stem(w.text) for text in said for w in words(text)}
     # an entry the caller's own words point at ("the coffee charge": "Blue Bottle Coffee 12.40 on
     # the Visa") names the value ("StreamPlus 10.99 on 0387"), or lends its words ("Visa")
@@ -82,6 +100,12 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
             return True
         if len({v for _, v in pointed}) > 1 or len({code_shape(record[a:b]) for a, b in role_spans}) == 1:
             return False  # it points at several, another one most; or at another of a list of records
+    # of one list's values, not one whose own words the caller names less than another's ("the
+    # Mandarin beginners": MAN-A1-TUE, "Mandarin beginners", not SPA-A1-MON, "Spanish beginners")
+    form = code_form(record[mine[0][0]:mine[0][1]])  # among the list's values of one form (not a price)
+    hits = {r: len((labels[r] - shared) & cue) for r in role_spans if code_form(record[r[0]:r[1]]) == form}
+    if max(hits.get(r, 0) for r in mine) < max(hits.values()):
+        return False
     return any((labels[r] - shared - own - _QUIET) & heard for r in mine)
 
 
@@ -107,6 +131,8 @@ def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequ
 
 _EXAMPLE = re.compile(r"\b(?:looks? like|such as|e\.g\.?|for example|for instance|like|format)[:,]?\s+"
                       r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*", re.I)  # "Booking references look like WCF-4D88J"
+_EXAMPLE_CODE = re.compile(r"\b(?:looks? like|such as|e\.g\.?|for example|for instance|like)[:,]?\s+"
+                           r"([A-Za-z0-9-]*\d[A-Za-z0-9-]*(?: [A-Z0-9]{2,4}\b)?)")
 _CALLER = frozenset("caller file".split())  # "The caller is ...", "Caller on file: ..."
 
 
@@ -155,6 +181,11 @@ def _label(record: str, span: tuple[int, int], role_spans: Sequence[tuple[int, i
 
 
 def _digits(text: str) -> str:
+    """A value's identity in the record: its digits ("Visa ending 4242": 4242), or a code with
+    letters in it whole ("SPA-A1-MON" and "FRE-A1-TUE" share their digits, not their code)."""
+    code = squash(text).upper()
+    if sum(ch.isalpha() for ch in code) >= 2 and any(ch.isdigit() for ch in code) and " " not in text.strip():
+        return code
     return re.sub(r"\D", "", text) or text.strip().lower()
 
 
