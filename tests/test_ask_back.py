@@ -409,3 +409,27 @@ def test_the_sessions_question_back_is_said_whatever_numbers_its_words_hold(tmp_
                setup=lambda s: s.use_tools(ToolRegistry(specs=[order_visitor_permits, check_permit]),
                                            ledger=Ledger(tmp_path / "l.sqlite3")))
     assert rec.agent_lines == ["Could you tell me the number of books of ten permits?"], rec.timeline()
+
+
+def test_a_reply_with_nothing_the_caller_may_hear_asks_again(tmp_path) -> None:
+    """fresh9 run again: the model's only sentence read back an order nobody gave ("that's order
+    DC-5719?" for "D C, five, seven, nine, one"); screened, the caller heard nothing. A reply to the
+    caller with nothing they may hear asks them to say it again."""
+    from pipeline.call.owed import NOTHING_SAID
+
+    @tool()
+    async def order_status(order_id: str) -> dict:
+        """Where an order is.
+
+        Args:
+            order_id: The order number.
+        """
+        return {"status": "shipped"}
+
+    llm = ScriptedLLM(rules=[[r"order", "Just to check, that's order 5719?"]])
+    stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Where's my order? It's five seven nine one."]),
+                    completeness=HeuristicCompleteness(), llm=llm, tts=ToneTTS(ms_per_char=30.0))
+    rec = call(stages, [Clip(caller_tone(2.4), at_s=0.3)],
+               setup=lambda s: s.use_tools(ToolRegistry(specs=[order_status]), ledger=Ledger(tmp_path / "l.sqlite3")))
+    story = rec.timeline()
+    assert " ".join(rec.agent_lines) == NOTHING_SAID, story

@@ -1311,3 +1311,64 @@ def test_a_time_corrected_after_a_read_back_is_the_new_one() -> None:
                 instructions="The office is open 9:30 to 17:30. Tastings run at 11:00 or 15:00.")
     traced = trace(tasting, {"date": "2026-06-10", "time": "15:00"}, line)
     assert traced.missing == [] and traced.arguments == {"date": "2026-06-10", "time": "11:00"}
+
+
+# --- read from fresh13 after its run -----------------------------------------------------------
+
+CARE = ("The caller is Helen Markham, who arranges care for two relatives. On file: her mother, Edith "
+        "Markham, client BW-3318, visited every day at 8:00 and at 18:30; and her father-in-law, Arthur "
+        "Markham, client BW-3342, visited Monday, Wednesday and Friday at 11:00.")
+EXTRA = client_tool("book_extra_visit", {
+    "client_id": {"type": "string", "description": "The client ID, e.g. BW-3318"},
+    "date": {"type": "string", "format": "date", "description": "Day of the visit"},
+    "duration_minutes": {"type": "integer", "description": "Length of the visit in minutes: 30, 45 or 60"},
+}, ["client_id", "date", "duration_minutes"])
+
+
+def test_half_an_hour_is_thirty_minutes_not_the_clients_digits() -> None:
+    line = said("Can you add a visit for B W three three one eight tomorrow? Half an hour should do it.",
+                instructions=CARE)
+    traced = trace(EXTRA, {"client_id": "BW-3318", "date": "2026-06-04", "duration_minutes": 3318}, line)
+    assert traced.missing == [] and traced.arguments["duration_minutes"] == 30
+
+
+def test_a_word_for_kin_points_at_the_relative_the_record_names() -> None:
+    """ "Mum" is the record's "her mother": the one meant, over an entry only a weekday points at."""
+    cancel = client_tool("cancel_visit", {
+        "client_id": {"type": "string", "description": "The client ID, e.g. BW-3318"},
+        "date": {"type": "string", "format": "date", "description": "Day of the visit"},
+    }, ["client_id", "date"])
+    line = said("Mum's got a hospital appointment on Friday so she won't need her visit.", instructions=CARE)
+    assert trace(cancel, {"client_id": "BW-3318", "date": "2026-06-05"}, line).missing == []
+    moved = trace(cancel, {"client_id": "BW-3342", "date": "2026-06-05"}, line)
+    assert moved.missing == ["client_id"] or moved.arguments["client_id"] == "BW-3318"
+
+
+def test_a_name_outweighs_the_tools_own_words_in_the_record() -> None:
+    """ "The Zafira's MOT" books the Zafira: "MOT", a word of the tool's own name (and no name: an
+    acronym), points at no car, though the Fiesta's entry says "MOT due"."""
+    garage = ("The caller is Janet Mortimer. On file: a silver Ford Fiesta, registration LK19 XRT, MOT due "
+              "by June 21, 2026; and a blue Vauxhall Zafira, registration YP16 NBA, last full service in March.")
+    mot = client_tool("book_mot", {
+        "registration": {"type": "string", "description": "Registration in capitals with a space, e.g. LK19 XRT"},
+        "date": {"type": "string", "format": "date", "description": "Day of the test"},
+    }, ["registration", "date"])
+    line = said("The Zafira's MOT isn't due till August, but could I get it done Saturday the thirteenth?",
+                instructions=garage)
+    assert trace(mot, {"registration": "YP16 NBA", "date": "2026-06-13"}, line).missing == []
+    fiesta = trace(mot, {"registration": "LK19 XRT", "date": "2026-06-13"}, line)
+    assert fiesta.missing == ["registration"] or fiesta.arguments["registration"] == "YP16 NBA"
+
+
+def test_miles_so_far_are_no_day() -> None:
+    """ "It's done nearly ninety thousand miles now" is how far, not today: the correction keeps the
+    day said before."""
+    service = client_tool("book_service", {
+        "service_type": {"type": "string", "enum": ["interim", "full", "major"], "description": "Which service"},
+        "date": {"type": "string", "format": "date", "description": "Day of the service"},
+    }, ["service_type", "date"])
+    line = said("Full service on Thursday the eighteenth, please.",
+                "Actually, make it a major service. It's done nearly ninety thousand miles now.",
+                asked=["", "A full service on Thursday, June 18. Is that right?"])
+    traced = trace(service, {"service_type": "major", "date": "2026-06-03"}, line)
+    assert traced.missing == [] and traced.arguments["date"] == "2026-06-18"

@@ -18,6 +18,7 @@ Not said (`screen`, each chunk before it is spoken):
   sorry, I don't have that information." instead.
 
 Owed (`owed`, after the reply's last word), where the words said do not already do it:
+- where a reply to the caller had nothing they may hear, a request to say it again (`NOTHING_SAID`);
 - the question back (`tools.ask.question`) for a tool the reply reached for and could not use
   (written in its words, cut off mid-call, or talked about), or that the caller asked for by
   name and was not offered (`tools.choice.asked_for`), or for the call the provenance
@@ -60,6 +61,10 @@ class Desk(Protocol):
 
     def answers_the_caller(self, response: Response) -> bool: ...
 
+
+# Said where a reply to the caller had nothing they may hear (its only sentence read back an id they
+# never gave, "that's order DC-5719?" for "D C, five, seven, nine, one"; or a call in its words).
+NOTHING_SAID = "Sorry, I didn't get that down. Could you say it once more?"
 
 # Said where a claim that it went through was not: an open state, which never counts as told.
 STILL_RUNNING = "It's still going through; I'll tell you as soon as it's done."
@@ -137,6 +142,10 @@ class OwedWords:
             if not confirms(row, said, tells).told and (line := statement(row, tells)) is not None:
                 self.desk.core.log(f"{response.id} did not state {row.business_key}; the session says it")
                 out.append(line)
+        if not out and not said.strip() and response.call_out.made is None and self.desk.answers_the_caller(response):
+            # every sentence screened, or only markup written: the caller would hear nothing
+            self.desk.core.log(f"{response.id} had nothing the caller may hear; the session asks again")
+            out.append(NOTHING_SAID)
         self.forget(response.id)
         return " ".join(out) or None
 

@@ -146,7 +146,7 @@ def retold(value: Any, rule: Rule, evidence: Evidence) -> int | float | None:
 
 _PER_MINUTES = {"minute": 1, "min": 1, "hour": 60, "hr": 60}  # a length of time, in minutes
 _HOUR_PHRASES = ((re.compile(r"\b(?:an?|one) hour and a half\b", re.I), 90), (re.compile(r"\bhalf an hour\b", re.I), 30),
-                 (re.compile(r"\b(?:an|one) hour\b(?! and a half)", re.I), 60))
+                 (re.compile(r"(?<!half )\b(?:an|one) hour\b(?! and a half)", re.I), 60))  # not "half an hour"
 
 
 def in_its_unit(value: Any, rule: Rule, evidence: Evidence) -> int | float | None:

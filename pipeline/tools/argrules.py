@@ -45,6 +45,7 @@ class Rule:
     choices: tuple[str, ...] = ()  # a schema's named choices ("Aire Court", "Wharfe House"), said
     fresh: bool = False  # its tool makes a new thing (`book_`, `place_`): the record's entries describe others
     form: str | None = None  # a code's form, from its description's example ("e.g. FRE-A1-TUE": AAA-A9-AAA)
+    tool: frozenset[str] = frozenset()  # the words of its tool's name ("book", "mot"): they point at no record
 
     @property
     def traced(self) -> bool:
@@ -54,12 +55,12 @@ class Rule:
 def rules(spec: ToolSpec) -> dict[str, Rule]:
     """Each argument's rule, read from the tool's schema (cached per tool)."""
     fresh = bool(verb := name_words(spec.name)[:1]) and verb[0] in _MAKES
-    return _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded, fresh)
+    return _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded, fresh, frozenset(name_words(spec.name)))
 
 
 @lru_cache(maxsize=256)
-def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] | None, fresh: bool
-           ) -> dict[str, Rule]:
+def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] | None, fresh: bool,
+           tool: frozenset[str] = frozenset()) -> dict[str, Rule]:
     schema = json.loads(parameters)
     props: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", ()))
@@ -103,7 +104,7 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                                                              or "24-hour" in description),
                          written=written_as(kind, prop, description),
                          choices=tuple(_choices(prop) or ()) if kind is ValueKind.TEXT else (), fresh=fresh,
-                         form=example_form(description) if kind is ValueKind.CODE else None)
+                         form=example_form(description) if kind is ValueKind.CODE else None, tool=tool)
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
         out[name] = replace(rule, rivals=rivals - rule.cues, lone=kinds[name] in NUMBERS and not any(

@@ -297,14 +297,14 @@ def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
     if fresh and not (spans := outside_lists(spans, record)):
         return False  # a new booking's values are none of the bookings' on file
     role = outside_lists(role, record) if fresh else role
-    return singled_out(spans, role, record, evidence.said, {*name_words(rule.name), *rule.rivals})
+    return singled_out(spans, role, record, evidence.said, {*name_words(rule.name), *rule.rivals, *rule.tool})
 
 
 def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
     """The record's one code in this role, of the value's form, the caller's words point at
     (`record.the_one_meant`); none where the caller said one of their own (in this role, or one no
     count could be: "the reg is Y-R-six-eight, space, K-L-O")."""
-    record, own = as_record(evidence.instructions), {*name_words(rule.name), *rule.rivals}
+    record, own = as_record(evidence.instructions), {*name_words(rule.name), *rule.rivals, *rule.tool}
     if rule.kind is not ValueKind.CODE or any(role_here(f, span, rule) for f in map(folded, evidence.said)
                                               for span in spans_of_numbers(f)) or any(
             _unmistakable(f[a:b]) and role_here(f, (a, b), rule) is not False

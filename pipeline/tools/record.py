@@ -77,7 +77,7 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     named = values & {_digits(code) for text in said for _, _, code in codes_in(text) if any(ch.isalpha() for ch in code)}
     if named:  # the caller said one of them, letters and all ("add the wife to B12"): that one
         return named == {value}
-    heard = {stem(w.text) for text in said for w in words(text)}
+    heard = {_word(w.text) for text in said for w in words(text)}
     # an entry the caller's own words point at ("the coffee charge": "Blue Bottle Coffee 12.40 on
     # the Visa") names the value ("StreamPlus 10.99 on 0387"), or lends its words ("Visa")
     # Of several entries it points at ("Biscuit's in on Saturday, and I'd like to bring Pepper for
@@ -85,7 +85,7 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     cue = heard - own - _QUIET
     pointed: list[tuple[int, str]] = []
     for entry in _ENTRY.split(record):
-        said_of = {stem(w.text) for w in words(entry)}
+        said_of = {_word(w.text) for w in words(entry)}
         if not cue & said_of:
             continue
         present = values & ({_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
@@ -111,9 +111,10 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
 
 def _weighed(entry: str, cue: set[str]) -> int:
     """How much of an entry the caller's words name: each word once, a name (capitalised, not a
-    day or month) twice."""
-    named = {stem(w.text): w.text for w in words(entry) if stem(w.text) in cue}
-    return sum(2 if text[:1].isupper() and word not in CALENDAR else 1 for word, text in named.items())
+    day, a month or an acronym) or a word for kin twice."""
+    named = {_word(w.text): w.raw for w in words(entry) if _word(w.text) in cue}
+    return sum(2 if text[:1].isupper() and not text.isupper() and word not in CALENDAR or word in _KINSHIP
+               else 1 for word, text in named.items())  # "MOT" is no name; "mother" says who, as a name does
 
 
 def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequence[str],
@@ -176,8 +177,23 @@ def _label(record: str, span: tuple[int, int], role_spans: Sequence[tuple[int, i
     if later:
         comma = record.find(",", span[1], min(later))
         end = comma if comma != -1 else span[1]
-    return {stem(w.text) for w in words(record[start:span[0]] + " " + record[span[1]:end])
+    return {_word(w.text) for w in words(record[start:span[0]] + " " + record[span[1]:end])
             if not any(ch.isdigit() for ch in w.text)}
+
+
+# a caller's word for kin, as a record writes it ("Mum's morning visit": "her mother, Edith")
+_KIN = {"mum": "mother", "mom": "mother", "mam": "mother", "mummy": "mother", "mommy": "mother",
+        "dad": "father", "daddy": "father", "gran": "grandmother", "granny": "grandmother",
+        "nan": "grandmother", "nana": "grandmother", "grandma": "grandmother", "grandad": "grandfather",
+        "granddad": "grandfather", "grandpa": "grandfather"}
+
+
+_KINSHIP = frozenset(_KIN.values()) | {"husband", "wife", "son", "daughter", "brother", "sister", "uncle", "aunt"}
+
+
+def _word(text: str) -> str:
+    """A word as a record's entries are compared by: its stem, a word for kin as records write it."""
+    return _KIN.get(s := stem(text), s)
 
 
 def _digits(text: str) -> str:

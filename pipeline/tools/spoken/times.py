@@ -30,6 +30,9 @@ _NOW_WORDS = (("right", "now"), ("right", "away"), ("straight", "away"), ("strai
               ("immediately",), ("asap",), ("a", "s", "a", "p"), ("as", "soon", "as", "possible"),
               ("as", "soon", "as", "you", "can"), ("at", "once"), ("now",))
 _NOT_NOW_BEFORE = {"until", "till", "by", "for", "just", "before", "from", "right"}
+# "done ninety thousand miles now", "two years now", "a while now": how much so far, not a time
+_SO_FAR_BEFORE = {"miles", "kilometres", "kilometers", "km", "years", "months", "weeks", "days", "times",
+                  "while", "ages", "old"}
 _DURATIONS = {"minute": 1, "minutes": 1, "mins": 1, "min": 1, "hour": 60, "hours": 60, "hrs": 60}
 _ISO_TIME = re.compile(r"[Tt ](\d{1,2}):(\d{2})")
 # How far after "now" a time may be and still be "now" (a car or a table that soon), and how far
@@ -123,8 +126,8 @@ def _now_at(ws: list[Word], i: int, now: datetime | None, slack_min: int) -> Mom
         if tuple(w.text for w in ws[i:i + len(phrase)]) != phrase:
             continue
         end = i + len(phrase)
-        if phrase == ("now",) and (_before(ws, i) in _NOT_NOW_BEFORE or _opens_clause(ws, i)):
-            return None  # "for now", "Now, about my ...": not a time
+        if phrase == ("now",) and (_before(ws, i) in _NOT_NOW_BEFORE | _SO_FAR_BEFORE or _opens_clause(ws, i)):
+            return None  # "for now", "Now, about my ...", "ninety thousand miles now": not a time
         return _at_offset(i, end, now, 0, slack_min, now_itself=True)
     return _in_a_while(ws, i, now, slack_min)
 
