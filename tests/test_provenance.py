@@ -1372,3 +1372,32 @@ def test_miles_so_far_are_no_day() -> None:
                 asked=["", "A full service on Thursday, June 18. Is that right?"])
     traced = trace(service, {"service_type": "major", "date": "2026-06-03"}, line)
     assert traced.missing == [] and traced.arguments["date"] == "2026-06-18"
+
+
+def test_i_said_one_time_but_meant_another_is_the_other() -> None:
+    """fresh14: "Sorry, I said half two but I meant half three." after a read-back of 14:30."""
+    visit = client_tool("book_appointment", {
+        "date": {"type": "string", "format": "date", "description": "Day of the appointment"},
+        "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
+    }, ["date", "time"])
+    line = said("Wednesday the tenth at half two, please.", "Sorry, I said half two but I meant half three. Half past three.",
+                asked=["", "An appointment on Wednesday, June 10 at 14:30. Shall I book it?"],
+                instructions="The clinic is open Monday to Friday, 8:30 to 17:30.")
+    traced = trace(visit, {"date": "2026-06-10", "time": "14:30"}, line)
+    assert traced.missing == [] and traced.arguments["time"] == "15:30"
+
+
+def test_a_choice_is_named_by_a_word_of_its_own_not_of_the_tools_name() -> None:
+    """fresh14: "I paid the rent on the big plot back in October" ran `report_plot_issue` on the plot
+    on file, its choice `overgrown_plot` taken as named by "plot", the word every report is about."""
+    from pipeline.tools.unasked import unasked
+
+    plots = "The caller is Graham Webb. On file: plot H-14, a full plot at Hollybrook Lane; plot F-07, a half plot."
+    report = client_tool("report_plot_issue", {
+        "plot_reference": {"type": "string", "description": "The plot, e.g. H-14"},
+        "issue_type": {"type": "string", "enum": ["overgrown_plot", "water_leak", "broken_fence"]},
+    }, ["plot_reference", "issue_type"])
+    rent = said("I paid the rent on the big plot back in October. I'm all square on that one, am I?", instructions=plots)
+    assert unasked(report, {"plot_reference": "H-14", "issue_type": "overgrown_plot"}, rent)
+    weeds = said("The big plot next to mine is completely overgrown, brambles everywhere.", instructions=plots)
+    assert not unasked(report, {"plot_reference": "H-14", "issue_type": "overgrown_plot"}, weeds)

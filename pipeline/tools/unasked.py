@@ -72,9 +72,14 @@ def unasked(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> bo
         if values and all(given(v, caller, evidence) or any(  # said, whatever role it was said in
                 rule.kind is not None and said_in(v, text, kind=rule.kind, now=evidence.now) for text in evidence.said) for v in values):
             return False
+    tool = {stem(w) for w in name_words(spec.name)}
     for name, value in arguments.items():  # a choice the caller named ("our recycling": "recycling")
         choices = word_choices(spec, name)
-        if value in choices and any(choice_said(value, choices, text) for text in evidence.said):
+        # by a word of its own, not one of the tool's name: "the big plot" names no `overgrown_plot`
+        # of `report_plot_issue`, a plot being what every report is about
+        own = {stem(w) for w in name_words(str(value))} - tool
+        if value in choices and own and any(choice_said(value, choices, text) and own & {
+                stem(w) for w in name_words(text)} for text in evidence.said):
             return False
     return not named(spec, evidence)
 

@@ -305,6 +305,8 @@ def taken_back(value: str, text: str, now: datetime | None) -> bool:
 
 def _taken_back(ws: list[Word], i: int) -> bool:
     before = tuple(w.text for w in ws[max(0, i - 2):i])
+    if before == ("i", "said") and any(w.text in ("but", "meant") for w in ws[i + 1:]):
+        return True  # "I said half two but I meant half three"
     return any(before[-len(p):] == p for p in _TAKEN_BACK if len(before) >= len(p))
 
 
