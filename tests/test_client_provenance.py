@@ -172,3 +172,16 @@ def test_the_reply_after_an_act_nobody_asked_for_answers_the_caller_in_words() -
     assert "cancel_ride" not in json.dumps(second[1:]) and "not_run" not in json.dumps(second)
     assert second[-1] == {"role": "user", "content": "When is my ride tomorrow?"}
     assert (llm.grammars[-1] or "").startswith("root ::= text\n")  # no tool offered
+
+
+def test_the_reply_after_an_act_nobody_asked_for_is_never_silent() -> None:
+    """fresh15: the words-only reply talked about the refused tool by its name, and was screened;
+    the caller heard nothing. It asks them to say it again instead."""
+    from pipeline.call.owed import NOTHING_SAID
+
+    on_file = "You dispatch taxis. The caller's booked ride: R-4412, tomorrow at 9:00 to the airport."
+    llm = _Grammars(replies=[{"name": "cancel_ride", "arguments": {"booking": "R-4412"}},
+                             "I will use cancel_ride to do that."])
+    events = run("When is my ride tomorrow?", {}, on_file, tools=(CANCEL,), llm=llm)
+    assert calls_handed(events) == []
+    assert texts(events) == NOTHING_SAID, [e.get("message") for e in events if e["type"] == "x.log"]

@@ -54,6 +54,7 @@ class Desk(Protocol):
     core: Any  # its log and clock
     ledger: Any  # the rows a reply is about (None without side effects)
     readback: Any  # its ReadBacks: the sentences said back (`readback`)
+    words_only: set[str]  # replies that answer the caller's words in place of a refused act (`results_reply`)
 
     def offers(self, response: Response, name: str) -> bool: ...
 
@@ -132,7 +133,7 @@ class OwedWords:
         out = [NO_INFORMATION] if response.id in self._no_information else []
         if (back := self.read_backs.pop(response.id, None)) is not None:  # a call written after words
             out.append(back)
-        elif owes_question(said) and (ask := self._question(
+        elif owes_question(said) and response.id not in self.desk.words_only and (ask := self._question(
                 response, reached or self._talked.get(response.id) or self._asked_for(response))):
             out.append(ask)
         if response.id in self._claimed and self.running:
@@ -142,7 +143,8 @@ class OwedWords:
             if not confirms(row, said, tells).told and (line := statement(row, tells)) is not None:
                 self.desk.core.log(f"{response.id} did not state {row.business_key}; the session says it")
                 out.append(line)
-        if not out and not said.strip() and response.call_out.made is None and self.desk.answers_the_caller(response):
+        if not out and not said.strip() and response.call_out.made is None and (
+                self.desk.answers_the_caller(response) or response.id in self.desk.words_only):
             # every sentence screened, or only markup written: the caller would hear nothing
             self.desk.core.log(f"{response.id} had nothing the caller may hear; the session asks again")
             out.append(NOTHING_SAID)
