@@ -1401,3 +1401,14 @@ def test_a_choice_is_named_by_a_word_of_its_own_not_of_the_tools_name() -> None:
     assert unasked(report, {"plot_reference": "H-14", "issue_type": "overgrown_plot"}, rent)
     weeds = said("The big plot next to mine is completely overgrown, brambles everywhere.", instructions=plots)
     assert not unasked(report, {"plot_reference": "H-14", "issue_type": "overgrown_plot"}, weeds)
+
+
+def test_a_word_for_kin_is_no_name() -> None:
+    """fresh15: "My mother died last night" booked a meeting for the deceased named "Mam"."""
+    meeting = client_tool("book_arrangement_meeting", {
+        "deceased_name": {"type": "string", "description": "Full name of the person who has died"},
+        "date": {"type": "string", "format": "date", "description": "Day of the meeting"},
+    }, ["deceased_name", "date"])
+    line = said("My mother died last night. Could we come in tomorrow? Mam was Eileen Kelleher.")
+    assert trace(meeting, {"deceased_name": "Mam", "date": "2026-06-04"}, line).missing == ["deceased_name"]
+    assert trace(meeting, {"deceased_name": "Eileen Kelleher", "date": "2026-06-04"}, line).missing == []

@@ -56,6 +56,7 @@ from .on_file import on_file, outside_lists, spans_of_numbers, written_as_money
 from .record import (
     as_record,
     code_form,
+    is_kin,
     named_as,
     one_of_several,
     singled_out,
@@ -217,6 +218,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                                         or any(is_number_word(w.text.lower()) for w in words(str(value)))
                                         and not _titled(str(value), evidence.said)):
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names
+    if rule.kind is ValueKind.NAME and is_kin(str(value)):
+        return False  # "Mam" for the deceased's name: who she is to the caller, not her name
     if rule.kind in (ValueKind.ADDRESS, ValueKind.NAME) and re.search(r"[()\[\]]", str(value)):
         return False  # "27 Larch Avenue ... M20 6RT (Worcester Bosch combi boiler, ...)": a note, copied on
     if more_than_itself(value, rule.kind, evidence):

@@ -191,6 +191,12 @@ _KIN = {"mum": "mother", "mom": "mother", "mam": "mother", "mummy": "mother", "m
 _KINSHIP = frozenset(_KIN.values()) | {"husband", "wife", "son", "daughter", "brother", "sister", "uncle", "aunt"}
 
 
+def is_kin(value: str) -> bool:
+    """Is this a word for kin ("Mam", "my dad"), which names nobody on its own?"""
+    ws = [w.text for w in words(value)]
+    return len(ws) in (1, 2) and ws[0] in ("my", "our", *_KIN, *_KINSHIP) and _word(ws[-1]) in _KINSHIP
+
+
 def _word(text: str) -> str:
     """A word as a record's entries are compared by: its stem, a word for kin as records write it."""
     return _KIN.get(s := stem(text), s)
