@@ -20,9 +20,8 @@ from .responder import Responder
 from .response import Response, ResponseOptions
 
 
-def reply_about(desk: Any, responder: Responder, results: list[ToolResult],
-                keys: tuple[str, ...]) -> Response | None:
-    """Begin the reply about these results (None: the session's question back, said already).
+def reply_about(desk: Any, responder: Responder, results: list[ToolResult], keys: tuple[str, ...]) -> None:
+    """Begin the reply about these results: the session's question back, or the model's reply.
     `desk`: the session's ToolDesk (its registry, conversation, owed words, words-only replies)."""
     conversation = desk.core.conversation
     turn_id, *others = dict.fromkeys(r.turn_id for r in results)
@@ -30,12 +29,10 @@ def reply_about(desk: Any, responder: Responder, results: list[ToolResult],
     ask = question(desk.registry[refused[0].name], refused[0].extra["ungrounded"]) if refused else None
     if ask is not None and len(refused) == len(results):
         responder.say(ask, purpose=Purpose.TOOL_RESULT, options=ResponseOptions(text_only=responder.text_only))
-        return None
-    options = None
-    if unasked := {r.call_id for r in results if "unasked" in r.extra}:
-        if len(unasked) == len(results):
-            options = ResponseOptions(text_only=responder.text_only, input=tuple(
-                i for i in conversation.items if i.call_id not in unasked))
+        return
+    unasked = {r.call_id for r in results if "unasked" in r.extra}
+    options = ResponseOptions(text_only=responder.text_only, input=tuple(
+        i for i in conversation.items if i.call_id not in unasked)) if unasked and len(unasked) == len(results) else None
     # it says what is new: nothing its calls' turns said, nor what was said since the caller last
     # spoke (another call's holding line, which Qwen repeated)
     latest = conversation.last_user_id()
@@ -45,4 +42,3 @@ def reply_about(desk: Any, responder: Responder, results: list[ToolResult],
     if options is not None:
         desk.words_only.add(reply.id)
     responder.begin(reply)
-    return reply
