@@ -55,12 +55,12 @@ def _form(code: str) -> str:
 
 
 _ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th)", re.I)
-CURRENCY = ("$", "€", "£", "¥")  # written before a price
+_CURRENCY = ("$", "€", "£", "¥")  # written before a price
 
 
 def written_as_money(text: str, span: tuple[int, int]) -> bool:
     """Is the number at text[span] written as a price ("£120", "$ 45")?"""
-    return text[:span[0]].rstrip().endswith(CURRENCY)
+    return text[:span[0]].rstrip().endswith(_CURRENCY)
 
 
 def spans_of_numbers(text: str) -> list[tuple[int, int]]:

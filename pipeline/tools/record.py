@@ -130,10 +130,10 @@ def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequ
     return next(iter(meant.values())) if len(meant) == 1 else None
 
 
-_EXAMPLE = re.compile(r"\b(?:looks? like|such as|e\.g\.?|for example|for instance|like|format)[:,]?\s+"
-                      r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*", re.I)  # "Booking references look like WCF-4D88J"
-_EXAMPLE_CODE = re.compile(r"\b(?:looks? like|such as|e\.g\.?|for example|for instance|like)[:,]?\s+"
-                           r"([A-Za-z0-9-]*\d[A-Za-z0-9-]*(?: [A-Z0-9]{2,4}\b)?)")
+_EXAMPLE_OF = r"\b(?:looks? like|such as|e\.g\.?|for example|for instance|like|format)[:,]?\s+"
+_EXAMPLE = re.compile(_EXAMPLE_OF + r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*", re.I)  # "Booking references look like WCF-4D88J"
+# a schema's example code, a second group of capitals kept ("e.g. LK19 XRT")
+_EXAMPLE_CODE = re.compile(_EXAMPLE_OF + r"([A-Za-z0-9-]*\d[A-Za-z0-9-]*(?: [A-Z0-9]{2,4}\b)?)")
 _CALLER = frozenset("caller file".split())  # "The caller is ...", "Caller on file: ..."
 
 
