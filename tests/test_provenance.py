@@ -1299,17 +1299,19 @@ def test_an_address_copied_with_the_records_note_is_not_the_address() -> None:
     assert trace(visit, {"address": "4 Elm Row, Leeds LS6 2AB", "date": "2026-06-04"}, line).missing == []
 
 
+AT_A_TIME = client_tool("book_slot", {  # a booking of a day and a start time, corrected after its read-back
+    "date": {"type": "string", "format": "date", "description": "Day of the booking"},
+    "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
+}, ["date", "time"])
+
+
 def test_a_time_corrected_after_a_read_back_is_the_new_one() -> None:
     """The caller corrects the time the agent read back ("Ooh, sorry, the morning one. Eleven
     o'clock."): the call takes eleven, not the three first said."""
-    tasting = client_tool("book_tasting", {
-        "date": {"type": "string", "format": "date", "description": "Day of the tasting"},
-        "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
-    }, ["date", "time"])
     line = said("Book our tasting for Wednesday the tenth at three, please.", "Ooh, sorry, the morning one. Eleven o'clock.",
                 asked=["", "A tasting on Wednesday, June 10 at 15:00. Shall I book it?"],
                 instructions="The office is open 9:30 to 17:30. Tastings run at 11:00 or 15:00.")
-    traced = trace(tasting, {"date": "2026-06-10", "time": "15:00"}, line)
+    traced = trace(AT_A_TIME, {"date": "2026-06-10", "time": "15:00"}, line)
     assert traced.missing == [] and traced.arguments == {"date": "2026-06-10", "time": "11:00"}
 
 
@@ -1376,14 +1378,10 @@ def test_miles_so_far_are_no_day() -> None:
 
 def test_i_said_one_time_but_meant_another_is_the_other() -> None:
     """fresh14: "Sorry, I said half two but I meant half three." after a read-back of 14:30."""
-    visit = client_tool("book_appointment", {
-        "date": {"type": "string", "format": "date", "description": "Day of the appointment"},
-        "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
-    }, ["date", "time"])
     line = said("Wednesday the tenth at half two, please.", "Sorry, I said half two but I meant half three. Half past three.",
                 asked=["", "An appointment on Wednesday, June 10 at 14:30. Shall I book it?"],
                 instructions="The clinic is open Monday to Friday, 8:30 to 17:30.")
-    traced = trace(visit, {"date": "2026-06-10", "time": "14:30"}, line)
+    traced = trace(AT_A_TIME, {"date": "2026-06-10", "time": "14:30"}, line)
     assert traced.missing == [] and traced.arguments["time"] == "15:30"
 
 
