@@ -1410,3 +1410,16 @@ def test_a_word_for_kin_is_no_name() -> None:
     line = said("My mother died last night. Could we come in tomorrow? Mam was Eileen Kelleher.")
     assert trace(meeting, {"deceased_name": "Mam", "date": "2026-06-04"}, line).missing == ["deceased_name"]
     assert trace(meeting, {"deceased_name": "Eileen Kelleher", "date": "2026-06-04"}, line).missing == []
+
+
+def test_two_registrations_that_share_their_digits_are_two() -> None:
+    """A code with letters is known whole, spaced or not: "LK19 XRT" and "YP19 NBA" share only "19"."""
+    garage = ("On file: a silver Ford Fiesta, registration LK19 XRT; and a blue Vauxhall Zafira, "
+              "registration YP19 NBA.")
+    mot = client_tool("book_mot", {
+        "registration": {"type": "string", "description": "Registration in capitals with a space, e.g. LK19 XRT"},
+        "date": {"type": "string", "format": "date", "description": "Day of the test"},
+    }, ["registration", "date"])
+    line = said("Could I get the Zafira in for its test on Saturday the thirteenth?", instructions=garage)
+    fiesta = trace(mot, {"registration": "LK19 XRT", "date": "2026-06-13"}, line)
+    assert fiesta.missing == ["registration"] or fiesta.arguments["registration"] == "YP19 NBA"

@@ -206,7 +206,7 @@ def _digits(text: str) -> str:
     """A value's identity in the record: its digits ("Visa ending 4242": 4242), or a code with
     letters in it whole ("SPA-A1-MON" and "FRE-A1-TUE" share their digits, not their code)."""
     code = squash(text).upper()
-    if sum(ch.isalpha() for ch in code) >= 2 and any(ch.isdigit() for ch in code) and " " not in text.strip():
+    if sum(ch.isalpha() for ch in code) >= 2 and any(ch.isdigit() for ch in code):
         return code
     return re.sub(r"\D", "", text) or text.strip().lower()
 
