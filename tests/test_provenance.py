@@ -1423,3 +1423,48 @@ def test_two_registrations_that_share_their_digits_are_two() -> None:
     line = said("Could I get the Zafira in for its test on Saturday the thirteenth?", instructions=garage)
     fiesta = trace(mot, {"registration": "LK19 XRT", "date": "2026-06-13"}, line)
     assert fiesta.missing == ["registration"] or fiesta.arguments["registration"] == "YP19 NBA"
+
+
+REPAIR_DESK = ("Repair tickets look like RT-20417 (RT, a hyphen and five digits). On file: ticket RT-20433, "
+               "iPad Air, quote $119 awaiting approval; ticket RT-20436, her son's Samsung Galaxy A54, quote $89 "
+               "awaiting approval.")
+
+
+def test_a_ticket_on_file_is_said_by_its_digits_alone() -> None:
+    """fresh15: "It's the Samsung I'm saying no to. Two oh four three six." is the ticket RT-20436;
+    digits said of no ticket on file are none."""
+    quote = client_tool("respond_to_quote", {
+        "ticket_number": {"type": "string", "description": "The repair ticket, e.g. RT-20433"},
+        "decision": {"type": "string", "enum": ["approve", "decline"], "description": "Go ahead or not"},
+    }, ["ticket_number", "decision"])
+    line = said("I want to decline the quote on ticket RT-20433.",
+                "No, wait, that's the wrong ticket. It's the Samsung I'm saying no to. Two oh four three six.",
+                asked=["", "I'll decline the $119 quote on RT-20433, the iPad Air battery. Correct?"],
+                instructions=REPAIR_DESK)
+    assert trace(quote, {"ticket_number": "RT-20436", "decision": "decline"}, line).missing == []
+    elsewhere = said("Decline the one ending two oh four three nine, please.", instructions=REPAIR_DESK)
+    assert trace(quote, {"ticket_number": "RT-20436", "decision": "decline"}, elsewhere).missing == ["ticket_number"]
+
+
+def test_a_make_and_model_is_a_name_said_and_twice_a_day_is_two() -> None:
+    """fresh15: "it's a Google Pixel 8" and "an iPhone 15 Pro" were refused as codes nobody said (the
+    schema's example has "S23" in it), and "twice a day" as a day nobody said for `doses_per_day`."""
+    repair = client_tool("book_repair", {
+        "device_model": {"type": "string", "description": "Make and model, e.g. iPhone 13 Pro or Samsung Galaxy S23"},
+        "date": {"type": "string", "format": "date", "description": "Day the device is dropped off"},
+    }, ["device_model", "date"])
+    for model in ("Google Pixel 8", "iPhone 15 Pro"):
+        line = said(f"My phone won't charge, it's a {model}. Could I bring it in tomorrow?", instructions=REPAIR_DESK)
+        assert trace(repair, {"device_model": model, "date": "2026-06-04"}, line).missing == []
+    other = said("My phone won't charge, it's a Google Pixel 8. Could I bring it in tomorrow?")
+    assert trace(repair, {"device_model": "Google Pixel 7", "date": "2026-06-04"}, other).missing == ["device_model"]
+    dose = client_tool("add_medication", {
+        "medication": {"type": "string", "description": "Name of the medicine, e.g. Metacam"},
+        "doses_per_day": {"type": "integer", "description": "How many times a day it is given"},
+    }, ["medication", "doses_per_day"])
+    twice = said("Biscuit's on Metacam now, twice a day with his breakfast and his tea.")
+    assert trace(dose, {"medication": "Metacam", "doses_per_day": 2}, twice).missing == []
+    assert trace(dose, {"medication": "Metacam", "doses_per_day": 1}, twice).arguments["doses_per_day"] == 2
+    assert trace(dose, {"medication": "Metacam", "doses_per_day": 1},
+                 said("Biscuit's on Metacam now, once I'm back he'll need it.")).missing == ["doses_per_day"]
+

@@ -370,6 +370,9 @@ def test_text_kind_matches_words() -> None:
     ("registration", {"type": "string"}, CODE),
     ("vehicle", {"type": "string", "description": "The van, such as AB12 CDE"}, CODE),
     ("vehicle", {"type": "string", "description": "The van, such as a Ford Transit"}, NAME),
+    ("device_model", {"type": "string", "description": "Make and model, e.g. iPhone 13 Pro or Samsung Galaxy S23"},
+     NAME),  # a product's name, its "S23" no code of its own
+    ("doses_per_day", {"type": "integer"}, NUM), ("visits_per_week", {"type": "integer"}, NUM),
     ("x", {"type": "string", "pattern": "^[A-Z]{2}[0-9]+$"}, CODE),
     ("number_of_guests", {"type": "integer"}, NUM), ("party_size", {"type": "integer"}, NUM),
     ("nights", {"type": "integer"}, NUM), ("quantity", {"type": "string"}, NUM),

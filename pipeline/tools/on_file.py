@@ -10,11 +10,11 @@ from .argrules import Rule
 from .number_role import role_here
 from .record import alike, code_form, code_shape
 from .spoken import ValueKind
-from .spoken.codes import codes_in
+from .spoken.codes import code_said, codes_in, squash
 from .spoken.numbers import numbers_said
 from .spoken.words import words
 
-__all__ = ["on_file", "outside_lists", "spans_of_numbers"]
+__all__ = ["by_its_digits", "on_file", "outside_lists", "spans_of_numbers"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 
@@ -82,3 +82,16 @@ def outside_lists(spans: list[tuple[int, int]], record: str) -> list[tuple[int, 
     entries = [(m.start(), m.end()) for m in re.finditer(r"[^;\n]+", record)]
     listed = [(a, b) for a, b in entries if any(a <= at < b for at in starts)]
     return [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in listed)]
+
+
+def by_its_digits(value: Any, record: str, rule: Rule, said: list[str]) -> bool:
+    """A code on file in this role said by its digits alone, the letters every code of its form
+    shares left out ("Two oh four three six" for the ticket RT-20436 where tickets are RT and five
+    digits): the record's only code in the role with those digits, said as one number."""
+    mine = squash(str(value))
+    digits = "".join(ch for ch in mine if ch.isdigit())
+    if rule.kind is not ValueKind.CODE or len(digits) < 4 or not any(ch.isalpha() for ch in mine):
+        return False
+    held = {squash(record[a:b]) for a, b in on_file(value, record, rule)}
+    same = [code for code in held if "".join(ch for ch in code if ch.isdigit()) == digits]
+    return same == [mine] and any(code_said(digits, text) is not None for text in said)

@@ -52,7 +52,7 @@ from .evidence import Evidence
 from .flags import unasked_flags
 from .moments import as_date, as_hhmm, moved, restated, spread_days, the_clock, took_back
 from .number_role import folded, keyed_scalars, names_other, question_role, role_here
-from .on_file import on_file, outside_lists, spans_of_numbers, written_as_money
+from .on_file import by_its_digits, on_file, outside_lists, spans_of_numbers, written_as_money
 from .record import (
     as_record,
     code_form,
@@ -231,6 +231,9 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                 return True
     if Source.CALLER in rule.sources and amends.said_short(value, rule, evidence):
         return True  # "up to Manchester": the instructions' "Manchester Shudehill", their only one
+    if Source.CALLER in rule.sources and Source.INSTRUCTIONS in rule.sources and evidence.instructions \
+            and by_its_digits(value, as_record(evidence.instructions), rule, evidence.said):
+        return True  # "two oh four three six": the ticket on file RT-20436
     if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence) \
             and not the_clock(value, rule.kind, evidence) and not _other_code_said(value, rule, evidence):
         record = as_record(evidence.instructions)
@@ -280,9 +283,10 @@ def _a_piece_said(value: str, span: tuple[int, int], text: str) -> bool:
 
 def _titled(value: str, said: list[str]) -> bool:
     """A title the caller said as one, a number word inside it ("three boxes of Dailies Total One"):
-    every word capitalised, the first no number, written so in their words."""
+    every word capitalised ("iPhone" too), the first no number, written so in their words."""
     ws = re.findall(r"[^\W_]+", value)
-    return len(ws) >= 2 and not is_number_word(ws[0].lower()) and all(w[:1].isupper() or w.isdigit() for w in ws) \
+    return len(ws) >= 2 and not is_number_word(ws[0].lower()) and all(
+        w[:1].isupper() or w.isdigit() or w[:1].islower() and w[1:2].isupper() for w in ws) \
         and any(re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) for text in said)
 
 

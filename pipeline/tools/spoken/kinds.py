@@ -107,8 +107,8 @@ def kind_from_schema(name: str, schema: dict[str, Any]) -> ValueKind | None:
         return _FORMATS[fmt]
     if (found := _by_words(name_words(name), head_first=True)) is not None:
         if kind in ("integer", "number") and found in (ValueKind.TIME, ValueKind.DATE) \
-                and name_words(name)[-1] in _LENGTHS:
-            return ValueKind.NUMBER  # "hours": 3 is how long, not a time of day
+                and (name_words(name)[-1] in _LENGTHS or "per" in name_words(name)):
+            return ValueKind.NUMBER  # "hours": 3 is how long, "doses_per_day": 2 how often; no moment
         return found
     if (found := _by_words(_words_of(schema.get("description", "")), head_first=False)) is not None:
         return found
@@ -118,9 +118,21 @@ def kind_from_schema(name: str, schema: dict[str, Any]) -> ValueKind | None:
         return ValueKind.CODE
     if "enum" in schema or schema.get("maxLength", 0) > _PROSE_LENGTH:
         return ValueKind.TEXT
-    if _CODE_EXAMPLE.search(str(schema.get("description", ""))):
+    if _code_example(str(schema.get("description", ""))):
         return ValueKind.CODE  # "such as AB12 CDE": its example is a code
     return ValueKind.NAME
+
+
+def _code_example(description: str) -> bool:
+    """The description shows a code ("such as AB12 CDE"), standing alone: not a piece of a titled
+    name ("e.g. iPhone 13 Pro or Samsung Galaxy S23" is a make and model, a name said in words)."""
+    for m in _CODE_EXAMPLE.finditer(description):
+        before = re.findall(r"[^\W_]+", description[:m.start()])[-1:]
+        after = re.findall(r"[^\W_]+", description[m.end():])[:1]
+        if not any(w[:1].isalpha() and any(ch.islower() for ch in w) and any(ch.isupper() for ch in w)
+                   for w in before + after):
+            return True
+    return False
 
 
 def default_sources(kind: ValueKind | None) -> frozenset[Source]:

@@ -36,6 +36,8 @@ ORDINALS = {w: i + 1 for i, w in enumerate(
 ORDINALS |= {"twentieth": 20, "thirtieth": 30}
 _ZERO_IN_RUN = {"oh", "o"}  # "nine oh seven": a zero, but only after another digit
 _REPEAT = {"double": 2, "triple": 3}
+_TIMES_OVER = {"once": 1, "twice": 2, "thrice": 3}  # how often: "twice a day" gives 2 doses
+_HOW_OFTEN = {"a", "an", "per", "every", "each", "daily", "weekly", "monthly", "nightly", "yearly"}
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,8 @@ def read_group(ws: list[Word], i: int, *, in_run: bool = False) -> tuple[Decimal
         return value, token.replace(",", ""), i + 1
     if in_run and token in _ZERO_IN_RUN:
         return Decimal(0), "0", i + 1
+    if not in_run and token in _TIMES_OVER and i + 1 < len(ws) and ws[i + 1].text in _HOW_OFTEN:
+        return Decimal(_TIMES_OVER[token]), str(_TIMES_OVER[token]), i + 1  # "once a week", not "once I'm in"
     total, current, j, last = 0, 0, i, ""  # last: the previous word's class
     while j < len(ws):
         word = ws[j].text
