@@ -1468,3 +1468,24 @@ def test_a_make_and_model_is_a_name_said_and_twice_a_day_is_two() -> None:
     assert trace(dose, {"medication": "Metacam", "doses_per_day": 1},
                  said("Biscuit's on Metacam now, once I'm back he'll need it.")).missing == ["doses_per_day"]
 
+
+
+def test_a_day_of_the_month_said_alone_is_of_the_month_talked_of() -> None:
+    """fresh15: after "from the first to the fifth of September", "Ooh, no, the seventh, not the
+    fifth. The Monday." is September 7 (a Monday): the fifth is taken back, and neither June 7 nor
+    the Monday June 8 is written in; the first, which nobody corrected, stands."""
+    stay = client_tool("book_stay", {
+        "check_in_date": {"type": "string", "format": "date", "description": "Day the cat arrives"},
+        "check_out_date": {"type": "string", "format": "date", "description": "Day the cat goes home"},
+    }, ["check_in_date", "check_out_date"])
+    line = said("Can you book Mabel into the cattery from the first to the fifth of September?",
+                "Ooh, no, the seventh, not the fifth. The Monday.",
+                asked=["", "That's Mabel checking in Tuesday, September 1 and going home Saturday, September 5. "
+                           "Shall I book it?"])
+    for written in ("2026-09-05", "2026-09-07"):
+        traced = trace(stay, {"check_in_date": "2026-09-01", "check_out_date": written}, line)
+        assert traced.missing == [] and traced.arguments == {"check_in_date": "2026-09-01",
+                                                             "check_out_date": "2026-09-07"}
+    tuesday = said(line.said[0], "Ooh, no, the seventh, not the fifth. The Tuesday.", asked=line.asked)
+    assert trace(stay, {"check_in_date": "2026-09-01", "check_out_date": "2026-09-07"},
+                 tuesday).arguments.get("check_out_date") != "2026-09-07"  # September 7 is a Monday

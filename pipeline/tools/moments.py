@@ -29,14 +29,17 @@ caller said them where the model wrote them wrong (`provenance.trace` calls thes
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from .asks import corrects
 from .evidence import Evidence
 from .spoken import ValueKind
+from .spoken.days import month_of
 from .spoken.times import (
     Written,
     days_named,
+    days_of_month_alone,
     in_hours,
     moments,
     moved_to,
@@ -46,7 +49,8 @@ from .spoken.times import (
 )
 from .spoken.words import words
 
-__all__ = ["MOMENTS", "as_hhmm", "moved", "restated", "spread_days", "the_clock", "took_back", "written_as"]
+__all__ = ["MOMENTS", "as_hhmm", "in_its_month", "moved", "restated", "spread_days", "the_clock", "took_back",
+           "written_as"]
 
 MOMENTS: dict[ValueKind, Written] = {ValueKind.TIME: "time", ValueKind.DATE: "date",
                                      ValueKind.DATETIME: "datetime"}
@@ -87,6 +91,8 @@ def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence
     where the caller's last words naming a day do not name one for each wrong one."""
     if not wrong or not all(_a_moment(value, evidence) for value in wrong.values()):
         return {}  # "soonest" is no day the model meant to write: judged as it is
+    if any(in_its_month(value, evidence) for value in [*wrong.values(), *right.values()]):
+        return {}  # "the seventh, not the fifth. The Monday.": one day of the month talked of, not two of this one
     if (last := _last_days(evidence)) is None:
         return {}
     _, named = last
@@ -150,7 +156,31 @@ def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: W
     hours, hhmm = open_hours(evidence.instructions), as_hhmm(value) if kind is ValueKind.TIME else None
     if hours and hhmm is not None and not _open(hhmm, hours) and _open(_other_half(hhmm), hours):
         return True
-    return taken_back(value, evidence.said[-1], evidence.now) or _replaced(value, kind, evidence)
+    return taken_back(value, evidence.said[-1], evidence.now) or _replaced(value, kind, evidence) \
+        or kind is ValueKind.DATE and in_its_month(value, evidence) not in (None, as_date(value, evidence))
+
+
+def in_its_month(value: Any, evidence: Evidence) -> str | None:
+    """A day of the month the caller's last words say alone, where the turns before were about one
+    other month ("from the first to the fifth of September", then "Ooh, no, the seventh, not the
+    fifth. The Monday."): that month's day, September 7, not June 7 or the Monday June 8. Of a value
+    on a day so said, the day; of one on a day so taken back, the one day said instead; None where
+    the words say no day alone of the value's, or a weekday with it that is not its own."""
+    day = as_date(value, evidence) if isinstance(value, str) and len(evidence.said) > 1 else None
+    if day is None or evidence.now is None or int(day[5:7]) == evidence.now.month:
+        return None  # a day of this month is read so already
+    before = [*evidence.said[:-1], *evidence.asked[:len(evidence.said)]]
+    months = {m for text in before for w in words(text) if (m := month_of(w.text, written=False))}
+    alone, weekdays = days_of_month_alone(evidence.said[-1], evidence.now)
+    kept = {d for d, back in alone if not back}
+    if months != {int(day[5:7])} or int(day[8:]) not in {d for d, _ in alone} or len(kept) != 1:
+        return None
+    meant = f"{day[:8]}{kept.pop():02d}"
+    try:
+        return meant if not weekdays or weekdays == {date.fromisoformat(meant).weekday()} else None
+    except ValueError:
+        return None  # "the thirty-first" of a month of thirty days
+
 
 
 def _replaced(value: str, kind: ValueKind | None, evidence: Evidence) -> bool:

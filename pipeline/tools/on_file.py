@@ -14,7 +14,7 @@ from .spoken.codes import code_said, codes_in, squash
 from .spoken.numbers import numbers_said
 from .spoken.words import words
 
-__all__ = ["by_its_digits", "on_file", "outside_lists", "spans_of_numbers"]
+__all__ = ["a_piece_said", "by_its_digits", "on_file", "outside_lists", "shaped_alike", "spans_of_numbers"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 
@@ -95,3 +95,20 @@ def by_its_digits(value: Any, record: str, rule: Rule, said: list[str]) -> bool:
     held = {squash(record[a:b]) for a, b in on_file(value, record, rule)}
     same = [code for code in held if "".join(ch for ch in code if ch.isdigit()) == digits]
     return same == [mine] and any(code_said(digits, text) is not None for text in said)
+
+
+def shaped_alike(a: str, b: str) -> bool:
+    """Two codes of one shape: about as many letters and digits ("BW20418", "BW20417"; not a
+    word spelled out, "METHIMAZOLE2")."""
+    letters, digits = (sum(ch.isalpha() for ch in a), sum(ch.isalpha() for ch in b)), \
+        (sum(ch.isdigit() for ch in a), sum(ch.isdigit() for ch in b))
+    return min(letters) > 0 and abs(letters[0] - letters[1]) <= 1 and abs(digits[0] - digits[1]) <= 2
+
+
+def a_piece_said(value: str, span: tuple[int, int], text: str) -> bool:
+    """A code with letters that is only the start of one the caller read out in groups ("WCF4D" of
+    "W C F, four, D for delta, eight, eight, J for Juliet"): not the code they said."""
+    mine = squash(value)
+    return any(ch.isalpha() for ch in mine) and any(
+        a <= span[0] and span[1] <= b and (b - a) > (span[1] - span[0]) and len(squash(code)) > len(mine)
+        and any(ch.isalpha() for ch in squash(code)) for a, b, code in codes_in(text))

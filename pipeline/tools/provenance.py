@@ -50,9 +50,26 @@ from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
 from .flags import unasked_flags
-from .moments import as_date, as_hhmm, moved, restated, spread_days, the_clock, took_back
+from .moments import (
+    as_date,
+    as_hhmm,
+    in_its_month,
+    moved,
+    restated,
+    spread_days,
+    the_clock,
+    took_back,
+)
 from .number_role import folded, keyed_scalars, names_other, question_role, role_here
-from .on_file import by_its_digits, on_file, outside_lists, spans_of_numbers, written_as_money
+from .on_file import (
+    a_piece_said,
+    by_its_digits,
+    on_file,
+    outside_lists,
+    shaped_alike,
+    spans_of_numbers,
+    written_as_money,
+)
 from .record import (
     as_record,
     code_form,
@@ -62,6 +79,7 @@ from .record import (
     singled_out,
     the_callers_name,
     the_one_meant,
+    titled,
 )
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
@@ -119,7 +137,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             continue
         # the moment(s) the caller said, not the model's (of a call's several days, each its own:
         # one day said is not two); the code on file their words point at
-        if (again := days_said.get(name) or retold(value, rule, evidence)
+        if (again := rule.written == "date" and in_its_month(value, evidence) or days_said.get(name)
+                or retold(value, rule, evidence)
                 or Source.CALLER in rule.sources and (name not in days or len(days) == 1)
                 and restated(value, rule.kind, rule.written, evidence)
                 or Source.INSTRUCTIONS in rule.sources and _pointed_at(value, rule, evidence)
@@ -216,7 +235,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # "L-E-W-I-S" spelled for a phone number: a name, not a number to ring
     if rule.kind is ValueKind.NAME and (sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
                                         or any(is_number_word(w.text.lower()) for w in words(str(value)))
-                                        and not _titled(str(value), evidence.said)):
+                                        and not titled(str(value), evidence.said)):
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names
     if rule.kind is ValueKind.NAME and is_kin(str(value)):
         return False  # "Mam" for the deceased's name: who she is to the caller, not her name
@@ -225,6 +244,9 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
     if more_than_itself(value, rule.kind, evidence):
         return False  # "Roisin R O I S I N Gallagher", "Mill Road, not Mill Lane": more than the name
     assert rule.kind is not None
+    if Source.CALLER in rule.sources and rule.kind is ValueKind.DATE and in_its_month(value, evidence) in (
+            as_date(str(value), evidence) or "-",):
+        return True  # "the seventh, not the fifth" after turns about September: September 7
     if Source.CALLER in rule.sources:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
             if _in_text(value, text, rule, evidence, asked, caller=True):
@@ -260,34 +282,8 @@ def _other_code_said(value: Any, rule: Rule, evidence: Evidence) -> bool:
     mine = squash(str(value))
     if rule.kind is not ValueKind.CODE or Source.CALLER not in rule.sources or not any(ch.isalpha() for ch in mine):
         return False  # digits alone: an amount, a time or a phone's pieces may be read as one
-    return any(squash(code) != mine and _shaped_alike(squash(code), mine) and role_here(text, (a, b), rule) is True
+    return any(squash(code) != mine and shaped_alike(squash(code), mine) and role_here(text, (a, b), rule) is True
                for text in map(folded, evidence.said) for a, b, code in codes_in(text))
-
-
-def _shaped_alike(a: str, b: str) -> bool:
-    """Two codes of one shape: about as many letters and digits ("BW20418", "BW20417"; not a
-    word spelled out, "METHIMAZOLE2")."""
-    letters, digits = (sum(ch.isalpha() for ch in a), sum(ch.isalpha() for ch in b)), \
-        (sum(ch.isdigit() for ch in a), sum(ch.isdigit() for ch in b))
-    return min(letters) > 0 and abs(letters[0] - letters[1]) <= 1 and abs(digits[0] - digits[1]) <= 2
-
-
-def _a_piece_said(value: str, span: tuple[int, int], text: str) -> bool:
-    """A code with letters that is only the start of one the caller read out in groups ("WCF4D" of
-    "W C F, four, D for delta, eight, eight, J for Juliet"): not the code they said."""
-    mine = squash(value)
-    return any(ch.isalpha() for ch in mine) and any(
-        a <= span[0] and span[1] <= b and (b - a) > (span[1] - span[0]) and len(squash(code)) > len(mine)
-        and any(ch.isalpha() for ch in squash(code)) for a, b, code in codes_in(text))
-
-
-def _titled(value: str, said: list[str]) -> bool:
-    """A title the caller said as one, a number word inside it ("three boxes of Dailies Total One"):
-    every word capitalised ("iPhone" too), the first no number, written so in their words."""
-    ws = re.findall(r"[^\W_]+", value)
-    return len(ws) >= 2 and not is_number_word(ws[0].lower()) and all(
-        w[:1].isupper() or w.isdigit() or w[:1].islower() and w[1:2].isupper() for w in ws) \
-        and any(re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) for text in said)
 
 
 def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
@@ -372,7 +368,7 @@ def _number_in(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str
     eight one, six six oh, four nine one" among "three parcels"). The instructions' numbers are
     the deployment's, written with their labels: an unmarked one there is taken as given."""
     return any(accepts(text, span, rule, evidence, asked, caller=caller)
-               for span in _spans(value, text, rule) if not (caller and _a_piece_said(str(value), span, text)))
+               for span in _spans(value, text, rule) if not (caller and a_piece_said(str(value), span, text)))
 
 
 def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, asked: str, *,

@@ -28,7 +28,7 @@ from collections.abc import Collection, Sequence
 from .spoken.codes import codes_in, squash
 from .spoken.days import CALENDAR
 from .spoken.kinds import stem
-from .spoken.words import words
+from .spoken.words import is_number_word, words
 
 _ENTRY = re.compile(r"[;\n]|\.(?=\s)")  # an entry ends at ";", a line's end or a sentence's
 _QUIET = frozenset("a an the and or of on with to for in at by is was my your their his her its "
@@ -304,3 +304,12 @@ def the_callers_name(instructions: str) -> str | None:
             if len(parts) >= 2:  # "Priya Raman and Omar Said": which of them calls is not said
                 return None if re.match(r"\s*(?:and|&)\s+[A-Z]", entry[found.end():]) else " ".join(parts)
     return None
+
+
+def titled(value: str, said: list[str]) -> bool:
+    """A title the caller said as one, a number word inside it ("three boxes of Dailies Total One"):
+    every word capitalised ("iPhone" too), the first no number, written so in their words."""
+    ws = re.findall(r"[^\W_]+", value)
+    return len(ws) >= 2 and not is_number_word(ws[0].lower()) and all(
+        w[:1].isupper() or w.isdigit() or w[:1].islower() and w[1:2].isupper() for w in ws) \
+        and any(re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) for text in said)

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Literal
 
 from .clock import DAYPARTS, Clock, Span, clock_at, settle
-from .days import Day, as_day, day_matches, days_at
+from .days import Day, as_day, day_matches, days_at, month_of, weekday_of
 from .words import Word, read_group, words
 
 _REFERENCE = datetime(2000, 1, 3, 12, 0)  # stands for "now" when none is given: both sides alike
@@ -301,6 +301,23 @@ def taken_back(value: str, text: str, now: datetime | None) -> bool:
     return any(any(_overlap(s, w) for s in m.spans for w in v.spans) or
                any(day_matches(s, w) for s in m.days for w in v.days)
                for m in back for v in wanted)
+
+
+def days_of_month_alone(text: str, now: datetime) -> tuple[list[tuple[int, bool]], set[int]]:
+    """The days of the month these words say with no month ("the seventh, not the fifth": 7, and 5
+    taken back), and the weekdays they say alone ("The Monday": 0): what a correction says of a
+    day whose month an earlier turn gave."""
+    ws, alone, weekdays = words(text), list[tuple[int, bool]](), set[int]()
+    for m in moments(ws, now):
+        said = [w.text for w in ws[m.start:m.end]]
+        if len(m.days) != 1 or any(month_of(w, written=False) for w in said):
+            continue
+        named = {d for w in said if (d := weekday_of(w, written=False)) is not None}
+        if named:
+            weekdays |= named if len(said) <= 2 else set()
+        else:
+            alone.append((next(iter(m.days))[2], _taken_back(ws, m.start)))
+    return alone, weekdays
 
 
 def _taken_back(ws: list[Word], i: int) -> bool:
