@@ -219,6 +219,7 @@ def test_codes_as_callers_read_them(value: str, said: str) -> None:
     ("7Q2", "k seven q two"),  # and started before
     ("K7Q3", "k seven q two"), ("44", "forty four seventeen"), ("HB-41", "hb forty"),
     ("4417", "I called about four times"), ("12345", "I found my card again"), ("K7Q2", ""),
+    ("5173I", "It's five one seven three I meant."),  # "I" of the caller, no letter (fresh15)
 ])
 def test_codes_not_said(value: str, said: str) -> None:
     assert not said_in(value, said, kind=CODE)
@@ -471,6 +472,8 @@ def test_a_weekday_and_a_date_that_disagree_are_two_days() -> None:
     ("Car on file: 2019 Ford Focus, registration LK19 XRT.", ["2019", "LK19XRT"]),
     ("Could I book a table for two?", ["2"]),
     ("No code here at all.", []),
+    ("Oh, no, not that. It's five one seven three I meant.", ["5173"]),
+    ("It's A B one I, please.", ["AB1I"]),
 ])
 def test_the_codes_a_caller_reads_out(text: str, codes: list[str]) -> None:
     assert [code for _, _, code in codes_in(text)] == codes

@@ -34,6 +34,8 @@ _SEPARATORS = {"dash", "hyphen", "dot", "point", "slash", "underscore", "space",
                "then", "capital", "uppercase", "lowercase", "small", "letter", "number", "digit"}
 _HOMOPHONES = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}  # only mid-code
 _REPEAT = {"double", "triple"}
+_SAID_OF_ME = frozenset("meant mean think thought said say need needed want wanted have had am was guess believe "
+                        "reckon know wrote put gave booked told just only".split())  # "three I meant": me, no I
 
 
 def squash(text: str) -> str:
@@ -118,10 +120,17 @@ _SENTENCE_END = re.compile(r"[.!?;\u2014\u2013]")
 _PAUSE = re.compile(r"[.!?;,()\u2014\u2013]")
 
 
+def _me(ws: list[Word], i: int) -> bool:
+    """Is ws[i] the caller saying "I" of themselves ("five one seven three I meant"), not a letter?"""
+    return ws[i].raw == "I" and i + 1 < len(ws) and ws[i + 1].text in _SAID_OF_ME
+
+
 def _piece(ws: list[Word], i: int) -> bool:
     """Can ws[i] be part of a code said aloud: a digit, a number word, a letter, "oh", a spelled
     separator, or a short capitalised group ("SW", "I F")?"""
     w = ws[i]
+    if _me(ws, i):
+        return False
     return ":" not in w.text and (_spells(ws, i) or w.text in ("oh", "o") or w.text in _RUN_SEPARATORS
                                   or any(ch.isdigit() for ch in w.text)  # "LK19", "HT4"
                                   or len(w.raw) <= 3 and w.raw.isalpha() and w.raw.isupper())
@@ -156,6 +165,9 @@ def _edges(ws: list[Word]) -> list[list[Edge]]:
     """What the words from each index on can stand for in a spelled code, and where they end."""
     out: list[set[Edge]] = []
     for i, w in enumerate(ws):
+        if _me(ws, i):
+            out.append(set())  # "It's five one seven three I meant": 5173, not 5173I
+            continue
         e = {(squash(w.text), i + 1)}
         for table in (_LETTER_NAMES, _ALPHABET, _HOMOPHONES):
             if w.text in table:
