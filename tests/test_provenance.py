@@ -950,13 +950,13 @@ def test_a_title_with_a_number_word_in_it_the_caller_said_is_a_name() -> None:
 
 def test_the_records_code_is_not_the_one_the_caller_said_another_of() -> None:
     """ "His number's B W two oh four one eight": the record's BW-20417 (hers) is not given for him;
-    the call runs on the one the caller said."""
+    the call runs on the one the caller said, written as the schema's example is."""
     lenses = client_tool("order_lenses", {
         "patient_number": {"type": "string", "description": "The patient number, like BW-20417"},
         "boxes": {"type": "integer", "description": "How many boxes"}}, ["patient_number", "boxes"])
     record = "The caller is Helen Fairbairn, patient number BW-20417."
     line = said("Three boxes for Graham. His number's B W two oh four one eight.", instructions=record)
-    assert trace(lenses, {"patient_number": "BW-20417", "boxes": 3}, line).arguments["patient_number"] == "BW20418"
+    assert trace(lenses, {"patient_number": "BW-20417", "boxes": 3}, line).arguments["patient_number"] == "BW-20418"
     mine = said("Three boxes for me, please.", instructions=record)
     assert trace(lenses, {"patient_number": "BW-20417", "boxes": 3}, mine).missing == []
 
@@ -1489,3 +1489,21 @@ def test_a_day_of_the_month_said_alone_is_of_the_month_talked_of() -> None:
     tuesday = said(line.said[0], "Ooh, no, the seventh, not the fifth. The Tuesday.", asked=line.asked)
     assert trace(stay, {"check_in_date": "2026-09-01", "check_out_date": "2026-09-07"},
                  tuesday).arguments.get("check_out_date") != "2026-09-07"  # September 7 is a Monday
+
+
+def test_two_choices_named_are_the_choice_for_both_and_a_code_is_written_in_its_examples_form() -> None:
+    """fresh15: "on RIP.ie and in the Examiner as well" was placed on RIP.ie alone, where the schema
+    has `both`; and the reference read out as "B F, twenty twenty-six, oh one four seven" is written
+    as the schema's example writes its references (BF-2026-0147), as a back end looks it up."""
+    notice = client_tool("place_death_notice", {
+        "funeral_reference": {"type": "string", "description": "The funeral's reference, e.g. BF-2026-0152"},
+        "publication": {"type": "string", "enum": ["rip_ie", "irish_examiner", "both"],
+                        "description": "Where to publish the notice"},
+    }, ["funeral_reference", "publication"])
+    line = said("Could you put the notice for Dad on RIP.ie and in the Examiner as well? The reference you "
+                "gave us is B F, twenty twenty-six, oh one four seven.")
+    traced = trace(notice, {"funeral_reference": "BF20260147", "publication": "rip_ie"}, line)
+    assert traced.missing == [] and traced.arguments == {"funeral_reference": "BF-2026-0147", "publication": "both"}
+    one = said("Just on RIP.ie, please. The reference is B F, twenty twenty-six, oh one four seven.")
+    assert trace(notice, {"funeral_reference": "BF-2026-0147", "publication": "rip_ie"}, one).arguments == {
+        "funeral_reference": "BF-2026-0147", "publication": "rip_ie"}

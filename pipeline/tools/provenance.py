@@ -70,9 +70,11 @@ from .on_file import (
     spans_of_numbers,
     written_as_money,
 )
+from .picks import named_choice, passed_over
 from .record import (
     as_record,
     code_form,
+    in_form,
     is_kin,
     named_as,
     one_of_several,
@@ -85,7 +87,7 @@ from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import name_words, stem
-from .spoken.names import choice_named, choice_said, choice_words_said, name_said
+from .spoken.names import choice_said, name_said
 from .spoken.numbers import TIME_CUES, numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import is_number_word, spoken_number, words
@@ -146,7 +148,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
                 or amended(value, rule, evidence, partial(given, rule=rule, evidence=evidence))):
             out.arguments[name] = again
             continue
-        if rule.choices and (named := _named_choice(spec, name, value, evidence)) is not None:
+        if rule.choices and (named := named_choice(spec, name, value, evidence)) is not None:
             out.arguments[name] = named  # an optional choice the caller named, not the model's
             continue
         if rule.required or spec.grounded is not None:
@@ -157,44 +159,16 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
     for name, value in arguments.items():  # a required choice is the model's, but not against the caller's word
         if name in checked:
             continue
-        if (named := _named_choice(spec, name, value, evidence)) is not None:
+        if (named := named_choice(spec, name, value, evidence)) is not None:
             out.arguments[name] = named
-        elif _passed_over(spec, name, value, evidence) and name in spec.parameters.get("required", ()):
+        elif passed_over(spec, name, value, evidence) and name in spec.parameters.get("required", ()):
             out.missing.append(name)  # "try singing ... after her piano", written "drums": which is asked
+    for name, rule in checked.items():  # "BF20260147" as the schema's example writes its codes: BF-2026-0147
+        if rule.form and isinstance(out.arguments.get(name), str) and (shaped := in_form(out.arguments[name], rule.form)):
+            out.arguments[name] = shaped
     out.dropped += (flags := unasked_flags(spec, out.arguments, evidence))  # optional flags nothing touched
     out.arguments = {name: value for name, value in out.arguments.items() if name not in flags}
     return out
-
-
-def _passed_over(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
-    """The caller named choices of the schema's (two, as much: "singing", "piano"), none of them the
-    model's ("drums"): its pick is against their words, and which they meant is not said."""
-    choices = word_choices(spec, name)
-    if value not in choices:
-        return False
-    said = [choice_words_said(choices, text) for text in evidence.said]
-    return any(said) and not any(value in named for named in said)
-
-
-def word_choices(spec: ToolSpec, name: str) -> tuple[str, ...]:
-    """The schema's choices for this argument, where they are words (not numbers)."""
-    prop = spec.parameters.get("properties", {}).get(name)
-    choices = tuple(prop.get("enum") or ()) if isinstance(prop, dict) else ()
-    return choices if all(isinstance(c, str) for c in choices) else ()
-
-
-def _named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> str | None:
-    """The schema's choice the caller named (`names.choice_named`: "the gutters" is gutter_clear),
-    in their latest turn that names one, where the model wrote another ("windows_exterior")."""
-    choices = word_choices(spec, name)
-    if not choices or not isinstance(value, str):
-        return None
-    if value in choices and any(value in choice_words_said(choices, text) for text in evidence.said):
-        return None  # a word of the model's own, and of no other choice, was said: its pick stands
-    for text in reversed(evidence.said):
-        if (named := choice_named(choices, text)) is not None:
-            return named if named != value else None
-    return None
 
 
 def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]) -> str | int | float | None:

@@ -53,6 +53,16 @@ def code_form(code: str) -> str:
     return re.sub(r"[^\W\d_]", "A", _DIGIT.sub("9", code))
 
 
+def in_form(code: str, form: str) -> str | None:
+    """A code written in the form its schema's example shows ("BF20260147" for "e.g. BF-2026-0152":
+    BF-2026-0147), where its letters and digits are the form's and only its marks differ."""
+    bare, marks = re.sub(r"[\W_]", "", code), re.sub(r"[\W_]", "", form)
+    if code_form(bare) != marks or code_form(code) == form:
+        return None
+    chars = iter(bare)
+    return "".join(next(chars) if ch in "A9" else ch for ch in form)
+
+
 def example_form(description: str) -> str | None:
     """The form of the code a schema's description gives as its example ("The course code, e.g.
     FRE-A1-TUE"), if it gives one with a digit in it."""

@@ -26,7 +26,8 @@ from typing import Any
 from .argrules import rules
 from .asks import may_act
 from .evidence import Evidence
-from .provenance import given, word_choices
+from .picks import word_choices
+from .provenance import given
 from .schema import ToolSpec
 from .spoken import Source, said_in
 from .spoken.kinds import name_words, stem

@@ -1,0 +1,50 @@
+"""The schema's word choices (an enum of words) against the caller's words: the one they named
+where the model wrote another, "both" where they named two, and a required pick of the model's
+that is none of those they named (`provenance.trace` asks these)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .evidence import Evidence
+from .schema import ToolSpec
+from .spoken.names import choice_named, choice_words_said
+
+__all__ = ["named_choice", "passed_over", "word_choices"]
+
+
+def passed_over(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
+    """The caller named choices of the schema's (two, as much: "singing", "piano"), none of them the
+    model's ("drums"): its pick is against their words, and which they meant is not said."""
+    choices = word_choices(spec, name)
+    if value not in choices:
+        return False
+    said = [choice_words_said(choices, text) for text in evidence.said]
+    return any(said) and not any(value in named for named in said)
+
+
+def word_choices(spec: ToolSpec, name: str) -> tuple[str, ...]:
+    """The schema's choices for this argument, where they are words (not numbers)."""
+    prop = spec.parameters.get("properties", {}).get(name)
+    choices = tuple(prop.get("enum") or ()) if isinstance(prop, dict) else ()
+    return choices if all(isinstance(c, str) for c in choices) else ()
+
+
+def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> str | None:
+    """The schema's choice the caller named (`names.choice_named`: "the gutters" is gutter_clear),
+    in their latest turn that names one, where the model wrote another ("windows_exterior"); the
+    choice for both or all where that turn names it, or two others."""
+    choices = word_choices(spec, name)
+    if not choices or not isinstance(value, str):
+        return None
+    last = next((found for text in reversed(evidence.said) if (found := choice_words_said(choices, text))), {})
+    every = [c for c in choices if {"both", "all"} & set(re.findall(r"[a-z]+", c.lower()))]
+    if len(every) == 1 and (every[0] in last or len(last.keys() - set(every)) > 1):
+        return every[0] if value != every[0] else None  # "on RIP.ie and in the Examiner": both, not one
+    if value in choices and any(value in choice_words_said(choices, text) for text in evidence.said):
+        return None  # a word of the model's own, and of no other choice, was said: its pick stands
+    for text in reversed(evidence.said):
+        if (named := choice_named(choices, text)) is not None:
+            return named if named != value else None
+    return None
