@@ -145,9 +145,11 @@ def test_an_optional_argument_nobody_gave_is_left_out_not_invented() -> None:
     line = said("This is Marcus Hale, I'd like to see a doctor tomorrow at 2 pm.")
     traced = trace(BOOK, {"patient_name": "Marcus Hale", "date": "2026-06-04", "time": "14:00",
                           "doctor": "Dr. Smith", "reason": "a check-up"}, line)
-    assert traced.missing == [] and traced.dropped == ["doctor"]
-    assert traced.arguments == {"patient_name": "Marcus Hale", "date": "2026-06-04", "time": "14:00",
-                                "reason": "a check-up"}  # prose: the agent may compose it
+    assert traced.missing == [] and traced.dropped == ["doctor", "reason"]  # prose about nothing said
+    assert traced.arguments == {"patient_name": "Marcus Hale", "date": "2026-06-04", "time": "14:00"}
+    knee = said("This is Marcus Hale, I'd like to see a doctor tomorrow at 2 pm about my knee, it keeps swelling.")
+    assert trace(BOOK, {"patient_name": "Marcus Hale", "date": "2026-06-04", "time": "14:00",
+                        "reason": "swollen knee"}, knee).arguments["reason"] == "swollen knee"  # the agent's words
 
 
 def test_a_count_is_not_a_time_and_a_time_is_not_a_count() -> None:
@@ -1507,3 +1509,28 @@ def test_two_choices_named_are_the_choice_for_both_and_a_code_is_written_in_its_
     one = said("Just on RIP.ie, please. The reference is B F, twenty twenty-six, oh one four seven.")
     assert trace(notice, {"funeral_reference": "BF-2026-0147", "publication": "rip_ie"}, one).arguments == {
         "funeral_reference": "BF-2026-0147", "publication": "rip_ie"}
+
+
+def test_optional_prose_with_no_word_of_the_callers_is_left_out() -> None:
+    """Qwen wrote "DAD" on a tribute card for the caller's nan, copied the schema's description into
+    a table's notes, and put a refusal in a cancellation's reason: optional prose that shares no
+    word with what the caller said is left out; prose in the caller's words, or a required note,
+    stays."""
+    flowers = client_tool("order_flowers", {
+        "tribute": {"type": "string", "enum": ["wreath", "spray", "letters_tribute"], "description": "Which tribute"},
+        "card_message": {"type": "string", "description": "What the card should say"},
+        "notes": {"type": "string", "description": "A high chair or a birthday, in the caller's words"},
+    }, ["tribute"])
+    line = said("We'd like to order one of the letters tributes for Nan, with a card from all the grandchildren.")
+    traced = trace(flowers, {"tribute": "letters_tribute", "card_message": "DAD",
+                             "notes": "A high chair or a birthday"}, line)
+    assert traced.arguments == {"tribute": "letters_tribute"} and set(traced.dropped) == {"card_message", "notes"}
+    kept = trace(flowers, {"tribute": "letters_tribute", "card_message": "Love from all the grandchildren"}, line)
+    assert kept.arguments["card_message"] == "Love from all the grandchildren"
+    cancel = client_tool("cancel_booking", {
+        "booking_reference": {"type": "string", "description": "The booking reference"},
+        "reason": {"type": "string", "description": "Why it is cancelled, in a few words"},
+    }, ["booking_reference"])
+    refused = trace(cancel, {"booking_reference": "WCF4D88J", "reason": "I'm sorry, but I can't assist with that."},
+                    said("I need to cancel booking W C F, four, D for delta, eight, eight, J for Juliet."))
+    assert refused.arguments == {"booking_reference": "WCF4D88J"}

@@ -8,6 +8,12 @@ word of its name or description ("gift wrap" for `gift_wrap`, "my dog is shut in
 "True if a child or pet is shut inside"). Otherwise it is left out, and the tool's own default
 stands. A flag with `x-source` or `x-kind` is traced as that says (`argrules`), and a tool's
 `grounded` list, where set, decides alone.
+
+Optional prose (a note, a reason, a card's message: `ValueKind.TEXT`, no choices) is the model's to
+word, but about what was said: one with no word of the caller's turns, or of the agent's question
+they answered, is left out too. In the stored runs every such value was made up: the schema's own
+description copied ("A high chair or a birthday, in the caller's words"), a refusal ("I'm sorry,
+but I can't assist with that."), "DAD" on a tribute card for the caller's nan.
 """
 
 from __future__ import annotations
@@ -15,12 +21,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .argrules import rules
 from .evidence import Evidence
 from .schema import ToolSpec
-from .spoken import cue_words
+from .spoken import ValueKind, cue_words
 from .spoken.kinds import KIND_KEY, SOURCE_KEY, stem
 
-__all__ = ["unasked_flags"]
+__all__ = ["unasked_flags", "unsaid_prose"]
 
 # a flag's description talks about the flag, not about what it is: these words touch nothing
 _FLAG_TALK = frozenset("true false whether set flag yes no want wants wanted ask asked said say "
@@ -45,6 +52,31 @@ def unasked_flags(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence)
             continue
         about = cue_words(name, prop) - _FLAG_TALK  # its name's, description's and `x-cues` words
         if not any(_same(word, cue) for word in heard for cue in about):
+            out.append(name)
+    return out
+
+
+# words any sentence has: prose sharing only these with the caller shares nothing
+_FUNCTION = frozenset("the and for with that this from into onto are was were has have had not but its it's our "
+                      "your their his her him she they them you who what when where which how any all some "
+                      "can could would should will please thanks thank just about customer caller".split())
+
+
+def unsaid_prose(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> list[str]:
+    """The optional prose arguments of this call with no word of what the caller said, or the
+    question they answered, in them: they are left out of the call (see the module)."""
+    if spec.grounded is not None:
+        return []
+    props, required, heard = spec.parameters.get("properties", {}), set(spec.parameters.get("required", ())), None
+    out = []
+    for name, rule in rules(spec).items():
+        value, prop = arguments.get(name), props.get(name)
+        if (not isinstance(value, str) or rule.kind is not ValueKind.TEXT or rule.choices or name in required
+                or name in spec.spoken or not isinstance(prop, dict) or SOURCE_KEY in prop or KIND_KEY in prop):
+            continue
+        heard = _heard(evidence) if heard is None else heard
+        own = {stem(w) for w in re.findall(r"[a-z0-9']+", value.lower()) if len(w) > 2 and w not in _FUNCTION}
+        if not any(_same(word, said) for word in own for said in heard):
             out.append(name)
     return out
 

@@ -49,7 +49,7 @@ from . import amends
 from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, retold, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .evidence import Evidence
-from .flags import unasked_flags
+from .flags import unasked_flags, unsaid_prose
 from .moments import (
     as_date,
     as_hhmm,
@@ -166,7 +166,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
     for name, rule in checked.items():  # "BF20260147" as the schema's example writes its codes: BF-2026-0147
         if rule.form and isinstance(out.arguments.get(name), str) and (shaped := in_form(out.arguments[name], rule.form)):
             out.arguments[name] = shaped
-    out.dropped += (flags := unasked_flags(spec, out.arguments, evidence))  # optional flags nothing touched
+    out.dropped += (flags := unasked_flags(spec, out.arguments, evidence)  # optional flags nothing touched
+                    + unsaid_prose(spec, out.arguments, evidence))  # and prose of nothing said
     out.arguments = {name: value for name, value in out.arguments.items() if name not in flags}
     return out
 
