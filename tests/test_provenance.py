@@ -1534,3 +1534,19 @@ def test_optional_prose_with_no_word_of_the_callers_is_left_out() -> None:
     refused = trace(cancel, {"booking_reference": "WCF4D88J", "reason": "I'm sorry, but I can't assist with that."},
                     said("I need to cancel booking W C F, four, D for delta, eight, eight, J for Juliet."))
     assert refused.arguments == {"booking_reference": "WCF4D88J"}
+
+
+def test_a_choice_named_by_two_of_its_words_that_other_choices_share_one_each() -> None:
+    """fresh16: "two performance snowboards" was hired as `ski_performance`: no word of
+    `snowboard_performance` is its own, but it is the one choice both words name."""
+    hire = client_tool("reserve_hire", {
+        "lead_name": {"type": "string", "description": "Name the hire is booked under"},
+        "package": {"type": "string", "enum": ["ski_standard", "ski_performance", "snowboard_standard",
+                                               "snowboard_performance", "kids_ski"], "description": "Which package"},
+    }, ["lead_name", "package"])
+    line = said("Hi there, two performance snowboards for a week, please. Booking under Mei Chen.")
+    assert trace(hire, {"lead_name": "Mei Chen", "package": "ski_performance"}, line).arguments["package"] \
+        == "snowboard_performance"
+    board = said("A snowboard for the week, please. Booking under Mei Chen.")  # which board is not said
+    assert trace(hire, {"lead_name": "Mei Chen", "package": "snowboard_standard"}, board).arguments["package"] \
+        == "snowboard_standard"
