@@ -116,14 +116,19 @@ def test_a_question_is_offered_only_the_look_ups_it_asks_of() -> None:
 def test_a_question_that_checks_with_a_tag_only_asks_about_something() -> None:
     """ "I'm still on every four weeks, aren't I? At twenty-two pounds?": Qwen paid the balance of
     twenty-two pounds. A tag checks what was said; after it, what is checked may go on as a question.
-    A tag before words that may ask ("Put the date down as the nineteenth then"), or a request put
-    with a tag ("You can do Friday, can't you?"), is no such line."""
+    After a tag, what someone tells of ("She keeps asking me and I've lost the email") asks nothing
+    more. A tag before words that may ask ("Put the date down as the nineteenth then", "I need to
+    move it"), or a request put with a tag ("You can do Friday, can't you?"), is no such line."""
     for line in ("I'm still on every four weeks, aren't I? At twenty-two pounds?",
-                 "My card on file ends 4471, doesn't it?", "That's the Friday, right?"):
+                 "My card on file ends 4471, doesn't it?", "That's the Friday, right?",
+                 "I'm still coming in on the eleventh, aren't I? I just wanted to check.",
+                 # fresh16: Qwen booked a salsa class for the ballet asked about
+                 "Isla's ballet is still on for this Saturday at ten, isn't it? She keeps asking me and I've lost the email."):
         assert asks_about_only(line), line
     for line in ("It's fourteen days, isn't it? Put the leaving date down as Friday the nineteenth then.",
                  "You can do Friday, can't you?", "That's the one on file, right? Can you charge it?",
-                 "I'm still coming in on the eleventh, aren't I? I just wanted to check."):
+                 "That's still booked, isn't it? I need to move it to Friday.",
+                 "It's fourteen days, isn't it? I'd like it to be ten."):
         assert not asks_about_only(line), line
     tools = [_effect("pay_balance"), _tool("check_visits")]
     line = "I'm still on every four weeks, aren't I? At twenty-two pounds?"

@@ -1550,3 +1550,17 @@ def test_a_choice_named_by_two_of_its_words_that_other_choices_share_one_each() 
     board = said("A snowboard for the week, please. Booking under Mei Chen.")  # which board is not said
     assert trace(hire, {"lead_name": "Mei Chen", "package": "snowboard_standard"}, board).arguments["package"] \
         == "snowboard_standard"
+
+
+def test_a_choice_said_whole_is_named_though_another_choice_holds_its_word() -> None:
+    """fresh16: "Isla's ballet" booked `salsa`; "ballet" is all of the choice `ballet` (and one word of
+    `childrens_ballet`), so the model's salsa is against the caller's words."""
+    book = client_tool("book_class", {
+        "class_style": {"type": "string", "enum": ["salsa", "ballet", "hip_hop", "childrens_ballet"],
+                        "description": "The style of class"},
+        "date": {"type": "string", "format": "date", "description": "Day of the class"},
+    }, ["class_style", "date"])
+    line = said("Can you book Isla into ballet this Saturday?")
+    assert trace(book, {"class_style": "salsa", "date": "2026-06-06"}, line).missing == ["class_style"]
+    assert trace(book, {"class_style": "ballet", "date": "2026-06-06"}, line).missing == []
+    assert trace(book, {"class_style": "childrens_ballet", "date": "2026-06-06"}, line).missing == []

@@ -79,6 +79,8 @@ _REQUEST_ASKED = re.compile(r"\W*(is there any (way|chance)|is it possible|are y
 
 
 # "I'm still on every four weeks, aren't I?": a tag asks whether what was said is so
+_TELLS = re.compile(r"\W*(?:i|i've|i'm|he|she|he's|she's|it|it's|we|we've|we're|they|they've|they're|my|his|her|"
+                    r"our|their)\b", re.I)  # a sentence about someone, not an order ("Put it down ...")
 _TAG = re.compile(r",\s*(?:(?:is|are|was|were|do|does|did|have|has|had)n'?t"
                   r"\s+(?:i|it|we|you|they|he|she|there|that)|right|is that right|yeah|correct)\W*$", re.I)
 
@@ -106,8 +108,9 @@ def asks_about_only(said: str) -> bool:
         elif any(w.text in _ASKING for w in words(sentence)):
             return False
     # "It's fourteen days, isn't it? Put the leaving date down as the nineteenth": a tag checks, and
-    # what follows may ask in a way no word here tells ("Put ..."): only tags and questions are about
-    return not tagged or all(s.rstrip().endswith("?") for s in sentences)
+    # what follows may ask in a way no word here tells ("Put ..."): only tags, questions and what
+    # someone tells of ("She keeps asking me and I've lost the email") are about
+    return not tagged or all(s.rstrip().endswith("?") or _TELLS.match(s) for s in sentences)
 
 
 _LOOKING = frozenset("get check find search list lookup look track show query fetch view read see".split())

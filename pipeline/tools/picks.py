@@ -16,12 +16,14 @@ __all__ = ["named_choice", "passed_over", "word_choices"]
 
 def passed_over(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
     """The caller named choices of the schema's (two, as much: "singing", "piano"), none of them the
-    model's ("drums"): its pick is against their words, and which they meant is not said."""
+    model's ("drums"), and no word of the model's said: its pick is against their words, and which
+    they meant is not said."""
     choices = word_choices(spec, name)
     if value not in choices:
         return False
     said = [choice_words_said(choices, text) for text in evidence.said]
-    return any(said) and not any(value in named for named in said)
+    touched = any(choice_words_said(choices, text, shared=True).get(value) for text in evidence.said)
+    return any(said) and not any(value in named for named in said) and not touched  # "ballet": childrens_ballet may be
 
 
 def word_choices(spec: ToolSpec, name: str) -> tuple[str, ...]:

@@ -85,14 +85,16 @@ def choice_named(choices: tuple[str, ...], text: str) -> str | None:
 def choice_words_said(choices: tuple[str, ...], text: str, *, shared: bool = False) -> dict[str, int]:
     """Of each choice one of whose words no other choice has is said, or two or more of whose words
     are, more than any other choice has of them ("performance snowboards": snowboard_performance,
-    though ski_performance and snowboard_standard share a word each), how many of its words are
-    (`shared`: of every choice)."""
+    though ski_performance and snowboard_standard share a word each), or all of whose words are, no
+    other choice more ("ballet" beside childrens_ballet), how many of its words are (`shared`: of
+    every choice)."""
     heard = {stem(w.text) for w in words(text)}
     own = _choice_words(choices)
     said = {c: ws & heard for c, ws in own.items()}
     return {c: len(said[c]) for c, ws in own.items()
             if shared or said[c] - set().union(*(o for d, o in own.items() if d != c))
-            or len(said[c]) > 1 and not any(d != c and said[d] >= said[c] for d in own)}
+            or len(said[c]) > 1 and not any(d != c and said[d] >= said[c] for d in own)
+            or said[c] and said[c] == ws and not any(d != c and said[d] > said[c] for d in own)}
 
 
 def _choice_words(choices: tuple[str, ...]) -> dict[str, set[str]]:
