@@ -821,14 +821,17 @@ ROOM = client_tool("book_room", {
 
 def test_an_optional_enum_value_is_the_callers_to_add_a_required_one_the_models_choice() -> None:
     """An optional value nobody said is left out, an enum's too; a required enum is one of the
-    schema's values, which the model picks from what the caller described."""
+    schema's values, which the model picks from what the caller said: a kind with no word of it
+    said ("somewhere for forty residents" written `hall`) is asked for (`picks.unnamed_pick`)."""
     line = said("Card 2900 4417 8823. Can I grab one of the study rooms, as an audiobook fan?")
     traced = trace(ROOM, {"card_number": "2900 4417 8823", "room": "study_room", "format": "audiobook"}, line)
     assert traced.arguments["format"] == "audiobook" and traced.dropped == []
     unsaid = trace(ROOM, {"card_number": "2900 4417 8823", "room": "hall", "format": "book"},
                    said("Card 2900 4417 8823. We need somewhere for forty residents on Friday."))
-    assert unsaid.arguments == {"card_number": "2900 4417 8823", "room": "hall"}  # the model's pick
-    assert unsaid.dropped == ["format"] and unsaid.missing == []
+    assert unsaid.dropped == ["format"] and unsaid.missing == ["room"]  # which room is asked
+    hall = trace(ROOM, {"card_number": "2900 4417 8823", "room": "hall", "format": "book"},
+                 said("Card 2900 4417 8823. Can we have the hall for forty residents on Friday?"))
+    assert hall.arguments == {"card_number": "2900 4417 8823", "room": "hall"} and hall.missing == []
 
 
 def test_a_choice_the_caller_named_is_theirs_not_the_models() -> None:
@@ -1054,7 +1057,7 @@ def test_next_tuesday_said_on_a_wednesday_is_the_coming_one() -> None:
 def test_a_required_choice_the_caller_named_none_of_is_asked_where_they_named_two() -> None:
     """ "Ellie's desperate to try singing ... after her piano": Qwen booked drums. The caller named
     two choices, neither the model's: which one is asked, not guessed. A choice nobody named at all
-    ("a lesson for Ellie") stays the model's."""
+    ("a lesson for Ellie") is asked for too (`picks.unnamed_pick`)."""
     lesson = client_tool("book_lesson", {
         "instrument": {"type": "string", "description": "Instrument or subject",
                        "enum": ["piano", "guitar", "violin", "drums", "singing"]},
@@ -1063,7 +1066,7 @@ def test_a_required_choice_the_caller_named_none_of_is_asked_where_they_named_tw
     assert trace(lesson, {"instrument": "drums", "date": "2026-06-09"}, two).missing == ["instrument"]
     assert trace(lesson, {"instrument": "singing", "date": "2026-06-09"}, two).missing == []
     none = said("Could you book a lesson for Ellie on Tuesday?")
-    assert trace(lesson, {"instrument": "drums", "date": "2026-06-09"}, none).missing == []
+    assert trace(lesson, {"instrument": "drums", "date": "2026-06-09"}, none).missing == ["instrument"]
 
 
 def test_a_number_the_caller_corrects_runs_as_they_said_it_last() -> None:
@@ -1564,3 +1567,27 @@ def test_a_choice_said_whole_is_named_though_another_choice_holds_its_word() -> 
     assert trace(book, {"class_style": "salsa", "date": "2026-06-06"}, line).missing == ["class_style"]
     assert trace(book, {"class_style": "ballet", "date": "2026-06-06"}, line).missing == []
     assert trace(book, {"class_style": "childrens_ballet", "date": "2026-06-06"}, line).missing == []
+
+
+def test_a_required_kind_nobody_named_is_asked_for() -> None:
+    """fresh16: "Something's not right with the system. Can you log it as a fault?" logged
+    `battery_not_charging`, a kind of fault nobody named; the caller is asked which. A kind they
+    named in other words of its own ("the battery isn't charging", "delivered" for `delivery`,
+    "the cattery" for `cat`) stands."""
+    fault = client_tool("log_fault", {
+        "account_number": {"type": "string", "description": "The account, e.g. BR-20431"},
+        "fault_type": {"type": "string", "enum": ["inverter_error", "panel_damage", "battery_not_charging", "other"],
+                       "description": "What kind of fault"},
+    }, ["account_number", "fault_type"])
+    record = "The caller is Graham Whitlock, account BR-20431."
+    vague = said("Something's not right with the system. Can you log it as a fault?", instructions=record)
+    assert trace(fault, {"account_number": "BR-20431", "fault_type": "battery_not_charging"}, vague).missing \
+        == ["fault_type"]
+    named = said("The battery's not charging since Sunday. Can you log it as a fault?", instructions=record)
+    assert trace(fault, {"account_number": "BR-20431", "fault_type": "battery_not_charging"}, named).missing == []
+    cake = client_tool("order_cake", {
+        "fulfilment": {"type": "string", "enum": ["collection", "delivery"], "description": "Collected or delivered"},
+        "species": {"type": "string", "enum": ["dog", "cat"], "description": "Which pet"},
+    }, ["fulfilment", "species"])
+    line = said("Could I get it delivered on Friday? It's for the cattery party.")
+    assert trace(cake, {"fulfilment": "delivery", "species": "cat"}, line).missing == []

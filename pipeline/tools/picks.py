@@ -9,9 +9,10 @@ from typing import Any
 
 from .evidence import Evidence
 from .schema import ToolSpec
+from .spoken.kinds import stem
 from .spoken.names import choice_named, choice_words_said
 
-__all__ = ["named_choice", "passed_over", "word_choices"]
+__all__ = ["named_choice", "passed_over", "unnamed_pick", "word_choices"]
 
 
 def passed_over(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
@@ -50,3 +51,23 @@ def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> s
         if (named := choice_named(choices, text)) is not None:
             return named if named != value else None
     return None
+
+
+_NO_KIND = frozenset("and or the of an with to in on for at by not no non un".split())  # "battery_not_charging"
+_PREFIX = 5  # letters two words share to be one ("delivered"/"delivery", "couriered"/"courier")
+
+
+def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
+    """A required choice of words the model picked with no word of it in what the caller said, or
+    in the agent's question they answered: fresh16's "Something's not right with the system. Can
+    you log it as a fault?" logged `battery_not_charging`, a kind nobody named; the caller is
+    asked which. In the stored runs such picks were the right one on 17 of 1337 right-tool calls
+    (most of them "delivered" for `delivery`, which the shared prefix now reads), and on 65 calls
+    on lines that asked for nothing or left a value out."""
+    choices = word_choices(spec, name)
+    if value not in choices or len(choices) < 2 or spec.grounded is not None:
+        return False
+    own = {stem(w) for w in re.split(r"[\W_]+", str(value).lower()) if len(w) > 1 and w not in _NO_KIND}
+    heard = {stem(w) for text in evidence.exchanged for w in re.findall(r"[a-z0-9']+", text.lower())}
+    return not any(w == h or len(w) >= _PREFIX and len(h) >= _PREFIX and w[:_PREFIX] == h[:_PREFIX]
+                   or len(w) >= 3 and h.startswith(w) for w in own for h in heard)  # "cattery": cat

@@ -70,7 +70,7 @@ from .on_file import (
     spans_of_numbers,
     written_as_money,
 )
-from .picks import named_choice, passed_over
+from .picks import named_choice, passed_over, unnamed_pick
 from .record import (
     as_record,
     code_form,
@@ -161,7 +161,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             continue
         if (named := named_choice(spec, name, value, evidence)) is not None:
             out.arguments[name] = named
-        elif passed_over(spec, name, value, evidence) and name in spec.parameters.get("required", ()):
+        elif (passed_over(spec, name, value, evidence) or unnamed_pick(spec, name, value, evidence)) \
+                and name in spec.parameters.get("required", ()):
             out.missing.append(name)  # "try singing ... after her piano", written "drums": which is asked
     for name, rule in checked.items():  # "BF20260147" as the schema's example writes its codes: BF-2026-0147
         if rule.form and isinstance(out.arguments.get(name), str) and (shaped := in_form(out.arguments[name], rule.form)):
