@@ -1591,3 +1591,19 @@ def test_a_required_kind_nobody_named_is_asked_for() -> None:
     }, ["fulfilment", "species"])
     line = said("Could I get it delivered on Friday? It's for the cattery party.")
     assert trace(cake, {"fulfilment": "delivery", "species": "cat"}, line).missing == []
+
+
+def test_an_age_is_no_count() -> None:
+    """fresh16: "passport photos for my little boy, he's four" booked `number_of_people: 4`; an age
+    ("he's four.", "aged 9", "six years old") is only an age's."""
+    photos = client_tool("book_photos", {
+        "date": {"type": "string", "format": "date", "description": "Day of the appointment"},
+        "number_of_people": {"type": "integer", "description": "How many people need photos"},
+        "child_age": {"type": "integer", "description": "The child's age, if a child"},
+    }, ["date"])
+    line = said("I need passport photos for my little boy, he's four. Can we come in Saturday?")
+    traced = trace(photos, {"date": "2026-06-06", "number_of_people": 4, "child_age": 4}, line)
+    assert traced.arguments == {"date": "2026-06-06", "child_age": 4}
+    two = said("Passport photos for the two of us on Saturday, please. My daughter's six years old.")
+    assert trace(photos, {"date": "2026-06-06", "number_of_people": 2, "child_age": 6}, two).arguments == {
+        "date": "2026-06-06", "number_of_people": 2, "child_age": 6}

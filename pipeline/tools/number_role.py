@@ -31,6 +31,8 @@ _DETERMINERS = frozenset("my the your our a an this that his her their its which
                          "in at of with under by from".split())
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _PERSONS = frozenset("us them you".split())  # "eight of us", "the two of them"
+_AGED = frozenset("he's she's i'm they're".split())  # "he's four." at a clause's end: an age
+_AGE = frozenset("age aged old years".split())
 
 
 def folded(text: str) -> str:
@@ -67,6 +69,9 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     while k < len(ws) and k - last <= _AFTER and not ws[k].after_break and not _is_number(ws, k):
         after.append(stem(ws[k].text))
         k += 1
+    if first and (ws[first - 1].text in _AGED and not after or ws[first - 1].text == "aged") \
+            or after[:2] in (["year", "old"], ["month", "old"]):
+        return bool(rule.cues & _AGE)  # "my little boy, he's four": his age, no count of people
     if after[:1] == ["of"] and after[1:2] and after[1] in _PERSONS:
         after[:2] = ["people"]  # "eight of us": a count of people, whatever the tool calls them
     if (labelled := _label(before, rule)) is not None:
