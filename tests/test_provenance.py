@@ -1607,3 +1607,18 @@ def test_an_age_is_no_count() -> None:
     two = said("Passport photos for the two of us on Saturday, please. My daughter's six years old.")
     assert trace(photos, {"date": "2026-06-06", "number_of_people": 2, "child_age": 6}, two).arguments == {
         "date": "2026-06-06", "number_of_people": 2, "child_age": 6}
+
+
+def test_a_member_of_staff_is_no_customer() -> None:
+    """fresh16: "Is Joanne in on Tuesday? ... Bogdan Ilie, that's I, L, I, E." booked the customer
+    "Joanne", a photographer the instructions list (fresh3's driving school did the same with "a
+    lesson with Tom"); the caller's own name stands."""
+    shop = "You answer the phone for SnapID Photo Studio. Photographers: Ravi Mehta and Joanne Pike."
+    book = client_tool("book_photo_appointment", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "date": {"type": "string", "format": "date", "description": "Day of the appointment"},
+    }, ["customer_name", "date"])
+    line = said("Is Joanne in on Tuesday? I'd like to see her for a visa photo. Bogdan Ilie, that's I, L, I, E.",
+                instructions=shop)
+    assert trace(book, {"customer_name": "Joanne", "date": "2026-06-09"}, line).missing == ["customer_name"]
+    assert trace(book, {"customer_name": "Bogdan Ilie", "date": "2026-06-09"}, line).missing == []

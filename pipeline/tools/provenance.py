@@ -215,6 +215,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names
     if rule.kind is ValueKind.NAME and is_kin(str(value)):
         return False  # "Mam" for the deceased's name: who she is to the caller, not her name
+    if rule.kind is ValueKind.NAME and serves(rule) and not named_as(str(value), evidence.instructions, rule.cues):
+        return False  # "Is Joanne in on Tuesday?": the photographer the instructions list, no customer
     if rule.kind in (ValueKind.ADDRESS, ValueKind.NAME) and re.search(r"[()\[\]]", str(value)):
         return False  # "27 Larch Avenue ... M20 6RT (Worcester Bosch combi boiler, ...)": a note, copied on
     if more_than_itself(value, rule.kind, evidence):
