@@ -681,11 +681,11 @@ def test_a_code_written_in_the_callers_words_reaches_the_tool_as_a_code() -> Non
 
 def test_a_code_no_count_could_be_is_the_only_numbered_arguments_among_several_numbers() -> None:
     """Three numbers said ("two two eight one, six six oh, four nine one"), no word naming the
-    tracking number: on a tool with no other number, a code with letters in it is the tracking
-    number; a bare number among several is not, and a tool with a count keeps the rule."""
+    tracking number: a code with letters in it is the tracking number (the last words' one such
+    code: no count could be it, on a tool with a count too); a bare number among several is not."""
     line = said("Could I get S W two two eight one, six six oh, four nine one redelivered?")
     assert trace(TRACK_ONLY, {"tracking_number": "SW2281660491"}, line).missing == []
-    assert trace(TRACK, {"tracking_number": "SW2281660491"}, line).missing == ["tracking_number"]
+    assert trace(TRACK, {"tracking_number": "SW2281660491"}, line).missing == []
     assert trace(TRACK_ONLY, {"tracking_number": "491"}, line).missing == ["tracking_number"]
 
 
@@ -1622,3 +1622,33 @@ def test_a_member_of_staff_is_no_customer() -> None:
                 instructions=shop)
     assert trace(book, {"customer_name": "Joanne", "date": "2026-06-09"}, line).missing == ["customer_name"]
     assert trace(book, {"customer_name": "Bogdan Ilie", "date": "2026-06-09"}, line).missing == []
+
+
+def test_a_correction_after_a_read_back_gives_the_number_and_a_code_said_twice_is_said() -> None:
+    """fresh16: "Ah, make it two, mate." after "I'll add 3 extra days" is two extra days; "It's six oh
+    four seven four, SN-60474" says the order once in words and once as written. A corrected count
+    goes to the argument the read-back named by its own words, not to every count ("Sorry,
+    three." after "four balcony tickets" is no three concessions)."""
+    extend = client_tool("extend_hire", {
+        "booking_ref": {"type": "string", "description": "The booking, e.g. SH-51274"},
+        "extra_days": {"type": "integer", "description": "How many days to add"},
+    }, ["booking_ref", "extra_days"])
+    line = said("Can I add three days on booking SH-51988?", "Ah, make it two, mate. The wife says three's pushing it.",
+                asked=["", "I'll add 3 extra days to booking SH-51988. Is that right?"])
+    assert trace(extend, {"booking_ref": "SH-51988", "extra_days": 2}, line).missing == []
+    tickets = client_tool("book_tickets", {
+        "quantity": {"type": "integer", "description": "Total number of tickets"},
+        "concession_count": {"type": "integer", "description": "How many of the tickets are concessions"},
+    }, ["quantity"])
+    three = said("Four balcony tickets for the gala, please.", "Sorry, three. My sister's just dropped out.",
+                 asked=["", "That's four balcony tickets for the gala. Shall I book them?"])
+    assert "concession_count" not in trace(tickets, {"quantity": 3, "concession_count": 3}, three).arguments
+    resend = client_tool("resend_digital_code", {
+        "order_number": {"type": "string", "description": "The order, e.g. SN-60917"},
+        "email": {"type": "string", "description": "Where to send it, if not the one on the order"},
+    }, ["order_number"])
+    twice = said("Can you resend the digital code for order SN-60447?",
+                 "Oh, hold on, I've read that wrong. It's six oh four seven four, SN-60474.",
+                 asked=["", "I'll resend the code for order SN-60447. Is that right?"])
+    assert trace(resend, {"order_number": "SN-60474"}, twice).missing == []
+    assert trace(resend, {"order_number": "SN-60447"}, twice).missing == ["order_number"]

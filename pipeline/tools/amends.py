@@ -38,16 +38,17 @@ from .argrules import Rule
 from .asks import corrects
 from .evidence import Evidence
 from .number_role import folded, question_role, role_here
+from .on_file import shaped_alike
 from .record import FULL_NAME, items_of, name_beside, named_as, the_callers_name
 from .spoken import Source, ValueKind
-from .spoken.codes import code_said, spelled
+from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import name_words
 from .spoken.names import name_said
 from .spoken.numbers import numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import spoken_number, words
 
-__all__ = ["a_piece", "amended", "for_another", "more_than_itself", "retold", "serves"]
+__all__ = ["a_piece", "amended", "code_taken_back", "corrected_to", "for_another", "more_than_itself", "retold", "serves"]
 
 _SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z][\s,]+){2,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", not "J. R. R."
 _NOT = re.compile(r",?\s+(?:and\s+)?not\s+.*$", re.I)
@@ -130,18 +131,23 @@ def retold(value: Any, rule: Rule, evidence: Evidence) -> int | float | None:
     and fifty. I said the wrong number." after "three hundred"), where it is not this value: the
     earlier turn's is taken back. Only where the last words correct, say one number (not a time),
     named for no other argument, nor answer a question for another; else None."""
-    if rule.kind is not ValueKind.NUMBER or Source.CALLER not in rule.sources or len(evidence.said) < 2 \
-            or not corrects(evidence.said[-1]) or spoken_number(str(value)) is None:
+    if spoken_number(str(value)) is None:
         return None
-    asked = evidence.last_asked
-    if question_role(asked, rule) is False:
+    said = corrected_to(rule, evidence)
+    return None if said is None or spoken_number(str(value)) == said else plain(said)
+
+
+def corrected_to(rule: Rule, evidence: Evidence) -> Decimal | None:
+    """The one number the caller's correcting last words say in this argument's place ("Ah, make
+    it two, mate." after "I'll add 3 extra days"), whether or not the model wrote it; None where
+    they do not correct, say no one number (not a time), or name it for another argument."""
+    if rule.kind is not ValueKind.NUMBER or Source.CALLER not in rule.sources or len(evidence.said) < 2 \
+            or not corrects(evidence.said[-1]) or question_role(evidence.last_asked, rule) is False:
         return None  # "It's 5521" answers "What's the order number?": another argument's number
     text = folded(evidence.said[-1])
     found = [n for n in numbers_said(text) if not n.clock and len(n.values) == 1
              and role_here(text, (n.start, n.end), rule) is not False]
-    if len(found) != 1 or spoken_number(str(value)) in found[0].values:
-        return None
-    return plain(next(iter(found[0].values)))
+    return next(iter(found[0].values)) if len(found) == 1 else None
 
 
 _PER_MINUTES = {"minute": 1, "min": 1, "hour": 60, "hr": 60}  # a length of time, in minutes
@@ -255,3 +261,15 @@ def _whole_address(value: str, record: str, kind: ValueKind | None) -> str | Non
     assert at is not None
     number = re.search(r"(?:^|[\s:;,(])(\d+[A-Za-z]?)(?:\s+[^,;:.\d]+(?:,\s*[^,;:.\d]+)?)?,?\s*$", record[:at.start()])
     return record[number.start(1):at.end()].strip() if number else None
+
+
+def code_taken_back(value: Any, rule: Rule, evidence: Evidence) -> bool:
+    """A code with letters said before, where the caller's correcting last words say another of its
+    shape and not it ("Oh, hold on, I've read that wrong. It's ... SN-60474" after SN-60447)."""
+    mine = squash(str(value))
+    if rule.kind is not ValueKind.CODE or len(evidence.said) < 2 or not corrects(evidence.said[-1]) \
+            or not any(ch.isalpha() for ch in mine):
+        return False
+    last = folded(evidence.said[-1])
+    return code_said(str(value), last) is None and any(
+        squash(code) != mine and shaped_alike(squash(code), mine) for _, _, code in codes_in(last))

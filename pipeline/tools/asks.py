@@ -54,7 +54,8 @@ _WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|shar
 # no. Four.") (`corrects`)
 _CORRECTING = re.compile(r"^\W*(?:(?:o+h+|a+h+|hmm+|um+|uh|er+m?|well|hang on|hold on)\W+)*"
                          r"(no|nope|sorry|actually|wait|i said|it'?s)\b"
-                         r"|\b(not|instead|i meant|make (it|that))\b", re.I)
+                         r"|\b(not|instead|i meant|make (it|that)|my mistake|(read|got|said|wrote) (that|it) wrong|"
+                         r"wrong (one|number|code|day|date|time))\b", re.I)
 # A no that calls the action off rather than changing a value ("No, don't, I'll ring back Tuesday")
 _DECLINING = re.compile(r"\b(don'?t|do not|never ?mind|forget (it|that|about it)|changed my mind|leave it|"
                         r"no thanks|no thank you|not now|call it off)\b", re.I)

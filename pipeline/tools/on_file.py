@@ -109,6 +109,8 @@ def a_piece_said(value: str, span: tuple[int, int], text: str) -> bool:
     """A code with letters that is only the start of one the caller read out in groups ("WCF4D" of
     "W C F, four, D for delta, eight, eight, J for Juliet"): not the code they said."""
     mine = squash(value)
+    digits = "".join(ch for ch in mine if ch.isdigit())
     return any(ch.isalpha() for ch in mine) and any(
         a <= span[0] and span[1] <= b and (b - a) > (span[1] - span[0]) and len(squash(code)) > len(mine)
-        and any(ch.isalpha() for ch in squash(code)) for a, b, code in codes_in(text))
+        and any(ch.isalpha() for ch in squash(code)) and squash(code) not in (digits + mine, mine + digits)
+        for a, b, code in codes_in(text))  # "six oh four seven four, SN-60474": said twice, not a piece

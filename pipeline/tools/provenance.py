@@ -41,7 +41,7 @@ three oh two, five five eight") is the one the caller said in its role (`_the_ca
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -219,8 +219,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # "Is Joanne in on Tuesday?": the photographer the instructions list, no customer
     if rule.kind in (ValueKind.ADDRESS, ValueKind.NAME) and re.search(r"[()\[\]]", str(value)):
         return False  # "27 Larch Avenue ... M20 6RT (Worcester Bosch combi boiler, ...)": a note, copied on
-    if more_than_itself(value, rule.kind, evidence):
-        return False  # "Roisin R O I S I N Gallagher", "Mill Road, not Mill Lane": more than the name
+    if more_than_itself(value, rule.kind, evidence) or amends.code_taken_back(value, rule, evidence):
+        return False  # "Roisin R O I S I N Gallagher", "Mill Road, not Mill Lane": more than the name; a code put right
     assert rule.kind is not None
     if Source.CALLER in rule.sources and rule.kind is ValueKind.DATE and in_its_month(value, evidence) in (
             as_date(str(value), evidence) or "-",):
@@ -229,6 +229,10 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
             if _in_text(value, text, rule, evidence, asked, caller=True):
                 return True
+    read_back, named = folded(evidence.last_asked), replace(rule, cues=frozenset(map(stem, name_words(rule.name))))
+    if (said := amends.corrected_to(rule, evidence)) is not None and spoken_number(str(value)) == said and any(
+            role_here(read_back, span, named) for span in spans_of_numbers(read_back)):
+        return True  # "Ah, make it two, mate." after the read-back's "3 extra days": this argument's
     if Source.CALLER in rule.sources and amends.said_short(value, rule, evidence):
         return True  # "up to Manchester": the instructions' "Manchester Shudehill", their only one
     if Source.CALLER in rule.sources and Source.INSTRUCTIONS in rule.sources and evidence.instructions \
@@ -360,6 +364,9 @@ def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, as
         return role is True or role is None and rule.form is not None and code_form(text[span[0]:span[1]]) == rule.form
     if role is not None:
         return role
+    if rule.kind is ValueKind.CODE and text == folded(evidence.said[-1]) and _lettered(text[span[0]:span[1]]) \
+            and sum(_lettered(text[a:b]) for a, b, _ in codes_in(text)) == 1:
+        return True  # "It's six oh four seven four, SN-60474": the last words' one code with letters
     question = question_role(asked, rule)
     return question is True or (question is None and (_numbers_said(evidence) <= 1 or rule.lone
                                                       and _unmistakable(text[span[0]:span[1]])))
@@ -370,6 +377,12 @@ def _unmistakable(said: str) -> bool:
     oh, ..."): on a tool with no other number, no count, price or time of day is read as it."""
     code = spelled(said) or ""
     return len(code) >= 6 or any(ch.isalpha() for ch in code) and any(ch.isdigit() for ch in code)
+
+
+def _lettered(said: str) -> bool:
+    """A code of five characters or more with letters and digits, as said ("SN-60474")."""
+    code = spelled(said) or ""
+    return len(code) >= 5 and any(ch.isalpha() for ch in code) and any(ch.isdigit() for ch in code)
 
 
 def _priced(said: str) -> bool:

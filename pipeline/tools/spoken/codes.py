@@ -108,9 +108,19 @@ def codes_in(text: str, *, pauses: bool = True) -> tuple[tuple[int, int, str], .
         while b - a > 1 and ws[a].text in _LABELS and text[ws[a].end:ws[a + 1].start].isspace():
             a += 1  # "student ID 23104876": the label is no part of the code
         if a < b and (code := spelled(text[ws[a].start:ws[b - 1].end])) is not None:
-            out.append((ws[a].start, ws[b - 1].end, code))
+            out.append((ws[a].start, ws[b - 1].end, _said_once(code)))
         i = max(j, i + 1)
     return tuple(out)
+
+
+def _said_once(code: str) -> str:
+    """A code read out, then said again as written ("six oh four seven four, SN-60474": one run,
+    60474SN60474): the code once, as written."""
+    for k in range(1, len(code)):
+        head, tail = code[:k], code[k:]
+        if head.isdigit() and any(ch.isalpha() for ch in tail) and "".join(ch for ch in tail if ch.isdigit()) == head:
+            return tail
+    return code
 
 
 _RUN_SEPARATORS = {"dash", "hyphen", "space", "slash"}
