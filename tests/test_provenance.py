@@ -1652,3 +1652,22 @@ def test_a_correction_after_a_read_back_gives_the_number_and_a_code_said_twice_i
                  asked=["", "I'll resend the code for order SN-60447. Is that right?"])
     assert trace(resend, {"order_number": "SN-60474"}, twice).missing == []
     assert trace(resend, {"order_number": "SN-60447"}, twice).missing == ["order_number"]
+
+
+def test_my_membership_is_the_callers_own_of_the_accounts_numbers() -> None:
+    """fresh16: "I need to freeze my membership" on an account holding the caller's number and her
+    daughter's was refused (or written as the schema's example, SA-10294): "my membership" points
+    at the caller's own; "Isla's membership" at her daughter's."""
+    studio = ("The caller is Fiona Gallagher, member number SA-30582, on the Monthly Unlimited plan. Her daughter "
+              "Isla Gallagher, aged 9, is also a member on the account, member number SA-30583.")
+    freeze = client_tool("freeze_membership", {
+        "member_number": {"type": "string", "description": "The member's number, e.g. SA-10294"},
+        "weeks": {"type": "integer", "description": "How many weeks, 1 to 8"},
+    }, ["member_number", "weeks"])
+    mine = said("I need to freeze my membership for four weeks, I've done my ankle in.", instructions=studio)
+    for written in ("SA-30582", "SA-10294"):
+        traced = trace(freeze, {"member_number": written, "weeks": 4}, mine)
+        assert traced.missing == [] and traced.arguments["member_number"] == "SA-30582"
+    isla = said("Could you freeze Isla's membership for four weeks? She's off to her gran's.", instructions=studio)
+    for written in ("SA-30583", "SA-30582"):
+        assert trace(freeze, {"member_number": written, "weeks": 4}, isla).arguments["member_number"] == "SA-30583"

@@ -104,6 +104,8 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
             pointed.append((_weighed(entry, cue), next(iter(present))))
         if not present and any(ch.isdigit() for ch in entry):  # a record's line, not the desk's prose
             heard |= said_of
+    if not pointed and (callers := _the_callers(record, role_spans)) and _of_mine(said, own):
+        return callers == mine  # "Can I freeze my membership?": the caller's own number, not their daughter's
     if pointed:
         best = max(score for score, _ in pointed)
         if value in {v for score, v in pointed if score == best}:
@@ -117,6 +119,20 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     if max(hits.get(r, 0) for r in mine) < max(hits.values()):
         return False
     return any((labels[r] - shared - own - _QUIET) & heard for r in mine)
+
+
+def _the_callers(record: str, role_spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The role's values in the record's entry about the caller ("The caller is Fiona Gallagher,
+    member number SA-30582"), where exactly one is."""
+    entries = [(m.start(), m.end()) for m in re.finditer(r"[^.;\n]+", record) if _CALLER_ENTRY.search(m.group())]
+    found = [r for r in role_spans if any(a <= r[0] and r[1] <= b for a, b in entries)]
+    return found if len(found) == 1 else []
+
+
+def _of_mine(said: Sequence[str], own: Collection[str]) -> bool:
+    """Does the caller speak of the thing as their own ("my membership", "my booking")?"""
+    return any(a.text == "my" and stem(b.text) in own for text in said
+               for a, b in zip(words(text), words(text)[1:], strict=False))
 
 
 def _weighed(entry: str, cue: set[str]) -> int:
