@@ -1671,3 +1671,18 @@ def test_my_membership_is_the_callers_own_of_the_accounts_numbers() -> None:
     isla = said("Could you freeze Isla's membership for four weeks? She's off to her gran's.", instructions=studio)
     for written in ("SA-30583", "SA-30582"):
         assert trace(freeze, {"member_number": written, "weeks": 4}, isla).arguments["member_number"] == "SA-30583"
+
+
+def test_a_clients_look_up_of_the_record_runs_only_where_the_caller_asked_for_it() -> None:
+    """fresh17: "How much would a setup be on an acoustic? I'm just pricing it up for my brother."
+    looked up the repair ticket on file. A client's look-up whose values are all on file runs only
+    where the caller's words name it; "Is my guitar ready yet?" names a status look-up."""
+    from pipeline.tools.unasked import unasked
+    status = client_tool("check_repair_status", {
+        "ticket_number": {"type": "string", "description": "The repair ticket, e.g. RT-30512"}}, ["ticket_number"])
+    shop = "The caller is Niamh Gallagher. On file: repair ticket RT-30518, her Martin acoustic, a neck reset."
+    pricing = said("How much would a setup be on an acoustic? I'm just pricing it up for my brother.",
+                   instructions=shop)
+    assert unasked(status, {"ticket_number": "RT-30518"}, pricing)
+    for line in ("Is my guitar ready yet? The one Declan's doing.", "Could you check on my repair for me?"):
+        assert not unasked(status, {"ticket_number": "RT-30518"}, said(line, instructions=shop)), line

@@ -15,6 +15,10 @@ its verb, the first word of its name, or a word English uses for it ("move" for 
 is not ("refund" for `issue_refund`, "lockout" for `dispatch_lockout`), or a word of its description. A tool that takes no value
 at all, and one that ends the call, are not judged here.
 
+A client's look-up is judged the same way (Qwen looked up the ticket on file on "How much would a
+setup be on an acoustic? I'm just pricing it up"); a status look-up is named by words that ask
+how a thing stands ("Is my car ready yet?"). Our own tools' look-ups are not judged here.
+
 Nothing here knows a domain: the verbs are English's, the rest is the tool's own name.
 """
 
@@ -58,11 +62,14 @@ _PLAIN = frozenset("issue make create submit request process place handle do get
 _PEOPLE = frozenset("caller customer user guest client patient member their them they this that with "
                     "from into your".split())  # a description's words that name no act
 _CALLED_OFF = ("call off", "call it off", "calling off")
+# words that ask how a thing stands: a status look-up is named by them
+_STATE = frozenset("ready sorted progress status".split())
 
 
 def unasked(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> bool:
-    """Is this call an act that rests on nothing the caller said (see the module)?"""
-    if not may_act(spec) or spec.closes:
+    """Is this call an act that rests on nothing the caller said (see the module)? A client's
+    look-up is judged so too; our own and an MCP server's look-ups are not."""
+    if spec.closes or not may_act(spec) and spec.fn is not None:
         return False
     traced = {name: rule for name, rule in rules(spec).items() if name in arguments and rule.traced}
     if not traced:
@@ -92,6 +99,8 @@ def named(spec: ToolSpec, evidence: Evidence) -> bool:
     heard = {form for ws in said for w in ws for form in _forms(w)}
     heard |= {a + b for ws in said for x, b in zip(ws, ws[1:], strict=False) for a in _forms(x)}  # "locked out": lockout
     verb, *rest = name_words(spec.name) or [""]
+    if "status" in rest and heard & _STATE:
+        return True  # "Is my car ready yet?" asks for `check_job_status`
     if verb in _KNOWN_VERBS:
         same = frozenset().union(*(group for group in _SAME_ACT if verb in group))
         return bool(same & heard) or "cancel" in same and any(p in t for t in lowered for p in _CALLED_OFF)
