@@ -1686,3 +1686,17 @@ def test_a_clients_look_up_of_the_record_runs_only_where_the_caller_asked_for_it
     assert unasked(status, {"ticket_number": "RT-30518"}, pricing)
     for line in ("Is my guitar ready yet? The one Declan's doing.", "Could you check on my repair for me?"):
         assert not unasked(status, {"ticket_number": "RT-30518"}, said(line, instructions=shop)), line
+
+
+def test_a_value_no_word_calls_a_name_may_hold_digits_and_number_words() -> None:
+    """The digits and number-word checks are for names ("Eight people on Sunday" is no patient): an
+    asset tag described as "The device's asset tag" ("LT-3381"), or a title said with a number
+    word, is what the caller said."""
+    visit = client_tool("book_technician_visit", {
+        "asset_tag": {"type": "string", "description": "The device's asset tag"},
+        "date": {"type": "string", "format": "date", "description": "Day of the visit"},
+    }, ["asset_tag", "date"])
+    line = said("Could a technician look at laptop LT 3381 tomorrow at ten?")
+    assert trace(visit, {"asset_tag": "LT-3381", "date": "2026-06-04"}, line).missing == []
+    assert trace(BOOK, {"patient_name": "Eight people on Sunday", "date": "2026-06-07", "time": "12:00"},
+                 said("Eight people on Sunday at noon, please.")).missing == ["patient_name"]

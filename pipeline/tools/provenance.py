@@ -209,10 +209,10 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # "200 Canal Street" is a phrase, not a code; "MAN-A1-TUE" is one
     if rule.kind is ValueKind.CODE and rule.cues & _DIALLED and not any(ch.isdigit() for ch in str(value)):
         return False  # "L-E-W-I-S" spelled for a phone number: a name, not a number to ring
-    if rule.kind is ValueKind.NAME and (sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
-                                        or any(is_number_word(w.text.lower()) for w in words(str(value)))
-                                        and not titled(str(value), evidence.said)):
-        return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names
+    if rule.kind is ValueKind.NAME and rule.cues & _A_NAME and (
+            sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
+            or any(is_number_word(w.text.lower()) for w in words(str(value))) and not titled(str(value), evidence.said)):
+        return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names (a `new_value` may be)
     if rule.kind is ValueKind.NAME and is_kin(str(value)):
         return False  # "Mam" for the deceased's name: who she is to the caller, not her name
     if rule.kind is ValueKind.NAME and serves(rule) and not named_as(str(value), evidence.instructions, rule.cues):
@@ -256,6 +256,9 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                     _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
                 return True
     return False
+
+
+_A_NAME = frozenset("name names surname firstname lastname fullname person who contact holder".split())
 
 
 def _other_code_said(value: Any, rule: Rule, evidence: Evidence) -> bool:
