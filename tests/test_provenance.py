@@ -1700,3 +1700,14 @@ def test_a_value_no_word_calls_a_name_may_hold_digits_and_number_words() -> None
     assert trace(visit, {"asset_tag": "LT-3381", "date": "2026-06-04"}, line).missing == []
     assert trace(BOOK, {"patient_name": "Eight people on Sunday", "date": "2026-06-07", "time": "12:00"},
                  said("Eight people on Sunday at noon, please.")).missing == ["patient_name"]
+
+
+def test_so_many_of_us_is_the_head_count_whatever_the_tool_calls_it() -> None:
+    """fresh17: "Ugh, sorry, it's six of us now" was refused as no count of `players`."""
+    room = client_tool("book_room", {
+        "room": {"type": "string", "description": "Which room"},
+        "players": {"type": "integer", "description": "How many players, 2 to 8"},
+    }, ["room", "players"])
+    line = said("The Lab 13 room on Friday at six for four, please.", "Ugh, sorry, it's six of us now.",
+                asked=["", "That's Lab 13 for four players on Friday at 18:00. Shall I book it?"])
+    assert trace(room, {"room": "Lab 13", "players": 6}, line).missing == []

@@ -31,6 +31,7 @@ _DETERMINERS = frozenset("my the your our a an this that his her their its which
                          "in at of with under by from".split())
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _PERSONS = frozenset("us them you".split())  # "eight of us", "the two of them"
+_HEADS = frozenset("people person player guest party attendee passenger diner adult group size seat".split())
 _AGED = frozenset("he's she's i'm they're".split())  # "he's four." at a clause's end: an age
 _AGE = frozenset("age aged old years".split())
 
@@ -74,6 +75,8 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
         return bool(rule.cues & _AGE)  # "my little boy, he's four": his age, no count of people
     if after[:1] == ["of"] and after[1:2] and after[1] in _PERSONS:
         after[:2] = ["people"]  # "eight of us": a count of people, whatever the tool calls them
+        if rule.cues & _HEADS:
+            return True  # "it's six of us now": the players, the guests, the party
     if (labelled := _label(before, rule)) is not None:
         return labelled
     # nearest first, a word before ahead of one as near after ("the order was forty dollars":
