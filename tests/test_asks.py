@@ -108,7 +108,11 @@ def test_a_question_is_offered_only_the_look_ups_it_asks_of() -> None:
                          ("Does my cover include the garden shed?", []),
                          ("Where has my claim got to?", ["check_claim_status"]),
                          ("Is there anything at all on Monday the twenty-second?", ["check_availability"]),
-                         ("Are there any free slots on Friday?", ["check_availability"])):
+                         ("Are there any free slots on Friday?", ["check_availability"]),
+                         # fresh17: a tag checks the caller's own booking, not what is free that day
+                         ("Eoin's still coming out to me on Monday the twenty-second, isn't he?", []),
+                         ("There are still free slots on Monday the twenty-second, aren't there?",
+                          ["check_availability"])):
         evidence = Evidence(said=[line], instructions=record, now=datetime(2026, 6, 3, 10, 0))
         assert [s.name for s in offered([status, slots], evidence, last_said=line)] == wanted, line
 

@@ -86,6 +86,13 @@ _TAG = re.compile(r",\s*(?:(?:is|are|was|were|do|does|did|have|has|had)n'?t"
                   r"\s+(?:i|it|we|you|they|he|she|there|that)|right|is that right|yeah|correct)\W*$", re.I)
 
 
+def checks_with_tag(said: str) -> bool:
+    """Does a question of these words check what it says with a tag ("I'm still booked for
+    Saturday at eight, aren't I?")?"""
+    return any(s.rstrip().endswith("?") and _TAG.search(s.rsplit(":", 1)[-1])
+               for s in _SENTENCES.split(said.replace("’", "'").strip()))
+
+
 def asks_about_only(said: str) -> bool:
     """Do the caller's words only ask about something ("My booking reference is WCF-6H1P4. Do I
     need to print the ticket?", "Does my cover include the garden shed?", "I'm still on every four

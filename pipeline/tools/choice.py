@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .asks import ABOUT, asks_about_only, may_act, tells_only
+from .asks import ABOUT, asks_about_only, checks_with_tag, may_act, tells_only
 from .evidence import Evidence
 from .given import lacking, offers_value
 from .schema import ToolSpec
@@ -93,21 +93,24 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
                                                    for s in specs if not s.closes)
     said = [w.text.lower() for w in ws]
     out = [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
-           and not lacking(s, evidence) and not (about and (may_act(s) or not _asked_of(s, said, last_said, evidence)))]
+           and not lacking(s, evidence) and not (about and (may_act(s) or not _asked_of(
+               s, said, last_said, evidence, by_value=not checks_with_tag(last_said))))]
     named = [s for s in out if not s.closes and _named_apart(s, specs, said)]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
 
 
-def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidence) -> bool:
+def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidence, *, by_value: bool = True) -> bool:
     """Is this look-up what a question asks of: the words name what it is about (a word of its
     name after its verb, or of its description: "free slots" for `check_slots`), or give one of
     its days, times or names ("anything on Monday the 22nd?" for `check_availability`'s date; a
     number could be any id, and names none)? Not "What's the excess on my policy?" for
     `check_claim_status`, whose claim only the record holds: Qwen2.5-0.5B looked it up, on
-    questions the instructions answer."""
+    questions the instructions answer. A question checked with a tag ("Eoin's still coming out to
+    me on the twelfth, isn't he?") asks of a look-up only by its words, not by its day: Qwen
+    looked up free slots for the caller's own booking (`by_value`)."""
     verb, *objects = name_words(spec.name)
     own = {stem(w) for w in [*objects, *re.findall(r"[a-z]{3,}", spec.description.lower())]} - {verb}
-    return bool(own - _SLIGHT - _PLAIN & {stem(w) for w in said}) or offers_value(
+    return bool(own - _SLIGHT - _PLAIN & {stem(w) for w in said}) or by_value and offers_value(
         spec, last_said, evidence, loose=(ValueKind.TEXT, ValueKind.ADDRESS, ValueKind.CODE, ValueKind.NUMBER))
 
 
