@@ -112,6 +112,9 @@ def test_a_question_is_offered_only_the_look_ups_it_asks_of() -> None:
                          # fresh17: a tag checks the caller's own booking, not what is free that day
                          ("Eoin's still coming out to me on Monday the twenty-second, isn't he?", []),
                          ("There are still free slots on Monday the twenty-second, aren't there?",
+                          ["check_availability"]),
+                         ("How much would it be for six of us on Monday the twenty-second?", []),
+                         ("How much is it, and are there free slots on Monday the twenty-second?",
                           ["check_availability"])):
         evidence = Evidence(said=[line], instructions=record, now=datetime(2026, 6, 3, 10, 0))
         assert [s.name for s in offered([status, slots], evidence, last_said=line)] == wanted, line

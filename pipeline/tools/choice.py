@@ -94,7 +94,7 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     said = [w.text.lower() for w in ws]
     out = [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
            and not lacking(s, evidence) and not (about and (may_act(s) or not _asked_of(
-               s, said, last_said, evidence, by_value=not checks_with_tag(last_said))))]
+               s, said, last_said, evidence, by_value=not checks_with_tag(last_said) and not _PRICE_ASKED.search(last_said))))]
     named = [s for s in out if not s.closes and _named_apart(s, specs, said)]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
 
@@ -115,6 +115,9 @@ def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidenc
 
 
 _PLAIN = frozenset("the and for with you your this that from are can any has have was will".split())
+# a question about a price ("How much would it be for six of us on a Thursday?") asks of no
+# look-up by the day or the count it gives: only one whose words it says (a quote, a price list)
+_PRICE_ASKED = re.compile(r"\bhow much\b|\bwhat (?:would|does|will|did) (?:it|that|this) cost\b", re.I)
 _SLIGHT = frozenset("up in out on off to for of my new get set add make do".split())  # no name's own
 
 
