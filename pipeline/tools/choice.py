@@ -19,6 +19,9 @@ that reaches for a tool it cannot use answers in words instead:
 - on a line that only asks about something (`asks.asks_about_only`: "My booking reference is
   WCF-6H1P4. Do I need to print the ticket?"), nothing that may act (`asks.may_act`: a side
   effect, or a client's function whose verb does more than look): Qwen2.5-0.5B cancelled that booking;
+  and a look-up only where the question names it, or gives one of its values, though not by the
+  day or count of a question checked with a tag or about a price ("I'm still booked for Saturday,
+  aren't I?", "How much for six of us on a Thursday?": free slots were looked up);
 - where the caller's words name one tool by a word of its name no other tool's name has (`_named_apart`:
   "I want to give you a meter reading" for `submit_meter_reading` beside `book_meter_visit` and
   `get_balance`), only that one: Qwen2.5-0.5B looked the balance up instead;
