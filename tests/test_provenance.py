@@ -1711,3 +1711,20 @@ def test_so_many_of_us_is_the_head_count_whatever_the_tool_calls_it() -> None:
     line = said("The Lab 13 room on Friday at six for four, please.", "Ugh, sorry, it's six of us now.",
                 asked=["", "That's Lab 13 for four players on Friday at 18:00. Shall I book it?"])
     assert trace(room, {"room": "Lab 13", "players": 6}, line).missing == []
+
+
+def test_a_thing_said_in_lower_case_is_no_customers_name() -> None:
+    """fresh17: "We've jackdaws nesting in the chimney again" booked the customer "Jackdaws". In
+    words that write names with capitals, a word said only in lower case is no person's name; a
+    medicine or a class said so stays (only the person served is judged so)."""
+    sweep = client_tool("book_sweep", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "date": {"type": "string", "format": "date", "description": "Day of the visit"},
+    }, ["customer_name", "date"])
+    line = said("We've jackdaws nesting in the chimney again. Could someone come on Tuesday? It's Mairéad Fennelly.")
+    assert trace(sweep, {"customer_name": "Jackdaws", "date": "2026-06-09"}, line).missing == ["customer_name"]
+    assert trace(sweep, {"customer_name": "Mairéad Fennelly", "date": "2026-06-09"}, line).missing == []
+    pills = client_tool("reorder_medication", {
+        "medication": {"type": "string", "description": "Name of the medicine"}}, ["medication"])
+    assert trace(pills, {"medication": "carprofen"}, said("More of the carprofen for Rex, please, Dr Shah said so.")
+                 ).missing == []

@@ -213,6 +213,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
             sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
             or any(is_number_word(w.text.lower()) for w in words(str(value))) and not titled(str(value), evidence.said)):
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names (a `new_value` may be)
+    if rule.kind is ValueKind.NAME and serves(rule) and _said_lowercase(str(value), evidence.said):
+        return False  # "We've jackdaws nesting in the chimney": no customer called Jackdaws
     if rule.kind is ValueKind.NAME and is_kin(str(value)):
         return False  # "Mam" for the deceased's name: who she is to the caller, not her name
     if rule.kind is ValueKind.NAME and serves(rule) and not named_as(str(value), evidence.instructions, rule.cues):
@@ -256,6 +258,16 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                     _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
                 return True
     return False
+
+
+def _said_lowercase(value: str, said: list[str]) -> bool:
+    """Was every word of this name said in lower case only, in words that write names with
+    capitals (a capital inside a sentence somewhere): a thing, not a name ("jackdaws")?"""
+    ws = [w.lower() for w in re.findall(r"[^\W\d_]{3,}", value)]
+    cased = any(re.search(r"[\w,;] +[A-Z][a-z]", text) for text in said)
+    found = [m.group() for text in said for w in ws for m in re.finditer(rf"\b{re.escape(w)}\b", text, re.I)]
+    return cased and bool(ws) and bool(found) and all(f[:1].islower() for f in found) \
+        and all(any(f.lower() == w for f in found) for w in ws)
 
 
 _A_NAME = frozenset("name names surname firstname lastname fullname person who contact holder".split())
