@@ -1728,3 +1728,28 @@ def test_a_thing_said_in_lower_case_is_no_customers_name() -> None:
         "medication": {"type": "string", "description": "Name of the medicine"}}, ["medication"])
     assert trace(pills, {"medication": "carprofen"}, said("More of the carprofen for Rex, please, Dr Shah said so.")
                  ).missing == []
+
+
+def test_read_from_fresh18() -> None:
+    """fresh18: "Ach, no, the eleventh. The Thursday." corrects ("ach"); "2066-09-26" for "the
+    twenty-sixth of September" is a year nobody said; "job three oh eight one five's at" is the job
+    on file MM-30815, not 3081; "That's Fraser still coming on Friday, aye?" checks with a tag."""
+    from pipeline.tools.asks import asks_about_only
+    move = client_tool("reschedule_job", {
+        "job_id": {"type": "string", "description": "The job, e.g. MM-30772"},
+        "new_date": {"type": "string", "format": "date", "description": "The new day"},
+    }, ["job_id", "new_date"])
+    line = said("Move job MM-30772 to Wednesday the tenth, please.", "Ach, no, the eleventh. The Thursday.",
+                asked=["", "I'll move job MM-30772 to Wednesday, June 10. Is that right?"])
+    assert trace(move, {"job_id": "MM-30772", "new_date": "2026-06-10"}, line).arguments["new_date"] == "2026-06-11"
+    check = client_tool("check_date_available", {
+        "date": {"type": "string", "format": "date", "description": "The wedding day"}}, ["date"])
+    september = said("Is Ffion free on the twenty-sixth of September?")
+    assert trace(check, {"date": "2066-09-26"}, september).arguments.get("date") != "2066-09-26"
+    assert trace(check, {"date": "2026-09-26"}, september).missing == []
+    status = client_tool("check_job_status", {
+        "job_id": {"type": "string", "description": "The job, e.g. MM-30772"}}, ["job_id"])
+    record = "The caller is Alasdair MacLeod. On file: job MM-30772, his Focus; his daughter Isla's job MM-30815."
+    isla = said("Could you check where job three oh eight one five's at? Isla's heard nothing.", instructions=record)
+    assert trace(status, {"job_id": "3081"}, isla).arguments == {"job_id": "MM-30815"}
+    assert asks_about_only("That's Fraser still coming for the brakes on Friday morning, aye? Nine o'clock?")

@@ -52,7 +52,7 @@ _WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|shar
 # A line that corrects what was said or read back: "No, five pm", "Sorry, I meant Friday",
 # "Actually, make it Sunday instead", after a sound first ("Ah, no, it's the sixteenth", "Hang on,
 # no. Four.") (`corrects`)
-_CORRECTING = re.compile(r"^\W*(?:(?:o+h+|a+h+|hmm+|um+|uh|er+m?|well|hang on|hold on)\W+)*"
+_CORRECTING = re.compile(r"^\W*(?:(?:o+h+|a+h+|hmm+|um+|uh|er+m?|well|hang on|hold on|a?ch|och|aw+|eh|ugh|oops|whoops)\W+)*"
                          r"(no|nope|sorry|actually|wait|i said|it'?s)\b"
                          r"|\b(not|instead|i meant|make (it|that)|my mistake|(read|got|said|wrote) (that|it) wrong|"
                          r"wrong (one|number|code|day|date|time))\b", re.I)
@@ -83,7 +83,7 @@ _REQUEST_ASKED = re.compile(r"\W*(is there any (way|chance)|is it possible|are y
 _TELLS = re.compile(r"\W*(?:i|i've|i'm|he|she|he's|she's|it|it's|we|we've|we're|they|they've|they're|my|his|her|"
                     r"our|their)\b", re.I)  # a sentence about someone, not an order ("Put it down ...")
 _TAG = re.compile(r",\s*(?:(?:is|are|was|were|do|does|did|have|has|had)n'?t"
-                  r"\s+(?:i|it|we|you|they|he|she|there|that)|right|is that right|yeah|correct)\W*$", re.I)
+                  r"\s+(?:i|it|we|you|they|he|she|there|that)|right|is that right|yeah|correct|aye|eh|yes)\W*$", re.I)
 
 
 def checks_with_tag(said: str) -> bool:

@@ -36,6 +36,7 @@ from .asks import corrects
 from .evidence import Evidence
 from .spoken import ValueKind
 from .spoken.days import month_of
+from .spoken.numbers import numbers_said
 from .spoken.times import (
     Written,
     days_named,
@@ -151,13 +152,21 @@ def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: W
     asked for as a date that names no one day ("Sunday, June 3, 2026": June 3 is a Wednesday)?"""
     if kind not in MOMENTS or not isinstance(value, str) or not evidence.said:
         return False
-    if written == "date" and evidence.now is not None and as_date(value, evidence) is None:
-        return True
+    if written == "date" and evidence.now is not None and ((day := as_date(value, evidence)) is None
+                                                           or _a_year_nobody_said(int(day[:4]), evidence)):
+        return True  # "Sunday, June 3, 2026" (a Wednesday); "2066-09-26" for "the twenty-sixth of September"
     hours, hhmm = open_hours(evidence.instructions), as_hhmm(value) if kind is ValueKind.TIME else None
     if hours and hhmm is not None and not _open(hhmm, hours) and _open(_other_half(hhmm), hours):
         return True
     return taken_back(value, evidence.said[-1], evidence.now) or _replaced(value, kind, evidence) \
         or kind is ValueKind.DATE and in_its_month(value, evidence) not in (None, as_date(value, evidence))
+
+
+def _a_year_nobody_said(year: int, evidence: Evidence) -> bool:
+    """A year more than one from the call's own, which no number the caller said is."""
+    assert evidence.now is not None
+    return abs(year - evidence.now.year) > 1 and not any(
+        year in n.values for text in evidence.said for n in numbers_said(text))
 
 
 def in_its_month(value: Any, evidence: Evidence) -> str | None:

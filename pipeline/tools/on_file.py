@@ -14,7 +14,7 @@ from .spoken.codes import code_said, codes_in, squash
 from .spoken.numbers import numbers_said
 from .spoken.words import words
 
-__all__ = ["a_piece_said", "by_its_digits", "on_file", "outside_lists", "shaped_alike", "spans_of_numbers"]
+__all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "on_file", "outside_lists", "shaped_alike", "spans_of_numbers"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 
@@ -82,6 +82,16 @@ def outside_lists(spans: list[tuple[int, int]], record: str) -> list[tuple[int, 
     entries = [(m.start(), m.end()) for m in re.finditer(r"[^;\n]+", record)]
     listed = [(a, b) for a, b in entries if any(a <= at < b for at in starts)]
     return [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in listed)]
+
+
+def held_by_digits(digits: str, record: str, rule: Rule) -> str | None:
+    """The record's one code in this role whose digits these are, letters and all ("30815" said
+    for the job on file MM-30815); None where none is, or several."""
+    if rule.kind is not ValueKind.CODE or len(digits) < 4 or not digits.isdigit():
+        return None
+    held = {record[a:b] for a, b in on_file(rule.form or "X" + digits, record, rule)}
+    same = [code for code in held if "".join(ch for ch in code if ch.isdigit()) == digits]
+    return same[0] if len(same) == 1 else None
 
 
 def by_its_digits(value: Any, record: str, rule: Rule, said: list[str]) -> bool:

@@ -64,6 +64,7 @@ from .number_role import folded, keyed_scalars, names_other, question_role, role
 from .on_file import (
     a_piece_said,
     by_its_digits,
+    held_by_digits,
     on_file,
     outside_lists,
     shaped_alike,
@@ -78,6 +79,7 @@ from .record import (
     is_kin,
     named_as,
     one_of_several,
+    said_lowercase,
     singled_out,
     the_callers_name,
     the_one_meant,
@@ -196,6 +198,9 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
             (question := question_role(asked, rule)) is True
             or question is None and rule.lone and _unmistakable(text[start:end])))}
     value = next(iter(found)) if len(found) == 1 else None
+    if isinstance(value, str) and evidence.instructions and (
+            held := held_by_digits(value, as_record(evidence.instructions), rule)) is not None:
+        value = held  # "three oh eight one five": the job on file, MM-30815
     return value if value is not None and given(value, rule, evidence) else None
 
 
@@ -213,7 +218,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
             sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
             or any(is_number_word(w.text.lower()) for w in words(str(value))) and not titled(str(value), evidence.said)):
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names (a `new_value` may be)
-    if rule.kind is ValueKind.NAME and serves(rule) and _said_lowercase(str(value), evidence.said):
+    if rule.kind is ValueKind.NAME and serves(rule) and said_lowercase(str(value), evidence.said):
         return False  # "We've jackdaws nesting in the chimney": no customer called Jackdaws
     if rule.kind is ValueKind.NAME and is_kin(str(value)):
         return False  # "Mam" for the deceased's name: who she is to the caller, not her name
@@ -258,16 +263,6 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
                     _numeric(value, rule) and spoken_number(str(value)) == spoken_number(str(scalar))):
                 return True
     return False
-
-
-def _said_lowercase(value: str, said: list[str]) -> bool:
-    """Was every word of this name said in lower case only, in words that write names with
-    capitals (a capital inside a sentence somewhere): a thing, not a name ("jackdaws")?"""
-    ws = [w.lower() for w in re.findall(r"[^\W\d_]{3,}", value)]
-    cased = any(re.search(r"[\w,;] +[A-Z][a-z]", text) for text in said)
-    found = [m.group() for text in said for w in ws for m in re.finditer(rf"\b{re.escape(w)}\b", text, re.I)]
-    return cased and bool(ws) and bool(found) and all(f[:1].islower() for f in found) \
-        and all(any(f.lower() == w for f in found) for w in ws)
 
 
 _A_NAME = frozenset("name names surname firstname lastname fullname person who contact holder".split())

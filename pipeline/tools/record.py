@@ -339,3 +339,13 @@ def titled(value: str, said: list[str]) -> bool:
     return len(ws) >= 2 and not is_number_word(ws[0].lower()) and all(
         w[:1].isupper() or w.isdigit() or w[:1].islower() and w[1:2].isupper() for w in ws) \
         and any(re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) for text in said)
+
+
+def said_lowercase(value: str, said: list[str]) -> bool:
+    """Was every word of this name said in lower case only, in words that write names with
+    capitals (a capital inside a sentence somewhere): a thing, not a name ("jackdaws")?"""
+    ws = [w.lower() for w in re.findall(r"[^\W\d_]{3,}", value)]
+    cased = any(re.search(r"[\w,;] +[A-Z][a-z]", text) for text in said)
+    found = [m.group() for text in said for w in ws for m in re.finditer(rf"\b{re.escape(w)}\b", text, re.I)]
+    return cased and bool(ws) and bool(found) and all(f[:1].islower() for f in found) \
+        and all(any(f.lower() == w for f in found) for w in ws)

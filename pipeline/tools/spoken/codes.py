@@ -219,6 +219,7 @@ def _spells(ws: list[Word], i: int) -> bool:
         return False
     text = ws[i].text
     return (text[:1].isdigit() or is_number_word(text) or text in _ALPHABET or text in _REPEAT
+            or text.endswith("'s") and is_number_word(text[:-2])  # "... one five's at": the code's last digit
             or (len(text) == 1 and text.isalpha() and text not in ("a", "i"))
             or (text == "oh" and _spells(ws, i + 1)))  # "oh seven seven ...": a phone's leading zero
 

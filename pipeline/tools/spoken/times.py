@@ -32,7 +32,7 @@ _NOW_WORDS = (("right", "now"), ("right", "away"), ("straight", "away"), ("strai
 _NOT_NOW_BEFORE = {"until", "till", "by", "for", "just", "before", "from", "right"}
 # "done ninety thousand miles now", "two years now", "a while now": how much so far, not a time
 _SO_FAR_BEFORE = {"miles", "kilometres", "kilometers", "km", "years", "months", "weeks", "days", "times",
-                  "while", "ages", "old"}
+                  "while", "ages", "old", "us", "them", "people"}  # "it's six of us now": how many, not when
 _DURATIONS = {"minute": 1, "minutes": 1, "mins": 1, "min": 1, "hour": 60, "hours": 60, "hrs": 60}
 _ISO_TIME = re.compile(r"[Tt ](\d{1,2}):(\d{2})")
 # How far after "now" a time may be and still be "now" (a car or a table that soon), and how far

@@ -104,6 +104,9 @@ def read_group(ws: list[Word], i: int, *, in_run: bool = False) -> tuple[Decimal
         word = ws[j].text
         if j > i and ws[j].after_break:
             break
+        said_is = (in_run or j > i) and word.endswith("'s") and (
+            word[:-2] in UNITS or word[:-2] in TEENS or word[:-2] in TENS)  # not "three's pushing it"
+        word = word[:-2] if said_is else word  # "three oh eight one five's at": five, then "is"
         if word == "a" and j == i and j + 1 < len(ws) and ws[j + 1].text in SCALES:
             current, last, j = 1, "unit", j + 1  # "a hundred": one hundred
             continue
@@ -133,6 +136,8 @@ def read_group(ws: list[Word], i: int, *, in_run: bool = False) -> tuple[Decimal
         else:
             break
         j += 1
+        if said_is:
+            break
     if j == i or (ws[j - 1].text == "a"):
         return None
     number = total + current
