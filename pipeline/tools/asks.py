@@ -80,6 +80,9 @@ _REQUEST_ASKED = re.compile(r"\W*(is there any (way|chance)|is it possible|are y
 
 
 # "I'm still on every four weeks, aren't I?": a tag asks whether what was said is so
+_ME_YOU = frozenset("i i'd i'll i'm i've we we'd we'll we're you you'd you'll me us my our please let let's".split())
+# a sentence about someone else: a name or a word for kin, then what they want ("Mam wants one")
+_TOLD_OF = re.compile(r"\W*(?:[A-Z][a-z]+|he|she|they|his|her|their)\b(?:'s)?\s+(?:wants?|needs?|would|will|might)\b")
 _TELLS = re.compile(r"\W*(?:i|i've|i'm|he|she|he's|she's|it|it's|we|we've|we're|they|they've|they're|my|his|her|"
                     r"our|their)\b", re.I)  # a sentence about someone, not an order ("Put it down ...")
 _TAG = re.compile(r",\s*(?:(?:is|are|was|were|do|does|did|have|has|had)n'?t"
@@ -113,8 +116,9 @@ def asks_about_only(said: str) -> bool:
                 continue
             if not ABOUT.match(question) or _REQUEST_ASKED.match(question):
                 return False
-        elif any(w.text in _ASKING for w in words(sentence)):
-            return False
+        elif any(w.text in _ASKING for w in words(sentence)) and (
+                _TOLD_OF.match(sentence) is None or any(w.text in _ME_YOU for w in words(sentence))):
+            return False  # "Mam wants one for the day but she's fretting": told of her, not asked of us
     # "It's fourteen days, isn't it? Put the leaving date down as the nineteenth": a tag checks, and
     # what follows may ask in a way no word here tells ("Put ..."): only tags, questions and what
     # someone tells of ("She keeps asking me and I've lost the email") are about
