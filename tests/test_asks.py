@@ -138,7 +138,8 @@ def test_a_question_that_checks_with_a_tag_only_asks_about_something() -> None:
                  "You can do Friday, can't you?", "That's the one on file, right? Can you charge it?",
                  "That's still booked, isn't it? I need to move it to Friday.",
                  "It's fourteen days, isn't it? I'd like it to be ten.",
-                 "How much is a corsage? My mam wants one, could you add it?"):
+                 "How much is a corsage? My mam wants one, could you add it?",
+                 "How much is it? Book it for Friday then.", "What time do you open? Just put me down for ten."):
         assert not asks_about_only(line), line
     tools = [_effect("pay_balance"), _tool("check_visits")]
     line = "I'm still on every four weeks, aren't I? At twenty-two pounds?"

@@ -80,6 +80,11 @@ _REQUEST_ASKED = re.compile(r"\W*(is there any (way|chance)|is it possible|are y
 
 
 # "I'm still on every four weeks, aren't I?": a tag asks whether what was said is so
+# a sentence that orders ("How much is it? Book it for Friday then."): it asks, whatever came before
+_ORDER = re.compile(r"\W*(?:(?:just|then|so|and|oh|ok|okay|right|please|well)\W+)*(?:book|cancel|move|change|put|make|"
+                    r"send|add|reserve|order|schedule|arrange|give|sign|take|set|sort|pop|stick|bring|push|"
+                    r"switch|swap|freeze|renew|extend|update|charge|pay|refund|deliver|collect|ring|email|"
+                    r"text|post|log|report|drop|hold)\b", re.I)
 _ME_YOU = frozenset("i i'd i'll i'm i've we we'd we'll we're you you'd you'll me us my our please let let's".split())
 # a sentence about someone else: a name or a word for kin, then what they want ("Mam wants one")
 _TOLD_OF = re.compile(r"\W*(?:[A-Z][a-z]+|he|she|they|his|her|their)\b(?:'s)?\s+(?:wants?|needs?|would|will|might)\b")
@@ -117,7 +122,8 @@ def asks_about_only(said: str) -> bool:
             if not ABOUT.match(question) or _REQUEST_ASKED.match(question):
                 return False
         elif any(w.text in _ASKING for w in words(sentence)) and (
-                _TOLD_OF.match(sentence) is None or any(w.text in _ME_YOU for w in words(sentence))):
+                _TOLD_OF.match(sentence) is None or any(w.text in _ME_YOU for w in words(sentence))) \
+                or _ORDER.match(sentence):
             return False  # "Mam wants one for the day but she's fretting": told of her, not asked of us
     # "It's fourteen days, isn't it? Put the leaving date down as the nineteenth": a tag checks, and
     # what follows may ask in a way no word here tells ("Put ..."): only tags, questions and what
