@@ -82,8 +82,8 @@ _REQUEST_ASKED = re.compile(r"\W*(is there any (way|chance)|is it possible|are y
 # "I'm still on every four weeks, aren't I?": a tag asks whether what was said is so
 # a sentence that orders ("How much is it? Book it for Friday then."): it asks, whatever came before
 _ORDER = re.compile(r"\W*(?:(?:just|then|so|and|oh|ok|okay|right|please|well)\W+)*(?:book|cancel|move|change|put|make|"
-                    r"send|add|reserve|order|schedule|arrange|give|sign|take|set|sort|pop|stick|bring|push|"
-                    r"switch|swap|freeze|renew|extend|update|charge|pay|refund|deliver|collect|ring|email|"
+                    r"send|add|reserve|schedule|arrange|give|sign|take|set|sort|pop|stick|bring|push|"
+                    r"switch|swap|freeze|renew|extend|update|charge|pay|deliver|collect|ring|email|"
                     r"text|post|log|report|drop|hold)\b", re.I)
 _ME_YOU = frozenset("i i'd i'll i'm i've we we'd we'll we're you you'd you'll me us my our please let let's".split())
 # a sentence about someone else: a name or a word for kin, then what they want ("Mam wants one")
