@@ -27,7 +27,7 @@ from .schema import ToolSpec
 from .spoken import ValueKind, cue_words
 from .spoken.kinds import KIND_KEY, SOURCE_KEY, stem
 
-__all__ = ["unasked_flags", "unsaid_prose"]
+__all__ = ["same_word", "unasked_flags", "unsaid_prose"]
 
 # a flag's description talks about the flag, not about what it is: these words touch nothing
 _FLAG_TALK = frozenset("true false whether set flag yes no want wants wanted ask asked said say "
@@ -51,7 +51,7 @@ def unasked_flags(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence)
                 or name in required or name in spec.spoken or SOURCE_KEY in prop or KIND_KEY in prop):
             continue
         about = cue_words(name, prop) - _FLAG_TALK  # its name's, description's and `x-cues` words
-        if not any(_same(word, cue) for word in heard for cue in about):
+        if not any(same_word(word, cue) for word in heard for cue in about):
             out.append(name)
     return out
 
@@ -76,7 +76,7 @@ def unsaid_prose(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) 
             continue
         heard = _heard(evidence) if heard is None else heard
         own = {stem(w) for w in re.findall(r"[a-z0-9']+", value.lower()) if len(w) > 2 and w not in _FUNCTION}
-        if not any(_same(word, said) for word in own for said in heard):
+        if not any(same_word(word, said) for word in own for said in heard):
             out.append(name)
     return out
 
@@ -87,5 +87,6 @@ def _heard(evidence: Evidence) -> set[str]:
     return {stem(word) for text in evidence.exchanged for word in re.findall(r"[a-z0-9']+", text.lower())}
 
 
-def _same(word: str, cue: str) -> bool:
+def same_word(word: str, cue: str) -> bool:
+    """One word, written either way ("wheelchair"/"wheelchairs", "delivered"/"delivery")."""
     return word == cue or len(word) >= _PREFIX and len(cue) >= _PREFIX and word[:_PREFIX] == cue[:_PREFIX]

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from .evidence import Evidence
+from .flags import same_word
 from .schema import ToolSpec
 from .spoken.kinds import stem
 from .spoken.names import choice_named, choice_words_said
@@ -54,7 +55,6 @@ def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> s
 
 
 _NO_KIND = frozenset("and or the of an with to in on for at by not no non un".split())  # "battery_not_charging"
-_PREFIX = 5  # letters two words share to be one ("delivered"/"delivery", "couriered"/"courier")
 
 
 def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
@@ -69,5 +69,4 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> b
         return False
     own = {stem(w) for w in re.split(r"[\W_]+", str(value).lower()) if len(w) > 1 and w not in _NO_KIND}
     heard = {stem(w) for text in evidence.exchanged for w in re.findall(r"[a-z0-9']+", text.lower())}
-    return not any(w == h or len(w) >= _PREFIX and len(h) >= _PREFIX and w[:_PREFIX] == h[:_PREFIX]
-                   or len(w) >= 3 and h.startswith(w) for w in own for h in heard)  # "cattery": cat
+    return not any(same_word(w, h) or len(w) >= 3 and h.startswith(w) for w in own for h in heard)  # "cattery": cat
