@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -38,17 +39,17 @@ from .argrules import Rule
 from .asks import corrects
 from .evidence import Evidence
 from .number_role import folded, question_role, role_here
-from .on_file import shaped_alike
+from .on_file import shaped_alike, spans_of_numbers
 from .record import FULL_NAME, items_of, name_beside, named_as, the_callers_name
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, codes_in, spelled, squash
-from .spoken.kinds import name_words
+from .spoken.kinds import name_words, stem
 from .spoken.names import name_said
 from .spoken.numbers import numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import spoken_number, words
 
-__all__ = ["a_piece", "amended", "code_taken_back", "corrected_to", "for_another", "more_than_itself", "retold", "serves"]
+__all__ = ["a_piece", "amended", "code_taken_back", "corrected_here", "corrected_to", "for_another", "more_than_itself", "retold", "serves"]
 
 _SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z][\s,]+){2,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", not "J. R. R."
 _NOT = re.compile(r",?\s+(?:and\s+)?not\s+.*$", re.I)
@@ -261,6 +262,15 @@ def _whole_address(value: str, record: str, kind: ValueKind | None) -> str | Non
     assert at is not None
     number = re.search(r"(?:^|[\s:;,(])(\d+[A-Za-z]?)(?:\s+[^,;:.\d]+(?:,\s*[^,;:.\d]+)?)?,?\s*$", record[:at.start()])
     return record[number.start(1):at.end()].strip() if number else None
+
+
+def corrected_here(value: Any, rule: Rule, evidence: Evidence) -> bool:
+    """Is this number the one the caller's correction says (`corrected_to`), for the argument the
+    agent's read-back named by its own words ("3 extra days" read back, "make it two" said)?"""
+    if (said := corrected_to(rule, evidence)) is None or spoken_number(str(value)) != said:
+        return False
+    read_back, named = folded(evidence.last_asked), replace(rule, cues=frozenset(map(stem, name_words(rule.name))))
+    return any(role_here(read_back, span, named) for span in spans_of_numbers(read_back))
 
 
 def code_taken_back(value: Any, rule: Rule, evidence: Evidence) -> bool:

@@ -97,14 +97,13 @@ def held_by_digits(digits: str, record: str, rule: Rule) -> str | None:
 def by_its_digits(value: Any, record: str, rule: Rule, said: list[str]) -> bool:
     """A code on file in this role said by its digits alone, the letters every code of its form
     shares left out ("Two oh four three six" for the ticket RT-20436 where tickets are RT and five
-    digits): the record's only code in the role with those digits, said as one number."""
+    digits): the record's only code in the role with those digits (`held_by_digits`), said as one
+    number."""
     mine = squash(str(value))
     digits = "".join(ch for ch in mine if ch.isdigit())
-    if rule.kind is not ValueKind.CODE or len(digits) < 4 or not any(ch.isalpha() for ch in mine):
+    if not any(ch.isalpha() for ch in mine) or (held := held_by_digits(digits, record, rule)) is None:
         return False
-    held = {squash(record[a:b]) for a, b in on_file(value, record, rule)}
-    same = [code for code in held if "".join(ch for ch in code if ch.isdigit()) == digits]
-    return same == [mine] and any(code_said(digits, text) is not None for text in said)
+    return squash(held) == mine and any(code_said(digits, text) is not None for text in said)
 
 
 def shaped_alike(a: str, b: str) -> bool:

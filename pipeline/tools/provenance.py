@@ -41,7 +41,7 @@ three oh two, five five eight") is the one the caller said in its role (`_the_ca
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -236,9 +236,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
             if _in_text(value, text, rule, evidence, asked, caller=True):
                 return True
-    read_back, named = folded(evidence.last_asked), replace(rule, cues=frozenset(map(stem, name_words(rule.name))))
-    if (said := amends.corrected_to(rule, evidence)) is not None and spoken_number(str(value)) == said and any(
-            role_here(read_back, span, named) for span in spans_of_numbers(read_back)):
+    if amends.corrected_here(value, rule, evidence):
         return True  # "Ah, make it two, mate." after the read-back's "3 extra days": this argument's
     if Source.CALLER in rule.sources and amends.said_short(value, rule, evidence):
         return True  # "up to Manchester": the instructions' "Manchester Shudehill", their only one
