@@ -41,7 +41,7 @@ from .evidence import Evidence
 from .number_role import folded, question_role, role_here
 from .on_file import shaped_alike, spans_of_numbers
 from .record import FULL_NAME, items_of, name_beside, named_as, the_callers_name
-from .spoken import Source, ValueKind
+from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import name_words, stem
 from .spoken.names import name_said
@@ -220,7 +220,22 @@ def said_short(value: Any, rule: Rule, evidence: Evidence) -> bool:
         heard = set(re.findall(r"[a-z0-9']+", text.lower()))
         piece = [w for w in parts if w in heard and len(w) > 2 and not w.isdigit()]
         if piece and len(piece) < len(parts) and all(
-                len(re.findall(rf"\b{re.escape(w)}\b", record)) == wholes * parts.count(w) for w in piece):
+                len(re.findall(rf"\b{re.escape(w)}\b", record)) == wholes * parts.count(w)
+                or rule.kind is ValueKind.NAME and not _in_other_names(w, value, evidence.instructions) for w in piece):
+            return True
+    return False
+
+
+def _in_other_names(part: str, name: str, instructions: str) -> bool:
+    """Does the instructions' text use this part of a name in another name ("Leeds City" beside
+    "Leeds Bradford")? Said alone elsewhere ("Ravi Mistry ...; Ravi also does repairs"), it is the
+    same person."""
+    for m in re.finditer(rf"\b{re.escape(part)}\b", instructions, re.I):
+        before = re.search(r"([A-Za-z][\w']*) +$", instructions[max(0, m.start() - 40):m.start()])
+        after = re.match(r" +([A-Za-z][\w']*)", instructions[m.end():m.end() + 40])
+        around = [found.group(1) for found in (before, after) if found]  # joined by a space, no stop
+        if not instructions.lower().startswith(name.lower(), m.start()) and not instructions.lower()[
+                :m.end()].endswith(name.lower()) and any(w[:1].isupper() for w in around):
             return True
     return False
 
@@ -283,3 +298,28 @@ def code_taken_back(value: Any, rule: Rule, evidence: Evidence) -> bool:
     last = folded(evidence.said[-1])
     return code_said(str(value), last) is None and any(
         squash(code) != mine and shaped_alike(squash(code), mine) for _, _, code in codes_in(last))
+
+
+def read_back_code(value: Any, rule: Rule, evidence: Evidence, others: Sequence[Any] = ()) -> str | None:
+    """The one code of this one's letters and shape the agent read back ("I'll move booking
+    CP-20431 to ...?"), where the model wrote another on file (CP-20488, the caller's mother's) and
+    the caller's answer corrects another argument's day or time ("Ah no, Thursday the eleventh I
+    meant.", `others`: the call's other values) and says no code, no number of three digits, no word
+    naming this argument. The code read back stands."""
+    mine = squash(str(value))
+    if rule.kind is not ValueKind.CODE or not evidence.said or not evidence.last_asked \
+            or not corrects(evidence.said[-1]) or mine not in squash(evidence.instructions) \
+            or sum(ch.isdigit() for ch in mine) < 3 or not any(
+                said_in(v, evidence.said[-1], kind=kind, now=evidence.now) for v in others if isinstance(v, str)
+                for kind in (ValueKind.DATE, ValueKind.TIME)):
+        return None
+    letters = "".join(ch for ch in mine if ch.isalpha())
+    asked = evidence.last_asked
+    read = {asked[a:b] for a, b, code in codes_in(asked, pauses=False)
+            if squash(code) != mine and shaped_alike(squash(code), mine)
+            and "".join(ch for ch in squash(code) if ch.isalpha()) == letters}
+    last = folded(evidence.said[-1])
+    if not letters or len(read) != 1 or {stem(w.text) for w in words(last)} & rule.cues or any(
+            sum(ch.isdigit() for ch in code) >= 3 for _, _, code in codes_in(last)):
+        return None
+    return next(iter(read))

@@ -7,14 +7,16 @@ import re
 from typing import Any
 
 from .argrules import Rule
-from .number_role import role_here
+from .evidence import Evidence
+from .number_role import folded, role_here
 from .record import alike, code_form, code_shape
-from .spoken import ValueKind
+from .spoken import Source, ValueKind
 from .spoken.codes import code_said, codes_in, squash
 from .spoken.numbers import numbers_said
 from .spoken.words import words
 
-__all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "on_file", "outside_lists", "shaped_alike", "spans_of_numbers"]
+__all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "on_file", "other_code_said", "outside_lists", "shaped_alike",
+           "spans_of_numbers"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 
@@ -123,3 +125,21 @@ def a_piece_said(value: str, span: tuple[int, int], text: str) -> bool:
         a <= span[0] and span[1] <= b and (b - a) > (span[1] - span[0]) and len(squash(code)) > len(mine)
         and any(ch.isalpha() for ch in squash(code)) and squash(code) not in (digits + mine, mine + digits)
         for a, b, code in codes_in(text))  # "six oh four seven four, SN-60474": said twice, not a piece
+
+
+def other_code_said(value: Any, rule: Rule, evidence: Evidence) -> bool:
+    """The caller said a code of their own in this role, not this one ("His number's B W two oh
+    four one eight"): the record's other code (BW-20417, hers) is not the one they gave. A code
+    of the value's letters and shape is in its role though no word names it ("cancel a booking,
+    it's P T, two oh five five two": not PT-20417 on file)."""
+    mine = squash(str(value))
+    if rule.kind is not ValueKind.CODE or Source.CALLER not in rule.sources or not any(ch.isalpha() for ch in mine):
+        return False  # digits alone: an amount, a time or a phone's pieces may be read as one
+    return any(squash(code) != mine and shaped_alike(squash(code), mine)
+               and ((role := role_here(text, (a, b), rule)) is True or role is None and _letters(code) == _letters(mine))
+               for text in map(folded, evidence.said) for a, b, code in codes_in(text))
+
+
+def _letters(code: str) -> str:
+    """A code's letters, in order: "PT20552" and "PT-20417" are codes of one kind."""
+    return "".join(ch for ch in squash(code) if ch.isalpha()).upper()

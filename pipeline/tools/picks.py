@@ -63,10 +63,35 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> b
     you log it as a fault?" logged `battery_not_charging`, a kind nobody named; the caller is
     asked which. In the stored runs such picks were the right one on 17 of 1337 right-tool calls
     (most of them "delivered" for `delivery`, which the shared prefix now reads), and on 65 calls
-    on lines that asked for nothing or left a value out."""
+    on lines that asked for nothing or left a value out. A word the instructions join to one the
+    caller said names it too (`_joined`)."""
     choices = word_choices(spec, name)
     if value not in choices or len(choices) < 2 or spec.grounded is not None:
         return False
     own = {stem(w) for w in re.split(r"[\W_]+", str(value).lower()) if len(w) > 1 and w not in _NO_KIND}
     heard = {stem(w) for text in evidence.exchanged for w in re.findall(r"[a-z0-9']+", text.lower())}
+    heard |= _joined(evidence.instructions, heard - {stem(w) for w in re.split(r"[\W_]+", f"{spec.name} {name}".lower())})
     return not any(same_word(w, h) or len(w) >= 3 and h.startswith(w) for w in own for h in heard)  # "cattery": cat
+
+
+_COMMON = frozenset("from with that this have will your they them when what into about there their been were "
+                    "would could should just like some more only also than then each over after before "
+                    "here where which while very much many".split())
+
+
+def _content(word: str) -> bool:
+    return len(word) >= 4 and word not in _COMMON
+
+
+def _joined(instructions: str, heard: set[str]) -> set[str]:
+    """The instructions' words set next to a word the caller said, as one name: "electric" of
+    their "electric hook-up" where the caller said "the hook-up's tripped" (words of four letters
+    or more; not the tool's own words: "session" of "book_session" joins no "one-to-one")."""
+    out: set[str] = set()
+    for m in re.finditer(r"\b(?=([a-z]+)[ -]([a-z]+))", instructions.lower()):  # every pair, overlapping
+        first, second = stem(m.group(1)), stem(m.group(2))
+        if _content(second) and second in heard and _content(first):
+            out.add(first)
+        if _content(first) and first in heard and _content(second):
+            out.add(second)
+    return out

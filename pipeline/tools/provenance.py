@@ -66,8 +66,8 @@ from .on_file import (
     by_its_digits,
     held_by_digits,
     on_file,
+    other_code_said,
     outside_lists,
-    shaped_alike,
     spans_of_numbers,
     written_as_money,
 )
@@ -121,7 +121,9 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
     held = {name: all(given(v, rule, evidence) for v in (arguments[name] if isinstance(arguments[name], list)
                                                           else [arguments[name]]))
             and not took_back(arguments[name], rule.kind, evidence, rule.written)
-            and retold(arguments[name], rule, evidence) is None for name, rule in checked.items()}
+            and retold(arguments[name], rule, evidence) is None
+            and not amends.read_back_code(arguments[name], rule, evidence, [v for n, v in arguments.items() if n != name])
+            for name, rule in checked.items()}
     days = {name for name, rule in checked.items() if rule.written == "date" and Source.CALLER in rule.sources}
     days_said = spread_days({n: arguments[n] for n in days if not held[n]},
                             {n: arguments[n] for n in days if held[n]}, evidence)
@@ -145,6 +147,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
                 or retold(value, rule, evidence)
                 or Source.CALLER in rule.sources and (name not in days or len(days) == 1)
                 and restated(value, rule.kind, rule.written, evidence)
+                or amends.read_back_code(value, rule, evidence, [v for n, v in arguments.items() if n != name])
                 or Source.INSTRUCTIONS in rule.sources and _pointed_at(value, rule, evidence)
                 or _the_callers_one(value, rule, evidence, {squash(str(v)) for n, v in arguments.items() if n != name})
                 or amended(value, rule, evidence, partial(given, rule=rule, evidence=evidence))):
@@ -187,12 +190,13 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
         return None
     written = squash(spelled(str(value)) or str(value))
     asked = evidence.last_asked
-    text = re.sub(r":\s", "  ", folded(evidence.said[-1]))  # "Gas reading for you: 7912": named across the colon
+    said = folded(evidence.said[-1])  # where codes are read: a colon ends one ("the bike one: C L, ...")
+    text = re.sub(r":\s", "  ", said)  # where roles are: "Gas reading for you: 7912", named across the colon
     found: set[str | int | float] = {
         plain(next(iter(n.values))) for n in numbers_said(text) if not n.clock and len(n.values) == 1
         and role_here(text, (n.start, n.end), rule) is True and not _ROUGHLY.match(text, n.end)
     } if rule.kind is ValueKind.NUMBER else {
-        code for start, end, code in codes_in(text)
+        code for start, end, code in codes_in(said)
         if squash(code) not in taken and abs(len(squash(code)) - len(written)) <= 3
         and ((role := role_here(text, (start, end), rule)) is True or role is None and (
             (question := question_role(asked, rule)) is True
@@ -244,7 +248,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
             and by_its_digits(value, as_record(evidence.instructions), rule, evidence.said):
         return True  # "two oh four three six": the ticket on file RT-20436
     if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence) \
-            and not the_clock(value, rule.kind, evidence) and not _other_code_said(value, rule, evidence):
+            and not the_clock(value, rule.kind, evidence) and not other_code_said(value, rule, evidence):
         record = as_record(evidence.instructions)
         if _in_text(value, record, rule, evidence, "", caller=False) and (
                 rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind) \
@@ -264,16 +268,6 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
 
 
 _A_NAME = frozenset("name names surname firstname lastname fullname person who contact holder".split())
-
-
-def _other_code_said(value: Any, rule: Rule, evidence: Evidence) -> bool:
-    """The caller said a code of their own in this role, not this one ("His number's B W two oh
-    four one eight"): the record's other code (BW-20417, hers) is not the one they gave."""
-    mine = squash(str(value))
-    if rule.kind is not ValueKind.CODE or Source.CALLER not in rule.sources or not any(ch.isalpha() for ch in mine):
-        return False  # digits alone: an amount, a time or a phone's pieces may be read as one
-    return any(squash(code) != mine and shaped_alike(squash(code), mine) and role_here(text, (a, b), rule) is True
-               for text in map(folded, evidence.said) for a, b, code in codes_in(text))
 
 
 def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
@@ -327,7 +321,7 @@ def _in_text(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, 
     if _numeric(value, rule):
         return _number_in(value, text, rule, evidence, asked, caller=caller)
     if rule.choices:
-        return choice_said(str(value), rule.choices, text)
+        return choice_said(str(value), rule.choices, text, besides=name_words(rule.name))
     return said_in(value, text, kind=rule.kind, now=evidence.now)
 
 

@@ -173,13 +173,21 @@ def as_record(instructions: str) -> str:
 def named_as(name: str, record: str, cues: Collection[str]) -> bool:
     """Is this name (for an argument that holds one: `patient_name`), in the record, the caller's or
     one in this argument's role: its entry says "caller" or "on file", or a word that names the
-    argument ("Dentists: Dr Helen Okafor" for a `dentist`)? The desk's own name ("You answer the
-    phone for Brightside Dental Practice") is no patient's. A name no entry holds word for word is
-    left to the matching that found it."""
+    argument ("Dentists: Dr Helen Okafor" for a `dentist`), or it is the caller's kin's account? The
+    desk's own name ("You answer the phone for Brightside Dental Practice") is no patient's. A name
+    no entry holds word for word is left to the matching that found it."""
     wanted = {w.text for w in words(name) if len(w.text) > 1}
     holding = [entry for entry in _ENTRY.split(record) if wanted <= {w.text for w in words(entry)}]
     own = (set(cues) - {"name", "s"}) | _CALLER
-    return not holding or any({stem(w.text) for w in words(entry)} & own for entry in holding)
+    return not holding or any({stem(w.text) for w in words(entry)} & own or _kin_account(entry)
+                              for entry in holding)
+
+
+def _kin_account(entry: str) -> bool:
+    """The caller's kin with an account of their own ("Her son, Daniel Ellison, has his own entry,
+    account PT-4471"): a customer of the desk, as the caller is."""
+    held = {_word(w.text) for w in words(entry)}
+    return bool(held & _KINSHIP) and bool(held & {"account", "entry"})
 
 
 def alike(value: object, other: str) -> bool:

@@ -79,6 +79,8 @@ def spelled(value: str) -> str | None:
         by_digit = out and out[-1][-1:].isdigit() or i + 1 < len(ws) and ws[i].text == "oh" and (
             ws[i + 1].text[:1].isdigit() or is_number_word(ws[i + 1].text))
         letters = [r for r in readings if not r[0].isdigit()]  # "K-L-O": an O, not a zero
+        if ws[i].text in _PLAIN_NAMES:
+            letters.sort(key=lambda r: len(r[0]) != 1)  # "em en": M N, not EMEN
         reading, i = digits[0] if digits and (by_digit or not letters) else letters[0]
         out.append(reading)
     code = "".join(out).upper()
@@ -125,9 +127,10 @@ def _said_once(code: str) -> str:
 
 _RUN_SEPARATORS = {"dash", "hyphen", "space", "slash"}
 _LABELS = {"id", "no", "nr", "ref", "pin"}  # a code's label, written before it ("ID 2310", "Ref 44")
-# a dash set between words ("CO-3302 — 30 sausage rolls") ends a code as a sentence's end does
-_SENTENCE_END = re.compile(r"[.!?;\u2014\u2013]")
-_PAUSE = re.compile(r"[.!?;,()\u2014\u2013]")
+# a dash set between words ("CO-3302 — 30 sausage rolls") or a colon ("the bike one: C L, ...")
+# ends a code as a sentence's end does
+_SENTENCE_END = re.compile(r"[.!?;:\u2014\u2013]")
+_PAUSE = re.compile(r"[.!?;:,()\u2014\u2013]")
 
 
 def _me(ws: list[Word], i: int) -> bool:
@@ -142,8 +145,22 @@ def _piece(ws: list[Word], i: int) -> bool:
     if _me(ws, i):
         return False
     return ":" not in w.text and (_spells(ws, i) or w.text in ("oh", "o") or w.text in _RUN_SEPARATORS
+                                  or _named_letters(ws, i)
                                   or any(ch.isdigit() for ch in w.text)  # "LK19", "HT4"
                                   or len(w.raw) <= 3 and w.raw.isalpha() and w.raw.isupper())
+
+
+# letters said by their names that are no everyday word ("bee tee, three one one two oh": BT31120;
+# not "see", "you", "are", "be", "tea", "why", which say "to see 3 films", "you two")
+_PLAIN_NAMES = frozenset("bee cee dee eff gee aitch haitch jay kay ell em en pee cue ar ess tee vee zed zee".split())
+
+
+def _named_letters(ws: list[Word], i: int) -> bool:
+    """Is ws[i] one of at most three letters said by their names, just before a digit?"""
+    j = i
+    while j < len(ws) and j - i < 3 and ws[j].text in _PLAIN_NAMES:
+        j += 1
+    return j > i and _a_digit(ws, j)
 
 
 Edge = tuple[str, int]  # what some words read as, and the index of the word after them
@@ -186,6 +203,8 @@ def _edges(ws: list[Word]) -> list[list[Edge]]:
             e.add(("", i + 1))
         if w.text in ("oh", "o"):
             e.add(("0", i + 1))
+            if _a_digit(ws, i - 1) and _a_digit(ws, i + 1):
+                e = {("0", i + 1)}  # "four oh two nine": TV-402995, not TV-4OH2995
         if w.text in _REPEAT and i + 1 < len(ws) and (letter := _letter(ws[i + 1].text)) is not None:
             e.add((letter * (2 if w.text == "double" else 3), i + 2))  # "eight double E": 8EE
         out.append(e)
@@ -196,6 +215,11 @@ def _edges(ws: list[Word]) -> list[list[Edge]]:
             out[j].add((digits, end))
             j = end
     return [sorted(e, key=lambda edge: -len(edge[0])) for e in out]
+
+
+def _a_digit(ws: list[Word], i: int) -> bool:
+    """Does ws[i] say a digit ("4", "four")?"""
+    return 0 <= i < len(ws) and (ws[i].text[:1].isdigit() or is_number_word(ws[i].text))
 
 
 def _letter(text: str) -> str | None:

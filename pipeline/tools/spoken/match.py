@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from .codes import code_said, squash
+from .codes import code_said, codes_in, squash
 from .kinds import ValueKind
 from .names import name_said
 from .numbers import number_said
@@ -37,6 +37,8 @@ def find_said(value: str | int | float, text: str, *, kind: ValueKind,
         return None
     if kind in _TIMES:
         found = time_said(raw, text, now, slack_min=slack_min)
+        if isinstance(found, tuple) and _in_a_code(found, text):
+            return None  # "P T two oh six nine eight" holds no time "two oh six"
         return name_said(raw, text) if found is False else found or None
     if kind is ValueKind.NUMBER:
         found = number_said(raw, text, cues=cues, rivals=rivals, asked=asked)
@@ -50,6 +52,12 @@ def find_said(value: str | int | float, text: str, *, kind: ValueKind,
     if found is None and kind is ValueKind.NAME and len(squash(raw)) >= 3:
         found = code_said(raw, text)  # spelled: "S M I T H"
     return found
+
+
+def _in_a_code(span: Span, text: str) -> bool:
+    """The span lies in a code read out with letters ("P T two oh six nine eight")."""
+    return any(a <= span[0] and span[1] <= b and len(code) >= 5 and any(ch.isalpha() for ch in code)
+               and any(ch.isdigit() for ch in code) for a, b, code in codes_in(text))
 
 
 def said_in(value: str | int | float, text: str, *, kind: ValueKind, now: datetime | None = None,

@@ -19,6 +19,7 @@ An address in parts ("42 Elm Street, Springfield") is said when each part is, an
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from functools import lru_cache
 
 from .kinds import stem
@@ -58,11 +59,15 @@ def name_said(value: str, text: str) -> tuple[int, int] | None:
     return first
 
 
-def choice_said(value: str, choices: tuple[str, ...], text: str) -> bool:
+def choice_said(value: str, choices: tuple[str, ...], text: str, *, besides: Collection[str] = ()) -> bool:
     """Does the text name this one of a schema's named choices: all of it, or a word of it no
     other choice has ("from the station": "Central Station" of "Airport", "Central Station",
-    "Harbour")? A word all the choices share ("Court", "Hall") tells none apart."""
-    return name_said(value, text) is not None or value in choice_words_said(choices, text)
+    "Harbour")? A word all the choices share ("Court", "Hall") tells none apart, nor one the
+    argument's own name has (`besides`: "my piano" names no `piano_type`, player_piano)."""
+    if name_said(value, text) is not None:
+        return True
+    told = " ".join(w.text for w in words(text) if stem(w.text) not in {stem(b) for b in besides})
+    return value in choice_words_said(choices, told)
 
 
 _FILLER = frozenset("and or the of a an with to in on for at by".split())

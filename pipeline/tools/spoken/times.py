@@ -23,7 +23,7 @@ from typing import Literal
 
 from .clock import DAYPARTS, Clock, Span, clock_at, settle
 from .days import Day, as_day, day_matches, days_at, month_of, weekday_of
-from .words import Word, read_group, words
+from .words import Word, is_number_word, read_group, spoken_number, words
 
 _REFERENCE = datetime(2000, 1, 3, 12, 0)  # stands for "now" when none is given: both sides alike
 _NOW_WORDS = (("right", "now"), ("right", "away"), ("straight", "away"), ("straightaway",),
@@ -73,11 +73,27 @@ def moments(ws: list[Word], now: datetime | None, *, written: bool = False,
             if (iso := _iso_time(ws[d.start].text)) is not None:
                 clocks.append(Clock(d.start, d.end, ((iso, iso),), True))
         elif (c := clock_at(ws, i, written=written)) is not None:
-            clocks.append(c)
+            if written or not _read_out(ws, c.start, c.end):
+                clocks.append(c)
             i = c.end
         else:
             i += 1
     return found + [Moment(c.start, c.end, spans=c.spans, daypart=c.daypart) for c in _settled(ws, clocks)]
+
+
+def _read_out(ws: list[Word], start: int, end: int) -> bool:
+    """Digits of a code read out, not a time: ws[start:end] come straight after a letter or a digit
+    ("P T two oh six nine eight", "BA two fifteen", "four four one oh nine") or go straight on in
+    digits ("two oh six nine eight"; not "the half eight one")."""
+    def digit(w: Word) -> bool:
+        value = spoken_number(w.text) if is_number_word(w.text) else None
+        return w.text[:1].isdigit() or value is not None and value < 10 and w.text != "one"  # "the half eight one"
+    prev = ws[start - 1].raw if start > 0 else ""
+    before = not ws[start].after_break and prev.isalpha() and prev.isupper() and (
+        len(prev) == 1 and prev not in "AI" or 2 <= len(prev) <= 3)  # not "A two o'clock slot"
+    before = before or start > 0 and not ws[start].after_break and digit(ws[start - 1])  # "four four one oh nine"
+    after = end < len(ws) and not ws[end].after_break and digit(ws[end])
+    return all(w.text[:1].isalpha() for w in ws[start:end]) and (before or after)
 
 
 def time_said(value: str, text: str, now: datetime | None, *,

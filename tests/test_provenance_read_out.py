@@ -1,0 +1,141 @@
+"""Codes read out letter by letter, first names of people on file, and a choice the instructions
+name: the rules read from fresh19's failures (2026-12-05), each shown in another desk than the
+line it was read from."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pipeline.tools import ToolSpec
+from pipeline.tools.evidence import Evidence
+from pipeline.tools.provenance import trace
+from pipeline.tools.spoken import ValueKind, said_in
+from pipeline.tools.spoken.codes import code_said, codes_in
+
+NOW = datetime(2026, 6, 3, 10, 0)  # a Wednesday morning
+
+
+def client_tool(name: str, properties: dict, required: list[str]) -> ToolSpec:
+    return ToolSpec.from_openai({"type": "function", "name": name, "description": f"{name} it.",
+                                 "parameters": {"type": "object", "properties": properties,
+                                                "required": required}})
+
+
+def said(*lines: str, instructions: str = "", asked: list[str] | None = None) -> Evidence:
+    return Evidence(said=list(lines), asked=asked or [""] * len(lines), results=[],
+                    instructions=instructions, now=NOW)
+
+
+KENNELS = ("You answer the phone for Oakfield Kennels. Today is Wednesday, June 3, 2026. Staff: Nadia "
+           "Okoye (manager), Tomasz Wrona and Ellen Park; Tomasz also does grooming. The caller is Joan "
+           "Reid, account KN-5102; on file: stay KN-30417, her spaniel Bramble, June 12 to June 15. "
+           "Her daughter, Amy Reid, has her own entry, account KN-5177: a collie, Skye.")
+
+MOVE = client_tool("move_stay", {
+    "stay_ref": {"type": "string", "description": "The stay's reference, e.g. KN-30417"},
+    "new_date": {"type": "string", "format": "date", "description": "The new first day"},
+    "new_time": {"type": "string", "description": "Drop-off time, HH:MM on the 24-hour clock, if given"},
+}, ["stay_ref", "new_date"])
+
+
+def test_a_code_said_with_the_values_letters_is_the_callers_not_the_one_on_file() -> None:
+    """ "I've a stay, K N, three oh five five two": no word names the reference, but a code of the
+    same letters and shape as the one on file is the caller's own; the model's copy of the one on
+    file does not run, the caller's does. Digits read out in it are no drop-off time."""
+    line = said("Hiya, I've got a stay, K N three oh six nine eight, and I need to move it to Tuesday "
+                "the thirtieth. Whatever time suits.", instructions=KENNELS)
+    traced = trace(MOVE, {"stay_ref": "KN-30417", "new_date": "2026-06-30", "new_time": "15:06"}, line)
+    assert traced.arguments == {"stay_ref": "KN-30698", "new_date": "2026-06-30"}
+    assert traced.dropped == ["new_time"]
+    mine = said("Can you move my stay to Tuesday the thirtieth?", instructions=KENNELS)
+    assert trace(MOVE, {"stay_ref": "KN-30417", "new_date": "2026-06-30"}, mine).arguments["stay_ref"] == "KN-30417"
+
+
+def test_digits_read_out_are_no_time_of_day_but_a_time_said_is() -> None:
+    for text in ("P T two oh six nine eight", "flight BA two fifteen", "it's four four one oh nine"):
+        assert not said_in("14:06" if "oh six" in text else "14:15" if "fifteen" in text else "13:09",
+                           text, kind=ValueKind.TIME, now=NOW), text
+    for value, text in (("14:06", "Could you come at two oh six?"), ("20:30", "the half eight one, please"),
+                        ("16:00", "it's the four o'clock one"), ("14:00", "A two o'clock slot, please")):
+        assert said_in(value, text, kind=ValueKind.TIME, now=NOW), text
+
+
+def test_oh_between_digits_is_a_zero_and_letters_said_by_their_names_spell() -> None:
+    card = "Card's T V four oh two nine nine five."
+    assert code_said("TV-402995", card) is not None
+    assert code_said("TV-4OH2995", card) is None
+    assert [code for _, _, code in codes_in("the reference is bee tee, three one one two oh.")] == ["BT31120"]
+    assert [code for _, _, code in codes_in("it's em en four five six")] == ["MN456"]
+    assert all(any(ch.isalpha() for ch in code) is False
+               for _, _, code in codes_in("I want to see 3 films with you two"))  # no "C3", no "U2"
+
+
+def test_a_colon_ends_a_code_read_out() -> None:
+    """ "the stolen bike one: C L, twenty twenty-five, ..." is CL-2025-11902, not 1CL202511902."""
+    claim = client_tool("check_claim", {
+        "claim_reference": {"type": "string", "description": "Claim reference, e.g. CL-2026-05531"},
+    }, ["claim_reference"])
+    line = said("I've an old claim here from last autumn, the stolen bike one: C L, twenty twenty-five, one "
+                "one nine oh two. Was that ever closed?",
+                instructions="The caller is Ann Cole; on file: claim CL-2026-05531, a burst pipe.")
+    assert trace(claim, {"claim_reference": "CL-2026-05531"}, line).arguments == {"claim_reference": "CL-2025-11902"}
+
+
+def test_a_person_on_file_said_by_the_first_name() -> None:
+    """ "Is Tomasz free Saturday?" asks for Tomasz Wrona, the one Tomasz the instructions name (said
+    alone again there: "Tomasz also does grooming"); a surname two staff share names neither. "My
+    daughter Amy" is Amy Reid, whose own account the instructions hold; a member of staff is still
+    nobody's customer."""
+    slots = client_tool("check_slots", {
+        "date": {"type": "string", "format": "date", "description": "The day to look at"},
+        "staff": {"type": "string", "description": "Only this person's slots, full name, if the caller asked"},
+    }, ["date"])
+    line = said("What's Tomasz got free on Saturday?", instructions=KENNELS)
+    assert trace(slots, {"date": "2026-06-06", "staff": "Tomasz Wrona"}, line).dropped == []
+    shared = said("What's Park got free on Saturday?", instructions=KENNELS.replace("Tomasz Wrona", "Tomasz Park"))
+    assert trace(slots, {"date": "2026-06-06", "staff": "Ellen Park"}, shared).dropped == ["staff"]
+    book = client_tool("book_stay", {
+        "owner_name": {"type": "string", "description": "Name of the dog's owner"},
+        "date": {"type": "string", "format": "date", "description": "First day of the stay"},
+    }, ["owner_name", "date"])
+    kin = said("It's Joan. Could you book my daughter Amy's collie in on Friday the twelfth?", instructions=KENNELS)
+    assert trace(book, {"owner_name": "Amy Reid", "date": "2026-06-12"}, kin).missing == []
+    staff = said("Is Ellen in on Friday the twelfth? I'd like to book a stay.", instructions=KENNELS)
+    assert trace(book, {"owner_name": "Ellen Park", "date": "2026-06-12"}, staff).missing == ["owner_name"]
+
+
+def test_a_choice_is_not_named_by_the_arguments_own_word_but_by_the_instructions_phrase() -> None:
+    """ "my boiler" names no `boiler_type` "combi_boiler" (the word is the argument's own); "the
+    hook-up's tripped" names `electric` where the instructions sell an "electric hook-up", and no
+    kind at all where they do not."""
+    repair = client_tool("request_repair", {
+        "customer_name": {"type": "string", "description": "Name of the customer"},
+        "boiler_type": {"type": "string", "enum": ["combi_boiler", "system", "regular"],
+                        "description": "Kind of boiler, if said"},
+    }, ["customer_name"])
+    line = said("It's Joan Reid. My boiler's making a banging noise, can someone look at it?")
+    assert trace(repair, {"customer_name": "Joan Reid", "boiler_type": "combi_boiler"}, line).dropped == ["boiler_type"]
+    fault = client_tool("report_fault", {
+        "pitch": {"type": "string", "description": "Pitch number, e.g. 27"},
+        "issue": {"type": "string", "enum": ["electric", "water", "gas", "other"], "description": "Kind of fault"},
+    }, ["pitch", "issue"])
+    camp = "Pitches are numbered 1 to 60; an electric hook-up is £5 a night extra."
+    tripped = "We're on pitch twenty-seven and the hook-up's tripped again."
+    assert trace(fault, {"pitch": "27", "issue": "electric"}, said(tripped, instructions=camp)).missing == []
+    assert trace(fault, {"pitch": "27", "issue": "electric"}, said(tripped)).missing == ["issue"]
+
+
+def test_a_correction_of_the_day_keeps_the_code_read_back() -> None:
+    """After "I'll move stay KN-30417 to Saturday, June 13. Shall I?", "Ah no, Thursday the eleventh
+    I meant." corrects the day: the stay read back stands, not another on file the model wrote."""
+    line = said("It's Joan. Can you move our stay to start Saturday the thirteenth?",
+                "Ah no, Thursday the eleventh I meant. Earlier, not later.",
+                asked=["", "I'll move stay KN-30417 to start Saturday, June 13. Shall I go ahead?"],
+                instructions=KENNELS.replace("a collie, Skye.", "a collie, Skye; stay KN-30488, June 22."))
+    traced = trace(MOVE, {"stay_ref": "KN-30488", "new_date": "2026-06-11"}, line)
+    assert traced.arguments == {"stay_ref": "KN-30417", "new_date": "2026-06-11"}
+    other = said("It's Joan. Can you move our stay to start Saturday the thirteenth?",
+                 "Ah no, sorry, it's Amy's stay, KN-30488, the thirteenth.",
+                 asked=["", "I'll move stay KN-30417 to start Saturday, June 13. Shall I go ahead?"],
+                 instructions=KENNELS.replace("a collie, Skye.", "a collie, Skye; stay KN-30488, June 22."))
+    assert trace(MOVE, {"stay_ref": "KN-30488", "new_date": "2026-06-13"}, other).arguments["stay_ref"] == "KN-30488"
