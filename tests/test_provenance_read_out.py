@@ -4,27 +4,11 @@ line it was read from."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from pipeline.tools import ToolSpec
-from pipeline.tools.evidence import Evidence
 from pipeline.tools.provenance import trace
 from pipeline.tools.spoken import ValueKind, said_in
 from pipeline.tools.spoken.codes import code_said, codes_in
 
-NOW = datetime(2026, 6, 3, 10, 0)  # a Wednesday morning
-
-
-def client_tool(name: str, properties: dict, required: list[str]) -> ToolSpec:
-    return ToolSpec.from_openai({"type": "function", "name": name, "description": f"{name} it.",
-                                 "parameters": {"type": "object", "properties": properties,
-                                                "required": required}})
-
-
-def said(*lines: str, instructions: str = "", asked: list[str] | None = None) -> Evidence:
-    return Evidence(said=list(lines), asked=asked or [""] * len(lines), results=[],
-                    instructions=instructions, now=NOW)
-
+from .test_provenance import NOW, client_tool, said
 
 KENNELS = ("You answer the phone for Oakfield Kennels. Today is Wednesday, June 3, 2026. Staff: Nadia "
            "Okoye (manager), Tomasz Wrona and Ellen Park; Tomasz also does grooming. The caller is Joan "
