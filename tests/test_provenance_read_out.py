@@ -123,3 +123,32 @@ def test_a_correction_of_the_day_keeps_the_code_read_back() -> None:
                  asked=["", "I'll move stay KN-30417 to start Saturday, June 13. Shall I go ahead?"],
                  instructions=KENNELS.replace("a collie, Skye.", "a collie, Skye; stay KN-30488, June 22."))
     assert trace(MOVE, {"stay_ref": "KN-30488", "new_date": "2026-06-13"}, other).arguments["stay_ref"] == "KN-30488"
+
+
+def test_good_morning_is_a_greeting_not_a_time() -> None:
+    """ "Good morning o. ... Pick it up half past ten today." booked 10:00, the morning's time the
+    greeting was read as; the caller's time is 10:30."""
+    pickup = client_tool("book_pickup", {
+        "address": {"type": "string", "description": "Where to collect"},
+        "pickup_time": {"type": "string", "description": "Collection time, HH:MM on the 24-hour clock"},
+    }, ["address", "pickup_time"])
+    line = said("Good morning o. Please collect an envelope from 18 Park Square East. Pick it up half past "
+                "ten today.")
+    assert trace(pickup, {"address": "18 Park Square East", "pickup_time": "10:00"}, line).missing == ["pickup_time"]
+    assert trace(pickup, {"address": "18 Park Square East", "pickup_time": "10:30"}, line).missing == []
+    morning = said("Please collect an envelope from 18 Park Square East, some time in the morning.")
+    assert trace(pickup, {"address": "18 Park Square East", "pickup_time": "10:00"}, morning).missing == []
+
+
+def test_the_day_said_picks_the_booking_on_file_on_that_day() -> None:
+    """Of two bookings on file, "cancel the one on the twelfth" is the one on June 12, not the
+    past one the model wrote."""
+    cancel = client_tool("cancel_booking", {
+        "booking_reference": {"type": "string", "description": "Booking reference, e.g. KN-30417"},
+    }, ["booking_reference"])
+    record = ("The caller is Joan Reid, account KN-5102; on file: past stay KN-30211, Tuesday October 14, "
+              "2025; upcoming stay KN-30588, Friday June 12, 2026, two nights.")
+    line = said("Look, I'll have to cancel the stay on the twelfth altogether, we're moving house.",
+                instructions=record)
+    assert trace(cancel, {"booking_reference": "KN-30211"}, line).arguments == {"booking_reference": "KN-30588"}
+    assert trace(cancel, {"booking_reference": "KN-30588"}, line).missing == []

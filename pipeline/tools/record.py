@@ -28,7 +28,7 @@ from collections.abc import Collection, Sequence
 from .spoken.codes import codes_in, squash
 from .spoken.days import CALENDAR
 from .spoken.kinds import stem
-from .spoken.words import is_number_word, words
+from .spoken.words import is_number_word, read_ordinal, words
 
 _ENTRY = re.compile(r"[;\n]|\.(?=\s)")  # an entry ends at ";", a line's end or a sentence's
 _QUIET = frozenset("a an the and or of on with to for in at by is was my your their his her its "
@@ -92,16 +92,16 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     # the Visa") names the value ("StreamPlus 10.99 on 0387"), or lends its words ("Visa")
     # Of several entries it points at ("Biscuit's in on Saturday, and I'd like to bring Pepper for
     # a bath and brush"), the one it names most, a name counting twice
-    cue = heard - own - _QUIET
+    cue, days = heard - own - _QUIET, _days_said(said)
     pointed: list[tuple[int, str]] = []
     for entry in _ENTRY.split(record):
-        said_of = {_word(w.text) for w in words(entry)}
-        if not cue & said_of:
+        said_of, on_day = {_word(w.text) for w in words(entry)}, bool(days & _days_in(entry))
+        if not cue & said_of and not on_day:
             continue
         present = values & ({_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
                             | {_digits(code) for _, _, code in codes_in(entry, pauses=False)})  # "SV-448120-7"
-        if len(present) == 1:
-            pointed.append((_weighed(entry, cue), next(iter(present))))
+        if len(present) == 1:  # the day it is on names it as a name does ("the sweep on the twelfth")
+            pointed.append((_weighed(entry, cue) + 2 * on_day, next(iter(present))))
         if not present and any(ch.isdigit() for ch in entry):  # a record's line, not the desk's prose
             heard |= said_of
     if not pointed and (callers := _the_callers(record, role_spans)) and _of_mine(said, own):
@@ -133,6 +133,26 @@ def _of_mine(said: Sequence[str], own: Collection[str]) -> bool:
     """Does the caller speak of the thing as their own ("my membership", "my booking")?"""
     return any(a.text == "my" and stem(b.text) in own for text in said
                for a, b in zip(words(text), words(text)[1:], strict=False))
+
+
+def _days_said(said: Sequence[str]) -> set[int]:
+    """The days of a month the caller names by their ordinal ("the twelfth", "12th")."""
+    out = set()
+    for text in said:
+        ws = words(text)
+        out |= {found[0] for i in range(len(ws)) if (found := read_ordinal(ws, i)) is not None and 1 <= found[0] <= 31}
+    return out
+
+
+def _days_in(entry: str) -> set[int]:
+    """The days of a month an entry is on, written by their month ("Friday June 12, 2026", "12 June")."""
+    ws = words(entry)
+    return {int(w.text) for i, w in enumerate(ws) if w.text.isdigit() and int(w.text) <= 31
+            and any(0 <= j < len(ws) and ws[j].text in _MONTHS for j in (i - 1, i + 1))}
+
+
+_MONTHS = frozenset("january february march april may june july august september october november december "
+                    "jan feb mar apr jun jul aug sep sept oct nov dec".split())
 
 
 def _weighed(entry: str, cue: set[str]) -> int:

@@ -61,6 +61,8 @@ def clock_at(ws: list[Word], i: int, *, written: bool = False) -> Clock | None:
     if t == "midnight":
         return Clock(i, i + 1, ((0, 0),), True)
     if t in DAYPARTS:
+        if i > 0 and ws[i - 1].text == "good" and not written:
+            return None  # "Good morning": a greeting, no time asked for
         return Clock(i, i + 1, (DAYPARTS[t],), True, daypart=True)
     if t == "this" and i + 1 < len(ws) and ws[i + 1].text in DAYPARTS:
         return Clock(i, i + 2, (DAYPARTS[ws[i + 1].text],), True, daypart=True)
