@@ -4,6 +4,7 @@ line it was read from."""
 
 from __future__ import annotations
 
+from pipeline.tools import ToolSpec
 from pipeline.tools.provenance import trace
 from pipeline.tools.spoken import ValueKind, said_in
 from pipeline.tools.spoken.codes import code_said, codes_in
@@ -152,3 +153,105 @@ def test_the_day_said_picks_the_booking_on_file_on_that_day() -> None:
                 instructions=record)
     assert trace(cancel, {"booking_reference": "KN-30211"}, line).arguments == {"booking_reference": "KN-30588"}
     assert trace(cancel, {"booking_reference": "KN-30588"}, line).missing == []
+
+
+def test_a_caller_who_names_themselves_as_nobody_on_file_holds_no_account() -> None:
+    """ "Name's Dale Hruska, H-R-U-S-K-A ... can I drop it off Friday?" on a line whose account is
+    Travis Dunlap's: the model moved Travis's drop-off. A caller who gives a name the record holds
+    nowhere is not that account; its codes are no values they gave. Its holder, their kin, or a
+    name given for someone else ("book it for Emily Carter, C-A-R-T-E-R") leave it theirs."""
+    shop = ("The caller is Travis Dunlap, account HC-5512; on file: service order HC-20417, a full overhaul "
+            "of his mountain bike, drop-off Thursday, June 4 at 9:00. His wife, Corinne Dunlap, has her own "
+            "entry, account HC-5530.")
+    move = client_tool("reschedule_drop_off", {
+        "order_ref": {"type": "string", "description": "Service order, e.g. HC-20417"},
+        "new_date": {"type": "string", "format": "date", "description": "The new drop-off day"},
+    }, ["order_ref", "new_date"])
+    args = {"order_ref": "HC-20417", "new_date": "2026-06-05"}
+    for stranger in ("Hey, my kid's BMX needs brakes. Can I drop it off Friday? Name's Dale Hruska, H-R-U-S-K-A.",
+                     "I can drop it Friday. Brianna Solheim, S-O-L-H-E-I-M.",
+                     "Good morning, here is Jürgen Albrecht. Can I drop it off Friday?"):
+        assert trace(move, args, said(stranger, instructions=shop)).missing == ["order_ref"], stranger
+    for holder in ("It's Travis. Can I drop my overhaul off Friday instead?",
+                   "Hi, I'm Corinne, Travis's wife. Can he drop his overhaul off Friday instead?",
+                   "Can I drop my overhaul off Friday? It's booked for Emily Carter, C-A-R-T-E-R, no wait, for me."):
+        assert trace(move, args, said(holder, instructions=shop)).missing == [], holder
+
+
+def test_a_word_every_castle_has_names_no_one_castle() -> None:
+    """ "one of your bouncy castles" picks no `standard_castle` of four castles: which is asked;
+    "the superhero one" names its own; "e-bike" is the `ebike_service`'s word."""
+    hire = client_tool("book_hire", {
+        "customer_name": {"type": "string", "description": "Name for the booking"},
+        "item": {"type": "string", "enum": ["standard_castle", "princess_castle", "superhero_castle",
+                                             "assault_course"], "description": "What to hire"},
+    }, ["customer_name", "item"])
+    line = said("I want to book one of your bouncy castles, name's Jordan Pike.")
+    assert trace(hire, {"customer_name": "Jordan Pike", "item": "standard_castle"}, line).missing == ["item"]
+    named = said("The superhero one, please. Name's Jordan Pike.")
+    assert trace(hire, {"customer_name": "Jordan Pike", "item": "superhero_castle"}, named).missing == []
+    service = client_tool("book_service", {
+        "service_type": {"type": "string", "enum": ["basic_service", "full_service", "ebike_service"],
+                         "description": "Which service"},
+    }, ["service_type"])
+    ebike = said("I've just bought an e-bike, a Cube, and I'd like it looked over.")
+    assert trace(service, {"service_type": "ebike_service"}, ebike).missing == []
+
+
+def test_the_debit_one_is_which_card_not_an_amount() -> None:
+    pay = client_tool("take_payment", {
+        "booking_ref": {"type": "string", "description": "Booking reference, e.g. BC-20417"},
+        "amount_pounds": {"type": "integer", "description": "Amount to charge, in whole pounds"},
+        "card_last_four": {"type": "string", "description": "Last four digits of the card, e.g. 6042"},
+    }, ["booking_ref", "amount_pounds", "card_last_four"])
+    line = said("I'll pay the deposit on BC-20417.", "Actually, no, use my other card, the debit one, ends four four seven oh.",
+                asked=["", "Thirty pounds on BC-20417, charged to your card ending 6042. Shall I go ahead?"])
+    traced = trace(pay, {"booking_ref": "BC-20417", "amount_pounds": 1, "card_last_four": "4470"}, line)
+    assert "amount_pounds" in traced.missing
+    one = said("A table for one, please, on BC-20417, that's one pound, card ending 4470.")
+    assert trace(pay, {"booking_ref": "BC-20417", "amount_pounds": 1, "card_last_four": "4470"}, one).missing == []
+
+
+def test_a_day_taken_back_in_the_same_breath_is_not_the_one_booked() -> None:
+    """ "for Saturday week, the thirteenth... no, hang on, the twentieth": the twentieth; "Sunday,
+    sorry, not Saturday" keeps Sunday."""
+    book = client_tool("book_hire", {
+        "customer_name": {"type": "string", "description": "Name for the booking"},
+        "date": {"type": "string", "format": "date", "description": "Day of the hire"},
+    }, ["customer_name", "date"])
+    line = said("Hiya, a castle for Saturday week, the thirteenth... no, hang on, the twentieth, it's the "
+                "twentieth. Name's Tracey Wilkins.")
+    assert trace(book, {"customer_name": "Tracey Wilkins", "date": "2026-06-13"}, line).arguments["date"] == "2026-06-20"
+    assert trace(book, {"customer_name": "Tracey Wilkins", "date": "2026-06-20"}, line).missing == []
+    kept = said("Name's Tracey Wilkins, for Sunday, sorry, not Saturday. He's working Saturday.")
+    assert trace(book, {"customer_name": "Tracey Wilkins", "date": "2026-06-07"}, kept).missing == []
+
+
+def test_a_friends_booking_is_none_on_the_callers_account() -> None:
+    """ "Can you cancel my buddy's repair?" cancelled the caller's wife's order, the only other on
+    file: a friend's thing is no code the account holds."""
+    shop = ("The caller is Travis Dunlap, account HC-5512; on file: service order HC-20417. His wife, "
+            "Corinne Dunlap, has her own entry, account HC-5530: order HC-20455, a basic tune-up.")
+    cancel = client_tool("cancel_service", {
+        "order_ref": {"type": "string", "description": "Service order, e.g. HC-20417"},
+    }, ["order_ref"])
+    for friend in ("Can you cancel my buddy's repair? He's out of town fishing.",
+                   "A friend of mine has a tune-up booked with ye, and she asked me to ring and cancel it."):
+        assert trace(cancel, {"order_ref": "HC-20455"}, said(friend, instructions=shop)).missing == ["order_ref"]
+    wife = said("Can you cancel Corinne's tune-up? She's taking it to the dealer.", instructions=shop)
+    assert trace(cancel, {"order_ref": "HC-20455"}, wife).missing == []
+
+
+def test_a_word_the_tools_own_description_has_names_no_choice() -> None:
+    """ "Could your van come get my bike?" picked `e_bike_diagnostic` by "bike", a word every job
+    of a tool that books bikes in has: which job is asked."""
+    book = ToolSpec.from_openai({"type": "function", "name": "book_service", "description": "Book a bike in for a service.",
+                                 "parameters": {"type": "object", "required": ["customer_name", "service"], "properties": {
+                                     "customer_name": {"type": "string", "description": "Name of the customer"},
+                                     "service": {"type": "string", "enum": ["basic_tune_up", "brake_service",
+                                                                             "e_bike_diagnostic"],
+                                                 "description": "Which job"}}}})
+    line = said("Could your van come get my bike on Thursday? I'm Lakshmi Nandakumar.")
+    assert trace(book, {"customer_name": "Lakshmi Nandakumar", "service": "e_bike_diagnostic"}, line).missing == ["service"]
+    named = said("My e-bike's display keeps showing an error, could you run a diagnostic? I'm Lakshmi Nandakumar.")
+    assert trace(book, {"customer_name": "Lakshmi Nandakumar", "service": "e_bike_diagnostic"}, named).missing == []

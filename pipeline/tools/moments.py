@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from functools import partial
 from typing import Any
 
 from .asks import corrects
@@ -46,6 +47,7 @@ from .spoken.times import (
     moved_to,
     one_moment,
     open_hours,
+    own_correction,
     taken_back,
 )
 from .spoken.words import words
@@ -76,7 +78,7 @@ def restated(value: Any, kind: ValueKind | None, written: Written | None, eviden
     if kind not in MOMENTS or not _a_moment(value, evidence) or evidence.now is None:
         return None  # not a moment the model meant to write: judged as it is
     asked, hours = written or MOMENTS[kind], open_hours(evidence.instructions)
-    for text in reversed(evidence.said):
+    for text in map(partial(own_correction, now=evidence.now), reversed(evidence.said)):
         if (found := one_moment(text, evidence.now, asked, hours=hours)) is not None:
             gone = asked != "time" and found < evidence.now.isoformat()[:len(found)]
             return None if gone else found

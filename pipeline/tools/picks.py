@@ -64,12 +64,20 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> b
     asked which. In the stored runs such picks were the right one on 17 of 1337 right-tool calls
     (most of them "delivered" for `delivery`, which the shared prefix now reads), and on 65 calls
     on lines that asked for nothing or left a value out. A word the instructions join to one the
-    caller said names it too (`_joined`)."""
+    caller said names it too (`_joined`). A word other choices have too names none of them
+    ("one of your bouncy castles": no `standard_castle` of four castles), nor one the tool's own
+    description has ("Book a bike in for a service": "my bike" is no `e_bike_diagnostic`)."""
     choices = word_choices(spec, name)
     if value not in choices or len(choices) < 2 or spec.grounded is not None:
         return False
-    own = {stem(w) for w in re.split(r"[\W_]+", str(value).lower()) if len(w) > 1 and w not in _NO_KIND}
+    def kind_words(choice: str) -> set[str]:
+        return {stem(w) for w in re.split(r"[\W_]+", choice.lower()) if len(w) > 1 and w not in _NO_KIND}
+    own = kind_words(str(value))
+    own = own - set().union(*(kind_words(c) for c in choices if c != value)) or own  # "castle": no standard_castle
+    own = own - kind_words(spec.description) or own  # "my bike" names no e_bike_diagnostic where every job is a bike's
     heard = {stem(w) for text in evidence.exchanged for w in re.findall(r"[a-z0-9']+", text.lower())}
+    heard |= {stem(w.replace("-", "")) for text in evidence.exchanged  # "e-bike": ebike_service
+              for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text.lower())}
     heard |= _joined(evidence.instructions, heard - {stem(w) for w in re.split(r"[\W_]+", f"{spec.name} {name}".lower())})
     return not any(same_word(w, h) or len(w) >= 3 and h.startswith(w) for w in own for h in heard)  # "cattery": cat
 

@@ -73,6 +73,7 @@ from .on_file import (
 )
 from .picks import named_choice, passed_over, unnamed_pick
 from .record import (
+    a_stranger,
     as_record,
     code_form,
     in_form,
@@ -248,7 +249,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
             and by_its_digits(value, as_record(evidence.instructions), rule, evidence.said):
         return True  # "two oh four three six": the ticket on file RT-20436
     if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence) \
-            and not the_clock(value, rule.kind, evidence) and not other_code_said(value, rule, evidence):
+            and not the_clock(value, rule.kind, evidence) and not other_code_said(value, rule, evidence) \
+            and (rule.kind in _MOMENTS or not a_stranger(evidence.said, evidence.instructions)):  # not their account
         record = as_record(evidence.instructions)
         if _in_text(value, record, rule, evidence, "", caller=False) and (
                 rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind) \
@@ -267,6 +269,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
     return False
 
 
+_MOMENTS = (ValueKind.TIME, ValueKind.DATE, ValueKind.DATETIME)  # the desk's hours serve anyone
 _A_NAME = frozenset("name names surname firstname lastname fullname person who contact holder".split())
 
 
@@ -292,7 +295,7 @@ def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
     (`record.the_one_meant`); none where the caller said one of their own (in this role, or one no
     count could be: "the reg is Y-R-six-eight, space, K-L-O")."""
     record, own = as_record(evidence.instructions), {*name_words(rule.name), *rule.rivals, *rule.tool}
-    if rule.kind is not ValueKind.CODE or any(role_here(f, span, rule) for f in map(folded, evidence.said)
+    if rule.kind is not ValueKind.CODE or a_stranger(evidence.said, evidence.instructions) or any(role_here(f, span, rule) for f in map(folded, evidence.said)
                                               for span in spans_of_numbers(f)) or any(
             _unmistakable(f[a:b]) and role_here(f, (a, b), rule) is not False
             for f in map(folded, evidence.said) for a, b, _ in codes_in(f)):

@@ -20,7 +20,7 @@ from typing import Literal
 
 from .clock import clock_at
 from .kinds import stem
-from .words import Word, number_runs, read_ordinal, spoken_number, words
+from .words import Word, is_number_word, number_runs, read_ordinal, spoken_number, words
 
 _BEFORE = 5  # words before a number that may say what it is ("the one it ends in 1234")
 _AFTER = 4
@@ -47,6 +47,15 @@ class NumberSaid:
     clock: bool
 
 
+_DETERMINERS = frozenset("the my your his her our their this that".split())
+
+
+def _named_one(ws: list[Word], i: int) -> bool:
+    """ "the debit one," "my old one.": "one" at a phrase's end after a determiner and a word."""
+    return i >= 2 and ws[i - 2].text in _DETERMINERS and not ws[i - 1].after_break \
+        and not is_number_word(ws[i - 1].text) and (i + 1 == len(ws) or ws[i + 1].after_break)
+
+
 @lru_cache(maxsize=64)  # one text is asked about many values
 def numbers_said(text: str) -> tuple[NumberSaid, ...]:
     ws = words(text)
@@ -57,8 +66,8 @@ def numbers_said(text: str) -> tuple[NumberSaid, ...]:
         if (ordinal := read_ordinal(ws, run.start)) is not None and ordinal[1] > run.end:
             continue  # "the twenty-seventh": a day of the month, not twenty
         if run.end - run.start == 1 and ws[run.start].text == "one" and run.start > 0 \
-                and ws[run.start - 1].text in _BEFORE_PRONOUN and not ws[run.start].after_break:
-            continue  # "a small one", "the late one": which thing, not how many
+                and not ws[run.start].after_break and (ws[run.start - 1].text in _BEFORE_PRONOUN or _named_one(ws, run.start)):
+            continue  # "a small one", "the late one", "the debit one,": which thing, not how many
         before: list[str] = []
         k = run.start - 1
         while k >= 0 and len(before) < _BEFORE and not ws[k + 1].after_break and k not in in_run:

@@ -310,10 +310,13 @@ def moved_to(text: str, now: datetime) -> str | None:
 
 
 def taken_back(value: str, text: str, now: datetime | None) -> bool:
-    """Do these words take this moment back ("Friday, not Monday" for "2026-06-08")?"""
+    """Do these words take this moment back ("Friday, not Monday" for "2026-06-08"; "the thirteenth...
+    no, hang on, the twentieth" for the thirteenth)?"""
     wanted = moments(words(value), now, written=True, slack_min=0)
     ws = words(text)
-    back = [m for m in moments(ws, now) if _taken_back(ws, m.start)]
+    said = sorted(moments(ws, now), key=lambda m: m.start)  # as said: days and times are found apart
+    back = [m for m, later in zip(said, [*said[1:], None], strict=False) if _taken_back(ws, m.start) or later is not None
+            and _another(m, later) and _corrected_between(ws, m.end, later.start) and not _taken_back(ws, later.start)]
     return any(any(_overlap(s, w) for s in m.spans for w in v.spans) or
                any(day_matches(s, w) for s in m.days for w in v.days)
                for m in back for v in wanted)
@@ -334,6 +337,38 @@ def days_of_month_alone(text: str, now: datetime) -> tuple[list[tuple[int, bool]
         else:
             alone.append((next(iter(m.days))[2], _taken_back(ws, m.start)))
     return alone, weekdays
+
+
+_OWN_WORDS_BACK = frozenset("no sorry wait rather mean".split())  # "... no, hang on, ..." ("actually" follows the new one)
+
+
+def own_correction(text: str, now: datetime | None) -> str:
+    """The words after the caller took a moment back in the same breath ("for the thirteenth... no,
+    hang on, the twentieth": "no, hang on, the twentieth"); the text itself where they did not."""
+    ws = words(text)
+    said = sorted(moments(ws, now), key=lambda m: m.start)
+    for m, later in zip(said[::-1][1:], said[::-1], strict=False):
+        if _another(m, later) and _corrected_between(ws, m.end, later.start) and not _taken_back(ws, later.start):
+            return text[ws[m.end].start:] if m.end < len(ws) else text
+    return text
+
+
+def _another(m: Moment, later: Moment) -> bool:
+    """Is `later` another day (or time) than `m`: of its kind, not "now", not the same one said
+    again ("the seventh, actually. The Tuesday.")?"""
+    if m.now or later.now or bool(m.days) != bool(later.days):
+        return False
+    if m.days:
+        return not any(day_matches(a, b) for a in m.days for b in later.days)
+    return not any(_overlap(a, b) for a in m.spans for b in later.spans)
+
+
+def _corrected_between(ws: list[Word], start: int, end: int) -> bool:
+    """Do the words between two moments take the first back ("the thirteenth... no, hang on, the
+    twentieth", "at two, sorry, I mean three")?"""
+    between = [w.text for w in ws[start:end]]
+    return bool(set(between) & _OWN_WORDS_BACK) or any(
+        pair in zip(between, between[1:], strict=False) for pair in (("hang", "on"), ("hold", "on"), ("scratch", "that")))
 
 
 def _taken_back(ws: list[Word], i: int) -> bool:
