@@ -255,3 +255,17 @@ def test_a_word_the_tools_own_description_has_names_no_choice() -> None:
     assert trace(book, {"customer_name": "Lakshmi Nandakumar", "service": "e_bike_diagnostic"}, line).missing == ["service"]
     named = said("My e-bike's display keeps showing an error, could you run a diagnostic? I'm Lakshmi Nandakumar.")
     assert trace(book, {"customer_name": "Lakshmi Nandakumar", "service": "e_bike_diagnostic"}, named).missing == []
+
+
+def test_a_clock_in_a_correction_is_the_reading_near_the_time_read_back() -> None:
+    """ "Nah, half five." after "to end at 17:00?" is 17:30; the model's 15:00 is set right. With
+    nothing read back, "half five" is morning or evening, and not guessed."""
+    extend = client_tool("extend_booking", {
+        "booking_ref": {"type": "string", "description": "Booking reference, e.g. FW-20417"},
+        "new_end_time": {"type": "string", "description": "New end, HH:MM on the 24-hour clock"},
+    }, ["booking_ref", "new_end_time"])
+    line = said("Can I push FW-20417 out to five o'clock?", "Nah, half five. Might as well give meself a buffer.",
+                asked=["", "Extending booking FW-20417 to end at 17:00 on Saturday, June 6. Is that right?"])
+    assert trace(extend, {"booking_ref": "FW-20417", "new_end_time": "15:00"}, line).arguments["new_end_time"] == "17:30"
+    bare = said("Can I push FW-20417 out to half five?")
+    assert trace(extend, {"booking_ref": "FW-20417", "new_end_time": "15:00"}, bare).missing == ["new_end_time"]

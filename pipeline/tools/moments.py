@@ -78,14 +78,27 @@ def restated(value: Any, kind: ValueKind | None, written: Written | None, eviden
     if kind not in MOMENTS or not _a_moment(value, evidence) or evidence.now is None:
         return None  # not a moment the model meant to write: judged as it is
     asked, hours = written or MOMENTS[kind], open_hours(evidence.instructions)
-    for text in map(partial(own_correction, now=evidence.now), reversed(evidence.said)):
-        if (found := one_moment(text, evidence.now, asked, hours=hours)) is not None:
+    for k, text in enumerate(map(partial(own_correction, now=evidence.now), reversed(evidence.said))):
+        if (found := one_moment(text, evidence.now, asked, hours=hours)
+                or k == 0 and asked == "time" and one_moment(text, evidence.now, asked, hours=_near_read_back(evidence))):
             gone = asked != "time" and found < evidence.now.isoformat()[:len(found)]
             return None if gone else found
         named = moments(words(text), evidence.now)
         if any(m.days if asked == "date" else m.spans if asked == "time" else True for m in named):
             return None  # the caller's last words of this kind name several, or a part of a day
     return None
+
+
+_HHMM = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+
+
+def _near_read_back(evidence: Evidence) -> tuple[tuple[int, int], ...]:
+    """The six hours either side of the last time the agent read back ("to end at 17:00"): "Nah,
+    half five." is 17:30 there, not 05:30."""
+    if (found := _HHMM.findall(evidence.last_asked)) == []:
+        return ()
+    minute = int(found[-1][0]) * 60 + int(found[-1][1])
+    return ((max(0, minute - 360), min(24 * 60, minute + 360)),)
 
 
 def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence) -> dict[str, str]:
