@@ -269,3 +269,23 @@ def test_a_clock_in_a_correction_is_the_reading_near_the_time_read_back() -> Non
     assert trace(extend, {"booking_ref": "FW-20417", "new_end_time": "15:00"}, line).arguments["new_end_time"] == "17:30"
     bare = said("Can I push FW-20417 out to half five?")
     assert trace(extend, {"booking_ref": "FW-20417", "new_end_time": "15:00"}, bare).missing == ["new_end_time"]
+
+
+def test_a_range_said_sets_the_start_and_the_end() -> None:
+    """ "say seven in the morning through to four" ran with the end at 07:00; "midday till five"
+    was refused for a start of 14:00. A range in the caller's last words gives the start its first
+    clock and the end its second, the end after the start ("four" is 16:00 after seven), in the
+    part of the day the words name where two readings are left ("One till half five", arvo)."""
+    book = client_tool("book_car", {
+        "date": {"type": "string", "format": "date", "description": "Day of the booking"},
+        "start_time": {"type": "string", "description": "Start, HH:MM on the 24-hour clock"},
+        "end_time": {"type": "string", "description": "End, HH:MM on the 24-hour clock"},
+    }, ["date", "start_time", "end_time"])
+    for line, start, end in (("I need the SUV Sunday the fourteenth, say seven in the morning through to four?", "07:00", "16:00"),
+                             ("Is there a van going on Sunday the fourteenth, midday till five?", "12:00", "17:00"),
+                             ("An EV for Sunday the fourteenth in the arvo? One till half five.", "13:00", "17:30")):
+        traced = trace(book, {"date": "2026-06-14", "start_time": "07:00", "end_time": "07:00"}, said(line))
+        assert (traced.arguments["start_time"], traced.arguments["end_time"]) == (start, end), line
+    clock = said("The SUV on Sunday the fourteenth, from quarter to six till eight in the evening.")
+    traced = trace(book, {"date": "2026-06-14", "start_time": "17:45", "end_time": "20:00"}, clock)
+    assert (traced.arguments["start_time"], traced.arguments["end_time"]) == ("17:45", "20:00")

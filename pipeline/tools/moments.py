@@ -36,9 +36,10 @@ from typing import Any
 from .asks import corrects
 from .evidence import Evidence
 from .spoken import ValueKind
-from .spoken.days import month_of
+from .spoken.days import days_at, month_of
 from .spoken.numbers import numbers_said
 from .spoken.times import (
+    Moment,
     Written,
     days_named,
     days_of_month_alone,
@@ -50,7 +51,7 @@ from .spoken.times import (
     own_correction,
     taken_back,
 )
-from .spoken.words import words
+from .spoken.words import Word, is_number_word, spoken_number, words
 
 __all__ = ["MOMENTS", "as_hhmm", "in_its_month", "moved", "restated", "spread_days", "the_clock", "took_back",
            "written_as"]
@@ -99,6 +100,62 @@ def _near_read_back(evidence: Evidence) -> tuple[tuple[int, int], ...]:
         return ()
     minute = int(found[-1][0]) * 60 + int(found[-1][1])
     return ((max(0, minute - 360), min(24 * 60, minute + 360)),)
+
+
+_RANGE = frozenset("till until til to through thru".split())
+_PM = frozenset("afternoon arvo evening tonight pm".split())
+_AM = frozenset("morning am".split())
+_SETTLING = frozenset("in the morning afternoon evening night arvo pm am".split())
+
+
+def spread_times(names: list[str], evidence: Evidence) -> dict[str, str]:
+    """A call's start and end times (`names`, the schema's two time arguments in its order) from a
+    range the caller's last words say ("One till half five" tomorrow arvo: 13:00 and 17:30; "midday
+    till five"; "seven in the morning through to four"; "from six in the evening right through till
+    Saturday at ten"): each side read as a clock, a bare hour both ways, and of the readings the one
+    pair where the end comes after the start (another day between them aside), in the part of the
+    day the words name where that leaves two. {} where the words say no one such range."""
+    if len(names) != 2 or evidence.now is None or not evidence.said:
+        return {}
+    ws = words(evidence.said[-1])
+    said = [m for m in moments(ws, evidence.now) if m.spans and not m.daypart]
+    heard = {w.text for w in ws}
+    found = []
+    for r, w in enumerate(ws):
+        if w.text not in _RANGE or (r > 0 and ws[r - 1].text in _RANGE):
+            continue
+        i = r - 1 - (r > 1 and ws[r - 1].text == "right")
+        while i > 0 and r - i <= 5 and ws[i].text in _SETTLING:  # "seven in the morning through to four"
+            i -= 1
+        left = _clock_side(ws, said, i, end=True)
+        k = r + 1 + (r + 1 < len(ws) and ws[r + 1].text in _RANGE)
+        crossing = k < len(ws) and bool(days_at(ws, k, evidence.now.date()))
+        while k < len(ws) and k - r <= 4 and (ws[k].text in ("at", "on") or days_at(ws, k, evidence.now.date())):
+            k += 1
+        right = _clock_side(ws, said, k, end=False)
+        if left and right:
+            pairs = [(a, b) for a in left for b in right if crossing or a < b]
+            if len(pairs) > 1 and (part := heard & _PM or heard & _AM):
+                pairs = [(a, b) for a, b in pairs if all((x >= 720) == bool(part & _PM) for x in (a, b) if x != 720)]
+            if len(pairs) == 1:
+                found.append(pairs[0])
+    if len(found) != 1:
+        return {}
+    return {name: f"{t // 60:02d}:{t % 60:02d}" for name, t in zip(names, found[0], strict=True)}
+
+
+def _clock_side(ws: list[Word], said: list[Moment], i: int, *, end: bool) -> set[int]:
+    """The minutes of the day the clock ending (`end`) or starting at ws[i] may be: a moment's
+    points, or a bare hour's two readings ("four": 04:00 or 16:00)."""
+    if not 0 <= i < len(ws):
+        return set()
+    for m in said:
+        if (m.end - 1 if end else m.start) == i:
+            return {a for a, b in m.spans if a == b}
+    hour = spoken_number(ws[i].text) if is_number_word(ws[i].text) or ws[i].text.isdigit() else None
+    if hour is None or not 1 <= hour <= 12 or hour != int(hour):
+        return set()
+    return {int(hour) % 12 * 60, (int(hour) % 12 + 12) * 60}
 
 
 def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence) -> dict[str, str]:

@@ -57,6 +57,7 @@ from .moments import (
     moved,
     restated,
     spread_days,
+    spread_times,
     the_clock,
     took_back,
 )
@@ -128,10 +129,15 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
     days = {name for name, rule in checked.items() if rule.written == "date" and Source.CALLER in rule.sources}
     days_said = spread_days({n: arguments[n] for n in days if not held[n]},
                             {n: arguments[n] for n in days if held[n]}, evidence)
+    span = spread_times([n for n, r in checked.items() if r.kind is ValueKind.TIME and Source.CALLER in r.sources],
+                        evidence)  # "One till half five": the start's and the end's, each its own
     for name, rule in checked.items():
         value = arguments[name]
         if rule.clock24 and isinstance(value, str) and (hhmm := as_hhmm(value)) is not None:
             out.arguments[name] = hhmm  # "6 pm" as the schema asks: "18:00" (traced as said)
+        if name in span:
+            out.arguments[name] = span[name]
+            continue
         if (units := in_its_unit(value, rule, evidence)) is not None:
             out.arguments[name] = units  # "two hours" asked in minutes: 120, not the model's 2
             continue
