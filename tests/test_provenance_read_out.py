@@ -289,3 +289,27 @@ def test_a_range_said_sets_the_start_and_the_end() -> None:
     clock = said("The SUV on Sunday the fourteenth, from quarter to six till eight in the evening.")
     traced = trace(book, {"date": "2026-06-14", "start_time": "17:45", "end_time": "20:00"}, clock)
     assert (traced.arguments["start_time"], traced.arguments["end_time"]) == ("17:45", "20:00")
+
+
+def test_the_latest_choice_named_decides_and_a_code_read_again_takes_the_old_back() -> None:
+    """ "Ah no, sorry, I meant the honey extraction one" after a turn naming queen rearing: the
+    model kept queen_rearing, named first. "the last bit's one three, not three one. Seven oh
+    eight, two one three." after hire 708231: the code said again, digits alone, is 708213. "P E,
+    twenty twenty-six, oh five oh two" holds no time "five oh two"."""
+    course = client_tool("book_course", {
+        "course": {"type": "string", "enum": ["beginners", "queen_rearing", "honey_extraction"], "description": "Which course"},
+        "places": {"type": "integer", "description": "How many places"},
+    }, ["course", "places"])
+    line = said("Book me on the queen rearing course, two places.",
+                "Ah no, sorry, I meant the honey extraction one in August. Still the two places.",
+                asked=["", "Two places on Queen Rearing, Saturday, July 11. Is that correct?"])
+    assert trace(course, {"course": "queen_rearing", "places": 2}, line).arguments["course"] == "honey_extraction"
+    extend = client_tool("extend_hire", {
+        "hire_number": {"type": "string", "description": "Hire number, e.g. 708213"},
+    }, ["hire_number"])
+    code = said("Extend hire seven oh eight two three one, please.",
+                "Ah, no, the last bit's one three, not three one. Seven oh eight, two one three.",
+                asked=["", "Hire 708231. Shall I go ahead?"])
+    assert trace(extend, {"hire_number": "708231"}, code).arguments == {"hire_number": "708213"}
+    assert not said_in("17:02", "On the limo booking, P E, twenty twenty-six, oh five oh two, can we stop?",
+                       kind=ValueKind.TIME, now=NOW)

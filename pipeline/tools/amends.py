@@ -289,15 +289,18 @@ def corrected_here(value: Any, rule: Rule, evidence: Evidence) -> bool:
 
 
 def code_taken_back(value: Any, rule: Rule, evidence: Evidence) -> bool:
-    """A code with letters said before, where the caller's correcting last words say another of its
-    shape and not it ("Oh, hold on, I've read that wrong. It's ... SN-60474" after SN-60447)."""
+    """A code with letters (or of five digits or more) said before, where the caller's correcting
+    last words say another of its shape and not it ("Oh, hold on, I've read that wrong. It's ...
+    SN-60474" after SN-60447; "the last bit's one three, not three one. Seven oh eight, two one
+    three." after 708231)."""
     mine = squash(str(value))
     if rule.kind is not ValueKind.CODE or len(evidence.said) < 2 or not corrects(evidence.said[-1]) \
-            or not any(ch.isalpha() for ch in mine):
-        return False
+            or not any(ch.isalpha() for ch in mine) and sum(ch.isdigit() for ch in mine) < 5:
+        return False  # digits alone, only a code's: "Seven oh eight, two one three" after 708231
     last = folded(evidence.said[-1])
     return code_said(str(value), last) is None and any(
-        squash(code) != mine and shaped_alike(squash(code), mine) for _, _, code in codes_in(last))
+        squash(code) != mine and (shaped_alike(squash(code), mine) or squash(code).isdigit() and mine.isdigit()
+                                  and len(squash(code)) == len(mine)) for _, _, code in codes_in(last))
 
 
 def read_back_code(value: Any, rule: Rule, evidence: Evidence, others: Sequence[Any] = ()) -> str | None:

@@ -46,8 +46,8 @@ def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> s
     every = [c for c in choices if {"both", "all"} & set(re.findall(r"[a-z]+", c.lower()))]
     if len(every) == 1 and (every[0] in last or len(last.keys() - set(every)) > 1):
         return every[0] if value != every[0] else None  # "on RIP.ie and in the Examiner": both, not one
-    if value in choices and any(value in choice_words_said(choices, text) for text in evidence.said):
-        return None  # a word of the model's own, and of no other choice, was said: its pick stands
+    if value in choices and value in last:
+        return None  # a word of the model's own, and of no other choice, was said last: its pick stands
     for text in reversed(evidence.said):
         if (named := choice_named(choices, text)) is not None:
             return named if named != value else None

@@ -87,7 +87,7 @@ def _read_out(ws: list[Word], start: int, end: int) -> bool:
     digits ("two oh six nine eight"; not "the half eight one")."""
     def digit(w: Word) -> bool:
         value = spoken_number(w.text) if is_number_word(w.text) else None
-        return w.text[:1].isdigit() or value is not None and value < 10 and w.text != "one"  # "the half eight one"
+        return w.text[:1].isdigit() or w.text == "oh" or value is not None and value < 10 and w.text != "one"  # not "the half eight one"
     prev = ws[start - 1].raw if start > 0 else ""
     before = not ws[start].after_break and prev.isalpha() and prev.isupper() and (
         len(prev) == 1 and prev not in "AI" or 2 <= len(prev) <= 3)  # not "A two o'clock slot"
