@@ -185,6 +185,12 @@ class ResponsePolicy:
     # stage's max_tokens; the context window bounds both.
     tool_call_tokens: int = 256
     speed: float | None = None  # 1.0: the voice's own rate
+    # The LLM waits between tokens while the reply's first chunk is synthesized (a voice of this
+    # process; a network TTS is not waited for): on 2 cores both models take both cores, and Piper
+    # made a first chunk in a median 157 ms beside the LLM decoding against 76 ms with it paused,
+    # the token in flight finishing first in 4 ms (bench/results/2026-12-05-tts-contention.md).
+    # The later words then start that much later; the first chunk's audio outlasts it.
+    first_audio_first: bool = True
 
 
 @dataclass(frozen=True)

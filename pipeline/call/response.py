@@ -203,7 +203,8 @@ class Response:
         self.text_so_far = ""  # the reply as written: markup read off, owed words on
         self._tasks: list[asyncio.Future[Any]] = []
         self.generating = Generating(ctx.llm, ctx.clock)
-        self.speech = Speech(self, ctx, generation=options.generation, stopped=self.generating.cancel)
+        self.speech = Speech(self, ctx, generation=options.generation, stopped=self.generating.cancel,
+                             pause=self.generating.paused)
         self.call_out = CallOut(self, self.speech.chunker)
         self.words = Words(self)
         self.delivery, self.output, self.placement = ctx.modes(self, held)

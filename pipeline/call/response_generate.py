@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from ..base.clock import Clock
@@ -20,6 +22,8 @@ class Generating:
         self.llm = llm
         self.clock = clock
         self.cancel = threading.Event()  # set: the model thread stops within one token
+        self.going = threading.Event()  # clear: the model thread waits before its next token
+        self.going.set()
         self.result = Generation()  # why it stopped and what it cost, once it has
         self.failure: SpokenError | None = None  # apologised for: the reply fails once heard
         self._words_cut = False  # spoken words stopped at their cap, below a call's
@@ -38,6 +42,8 @@ class Generating:
                 for piece in self.llm.stream(messages, cancel=self.cancel, result=self.result,
                                              grammar=grammar, max_tokens=max_tokens, **own):
                     loop.call_soon_threadsafe(tokens.put_nowait, piece)
+                    while not self.going.wait(0.02) and not self.cancel.is_set():
+                        pass  # paused (`paused`): the voice has the cores
                     pieces += 1
                     if spoken is not None and words is None:
                         text += piece
@@ -51,6 +57,16 @@ class Generating:
                 loop.call_soon_threadsafe(tokens.put_nowait, None)
 
         return asyncio.ensure_future(self.clock.run_in_thread(produce))
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The model thread waits between tokens meanwhile: on 2 cores the reply's first chunk is
+        synthesized in about half the time with the LLM stopped (`bench.tts_contention`)."""
+        self.going.clear()
+        try:
+            yield
+        finally:
+            self.going.set()
 
     def _limits(self, grammar: str | None, policy: ResponsePolicy) -> tuple[int | None, int | None]:
         """The generation's token limit, and the spoken reply's where it is lower (else None).

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..base import events as ev
@@ -39,11 +42,15 @@ class Speech:
     """Step 3 of a response: each chunk synthesized as it comes, in deltas of at most
     output_delta_ms, then played; and the words the caller heard up to the last sample played."""
 
-    def __init__(self, owner: Speaker, ctx: Any, *, generation: dict[str, Any], stopped: threading.Event) -> None:
+    def __init__(self, owner: Speaker, ctx: Any, *, generation: dict[str, Any], stopped: threading.Event,
+                 pause: Callable[[], AbstractContextManager[None]] | None = None) -> None:
         self.owner = owner
         self.ctx = ctx  # the response's ResponseContext: its voice, clock, config and speaker
         self.generation = generation  # this response's own settings (its speaking rate)
         self.stopped = stopped  # the response was stopped: synthesize nothing more
+        # the LLM waits between tokens while the first chunk is synthesized on this machine's
+        # cores (`response.first_audio_first`); None: it never does
+        self.pause = pause if ctx.config.response.first_audio_first else None
         self.chunker = sentence_chunker(ctx.config)
         self.spoken: list[SpokenChunk] = []
         self.generated = 0  # samples of the item made so far
@@ -57,12 +64,9 @@ class Speech:
                 return
             if ctx.async_tts is not None:  # a voice that waits (a network TTS) waits on the clock
                 audio = await ctx.async_tts.synthesize_async(chunk, clock=ctx.clock)
-            elif (speed := self.generation.get("speed", ctx.config.response.speed)) is None:
-                audio = await ctx.clock.run_in_thread(tts.synthesize, chunk)
-            else:  # a session's own speaking rate: a voice that takes it (protocols.takes_keyword)
-                paced: Any = tts
-                audio = await ctx.clock.run_in_thread(
-                    lambda c=chunk, voice=paced: voice.synthesize(c, speed=speed))
+            else:
+                with self.pause() if self.pause is not None and not self.spoken else contextlib.nullcontext():
+                    audio = await self._synthesize(chunk)  # the first chunk with the LLM paused
             if self.stopped.is_set():
                 return
             if not self.spoken:
@@ -79,6 +83,15 @@ class Speech:
                 if i == 0 and not self.generated:  # let playback sound the first frame before
                     await asyncio.sleep(0)  # the rest of the chunk's deltas are announced
             self.generated += len(audio)
+
+    async def _synthesize(self, chunk: str) -> Any:
+        """One chunk on this process's voice, at the session's own speaking rate where it has one
+        (a voice that takes it: protocols.takes_keyword)."""
+        ctx, tts = self.ctx, self.ctx.tts
+        if (speed := self.generation.get("speed", ctx.config.response.speed)) is None:
+            return await ctx.clock.run_in_thread(tts.synthesize, chunk)
+        paced: Any = tts
+        return await ctx.clock.run_in_thread(lambda voice=paced: voice.synthesize(chunk, speed=speed))
 
     def heard(self) -> Heard:
         """What the caller heard: never more than was made."""
