@@ -1,7 +1,8 @@
-"""The LLM waits between tokens while the reply's first chunk is synthesized (`response.first_audio_first`):
-on 2 cores the two models share the cores, and the first chunk's synthesis takes about half the
-time with the LLM paused (bench/results/2026-12-05-tts-contention.md). Only the first chunk: the
-later ones are made while the first one plays."""
+"""The LLM waits between tokens while the reply's first chunk is synthesized (`response.first_audio_first`,
+off by default): on 2 cores the two models share the cores, and the first chunk's synthesis takes
+about half the time with the LLM paused (bench/results/2026-12-05-tts-contention.md), though at
+the wire it did not show (bench/results/2026-12-05-wire-first-audio-first.md). Only the first
+chunk: the later ones are made while the first one plays."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ class WatchingTTS(ToneTTS):
         return super().synthesize(text, speed=speed)
 
 
-def _turn(first_audio_first: bool) -> WatchingTTS:
+def _turn(*, first_audio_first: bool) -> WatchingTTS:
     llm = CountingLLM()
     tts = WatchingTTS(llm)
     stages = Stages(vad=LoudVAD(), stt=ScriptedSTT(transcripts=["Can you check the diary for me?"]),
@@ -71,6 +72,7 @@ def test_the_llm_waits_while_the_first_chunk_is_synthesized() -> None:
     assert max(tts.during[1:]) >= 3, tts.during  # later chunks are made beside the model
 
 
-def test_off_the_llm_streams_on_while_the_first_chunk_is_synthesized() -> None:
+def test_off_as_shipped_the_llm_streams_on_while_the_first_chunk_is_synthesized() -> None:
+    assert cfg.load().response.first_audio_first is False
     tts = _turn(first_audio_first=False)
     assert tts.during[0] >= 3, tts.during

@@ -189,8 +189,10 @@ class ResponsePolicy:
     # process; a network TTS is not waited for): on 2 cores both models take both cores, and Piper
     # made a first chunk in a median 157 ms beside the LLM decoding against 76 ms with it paused,
     # the token in flight finishing first in 4 ms (bench/results/2026-12-05-tts-contention.md).
-    # The later words then start that much later; the first chunk's audio outlasts it.
-    first_audio_first: bool = True
+    # At the wire it did not show: end of speech to first audio per call 0.996 of without, the
+    # first chunk to Piper's first audio 82 against 68 ms at the median, 21 calls each
+    # (bench/results/2026-12-05-wire-first-audio-first.md). Off until a run shows it.
+    first_audio_first: bool = False
 
 
 @dataclass(frozen=True)
