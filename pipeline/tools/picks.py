@@ -70,16 +70,20 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> b
     choices = word_choices(spec, name)
     if value not in choices or len(choices) < 2 or spec.grounded is not None:
         return False
-    def kind_words(choice: str) -> set[str]:
-        return {stem(w) for w in re.split(r"[\W_]+", choice.lower()) if len(w) > 1 and w not in _NO_KIND}
-    own = kind_words(str(value))
-    own = own - set().union(*(kind_words(c) for c in choices if c != value)) or own  # "castle": no standard_castle
-    own = own - kind_words(spec.description) or own  # "my bike" names no e_bike_diagnostic where every job is a bike's
+    own = _kind_words(str(value))
+    own = own - set().union(*(_kind_words(c) for c in choices if c != value)) or own  # "castle": no standard_castle
+    own = own - _kind_words(spec.description) or own  # "my bike" names no e_bike_diagnostic where every job is a bike's
     heard = {stem(w) for text in evidence.exchanged for w in re.findall(r"[a-z0-9']+", text.lower())}
     heard |= {stem(w.replace("-", "")) for text in evidence.exchanged  # "e-bike": ebike_service
               for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text.lower())}
     heard |= _joined(evidence.instructions, heard - {stem(w) for w in re.split(r"[\W_]+", f"{spec.name} {name}".lower())})
     return not any(same_word(w, h) or len(w) >= 3 and h.startswith(w) for w in own for h in heard)  # "cattery": cat
+
+
+def _kind_words(text: str) -> set[str]:
+    """The words of a choice (or a description) that could say which kind: "battery_not_charging":
+    battery, charging."""
+    return {stem(w) for w in re.split(r"[\W_]+", text.lower()) if len(w) > 1 and w not in _NO_KIND}
 
 
 _COMMON = frozenset("from with that this have will your they them when what into about there their been were "
