@@ -85,15 +85,18 @@ def _read_out(ws: list[Word], start: int, end: int) -> bool:
     """Digits of a code read out, not a time: ws[start:end] come straight after a letter or a digit
     ("P T two oh six nine eight", "BA two fifteen", "four four one oh nine") or go straight on in
     digits ("two oh six nine eight"; not "the half eight one")."""
-    def digit(w: Word) -> bool:
-        value = spoken_number(w.text) if is_number_word(w.text) else None
-        return w.text[:1].isdigit() or w.text == "oh" or value is not None and value < 10 and w.text != "one"  # not "the half eight one"
     prev = ws[start - 1].raw if start > 0 else ""
     before = not ws[start].after_break and prev.isalpha() and prev.isupper() and (
         len(prev) == 1 and prev not in "AI" or 2 <= len(prev) <= 3)  # not "A two o'clock slot"
-    before = before or start > 0 and not ws[start].after_break and digit(ws[start - 1])  # "four four one oh nine"
-    after = end < len(ws) and not ws[end].after_break and digit(ws[end])
+    before = before or start > 0 and not ws[start].after_break and _a_digit(ws[start - 1])  # "four four one oh nine"
+    after = end < len(ws) and not ws[end].after_break and _a_digit(ws[end])
     return all(w.text[:1].isalpha() for w in ws[start:end]) and (before or after)
+
+
+def _a_digit(w: Word) -> bool:
+    """A digit said or written, "oh" among them; not "one", which is as often "the half eight one"."""
+    value = spoken_number(w.text) if is_number_word(w.text) else None
+    return w.text[:1].isdigit() or w.text == "oh" or value is not None and value < 10 and w.text != "one"
 
 
 def time_said(value: str, text: str, now: datetime | None, *,
@@ -314,9 +317,9 @@ def taken_back(value: str, text: str, now: datetime | None) -> bool:
     no, hang on, the twentieth" for the thirteenth)?"""
     wanted = moments(words(value), now, written=True, slack_min=0)
     ws = words(text)
-    said = sorted(moments(ws, now), key=lambda m: m.start)  # as said: days and times are found apart
-    back = [m for m, later in zip(said, [*said[1:], None], strict=False) if _taken_back(ws, m.start) or later is not None
-            and _another(m, later) and _corrected_between(ws, m.end, later.start) and not _taken_back(ws, later.start)]
+    said = moments(ws, now)
+    over = [m for m, _ in _said_over(ws, now)]
+    back = [m for m in said if _taken_back(ws, m.start) or m in over]
     return any(any(_overlap(s, w) for s in m.spans for w in v.spans) or
                any(day_matches(s, w) for s in m.days for w in v.days)
                for m in back for v in wanted)
@@ -346,11 +349,16 @@ def own_correction(text: str, now: datetime | None) -> str:
     """The words after the caller took a moment back in the same breath ("for the thirteenth... no,
     hang on, the twentieth": "no, hang on, the twentieth"); the text itself where they did not."""
     ws = words(text)
-    said = sorted(moments(ws, now), key=lambda m: m.start)
-    for m, later in zip(said[::-1][1:], said[::-1], strict=False):
-        if _another(m, later) and _corrected_between(ws, m.end, later.start) and not _taken_back(ws, later.start):
-            return text[ws[m.end].start:] if m.end < len(ws) else text
-    return text
+    over = _said_over(ws, now)
+    return text[ws[over[-1][0].end].start:] if over and over[-1][0].end < len(ws) else text
+
+
+def _said_over(ws: list[Word], now: datetime | None) -> list[tuple[Moment, Moment]]:
+    """Each moment the words take back for the next one said ("the thirteenth... no, hang on, the
+    twentieth"), with it: not where the next is itself taken back ("Sunday, sorry, not Saturday")."""
+    said = sorted(moments(ws, now), key=lambda m: m.start)  # as said: days and times are found apart
+    return [(m, later) for m, later in zip(said, said[1:], strict=False)
+            if _another(m, later) and _corrected_between(ws, m.end, later.start) and not _taken_back(ws, later.start)]
 
 
 def _another(m: Moment, later: Moment) -> bool:
