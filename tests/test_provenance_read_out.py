@@ -313,3 +313,34 @@ def test_the_latest_choice_named_decides_and_a_code_read_again_takes_the_old_bac
     assert trace(extend, {"hire_number": "708231"}, code).arguments == {"hire_number": "708213"}
     assert not said_in("17:02", "On the limo booking, P E, twenty twenty-six, oh five oh two, can we stop?",
                        kind=ValueKind.TIME, now=NOW)
+
+
+def test_a_span_written_the_wrong_way_round_is_put_in_order() -> None:
+    """ "Collect on the twenty-sixth and bring it back on the first of July" was written pickup July 1,
+    return June 26; "from four till seven" at a studio open 10:00 to 20:00 is 16:00 to 19:00. Two
+    days not of one span ("move it from the 20th to the 12th") stay as written."""
+    change = client_tool("change_hire_dates", {
+        "booking_ref": {"type": "string", "description": "Booking, e.g. WA-77140"},
+        "new_pickup_date": {"type": "string", "format": "date", "description": "New collection day"},
+        "new_return_date": {"type": "string", "format": "date", "description": "New return day"},
+    }, ["booking_ref", "new_pickup_date", "new_return_date"])
+    line = said("Could we push WA-77140 back a week? Collect on the twenty-sixth and bring it back on the "
+                "first of July instead.")
+    traced = trace(change, {"booking_ref": "WA-77140", "new_pickup_date": "2026-07-01", "new_return_date": "2026-06-26"}, line)
+    assert (traced.arguments["new_pickup_date"], traced.arguments["new_return_date"]) == ("2026-06-26", "2026-07-01")
+    move = client_tool("move_visit", {
+        "old_date": {"type": "string", "format": "date", "description": "The day booked now"},
+        "new_date": {"type": "string", "format": "date", "description": "The day to move to"},
+    }, ["old_date", "new_date"])
+    earlier = said("Can you move my visit from the twentieth to the twelfth?")
+    assert trace(move, {"old_date": "2026-06-20", "new_date": "2026-06-12"}, earlier).arguments == {
+        "old_date": "2026-06-20", "new_date": "2026-06-12"}
+    party = client_tool("book_party", {
+        "date": {"type": "string", "format": "date", "description": "Day of the party"},
+        "start_time": {"type": "string", "description": "Start, HH:MM on the 24-hour clock"},
+        "end_time": {"type": "string", "description": "End, HH:MM on the 24-hour clock"},
+    }, ["date", "start_time", "end_time"])
+    studio = said("A pottery party on Saturday the twentieth, from four till seven?",
+                  instructions="The studio is open Tuesday to Sunday, 10:00 to 20:00.")
+    traced = trace(party, {"date": "2026-06-20", "start_time": "19:00", "end_time": "19:00"}, studio)
+    assert (traced.arguments["start_time"], traced.arguments["end_time"]) == ("16:00", "19:00")

@@ -113,8 +113,9 @@ def spread_times(names: list[str], evidence: Evidence) -> dict[str, str]:
     range the caller's last words say ("One till half five" tomorrow arvo: 13:00 and 17:30; "midday
     till five"; "seven in the morning through to four"; "from six in the evening right through till
     Saturday at ten"): each side read as a clock, a bare hour both ways, and of the readings the one
-    pair where the end comes after the start (another day between them aside), in the part of the
-    day the words name where that leaves two. {} where the words say no one such range."""
+    pair where the end comes after the start (another day between them aside), within the hours
+    the instructions give, in the part of the day the words name where that leaves two. {} where
+    the words say no one such range."""
     if len(names) != 2 or evidence.now is None or not evidence.said:
         return {}
     ws = words(evidence.said[-1])
@@ -135,6 +136,8 @@ def spread_times(names: list[str], evidence: Evidence) -> dict[str, str]:
         right = _clock_side(ws, said, k, end=False)
         if left and right:
             pairs = [(a, b) for a in left for b in right if crossing or a < b]
+            if len(pairs) > 1 and (hours := open_hours(evidence.instructions)):  # "from four till seven" at a studio open 10 to 21
+                pairs = [(a, b) for a, b in pairs if min(h[0] for h in hours) <= a and b <= max(h[1] for h in hours)] or pairs
             if len(pairs) > 1 and (part := heard & _PM or heard & _AM):
                 pairs = [(a, b) for a, b in pairs if all((x >= 720) == bool(part & _PM) for x in (a, b) if x != 720)]
             if len(pairs) == 1:
@@ -156,6 +159,27 @@ def _clock_side(ws: list[Word], said: list[Moment], i: int, *, end: bool) -> set
     if hour is None or not 1 <= hour <= 12 or hour != int(hour):
         return set()
     return {int(hour) % 12 * 60, (int(hour) % 12 + 12) * 60}
+
+
+_STARTS = frozenset("start pickup pick collect collection arrival arrive checkin check in from begin outward".split())
+_ENDS = frozenset("end return returning checkout out until finish back".split())
+
+
+def in_span_order(values: dict[str, Any], evidence: Evidence) -> dict[str, str]:
+    """A call's two days of one span (`values`: its date arguments in the schema's order), a start's
+    and an end's by their names (`pickup_date`, `return_date`), written the wrong way round: "Pick
+    up on the twelfth ... bring it back on the sixteenth" written pickup 16th, return 12th. Each
+    day to its place; {} where they are in order, or are not a start's and an end's."""
+    if len(values) != 2 or evidence.now is None:
+        return {}
+    (first, a), (second, b) = values.items()
+    start, end = ({w for w in re.split(r"[\W_]+", n.lower())} for n in (first, second))
+    if not (start & _STARTS and end & _ENDS and not start & _ENDS and not end & _STARTS):
+        return {}
+    days = [as_date(v, evidence) if isinstance(v, str) else None for v in (a, b)]
+    if days[0] is None or days[1] is None or days[0] <= days[1]:
+        return {}
+    return {first: days[1], second: days[0]}
 
 
 def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence) -> dict[str, str]:

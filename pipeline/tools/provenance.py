@@ -54,6 +54,7 @@ from .moments import (
     as_date,
     as_hhmm,
     in_its_month,
+    in_span_order,
     moved,
     restated,
     spread_days,
@@ -127,8 +128,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             and not amends.read_back_code(arguments[name], rule, evidence, [v for n, v in arguments.items() if n != name])
             for name, rule in checked.items()}
     days = {name for name, rule in checked.items() if rule.written == "date" and Source.CALLER in rule.sources}
-    days_said = spread_days({n: arguments[n] for n in days if not held[n]},
-                            {n: arguments[n] for n in days if held[n]}, evidence)
+    days_said = spread_days({n: arguments[n] for n in days if not held[n]}, {n: arguments[n] for n in days if held[n]},
+                            evidence) or in_span_order({n: arguments[n] for n in checked if n in days}, evidence)
     span = spread_times([n for n, r in checked.items() if r.kind is ValueKind.TIME and Source.CALLER in r.sources],
                         evidence)  # "One till half five": the start's and the end's, each its own
     for name, rule in checked.items():
