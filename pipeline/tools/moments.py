@@ -37,6 +37,7 @@ from .asks import corrects
 from .evidence import Evidence
 from .spoken import ValueKind
 from .spoken.days import days_at, month_of
+from .spoken.kinds import name_words
 from .spoken.numbers import numbers_said
 from .spoken.times import (
     Moment,
@@ -173,7 +174,7 @@ def in_span_order(values: dict[str, Any], evidence: Evidence) -> dict[str, str]:
     if len(values) != 2 or evidence.now is None:
         return {}
     (first, a), (second, b) = values.items()
-    start, end = ({w for w in re.split(r"[\W_]+", n.lower())} for n in (first, second))
+    start, end = (set(name_words(n)) for n in (first, second))  # "pickup_date", "returnDate"
     if not (start & _STARTS and end & _ENDS and not start & _ENDS and not end & _STARTS):
         return {}
     days = [as_date(v, evidence) if isinstance(v, str) else None for v in (a, b)]

@@ -10,7 +10,7 @@ from typing import Any
 from .evidence import Evidence
 from .flags import same_word
 from .schema import ToolSpec
-from .spoken.kinds import stem
+from .spoken.kinds import name_words, stem
 from .spoken.names import choice_named, choice_words_said
 
 __all__ = ["named_choice", "passed_over", "unnamed_pick", "word_choices"]
@@ -76,7 +76,7 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> b
     heard = {stem(w) for text in evidence.exchanged for w in re.findall(r"[a-z0-9']+", text.lower())}
     heard |= {stem(w.replace("-", "")) for text in evidence.exchanged  # "e-bike": ebike_service
               for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text.lower())}
-    heard |= _joined(evidence.instructions, heard - {stem(w) for w in re.split(r"[\W_]+", f"{spec.name} {name}".lower())})
+    heard |= _joined(evidence.instructions, heard - {stem(w) for w in name_words(spec.name) + name_words(name)})
     return not any(same_word(w, h) or len(w) >= 3 and h.startswith(w) for w in own for h in heard)  # "cattery": cat
 
 

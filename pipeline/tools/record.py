@@ -26,7 +26,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from .spoken.codes import codes_in, squash
-from .spoken.days import CALENDAR
+from .spoken.days import CALENDAR, month_of
 from .spoken.kinds import stem
 from .spoken.names import name_said
 from .spoken.words import is_number_word, read_ordinal, words
@@ -149,11 +149,7 @@ def _days_in(entry: str) -> set[int]:
     """The days of a month an entry is on, written by their month ("Friday June 12, 2026", "12 June")."""
     ws = words(entry)
     return {int(w.text) for i, w in enumerate(ws) if w.text.isdigit() and int(w.text) <= 31
-            and any(0 <= j < len(ws) and ws[j].text in _MONTHS for j in (i - 1, i + 1))}
-
-
-_MONTHS = frozenset("january february march april may june july august september october november december "
-                    "jan feb mar apr jun jul aug sep sept oct nov dec".split())
+            and any(0 <= j < len(ws) and month_of(ws[j].text, written=True) for j in (i - 1, i + 1))}
 
 
 def _weighed(entry: str, cue: set[str]) -> int:
