@@ -344,3 +344,54 @@ def test_a_span_written_the_wrong_way_round_is_put_in_order() -> None:
                   instructions="The studio is open Tuesday to Sunday, 10:00 to 20:00.")
     traced = trace(party, {"date": "2026-06-20", "start_time": "19:00", "end_time": "19:00"}, studio)
     assert (traced.arguments["start_time"], traced.arguments["end_time"]) == ("16:00", "19:00")
+
+
+# --- read from fresh23 (2026-12-05) ---------------------------------------------------------------
+
+def test_a_choice_written_in_digits_is_named_by_its_number_said_in_words() -> None:
+    """ "a twelve-seater, please" names `12_seater` of 6, 12 and 20 seaters (a required pick with
+    its number said in words was asked for again); "a big one" names none of them."""
+    hire = client_tool("hire_boat", {
+        "boat": {"type": "string", "description": "Which boat", "enum": ["6_seater", "12_seater", "20_seater"]},
+        "date": {"type": "string", "format": "date", "description": "Day of the hire"},
+    }, ["boat", "date"])
+    line = said("Could we have a twelve-seater on Saturday?")
+    traced = trace(hire, {"boat": "12_seater", "date": "2026-06-06"}, line)
+    assert not traced.missing and traced.arguments["boat"] == "12_seater"
+    vague = said("Could we have a big one on Saturday?")
+    assert trace(hire, {"boat": "12_seater", "date": "2026-06-06"}, vague).missing == ["boat"]
+
+
+def test_kids_are_children_counted_and_no_age() -> None:
+    """ "nine kids including her" is how many children come, not the birthday child's age; "she's
+    turning six" is her age; written the other way round, each is the one said in its role."""
+    party = client_tool("book_party", {
+        "children": {"type": "integer", "description": "How many children are coming"},
+        "child_age": {"type": "integer", "description": "The age the child is turning, if said"},
+        "date": {"type": "string", "format": "date", "description": "Day of the party"},
+    }, ["children", "date"])
+    line = said("A party for my girl on Saturday, she's turning six, and there'll be nine kids including her.")
+    traced = trace(party, {"children": 9, "child_age": 6, "date": "2026-06-06"}, line)
+    assert not traced.missing and traced.arguments == {"children": 9, "child_age": 6, "date": "2026-06-06"}
+    swapped = trace(party, {"children": 6, "child_age": 9, "date": "2026-06-06"}, line)
+    assert swapped.arguments == {"children": 9, "child_age": 6, "date": "2026-06-06"}  # each the one said in its role
+
+
+def test_one_of_a_kind_is_no_count_and_no_record_of_several() -> None:
+    """ "one of them pottery classes for me and me sister": the class is one of a kind, not one
+    person (the caller is asked how many); "cancel one of the bookings" points at no booking of the
+    two on file."""
+    book = client_tool("book_class", {
+        "class_type": {"type": "string", "description": "Which class", "enum": ["pottery", "painting"]},
+        "people": {"type": "integer", "description": "How many people are coming"},
+    }, ["class_type", "people"])
+    line = said("I wanna do one of them pottery classes for me and me sister.")
+    assert trace(book, {"class_type": "pottery", "people": 1}, line).missing == ["people"]
+    assert not trace(book, {"class_type": "pottery", "people": 1}, said("Just one of us, pottery.")).missing
+    desk = ("You answer the phone for Kiln Street Studio. The caller is Ana Silva, account KS-201; on file: "
+            "class KS-30411, pottery on Saturday, June 6. Her partner, Rui Costa, has his own entry, "
+            "account KS-207: class KS-30452, painting on Friday, June 12.")
+    cancel = client_tool("cancel_class", {"booking_ref": {"type": "string", "description": "e.g. KS-30411"}},
+                         ["booking_ref"])
+    which = said("Can you cancel one of the classes on our accounts? Plans have changed.", instructions=desk)
+    assert trace(cancel, {"booking_ref": "KS-30411"}, which).missing == ["booking_ref"]

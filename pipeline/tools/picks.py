@@ -11,7 +11,7 @@ from .evidence import Evidence
 from .flags import same_word
 from .schema import ToolSpec
 from .spoken.kinds import name_words, stem
-from .spoken.names import choice_named, choice_words_said
+from .spoken.names import choice_named, choice_words_said, heard_words
 
 __all__ = ["named_choice", "passed_over", "unnamed_pick", "word_choices"]
 
@@ -74,6 +74,7 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> b
     own = own - set().union(*(_kind_words(c) for c in choices if c != value)) or own  # "castle": no standard_castle
     own = own - _kind_words(spec.description) or own  # "my bike" names no e_bike_diagnostic where every job is a bike's
     heard = {stem(w) for text in evidence.exchanged for w in re.findall(r"[a-z0-9']+", text.lower())}
+    heard |= set().union(*(heard_words(text) for text in evidence.exchanged))  # "sixteen": 16_seater
     heard |= {stem(w.replace("-", "")) for text in evidence.exchanged  # "e-bike": ebike_service
               for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text.lower())}
     heard |= _joined(evidence.instructions, heard - {stem(w) for w in name_words(spec.name) + name_words(name)})

@@ -160,6 +160,9 @@ def _weighed(entry: str, cue: set[str]) -> int:
                else 1 for word, text in named.items())  # "MOT" is no name; "mother" says who, as a name does
 
 
+_ONE_OF = re.compile(r"\bone of (?:the|my|our|your|them|those|these|his|her|their)\b", re.I)
+
+
 def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequence[str],
                   own_words: Collection[str]) -> str | None:
     """Of the values of one role in `record`, the one the caller means: the only one there (the
@@ -168,6 +171,8 @@ def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequ
     module); else None."""
     if len(values := {_digits(record[a:b]): record[a:b] for a, b in role_spans}) == 1:
         return next(iter(values.values()))  # what `singled_out` gives where the model copied it
+    if any(_ONE_OF.search(text) for text in said):
+        return None  # "Can you cancel one of the bookings on our accounts?": which one is not said
     meant = {_digits(record[a:b]): record[a:b] for a, b in role_spans
              if singled_out([(a, b)], role_spans, record, said, own_words)}
     return next(iter(meant.values())) if len(meant) == 1 else None

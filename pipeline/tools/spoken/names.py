@@ -93,13 +93,21 @@ def choice_words_said(choices: tuple[str, ...], text: str, *, shared: bool = Fal
     though ski_performance and snowboard_standard share a word each), or all of whose words are, no
     other choice more ("ballet" beside childrens_ballet), how many of its words are (`shared`: of
     every choice)."""
-    heard = {stem(w.text) for w in words(text)}
+    heard = heard_words(text)
     own = _choice_words(choices)
     said = {c: ws & heard for c, ws in own.items()}
     return {c: len(said[c]) for c, ws in own.items()
             if shared or said[c] - set().union(*(o for d, o in own.items() if d != c))
             or len(said[c]) > 1 and not any(d != c and said[d] >= said[c] for d in own)
             or said[c] and said[c] == ws and not any(d != c and said[d] > said[c] for d in own)}
+
+
+def heard_words(text: str) -> set[str]:
+    """The text's words, singular, and each number it says in digits: "a sixteen-seater" says
+    16 as well as "sixteen", as a choice "16_seater" writes it."""
+    ws = words(text)
+    return {stem(w.text) for w in ws} | {str(int(v)) for run in number_runs(ws) for v in run.values
+                                          if v == v.to_integral()}
 
 
 def _choice_words(choices: tuple[str, ...]) -> dict[str, set[str]]:

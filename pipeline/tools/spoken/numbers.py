@@ -20,7 +20,7 @@ from typing import Literal
 
 from .clock import clock_at
 from .kinds import stem
-from .words import Word, is_number_word, number_runs, read_ordinal, spoken_number, words
+from .words import NumberRun, Word, is_number_word, number_runs, read_ordinal, spoken_number, words
 
 _BEFORE = 5  # words before a number that may say what it is ("the one it ends in 1234")
 _AFTER = 4
@@ -56,6 +56,19 @@ def _named_one(ws: list[Word], i: int) -> bool:
         and not is_number_word(ws[i - 1].text) and (i + 1 == len(ws) or ws[i + 1].after_break)
 
 
+_THOSE = frozenset("them those these the your our".split())
+_NOT_A_NOUN = frozenset("is are was were will would can could who that which and or but has have had".split())
+
+
+def _one_of_those(ws: list[Word], run: NumberRun) -> bool:
+    """ "one of them taster sessions", "one of your bouncy castles": "one" picking one of a kind
+    the next words name (not "one of us", nor "one of them" alone, which may count people)."""
+    k = run.start
+    return run.end == k + 1 and ws[k].text == "one" and k + 3 < len(ws) and ws[k + 1].text == "of" \
+        and ws[k + 2].text in _THOSE and not any(w.after_break for w in ws[k + 1:k + 4]) \
+        and not is_number_word(ws[k + 3].text) and ws[k + 3].text not in _NOT_A_NOUN
+
+
 @lru_cache(maxsize=64)  # one text is asked about many values
 def numbers_said(text: str) -> tuple[NumberSaid, ...]:
     ws = words(text)
@@ -68,6 +81,8 @@ def numbers_said(text: str) -> tuple[NumberSaid, ...]:
         if run.end - run.start == 1 and ws[run.start].text == "one" and run.start > 0 \
                 and not ws[run.start].after_break and (ws[run.start - 1].text in _BEFORE_PRONOUN or _named_one(ws, run.start)):
             continue  # "a small one", "the late one", "the debit one,": which thing, not how many
+        if _one_of_those(ws, run):
+            continue  # "one of them taster sessions": which kind, not how many (nor "of them" people)
         before: list[str] = []
         k = run.start - 1
         while k >= 0 and len(before) < _BEFORE and not ws[k + 1].after_break and k not in in_run:
