@@ -395,3 +395,21 @@ def test_one_of_a_kind_is_no_count_and_no_record_of_several() -> None:
                          ["booking_ref"])
     which = said("Can you cancel one of the classes on our accounts? Plans have changed.", instructions=desk)
     assert trace(cancel, {"booking_ref": "KS-30411"}, which).missing == ["booking_ref"]
+
+
+def test_a_day_correcting_one_read_back_is_the_nearest_ones_and_its_weekday_no_other_day() -> None:
+    """Read back "from Friday, June 12 to Sunday, June 14", the caller's "The fifteenth, sorry. We
+    leave on the Monday." moves the last day (the 15th is that Monday, not June 8), and "No, the
+    eleventh." the first; the model's copy of the day read back does not stand."""
+    stay = client_tool("book_cottage", {
+        "arrival": {"type": "string", "format": "date", "description": "First night"},
+        "departure": {"type": "string", "format": "date", "description": "Day they leave"},
+    }, ["arrival", "departure"])
+    read_back = "A stay from Friday, June 12 to Sunday, June 14. Shall I book it?"
+    first = "Can we have the cottage from the twelfth to the fourteenth?"
+    later = said(first, "The fifteenth, sorry. We leave on the Monday.", asked=["", read_back])
+    assert trace(stay, {"arrival": "2026-06-12", "departure": "2026-06-14"}, later).arguments == {
+        "arrival": "2026-06-12", "departure": "2026-06-15"}
+    sooner = said(first, "No, the eleventh.", asked=["", read_back])
+    assert trace(stay, {"arrival": "2026-06-12", "departure": "2026-06-14"}, sooner).arguments == {
+        "arrival": "2026-06-11", "departure": "2026-06-14"}

@@ -36,7 +36,7 @@ from typing import Any
 from .asks import corrects
 from .evidence import Evidence
 from .spoken import ValueKind
-from .spoken.days import days_at, month_of
+from .spoken.days import days_at, its_weekday, month_of
 from .spoken.kinds import name_words
 from .spoken.numbers import numbers_said
 from .spoken.times import (
@@ -338,3 +338,33 @@ def the_clock(value: Any, kind: ValueKind | None, evidence: Evidence) -> bool:
     now = evidence.now
     day, hhmm, hour = as_date(value, evidence), as_hhmm(value), f"{now.hour:02d}:{now.minute:02d}"
     return (day == now.date().isoformat() and hhmm in (None, hour)) or (day is None and hhmm == hour)
+
+
+def corrected_day(value: Any, rule: Any, evidence: Evidence) -> str | None:
+    """The caller's new day where their last words correct one of the days the agent read back:
+    "The twenty-ninth, sorry." to "Boarding from Thursday, June 25 to Sunday, June 28. Shall I book
+    it?" is the end's, June 29 (nearer June 28 than June 25), and a call still holding June 28
+    holds June 29. None where the words name no one new day, the value was not read back, or the
+    new day is as near another day read back (or over a week from any)."""
+    if rule.written != "date" or evidence.now is None or not evidence.said or "?" not in evidence.last_asked:
+        return None
+    read, named = _days_named(evidence.last_asked, evidence), _days_named(own_correction(evidence.said[-1], evidence.now), evidence)
+    new = next(iter(named)) if len(named) == 1 else None
+    if new is None or new in read or value not in read or len(read) < 2:
+        return None
+    apart = sorted((abs((date.fromisoformat(new) - date.fromisoformat(day)).days), day) for day in read)
+    return new if apart[0][1] == value and apart[0][0] < min(8, apart[1][0]) else None
+
+
+def _days_named(text: str, evidence: Evidence) -> set[str]:
+    """The days these words name, each as "2026-06-29"; a weekday said of a day already named
+    ("the twenty-ninth ... the Monday") is that day."""
+    assert evidence.now is not None
+    ws, out = words(text), set()
+    said = [m for m in moments(ws, evidence.now) if m.days and not m.spans]
+    for m in said:
+        if any(o is not m and its_weekday(o.days, ws[m.start:m.end], evidence.now.year) for o in said):
+            continue
+        if (day := one_moment(text[ws[m.start].start:ws[m.end - 1].end], evidence.now, "date")) is not None:
+            out.add(day)
+    return out

@@ -44,6 +44,14 @@ def day_matches(said: Day, wanted: Day) -> bool:
     return said[1:] == wanted[1:] and (said[0] is None or wanted[0] is None or said[0] == wanted[0])
 
 
+def its_weekday(days: frozenset[Day], named: list[Word], year: int) -> bool:
+    """Do these words name only a weekday one of these days falls on ("The twenty-ninth, sorry.
+    We fly back on the Monday.": the 29th is that Monday, said again, not taken back)?"""
+    weekdays = {k for w in named if (k := weekday_of(w.text, written=False)) is not None}
+    return len(weekdays) == 1 and not any(ch.isdigit() for w in named for ch in w.text) and any(
+        date(d[0] or year, d[1], d[2]).weekday() in weekdays for d in days)
+
+
 def as_day(d: date) -> Day:
     return (d.year, d.month, d.day)
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Literal
 
 from .clock import DAYPARTS, Clock, Span, clock_at, settle
-from .days import Day, as_day, day_matches, days_at, month_of, weekday_of
+from .days import Day, as_day, day_matches, days_at, its_weekday, month_of, weekday_of
 from .words import Word, is_number_word, read_group, spoken_number, words
 
 _REFERENCE = datetime(2000, 1, 3, 12, 0)  # stands for "now" when none is given: both sides alike
@@ -358,7 +358,8 @@ def _said_over(ws: list[Word], now: datetime | None) -> list[tuple[Moment, Momen
     twentieth"), with it: not where the next is itself taken back ("Sunday, sorry, not Saturday")."""
     said = sorted(moments(ws, now), key=lambda m: m.start)  # as said: days and times are found apart
     return [(m, later) for m, later in zip(said, said[1:], strict=False)
-            if _another(m, later) and _corrected_between(ws, m.end, later.start) and not _taken_back(ws, later.start)]
+            if _another(m, later) and _corrected_between(ws, m.end, later.start) and not _taken_back(ws, later.start)
+            and not its_weekday(m.days, ws[later.start:later.end], (now or _REFERENCE).year)]
 
 
 def _another(m: Moment, later: Moment) -> bool:
