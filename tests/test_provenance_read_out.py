@@ -413,3 +413,47 @@ def test_a_day_correcting_one_read_back_is_the_nearest_ones_and_its_weekday_no_o
     sooner = said(first, "No, the eleventh.", asked=["", read_back])
     assert trace(stay, {"arrival": "2026-06-12", "departure": "2026-06-14"}, sooner).arguments == {
         "arrival": "2026-06-11", "departure": "2026-06-14"}
+
+
+# --- read from fresh24 (2026-12-05) ---------------------------------------------------------------
+
+def test_a_name_with_its_spelling_hyphenated_is_the_name_and_a_greeting_is_none() -> None:
+    """ "Name is Tomasz, T-O-M-A-S-Z, Lis" written with its spelling is "Tomasz Lis"; "Kia ora"
+    (the caller's hello) written as the name names nobody, and is asked for."""
+    join = client_tool("join_club", {"member_name": {"type": "string", "description": "The member's full name"},
+                                     "start_date": {"type": "string", "format": "date", "description": "First day"}},
+                       ["member_name", "start_date"])
+    line = said("I'd like to join from Monday. Name is Tomasz, T-O-M-A-S-Z, Lis.")
+    traced = trace(join, {"member_name": "Tomasz, T-O-M-A-S-Z, Lis", "start_date": "2026-06-08"}, line)
+    assert not traced.missing and traced.arguments["member_name"] == "Tomasz Lis"
+    hello = said("Kia ora, could I join from Monday? It's Aroha, A-R-O-H-A, Ngata.")
+    assert trace(join, {"member_name": "Kia ora", "start_date": "2026-06-08"}, hello).missing == ["member_name"]
+    assert trace(join, {"member_name": "G'day", "start_date": "2026-06-08"}, said("G'day, join me up from Monday.")).missing \
+        == ["member_name"]
+
+
+def test_a_range_said_gives_a_call_with_one_start_time_its_start() -> None:
+    """ "the hall tomorrow from two till five" for a call with a start and a length: the start is
+    14:00 (of the readings within the hours the instructions give), not the end the model wrote;
+    a call whose one time is no start keeps its own."""
+    hall = client_tool("book_hall", {
+        "start_time": {"type": "string", "description": "Start, HH:MM on the 24-hour clock"},
+        "hours": {"type": "integer", "description": "How many hours"},
+    }, ["start_time", "hours"])
+    line = said("Can we have the hall tomorrow from two till five, so three hours?",
+                instructions="The hall is open every day, 9:00 to 21:00.")
+    assert trace(hall, {"start_time": "17:00", "hours": 3}, line).arguments == {"start_time": "14:00", "hours": 3}
+    drop = client_tool("drop_off", {"time": {"type": "string", "description": "When, HH:MM on the 24-hour clock"}}, ["time"])
+    assert trace(drop, {"time": "17:00"}, line).arguments == {"time": "17:00"}
+
+
+def test_another_week_is_one_week() -> None:
+    """ "can we keep the van another week?" gives `extra_weeks: 1`; "another lot" gives no count."""
+    extend = client_tool("extend_hire", {
+        "hire_ref": {"type": "string", "description": "The hire, e.g. VH-2231"},
+        "extra_weeks": {"type": "integer", "description": "How many more weeks"},
+    }, ["hire_ref", "extra_weeks"])
+    line = said("Hire VH-2231, can we keep the van another week?")
+    assert not trace(extend, {"hire_ref": "VH-2231", "extra_weeks": 1}, line).missing
+    assert trace(extend, {"hire_ref": "VH-2231", "extra_weeks": 1}, said("Hire VH-2231, I've another lot to move.")).missing \
+        == ["extra_weeks"]

@@ -51,7 +51,7 @@ from .spoken.words import spoken_number, words
 
 __all__ = ["a_piece", "amended", "code_taken_back", "corrected_here", "corrected_to", "for_another", "more_than_itself", "retold", "serves"]
 
-_SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z][\s,]+){2,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", not "J. R. R."
+_SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z](?:[\s,]+|-))(?:[A-Za-z](?:[\s,]+|-)){1,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", "R-A-J-E-S-H", not "J. R. R."
 _NOT = re.compile(r",?\s+(?:and\s+)?not\s+.*$", re.I)
 _LEADING_INTO = frozenset("on at for in by from this next".split())
 
@@ -254,7 +254,7 @@ def a_piece(value: Any, record: str, kind: ValueKind | None) -> bool:
 def _unspelled(value: str, kind: ValueKind | None) -> str | None:
     if kind is not ValueKind.NAME or not _SPELLED.search(value):
         return None
-    return " ".join(_SPELLED.sub(" ", value).split()).strip(" ,") or None
+    return " ".join(re.sub(r"[\s,]*\0[\s,]*", " ", _SPELLED.sub("\0", value)).split()).strip(" ,") or None
 
 
 def _trimmed(value: str, kind: ValueKind | None, now: datetime | None) -> str | None:

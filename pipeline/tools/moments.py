@@ -104,6 +104,7 @@ def _near_read_back(evidence: Evidence) -> tuple[tuple[int, int], ...]:
 
 
 _RANGE = frozenset("till until til to through thru".split())
+_BEGINS = frozenset("start starting begin from".split())  # a call's one time that is a range's start
 _PM = frozenset("afternoon arvo evening tonight pm".split())
 _AM = frozenset("morning am".split())
 _SETTLING = frozenset("in the morning afternoon evening night arvo pm am".split())
@@ -116,8 +117,10 @@ def spread_times(names: list[str], evidence: Evidence) -> dict[str, str]:
     Saturday at ten"): each side read as a clock, a bare hour both ways, and of the readings the one
     pair where the end comes after the start (another day between them aside), within the hours
     the instructions give, in the part of the day the words name where that leaves two. {} where
-    the words say no one such range."""
-    if len(names) != 2 or evidence.now is None or not evidence.said:
+    the words say no one such range. A call with one time, a start by its name (`start_time`), is
+    the range's start ("a study room tomorrow from two till five": 14:00, not the model's 17:00)."""
+    if not (len(names) == 2 or len(names) == 1 and _BEGINS & set(name_words(names[0]))) \
+            or evidence.now is None or not evidence.said:
         return {}
     ws = words(evidence.said[-1])
     said = [m for m in moments(ws, evidence.now) if m.spans and not m.daypart]
@@ -145,7 +148,7 @@ def spread_times(names: list[str], evidence: Evidence) -> dict[str, str]:
                 found.append(pairs[0])
     if len(found) != 1:
         return {}
-    return {name: f"{t // 60:02d}:{t % 60:02d}" for name, t in zip(names, found[0], strict=True)}
+    return {name: f"{t // 60:02d}:{t % 60:02d}" for name, t in zip(names, found[0], strict=False)}
 
 
 def _clock_side(ws: list[Word], said: list[Moment], i: int, *, end: bool) -> set[int]:

@@ -169,6 +169,20 @@ def cue_words(name: str, schema: dict[str, Any]) -> frozenset[str]:
     return frozenset(own.union(*(same for same in _SAME if own & same)))
 
 
+# Greetings a caller opens with, in the Englishes and the languages callers mix in: written where a
+# name goes ("Kia ora" as a member's name), they name nobody
+_GREETINGS = frozenset(["hello", "hi", "hiya", "hey", "howdy", "g'day", "gday", "good morning", "good afternoon",
+                        "good evening", "morning", "afternoon", "evening", "kia ora", "bore da", "prynhawn da",
+                        "dia dhuit", "dia duit", "madainn mhath", "namaste", "namaskar", "salaam", "salam",
+                        "assalamu alaikum", "shalom", "hola", "bonjour", "ciao", "hallo", "guten tag", "aloha",
+                        "talofa", "malo e lelei", "sawubona", "yo", "cheers", "ahoy"])
+
+
+def is_greeting(value: str) -> bool:
+    """Is this value a greeting, no name ("Kia ora", "G'day")?"""
+    return " ".join(re.findall(r"[a-z']+", value.lower().replace("’", "'"))) in _GREETINGS
+
+
 def name_words(name: str) -> list[str]:
     """A property name's words: "pickupTime", "pickup_time" and "pickup-time" are pickup, time;
     "last4" is last4."""

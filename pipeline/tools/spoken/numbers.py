@@ -56,6 +56,7 @@ def _named_one(ws: list[Word], i: int) -> bool:
         and not is_number_word(ws[i - 1].text) and (i + 1 == len(ws) or ws[i + 1].after_break)
 
 
+_UNITS = frozenset("minute hour day night week fortnight month year session lesson visit".split())
 _THOSE = frozenset("them those these the your our".split())
 _NOT_A_NOUN = frozenset("is are was were will would can could who that which and or but has have had".split())
 
@@ -96,7 +97,13 @@ def numbers_said(text: str) -> tuple[NumberSaid, ...]:
         clock = _clock_starts(ws, run.start)
         out.append(NumberSaid(ws[run.start].start, ws[run.end - 1].end, run.values,
                               tuple(before), tuple(after), clock))
-    return tuple(out)
+    for k, w in enumerate(ws):  # "another week", "an extra night": one of that unit
+        unit = k + 1 + (w.text == "an" and k + 1 < len(ws) and ws[k + 1].text in ("extra", "additional"))
+        if (w.text == "another" or unit == k + 2) and unit < len(ws) and stem(ws[unit].text) in _UNITS \
+                and not any(x.after_break for x in ws[k + 1:unit + 1]):
+            out.append(NumberSaid(w.start, w.end, frozenset({Decimal(1)}), (),
+                                  tuple(stem(x.text) for x in ws[unit:unit + _AFTER]), False))
+    return tuple(sorted(out, key=lambda n: n.start))
 
 
 def number_said(value: str, text: str, *, cues: Collection[str] = (),
