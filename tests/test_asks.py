@@ -132,14 +132,18 @@ def test_a_question_that_checks_with_a_tag_only_asks_about_something() -> None:
                  # fresh18: Qwen added a corsage to the order on a question about its price
                  "How much is a corsage again? Mam wants one for the day but she's fretting about the cost.",
                  # fresh16: Qwen booked a salsa class for the ballet asked about
-                 "Isla's ballet is still on for this Saturday at ten, isn't it? She keeps asking me and I've lost the email."):
+                 "Isla's ballet is still on for this Saturday at ten, isn't it? She keeps asking me and I've lost the email.",
+                 # fresh24 (a run with no enum offered unnamed): Qwen booked the collection it checked
+                 "Just checking you're still coming Friday at eight for the couch?",
+                 "Only confirming that my order's going out tomorrow?"):
         assert asks_about_only(line), line
     for line in ("It's fourteen days, isn't it? Put the leaving date down as Friday the nineteenth then.",
                  "You can do Friday, can't you?", "That's the one on file, right? Can you charge it?",
                  "That's still booked, isn't it? I need to move it to Friday.",
                  "It's fourteen days, isn't it? I'd like it to be ten.",
                  "How much is a corsage? My mam wants one, could you add it?",
-                 "How much is it? Book it for Friday then.", "What time do you open? Just put me down for ten."):
+                 "How much is it? Book it for Friday then.", "What time do you open? Just put me down for ten.",
+                 "Just checking if you could book me in for Friday?", "Just checking, can you move it to Friday?"):
         assert not asks_about_only(line), line
     tools = [_effect("pay_balance"), _tool("check_visits")]
     line = "I'm still on every four weeks, aren't I? At twenty-two pounds?"

@@ -85,6 +85,10 @@ _ORDER = re.compile(r"\W*(?:(?:just|then|so|and|oh|ok|okay|right|please|well)\W+
                     r"send|add|reserve|schedule|arrange|give|sign|take|set|sort|pop|stick|bring|push|"
                     r"switch|swap|freeze|renew|extend|update|charge|pay|deliver|collect|ring|email|"
                     r"text|post|log|report|drop|hold)\b", re.I)
+# "Just checking you're still coming Friday at eight?": a question that checks what it says is so
+_CHECKING = re.compile(r"\W*(?:(?:just|only|i'm|i am|we're)\W+)*(?:checking|confirming)\W+(?:that\W+|if\W+)?"
+                       r"(?:you're|you are|you've|we're|we are|we've|i'm|i am|i've|it's|it is|that's|there's|"
+                       r"he's|she's|they're|my|our|the)\b", re.I)
 _ME_YOU = frozenset("i i'd i'll i'm i've we we'd we'll we're you you'd you'll me us my our please let let's".split())
 # a sentence about someone else: a name or a word for kin, then what they want ("Mam wants one")
 _TOLD_OF = re.compile(r"\W*(?:[A-Z][a-z]+|he|she|they|his|her|their)\b(?:'s)?\s+(?:wants?|needs?|would|will|might)\b")
@@ -119,7 +123,7 @@ def asks_about_only(said: str) -> bool:
             if _TAG.search(question) or tagged and not any(w.text in _ASKING for w in words(question)):
                 tagged = True  # "..., aren't I? At twenty-two pounds?": what it checks, said after
                 continue
-            if not ABOUT.match(question) or _REQUEST_ASKED.match(question):
+            if not (ABOUT.match(question) or _CHECKING.match(question)) or _REQUEST_ASKED.match(question):
                 return False
         elif any(w.text in _ASKING for w in words(sentence)) and (
                 _TOLD_OF.match(sentence) is None or any(w.text in _ME_YOU for w in words(sentence))) \
