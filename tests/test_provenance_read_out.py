@@ -457,3 +457,18 @@ def test_another_week_is_one_week() -> None:
     assert not trace(extend, {"hire_ref": "VH-2231", "extra_weeks": 1}, line).missing
     assert trace(extend, {"hire_ref": "VH-2231", "extra_weeks": 1}, said("Hire VH-2231, I've another lot to move.")).missing \
         == ["extra_weeks"]
+
+
+def test_an_address_put_together_from_several_entries_of_the_record_is_none_given() -> None:
+    """ "the same place as last time" written "Fenton, Hanley, Staffordshire": the caller's town, their
+    sister's and the desk's county, each in the record, no entry holding them together; the
+    caller's own address on file, one entry's, is given."""
+    desk = ("You answer the phone for Potteries Removals in Stoke-on-Trent, Staffordshire. The caller is Amy "
+            "Shaw, account PR-118; on file: move M-2207 from 4 Kiln Lane, Fenton. Her sister, Jo Shaw, has "
+            "her own entry: move M-2231 from 12 Bell Street, Hanley.")
+    move = client_tool("book_move", {"address": {"type": "string", "description": "Where we collect from"},
+                                     "date": {"type": "string", "format": "date", "description": "Day of the move"}},
+                       ["address", "date"])
+    line = said("Another move from the same place as last time, on Friday please.", instructions=desk)
+    assert trace(move, {"address": "Fenton, Hanley, Staffordshire", "date": "2026-06-05"}, line).missing == ["address"]
+    assert not trace(move, {"address": "4 Kiln Lane, Fenton", "date": "2026-06-05"}, line).missing

@@ -49,7 +49,8 @@ from .spoken.numbers import numbers_said, plain
 from .spoken.times import moments
 from .spoken.words import spoken_number, words
 
-__all__ = ["a_piece", "amended", "code_taken_back", "corrected_here", "corrected_to", "for_another", "more_than_itself", "retold", "serves"]
+__all__ = ["a_piece", "amended", "code_taken_back", "corrected_here", "corrected_to", "for_another", "more_than_itself", "retold",
+           "scattered", "serves"]
 
 _SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z](?:[\s,]+|-))(?:[A-Za-z](?:[\s,]+|-)){1,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", "R-A-J-E-S-H", not "J. R. R."
 _NOT = re.compile(r",?\s+(?:and\s+)?not\s+.*$", re.I)
@@ -249,6 +250,20 @@ def a_piece(value: Any, record: str, kind: ValueKind | None) -> bool:
     found = [record[:m.start()].rstrip() for m in re.finditer(re.escape(text), record, re.I)]
     return bool(found) and all(before[-1:].isdigit() or before.endswith(",") and not text[:1].isdigit()
                                for before in found)
+
+
+# where one entry of a record ends: a ";", a line's end, or a sentence's ("Kent St. New Farm" goes on)
+_ENTRY_END = re.compile(r"[;\n]|(?<!\bSt)(?<!\bRd)(?<!\bDr)(?<!\bAve)(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bNo)\.\s")
+
+
+def scattered(value: Any, record: str, kind: ValueKind | None) -> bool:
+    """An address put together from parts of several entries of the record ("Paddington, New Farm,
+    Queensland, Australia" of the caller's Paddington, their partner's New Farm and the desk's own
+    state): no one entry holds every part."""
+    parts = [p for p in str(value).split(",") if p.strip()]
+    if kind is not ValueKind.ADDRESS or len(parts) < 2:
+        return False
+    return not any(all(name_said(p, entry) is not None for p in parts) for entry in _ENTRY_END.split(record))
 
 
 def _unspelled(value: str, kind: ValueKind | None) -> str | None:

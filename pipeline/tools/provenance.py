@@ -261,7 +261,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
             and (rule.kind in _MOMENTS or not a_stranger(evidence.said, evidence.instructions)):  # not their account
         record = as_record(evidence.instructions)
         if _in_text(value, record, rule, evidence, "", caller=False) and (
-                rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind) \
+                rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind) and not amends.scattered(value, record, rule.kind) \
                 and ("name" not in rule.cues or named_as(str(value), record, rule.cues)) \
                 and not (serves(rule) and evidence.said and for_another(evidence.said[-1])
                          and name_said(str(value), the_callers_name(evidence.instructions) or "") is not None) \
