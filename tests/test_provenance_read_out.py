@@ -472,3 +472,42 @@ def test_an_address_put_together_from_several_entries_of_the_record_is_none_give
     line = said("Another move from the same place as last time, on Friday please.", instructions=desk)
     assert trace(move, {"address": "Fenton, Hanley, Staffordshire", "date": "2026-06-05"}, line).missing == ["address"]
     assert not trace(move, {"address": "4 Kiln Lane, Fenton", "date": "2026-06-05"}, line).missing
+
+
+# --- read from fresh25 (2026-12-05) ---------------------------------------------------------------
+
+def test_a_choice_said_with_its_accents_is_named() -> None:
+    """ "the boat to Inis Oírr" names `inis_oirr`, "Dún Laoghaire" `dun_laoghaire`: the caller's
+    (and Whisper's) accents are no other word; "ten packs" names no battery size "10"."""
+    ferry = client_tool("check_sailings", {
+        "port": {"type": "string", "description": "Which port", "enum": ["dun_laoghaire", "inis_oirr", "rosslare"]},
+        "date": {"type": "string", "format": "date", "description": "Day of the crossing"},
+    }, ["port", "date"])
+    for line, port in (("Any room on the boat to Inis Oírr on Sunday?", "inis_oirr"),
+                       ("Is there a sailing from Dún Laoghaire on Sunday?", "dun_laoghaire")):
+        assert not trace(ferry, {"port": port, "date": "2026-06-07"}, said(line)).missing, line
+    batteries = client_tool("order_batteries", {
+        "size": {"type": "string", "description": "Battery size", "enum": ["10", "13", "312"]},
+        "packs": {"type": "integer", "description": "How many packs"},
+    }, ["size", "packs"])
+    assert trace(batteries, {"size": "10", "packs": 10}, said("Ten packs, same as last time.")).missing == ["size"]
+    assert not trace(batteries, {"size": "312", "packs": 10}, said("Ten packs of the 312s, please.")).missing
+
+
+def test_a_week_on_a_weekday_said_then_its_day_of_the_month_is_that_day() -> None:
+    """ "Not this Saturday, a week on Saturday. The thirteenth." is June 13 (a week on from the 6th),
+    not the 20th (a week on from "Saturday the thirteenth")."""
+    check = client_tool("check_slots", {"date": {"type": "string", "format": "date", "description": "The day"}}, ["date"])
+    line = said("Oh, not this Saturday, a week on Saturday. The thirteenth.")
+    assert trace(check, {"date": "2026-06-20"}, line).arguments == {"date": "2026-06-13"}
+
+
+def test_a_clock_in_a_correction_takes_the_place_of_the_one_time_read_back() -> None:
+    """Read back "on the 09:00 tour. Is that right?", "Actually, make it the later one, the two
+    o'clock." is 14:00, where the model kept the nine o'clock said before."""
+    tour = client_tool("book_tour", {"tour_time": {"type": "string", "description": "Start, HH:MM on the 24-hour clock"},
+                                     "date": {"type": "string", "format": "date", "description": "Day of the tour"}},
+                       ["tour_time", "date"])
+    line = said("Can we do the nine o'clock tour on Friday?", "Actually, make it the later one, the two o'clock.",
+                asked=["", "A tour on Friday, June 5 on the 09:00 tour. Is that right?"])
+    assert trace(tour, {"tour_time": "09:00", "date": "2026-06-05"}, line).arguments == {"tour_time": "14:00", "date": "2026-06-05"}

@@ -344,11 +344,13 @@ def the_clock(value: Any, kind: ValueKind | None, evidence: Evidence) -> bool:
 
 
 def corrected_day(value: Any, rule: Any, evidence: Evidence) -> str | None:
-    """The caller's new day where their last words correct one of the days the agent read back:
+    """The caller's new day (or time: `_corrected_time`) where their last words correct one of the days the agent read back:
     "The twenty-ninth, sorry." to "Boarding from Thursday, June 25 to Sunday, June 28. Shall I book
     it?" is the end's, June 29 (nearer June 28 than June 25), and a call still holding June 28
     holds June 29. None where the words name no one new day, the value was not read back, or the
     new day is as near another day read back (or over a week from any)."""
+    if rule.kind is ValueKind.TIME and rule.written is None:
+        return _corrected_time(value, evidence)
     if rule.written != "date" or evidence.now is None or not evidence.said or "?" not in evidence.last_asked:
         return None
     read, named = _days_named(evidence.last_asked, evidence), _days_named(own_correction(evidence.said[-1], evidence.now), evidence)
@@ -371,3 +373,16 @@ def _days_named(text: str, evidence: Evidence) -> set[str]:
         if (day := one_moment(text[ws[m.start].start:ws[m.end - 1].end], evidence.now, "date")) is not None:
             out.add(day)
     return out
+
+
+def _corrected_time(value: Any, evidence: Evidence) -> str | None:
+    """The one time the caller's correction says, for the one time the agent read back: "Actually,
+    the later one, the five o'clock." to "on the 12:00 sailing. Is that right?" is 17:00 (read
+    within six hours of the time read back), and a call still holding 12:00 holds 17:00."""
+    if evidence.now is None or not evidence.said or "?" not in evidence.last_asked or not corrects(evidence.said[-1]):
+        return None
+    read = {f"{int(h):02d}:{m}" for h, m in _HHMM.findall(evidence.last_asked)}
+    new = one_moment(own_correction(evidence.said[-1], evidence.now), evidence.now, "time", hours=_near_read_back(evidence))
+    clock = _HHMM.fullmatch(str(value).strip())
+    held = f"{int(clock[1]):02d}:{clock[2]}" if clock else as_hhmm(str(value))
+    return new if len(read) == 1 and held in read and new is not None and new not in read else None

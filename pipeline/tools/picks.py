@@ -12,6 +12,7 @@ from .flags import same_word
 from .schema import ToolSpec
 from .spoken.kinds import name_words, stem
 from .spoken.names import choice_named, choice_words_said, heard_words
+from .spoken.words import fold
 
 __all__ = ["named_choice", "passed_over", "unnamed_pick", "word_choices"]
 
@@ -73,10 +74,11 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> b
     own = _kind_words(str(value))
     own = own - set().union(*(_kind_words(c) for c in choices if c != value)) or own  # "castle": no standard_castle
     own = own - _kind_words(spec.description) or own  # "my bike" names no e_bike_diagnostic where every job is a bike's
-    heard = {stem(w) for text in evidence.exchanged for w in re.findall(r"[a-z0-9']+", text.lower())}
-    heard |= set().union(*(heard_words(text) for text in evidence.exchanged))  # "sixteen": 16_seater
+    heard = {stem(w) for text in evidence.exchanged for w in re.findall(r"[a-z0-9']+", fold(text.lower()))}
+    if not all(w.isdigit() for w in _kind_words(str(value))):  # "sixteen": 16_seater; "ten packs" names no size "10"
+        heard |= set().union(*(heard_words(text) for text in evidence.exchanged))
     heard |= {stem(w.replace("-", "")) for text in evidence.exchanged  # "e-bike": ebike_service
-              for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text.lower())}
+              for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", fold(text.lower()))}
     heard |= _joined(evidence.instructions, heard - {stem(w) for w in name_words(spec.name) + name_words(name)})
     return not any(same_word(w, h) or len(w) >= 3 and h.startswith(w) for w in own for h in heard)  # "cattery": cat
 

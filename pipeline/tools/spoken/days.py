@@ -194,6 +194,8 @@ def _a_week_on(ws: list[Word], j: int, today: date, *, written: bool) -> Days | 
     k = j + 1 if _texts(ws, j, 1) in (["on"], ["from"], ["after"]) else j
     if k >= len(ws) or (base := days_at(ws, k, today, written=written)) is None or len(base.days) != 1:
         return None
+    if any(w.after_break for w in ws[k + 1:base.end]):  # "a week on Friday. The twelfth.": that Friday is the 12th
+        base = days_at(ws[:k + 1], k, today, written=written) or base
     (year, month, day), = base.days
     if year is None:
         return None

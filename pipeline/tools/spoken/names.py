@@ -93,9 +93,9 @@ def choice_words_said(choices: tuple[str, ...], text: str, *, shared: bool = Fal
     though ski_performance and snowboard_standard share a word each), or all of whose words are, no
     other choice more ("ballet" beside childrens_ballet), how many of its words are (`shared`: of
     every choice)."""
-    heard = heard_words(text)
+    heard, plain = heard_words(text), {stem(w.text) for w in words(text)}
     own = _choice_words(choices)
-    said = {c: ws & heard for c, ws in own.items()}
+    said = {c: ws & (plain if all(w.isdigit() for w in ws) else heard) for c, ws in own.items()}  # "ten packs" names no size "10"
     return {c: len(said[c]) for c, ws in own.items()
             if shared or said[c] - set().union(*(o for d, o in own.items() if d != c))
             or len(said[c]) > 1 and not any(d != c and said[d] >= said[c] for d in own)
@@ -104,7 +104,8 @@ def choice_words_said(choices: tuple[str, ...], text: str, *, shared: bool = Fal
 
 def heard_words(text: str) -> set[str]:
     """The text's words, singular, and each number it says in digits: "a sixteen-seater" says
-    16 as well as "sixteen", as a choice "16_seater" writes it."""
+    16 as well as "sixteen", as a choice "16_seater" writes it (a choice of digits alone, a size
+    "10", is named by its digits only: "ten packs" is no size)."""
     ws = words(text)
     return {stem(w.text) for w in ws} | {str(int(v)) for run in number_runs(ws) for v in run.values
                                           if v == v.to_integral()}

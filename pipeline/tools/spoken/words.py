@@ -9,6 +9,7 @@ consecutive numbers, each run with every value its words can mean.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -52,8 +53,15 @@ class Word:
     after_break: bool = False
 
 
+def fold(text: str) -> str:
+    """The text without its accents: "Inis Oírr" is "Inis Oirr", as a schema's `inis_oirr` writes it
+    and as Whisper may or may not write it."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
 def words(text: str) -> list[Word]:
-    """The tokens of a text, each knowing where it stands; "5th" stays one token."""
+    """The tokens of a text, each knowing where it stands, read without accents ("Siobhán":
+    siobhan); "5th" stays one token."""
     text = text.replace("\u2019", "'")
     out: list[Word] = []
     last_end = 0
@@ -66,7 +74,7 @@ def words(text: str) -> list[Word]:
             out.append(Word(prev.text + raw.lower(), prev.raw + raw, prev.start, m.end(),
                             prev.after_break))
         else:
-            out.append(Word(raw.lower(), raw, m.start(), m.end(),
+            out.append(Word(fold(raw.lower()), raw, m.start(), m.end(),
                             bool(out) and bool(_BREAK.search(gap))))
         last_end = m.end()
     return out
