@@ -343,12 +343,12 @@ def the_clock(value: Any, kind: ValueKind | None, evidence: Evidence) -> bool:
     return (day == now.date().isoformat() and hhmm in (None, hour)) or (day is None and hhmm == hour)
 
 
-def corrected_day(value: Any, rule: Any, evidence: Evidence) -> str | None:
-    """The caller's new day (or time: `_corrected_time`) where their last words correct one of the days the agent read back:
-    "The twenty-ninth, sorry." to "Boarding from Thursday, June 25 to Sunday, June 28. Shall I book
-    it?" is the end's, June 29 (nearer June 28 than June 25), and a call still holding June 28
-    holds June 29. None where the words name no one new day, the value was not read back, or the
-    new day is as near another day read back (or over a week from any)."""
+def corrected_moment(value: Any, rule: Any, evidence: Evidence) -> str | None:
+    """The caller's new day where their last words correct one of the days the agent read back
+    (a time: `_corrected_time`): "The twenty-ninth, sorry." to "Boarding from Thursday, June 25 to
+    Sunday, June 28. Shall I book it?" is the end's, June 29 (nearer June 28 than June 25), and a
+    call still holding June 28 holds June 29. None where the words name no one new day, the value
+    was not read back, or the new day is as near another day read back (or over a week from any)."""
     if rule.kind is ValueKind.TIME and rule.written is None:
         return _corrected_time(value, evidence)
     if rule.written != "date" or evidence.now is None or not evidence.said or "?" not in evidence.last_asked:

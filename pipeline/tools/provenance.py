@@ -53,7 +53,7 @@ from .flags import unasked_flags, unsaid_prose
 from .moments import (
     as_date,
     as_hhmm,
-    corrected_day,
+    corrected_moment,
     in_its_month,
     in_span_order,
     moved,
@@ -146,13 +146,13 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
         if days == {name} and "new" in rule.cues and (to := moved(value, evidence)) is not None:
             out.arguments[name] = to  # "move it from tomorrow to Monday": the new day is Monday
             continue
-        if held[name] and name not in days_said and corrected_day(value, rule, evidence) is None:
+        if held[name] and name not in days_said and corrected_moment(value, rule, evidence) is None:
             if rule.written == "date" and isinstance(value, str) and (day := as_date(value, evidence)) is not None:
                 out.arguments[name] = day  # "Saturday" as the schema asks: "2026-06-06"
             continue
         # the moment(s) the caller said, not the model's (of a call's several days, each its own:
         # one day said is not two); the code on file their words point at
-        if (again := corrected_day(value, rule, evidence) or rule.written == "date" and in_its_month(value, evidence) or days_said.get(name)
+        if (again := corrected_moment(value, rule, evidence) or rule.written == "date" and in_its_month(value, evidence) or days_said.get(name)
                 or retold(value, rule, evidence)
                 or Source.CALLER in rule.sources and (name not in days or len(days) == 1)
                 and restated(value, rule.kind, rule.written, evidence)

@@ -7,7 +7,8 @@ nearest word around that number that names an argument decides. A word among thi
 own cues ("party", "guest" for `party_size`) takes it; a word among another argument's cues only
 (`rivals`) keeps it from this one; a number no such word marks has the role of the agent's question
 it answers, if that names one, or may be any. A time of day ("6 pm",
-"at 6") is not a count or a price unless the argument is itself a time.
+"at 6") is not a count or a price unless the argument is itself a time. "Another week" or "an
+extra night" says one of that unit; "one of them taster sessions" says no count.
 """
 
 from __future__ import annotations
