@@ -511,3 +511,12 @@ def test_a_clock_in_a_correction_takes_the_place_of_the_one_time_read_back() -> 
     line = said("Can we do the nine o'clock tour on Friday?", "Actually, make it the later one, the two o'clock.",
                 asked=["", "A tour on Friday, June 5 on the 09:00 tour. Is that right?"])
     assert trace(tour, {"tour_time": "09:00", "date": "2026-06-05"}, line).arguments == {"tour_time": "14:00", "date": "2026-06-05"}
+
+
+def test_day_after_tomorrow_without_the_is_two_days_on() -> None:
+    """ "What slots are free day after tomorrow?" (no "the", as many callers say it) is June 5,
+    not tomorrow: the model's June 4 is the caller's day said again."""
+    check = client_tool("check_slots", {"date": {"type": "string", "format": "date", "description": "The day"}}, ["date"])
+    line = said("What slots are free day after tomorrow? Just checking.")
+    assert trace(check, {"date": "2026-06-04"}, line).arguments == {"date": "2026-06-05"}
+    assert said_in("2026-06-01", "it was the day before yesterday", kind=ValueKind.DATE, now=NOW)

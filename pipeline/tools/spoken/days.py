@@ -90,9 +90,9 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
         return Days(i, i + 1, frozenset({as_day(today + timedelta(1))}))
     if t == "yesterday":
         return Days(i, i + 1, frozenset({as_day(today - timedelta(1))}))
-    if _texts(ws, i, 4) in (["the", "day", "after", "tomorrow"], ["the", "day", "before", "yesterday"]):
-        sign = 1 if ws[i + 2].text == "after" else -1
-        return Days(i, i + 4, frozenset({as_day(today + timedelta(2 * sign))}))
+    if _texts(ws, i, 3) in (["day", "after", "tomorrow"], ["day", "before", "yesterday"]):  # "the" or not
+        sign = 1 if ws[i + 1].text == "after" else -1
+        return Days(i, i + 3, frozenset({as_day(today + timedelta(2 * sign))}))
     if _texts(ws, i, 2) == ["a", "week"] and (later := _a_week_on(ws, i + 2, today, written=written)) is not None:
         return later
     if (named := _weekday(ws, i, today, written=written)) is not None:
