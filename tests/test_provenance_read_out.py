@@ -8,6 +8,8 @@ from pipeline.tools import ToolSpec
 from pipeline.tools.provenance import trace
 from pipeline.tools.spoken import ValueKind, said_in
 from pipeline.tools.spoken.codes import code_said, codes_in
+from pipeline.tools.spoken.kinds import kind_from_schema
+from pipeline.tools.unasked import unasked
 
 from .test_provenance import NOW, client_tool, said
 
@@ -520,3 +522,34 @@ def test_day_after_tomorrow_without_the_is_two_days_on() -> None:
     line = said("What slots are free day after tomorrow? Just checking.")
     assert trace(check, {"date": "2026-06-04"}, line).arguments == {"date": "2026-06-05"}
     assert said_in("2026-06-01", "it was the day before yesterday", kind=ValueKind.DATE, now=NOW)
+
+
+# --- read from fresh26 (2026-12-05) ---------------------------------------------------------------
+
+def test_a_word_that_only_says_which_thing_names_no_kind() -> None:
+    """ "The phone model, e.g. iPhone 13 or Galaxy S23" is a make and model said in words, no phone
+    number: "a Samsung Galaxy A fifty-four" gives it as said. "The customer's phone number" and "a
+    phone to call back on" still hold a number to ring."""
+    def kind(description: str) -> ValueKind | None:
+        return kind_from_schema("device", {"type": "string", "description": description})
+    assert kind("The phone model, e.g. iPhone 13 or Galaxy S23") is ValueKind.NAME
+    assert kind("The customer's phone number") is ValueKind.CODE
+    assert kind("A phone to call back on") is ValueKind.CODE
+    repair = client_tool("book_repair", {"model": {"type": "string", "description": "The phone model, e.g. iPhone 13"}},
+                         ["model"])
+    line = said("It's a Samsung, the Galaxy A fifty-four, the battery won't hold its charge.")
+    assert not trace(repair, {"model": "Galaxy A fifty-four"}, line).missing
+
+
+def test_an_act_said_in_a_phrase_is_asked_for() -> None:
+    """ "I won't be needing Saturday's fitting anymore" asks for the cancel and "go ahead and do it"
+    for the approval, with every value on file; "I won't need a receipt" asks for neither."""
+    desk = "The caller is Dana Roe; on file: fitting F-2231 on Saturday, June 6; quote Q-118 for 90 dollars."
+    cancel = client_tool("cancel_fitting", {"fitting_ref": {"type": "string", "description": "e.g. F-2231"}}, ["fitting_ref"])
+    approve = client_tool("approve_quote", {"quote_ref": {"type": "string", "description": "e.g. Q-118"}}, ["quote_ref"])
+    for spec, value, line, asked in (
+            (cancel, {"fitting_ref": "F-2231"}, "I got it done elsewhere, so I won't be needing Saturday's fitting anymore.", True),
+            (approve, {"quote_ref": "Q-118"}, "The ninety dollars? Yeah, go ahead and do it.", True),
+            (cancel, {"fitting_ref": "F-2231"}, "Thanks, and I won't need a receipt.", False),
+            (approve, {"quote_ref": "Q-118"}, "Thanks, and I won't need a receipt.", False)):
+        assert unasked(spec, value, said(line, instructions=desk)) is not asked, line

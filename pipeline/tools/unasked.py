@@ -51,6 +51,7 @@ _SAME_ACT = [frozenset(group.split()) for group in (
     "add join include",
     "remove delete",
     "transfer connect",
+    "approve accept authorise authorize proceed",
     "return send post mail resend email",
     "collect pick",
     "deliver drop",
@@ -61,7 +62,11 @@ _PLAIN = frozenset("issue make create submit request process place handle do get
                    "to for of on in up out".split())
 _PEOPLE = frozenset("caller customer user guest client patient member their them they this that with "
                     "from into your".split())  # a description's words that name no act
-_CALLED_OFF = ("call off", "call it off", "calling off")
+# acts said in phrases: "call it off", "I won't be needing Saturday's appointment anymore" (a
+# cancel); "go ahead and fix it" (an approval)
+_SAID_AS = {"cancel": ("call off", "call it off", "calling off", "won't be needing", "no longer need",
+                       "don't need it anymore", "don't need it any more"),
+            "approve": ("go ahead",)}
 # words that ask how a thing stands: a status look-up is named by them
 _STATE = frozenset("ready sorted progress status".split())
 
@@ -103,7 +108,7 @@ def named(spec: ToolSpec, evidence: Evidence) -> bool:
         return True  # "Is my car ready yet?" asks for `check_job_status`
     if verb in _KNOWN_VERBS:
         same = frozenset().union(*(group for group in _SAME_ACT if verb in group))
-        return bool(same & heard) or "cancel" in same and any(p in t for t in lowered for p in _CALLED_OFF)
+        return bool(same & heard) or any(p in t for t in lowered for verb_ in same for p in _SAID_AS.get(verb_, ()))
     # a verb English has no other word for here ("request_callback", "dispatch_lockout"): any word of
     # its name, or of what its description says it does ("Ask the shop to ring the caller back")
     own = {stem(w) for w in [verb, *rest, *(w for w in name_words(spec.description) if len(w) > 3)]}

@@ -204,6 +204,9 @@ def _words_of(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
 
 
+_NUMBERED = frozenset("number numbers no nr num".split())  # "phone number": the phone's
+
+
 def _by_words(ws: list[str], *, head_first: bool) -> ValueKind | None:
     """The kind these words name. In a name the head word leads: the last, or the one before
     "of" ("number_of_guests": number); "X_number" is an id, "number_of_X" a count."""
@@ -222,7 +225,10 @@ def _by_words(ws: list[str], *, head_first: bool) -> ValueKind | None:
             if (found := _kind_of_word(w)) is not None:
                 return _with_date_and_time(found, ws)
         return None
-    kinds = {k for w in ws if (k := _kind_of_word(w)) is not None}
+    # a kind's word that only tells which thing the noun after it is ("The phone model": a make
+    # and model, no phone number; "the account holder's name") names no kind
+    kinds = {k for w, after in zip(ws, [*ws[1:], ""], strict=True) if (k := _kind_of_word(w)) is not None
+             and (not after or after in _STOP or after in _NUMBERED or _kind_of_word(after) is not None or after.isdigit())}
     for kind, _ in _WORDS:
         if kind in kinds:
             return _with_date_and_time(kind, ws)
