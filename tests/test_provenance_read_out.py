@@ -553,3 +553,16 @@ def test_an_act_said_in_a_phrase_is_asked_for() -> None:
             (cancel, {"fitting_ref": "F-2231"}, "Thanks, and I won't need a receipt.", False),
             (approve, {"quote_ref": "Q-118"}, "Thanks, and I won't need a receipt.", False)):
         assert unasked(spec, value, said(line, instructions=desk)) is not asked, line
+
+
+def test_a_name_said_with_a_word_spelled_out_between_and_tickets_counted_as_seats() -> None:
+    """ "My name is Piotr, P-I-O-T-R, Zieliński" says "Piotr Zieliński"; "Mi want four ticket" says
+    how many seats, beside another count (two of them concessions)."""
+    book = client_tool("book_show", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "seats": {"type": "integer", "description": "How many seats"},
+        "concessions": {"type": "integer", "description": "How many of them are concessions, if said"},
+    }, ["customer_name", "seats"])
+    line = said("Mi want four ticket fi Saturday, an' two a dem is concessions. My name is Piotr, P-I-O-T-R, Zieliński.")
+    traced = trace(book, {"customer_name": "Piotr Zieliński", "seats": 4, "concessions": 2}, line)
+    assert not traced.missing and traced.arguments == {"customer_name": "Piotr Zieliński", "seats": 4, "concessions": 2}

@@ -41,6 +41,7 @@ _SKIPPABLE = {"the", "a", "an", "of", "and", "at", "on", "in"}  # optional on ei
 _TITLES = {"mr", "mister", "mrs", "missus", "ms", "miss", "dr", "doctor", "prof", "professor",
            "sir", "madam"}  # a value's own title the caller may leave out ("Mr. Hale": "Hale")
 _VOWELS = re.compile(r"[aeiouy]")
+_SPELLED_OUT = re.compile(r"(?<![\w-])(?:[A-Za-z]-){2,}[A-Za-z](?![\w-])")  # a word spelled out between a name's words
 
 
 def name_said(value: str, text: str) -> tuple[int, int] | None:
@@ -49,7 +50,7 @@ def name_said(value: str, text: str) -> tuple[int, int] | None:
     parts = [p for p in re.split(r"[,;\n]", value) if _slots(words(p))]
     if not parts:
         return None
-    ws, said = _read(text)
+    ws, said = _read(_SPELLED_OUT.sub(lambda m: " " * len(m.group()), text))  # "Piotr, P-I-O-T-R, Zieliński": Piotr Zieliński
     first: tuple[int, int] | None = None
     for part in parts:
         span = _find(_slots(words(part)), said, ws)
