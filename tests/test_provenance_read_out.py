@@ -566,3 +566,23 @@ def test_a_name_said_with_a_word_spelled_out_between_and_tickets_counted_as_seat
     line = said("Mi want four ticket fi Saturday, an' two a dem is concessions. My name is Piotr, P-I-O-T-R, Zieliński.")
     traced = trace(book, {"customer_name": "Piotr Zieliński", "seats": 4, "concessions": 2}, line)
     assert not traced.missing and traced.arguments == {"customer_name": "Piotr Zieliński", "seats": 4, "concessions": 2}
+
+
+# --- read from fresh27 (2026-12-05) ---------------------------------------------------------------
+
+def test_a_request_for_another_act_by_its_verb_runs_no_act_it_did_not_name() -> None:
+    """ "Can you check booking B, four four one two, for me?" asks for a look: a cancel of that
+    booking, its code said, does not run; "could you shift it to Thursday?" moves the visit on
+    file, and a new booking of it does not run. A booking asked for by its own verb still runs,
+    and "a contact lens check" or "a sofa to move" asks for no other act."""
+    desk = "The caller is Jo Hart; on file: booking B-4412, a pest visit on Tuesday, June 9, afternoon."
+    cancel = client_tool("cancel_booking", {"booking_ref": {"type": "string", "description": "e.g. B-4412"}}, ["booking_ref"])
+    book = client_tool("book_visit", {"date": {"type": "string", "format": "date", "description": "Day of the visit"}},
+                       ["date"])
+    for spec, value, line, asked in (
+            (cancel, {"booking_ref": "B-4412"}, "Can you check booking B, four four one two, for me? It's my partner's.", False),
+            (book, {"date": "2026-06-09"}, "The visit on Tuesday, love, could you shift it to Thursday?", False),
+            (book, {"date": "2026-06-09"}, "Can you book me a visit for Tuesday? I'll check the loft first.", True),
+            (book, {"date": "2026-06-05"}, "A contact lens check on Friday, please.", True),
+            (book, {"date": "2026-06-05"}, "Friday, please, I've only got a sofa to move.", True)):
+        assert unasked(spec, value, said(line, instructions=desk)) is not asked, line

@@ -24,6 +24,7 @@ Nothing here knows a domain: the verbs are English's, the rest is the tool's own
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -79,6 +80,8 @@ def unasked(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> bo
     traced = {name: rule for name, rule in rules(spec).items() if name in arguments and rule.traced}
     if not traced:
         return False
+    if _asked_otherwise(spec, evidence):
+        return True
     for name, rule in traced.items():
         caller = replace(rule, sources=frozenset({Source.CALLER}))
         values = arguments[name] if isinstance(arguments[name], list) else [arguments[name]]
@@ -113,6 +116,30 @@ def named(spec: ToolSpec, evidence: Evidence) -> bool:
     # its name, or of what its description says it does ("Ask the shop to ring the caller back")
     own = {stem(w) for w in [verb, *rest, *(w for w in name_words(spec.description) if len(w) > 3)]}
     return bool(own - _PLAIN - _PEOPLE & heard)
+
+
+# asked for as a request: "can you check order O, seven, seven ...", "could you shift it to Wednesday"
+_REQUEST = r"(?:(?:can|could|would|will) (?:you|we|i|ye|y'all) (?:please |just )?|^\W*(?:please |just )?)"
+_LOOK_ASKED = re.compile(_REQUEST + r"(?:check|track|look up|find out)\b", re.M)
+_MOVE_ASKED = re.compile(_REQUEST + r"(?:move|shift|push|reschedule|rearrange|postpone) (?:it|that|this|them)\b", re.M)
+
+
+def _asked_otherwise(spec: ToolSpec, evidence: Evidence) -> bool:
+    """Do the caller's last words ask for another act by its verb, as a request, and name none of
+    this tool's? "Can you check order O, seven, seven, three, one?" asks for a look, not
+    `cancel_order` (which Qwen called, the order said); "can you shift it to Wednesday?" moves a
+    visit, and `book_visit` of the visit on file would book it twice. Whatever values the call has."""
+    verb = name_words(spec.name)[:1]
+    if not evidence.said or not verb or verb[0] not in _KNOWN_VERBS or not may_act(spec):
+        return False
+    last = evidence.said[-1].replace("’", "'").lower()
+    heard = {form for w in name_words(last) for form in _forms(w)}
+    same = frozenset().union(*(group for group in _SAME_ACT if verb[0] in group))
+    if same & heard or any(p in last for v in same for p in _SAID_AS.get(v, ())):
+        return False
+    sentences = re.split(r"(?<=[.!?,])\s+", last)
+    return any(_LOOK_ASKED.search(t) for t in sentences) or verb[0] in _SAME_ACT[2] and any(
+        _MOVE_ASKED.search(t) for t in sentences)
 
 
 def unasked_refusal(spec: ToolSpec) -> dict[str, Any]:
