@@ -381,8 +381,10 @@ def _corrected_time(value: Any, evidence: Evidence) -> str | None:
     within six hours of the time read back), and a call still holding 12:00 holds 17:00."""
     if evidence.now is None or not evidence.said or "?" not in evidence.last_asked or not corrects(evidence.said[-1]):
         return None
-    read = {f"{int(h):02d}:{m}" for h, m in _HHMM.findall(evidence.last_asked)}
+    read = {f"{int(h):02d}:{m}" for h, m in _HHMM.findall(evidence.last_asked)}  # as the agent wrote them
     new = one_moment(own_correction(evidence.said[-1], evidence.now), evidence.now, "time", hours=_near_read_back(evidence))
+    # the model's value as written beside them ("9:00" is the "09:00" read back; `as_hhmm` reads a
+    # clock that could be either half of the day as none), or a time in words ("noon")
     clock = _HHMM.fullmatch(str(value).strip())
     held = f"{int(clock[1]):02d}:{clock[2]}" if clock else as_hhmm(str(value))
     return new if len(read) == 1 and held in read and new is not None and new not in read else None

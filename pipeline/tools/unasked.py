@@ -110,18 +110,25 @@ def named(spec: ToolSpec, evidence: Evidence) -> bool:
     if "status" in rest and heard & _STATE:
         return True  # "Is my car ready yet?" asks for `check_job_status`
     if verb in _KNOWN_VERBS:
-        same = frozenset().union(*(group for group in _SAME_ACT if verb in group))
-        return bool(same & heard) or any(p in t for t in lowered for verb_ in same for p in _SAID_AS.get(verb_, ()))
+        return _act_said(verb, lowered, heard)
     # a verb English has no other word for here ("request_callback", "dispatch_lockout"): any word of
     # its name, or of what its description says it does ("Ask the shop to ring the caller back")
     own = {stem(w) for w in [verb, *rest, *(w for w in name_words(spec.description) if len(w) > 3)]}
     return bool(own - _PLAIN - _PEOPLE & heard)
 
 
+def _act_said(verb: str, lowered: list[str], heard: set[str]) -> bool:
+    """Is this known verb's act said: a word English uses for it among `heard` (the words of
+    `lowered`, each as the verbs it may be), or a phrase for it ("won't be needing")?"""
+    same = frozenset().union(*(group for group in _SAME_ACT if verb in group))
+    return bool(same & heard) or any(p in t for t in lowered for v in same for p in _SAID_AS.get(v, ()))
+
+
 # asked for as a request: "can you check order O, seven, seven ...", "could you shift it to Wednesday"
 _REQUEST = r"(?:(?:can|could|would|will) (?:you|we|i|ye|y'all) (?:please |just )?|^\W*(?:please |just )?)"
-_LOOK_ASKED = re.compile(_REQUEST + r"(?:check|track|look up|find out)\b", re.M)
-_MOVE_ASKED = re.compile(_REQUEST + r"(?:move|shift|push|reschedule|rearrange|postpone) (?:it|that|this|them)\b", re.M)
+_LOOK_ASKED = re.compile(_REQUEST + r"(?:check|track|look up|find out)\b")
+_MOVE_ASKED = re.compile(_REQUEST + r"(?:move|shift|push|reschedule|rearrange|postpone) (?:it|that|this|them)\b")
+_BOOKS = _SAME_ACT[2]  # "book reserve schedule arrange make"
 
 
 def _asked_otherwise(spec: ToolSpec, evidence: Evidence) -> bool:
@@ -133,12 +140,10 @@ def _asked_otherwise(spec: ToolSpec, evidence: Evidence) -> bool:
     if not evidence.said or not verb or verb[0] not in _KNOWN_VERBS or not may_act(spec):
         return False
     last = evidence.said[-1].replace("’", "'").lower()
-    heard = {form for w in name_words(last) for form in _forms(w)}
-    same = frozenset().union(*(group for group in _SAME_ACT if verb[0] in group))
-    if same & heard or any(p in last for v in same for p in _SAID_AS.get(v, ())):
+    if _act_said(verb[0], [last], {form for w in name_words(last) for form in _forms(w)}):
         return False
-    sentences = re.split(r"(?<=[.!?,])\s+", last)
-    return any(_LOOK_ASKED.search(t) for t in sentences) or verb[0] in _SAME_ACT[2] and any(
+    sentences = re.split(r"(?<=[.!?,])\s+", last)  # each clause, its request at its start
+    return any(_LOOK_ASKED.search(t) for t in sentences) or verb[0] in _BOOKS and any(
         _MOVE_ASKED.search(t) for t in sentences)
 
 
