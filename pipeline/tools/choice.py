@@ -24,7 +24,10 @@ that reaches for a tool it cannot use answers in words instead:
   aren't I?", "How much for six of us on a Thursday?": free slots were looked up);
 - where the caller's words name one tool by a word of its name no other tool's name has (`_named_apart`:
   "I want to give you a meter reading" for `submit_meter_reading` beside `book_meter_visit` and
-  `get_balance`), only that one: Qwen2.5-0.5B looked the balance up instead;
+  `get_balance`), only that one: Qwen2.5-0.5B looked the balance up instead; and in a reply to
+  the caller, where their words fit one tool's declared words clearly better than any other's
+  (`fit.best_fit`: "Could ye book the Links" for `book_tee_time`, whose course may be "links",
+  beside `book_lesson`), only that one;
 - in a reply about a side effect's outcome (`telling`), none: it is to say the outcome, and
   Qwen2.5-0.5B looked the order up again instead, so the refund was never told;
 - where the caller asks for a side effect by its name and has not given what it needs
@@ -49,6 +52,7 @@ from collections.abc import Iterable
 
 from .asks import ABOUT, asks_about_only, checks_with_tag, may_act, tells_only
 from .evidence import Evidence
+from .fit import best_fit
 from .given import lacking, offers_value
 from .schema import ToolSpec
 from .spoken import ValueKind
@@ -99,6 +103,8 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
            and not lacking(s, evidence) and not (about and (may_act(s) or not _asked_of(
                s, said, last_said, evidence, by_value=not checks_with_tag(last_said) and not _PRICE_ASKED.search(last_said))))]
     named = [s for s in out if not s.closes and _named_apart(s, specs, said)]
+    if len(named) != 1 and not done and (fit := best_fit(out, last_said)) is not None:
+        named = [fit]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
 
 

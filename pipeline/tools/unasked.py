@@ -38,7 +38,7 @@ from .spoken import Source, said_in
 from .spoken.kinds import name_words, stem
 from .spoken.names import choice_said
 
-__all__ = ["named", "unasked", "unasked_refusal"]
+__all__ = ["named", "same_act", "unasked", "unasked_refusal"]
 
 # Words English uses for one act; a tool's verb among them is named by any of them.
 _SAME_ACT = [frozenset(group.split()) for group in (
@@ -117,10 +117,16 @@ def named(spec: ToolSpec, evidence: Evidence) -> bool:
     return bool(own - _PLAIN - _PEOPLE & heard)
 
 
+def same_act(verb: str) -> frozenset[str]:
+    """The words English uses for this verb's act ("move", "shift" ... for "reschedule"); none for
+    a verb not among them."""
+    return frozenset().union(*(group for group in _SAME_ACT if verb in group))
+
+
 def _act_said(verb: str, lowered: list[str], heard: set[str]) -> bool:
     """Is this known verb's act said: a word English uses for it among `heard` (the words of
     `lowered`, each as the verbs it may be), or a phrase for it ("won't be needing")?"""
-    same = frozenset().union(*(group for group in _SAME_ACT if verb in group))
+    same = same_act(verb)
     return bool(same & heard) or any(p in t for t in lowered for v in same for p in _SAID_AS.get(v, ()))
 
 

@@ -1,0 +1,78 @@
+"""The tool the caller's words fit best (`tools.fit`): where one tool's declared words (its name,
+its act, its choices, its description, its arguments' names) fit the caller's clearly better than
+any other's, the reply to the caller is offered only it; where two fit alike, or none does, all."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from pipeline.tools.choice import offered
+from pipeline.tools.evidence import Evidence
+from pipeline.tools.fit import best_fit
+from pipeline.tools.schema import ToolSpec
+
+
+def _tool(name: str, description: str, **properties: dict[str, Any]) -> ToolSpec:
+    return ToolSpec.from_openai({"type": "function", "name": name, "description": description,
+                                 "parameters": {"type": "object", "properties": properties, "required": []}})
+
+
+# a ski school: two tools with the same verb, a hire, a change and a look-up
+LESSON = _tool("book_lesson", "Book a ski or snowboard lesson with an instructor.",
+               instructor={"type": "string", "enum": ["Anja", "Pierre"]}, date={"type": "string", "format": "date"},
+               level={"type": "string", "enum": ["beginner", "intermediate", "advanced"]})
+HIRE = _tool("book_equipment_hire", "Reserve hire equipment for collection at the shop.",
+             item={"type": "string", "enum": ["skis", "helmet", "boots", "poles"]},
+             date={"type": "string", "format": "date"}, days={"type": "integer"})
+MOVE = _tool("reschedule_lesson", "Move a booked lesson to another day.",
+             booking_ref={"type": "string"}, date={"type": "string", "format": "date"})
+PASS = _tool("check_lift_pass_price", "Say what a lift pass costs for a number of days.",
+             days={"type": "integer"})
+HANG_UP = replace(_tool("end_call", "End the call."), closes=True)
+DESK = [LESSON, HIRE, MOVE, PASS]
+
+
+@pytest.mark.parametrize(("line", "fits"), [
+    # a choice of the tool's own, beside another tool of the same verb
+    ("Could I book skis and boots for Saturday, three days?", "book_equipment_hire"),
+    ("Can you book me in with Pierre on Saturday? I'm a beginner.", "book_lesson"),
+    # its name's own words
+    ("How much is a lift pass for six days?", "check_lift_pass_price"),
+    # a word for its act ("move")
+    ("Could you move my lesson to Sunday?", "reschedule_lesson"),
+    # nothing that tells them apart: every tool is left to the model
+    ("Can I book something for Saturday?", None),
+    ("Hello, is that the ski school?", None),
+])
+def test_the_tool_the_words_fit_clearly_better_than_any_other(line, fits) -> None:
+    best = best_fit(DESK, line)
+    assert (best.name if best else None) == fits
+
+
+def test_a_word_every_tool_declares_tells_none_apart() -> None:
+    """"date" is every tool's argument here, "book" two tools' verb: neither picks one."""
+    both = [LESSON, HIRE]
+    assert best_fit(both, "Book it for that date.") is None
+    assert best_fit(both, "Book the helmet for that date.") is HIRE
+
+
+def test_a_hang_up_is_not_among_the_tools_to_fit_and_one_tool_is_no_choice() -> None:
+    assert best_fit([HIRE, HANG_UP], "Skis for Saturday, please.") is None
+    assert best_fit([HIRE], "Skis for Saturday, please.") is None
+
+
+def test_the_reply_to_the_caller_is_offered_only_the_tool_that_fits() -> None:
+    """Qwen2.5-0.5B booked a lesson for a caller who asked for skis and boots; the reply to that
+    line is offered the hire alone (and the hang-up, were the caller closing); the reply about a
+    turn's results is offered the tools it was (the tool it called aside)."""
+    line = "Could I book skis and boots for Saturday, three days?"
+    evidence = Evidence(said=[line])
+    assert [s.name for s in offered([*DESK, HANG_UP], evidence, last_said=line)] == ["book_equipment_hire"]
+    closing = "Could I book skis and boots for Saturday, three days? That's all, goodbye."
+    assert [s.name for s in offered([*DESK, HANG_UP], Evidence(said=[closing]), last_said=closing)] == [
+        "book_equipment_hire", "end_call"]
+    after = offered(DESK, evidence, last_said=line, called=["book_equipment_hire"])
+    assert [s.name for s in after] == ["book_lesson", "reschedule_lesson", "check_lift_pass_price"]
