@@ -6,7 +6,7 @@ book the Links for me and ma brother-in-law" booked a lesson beside `book_tee_ti
 tell me how much I owe?" changed a payment plan). Each tool declares the words it is about: its
 name, its verb and the words English uses for that act, the choices of its arguments, its
 description, its arguments' names. A word the caller says counts for each tool that declares it,
-by how few of the offered tools do (a word all of them declare tells them apart not at all) and
+by how few of the offered tools do (a word all of them declare counts least) and
 by where it is declared (its name's own words most). Where one tool scores at least `_MARGIN`
 times the next, and `_FLOOR` more, the session's tool choice offers only it (`choice.offered`).
 
@@ -32,7 +32,7 @@ _MARGIN = 2.0  # the best tool's score, at least this many times the next one's
 _FLOOR = 1.0  # ...and at least this much more than it
 # where a tool declares a word: its name's own words, its verb (and the act's other words) and
 # its choices, its description and its arguments' names
-_NAME, _ACT, _CHOICE, _DESCRIBED, _ARGUMENT = 3.0, 2.0, 2.0, 1.0, 1.0
+_NAME, _ACT, _CHOICE, _DESCRIBED, _ARGUMENT = 3.0, 2.0, 1.0, 1.0, 1.0
 # words that tell no tool from another, whoever declares them
 _NO_SENSE = frozenset("""
     the and but for with from about into are was were been this that these those its it's
@@ -40,7 +40,7 @@ _NO_SENSE = frozenset("""
     where why how can could would will shall should may might must does did done have has had
     get got just then than there here please hello yes not okay right well like actually really
     thanks thank one two some any all more also out want need know let tell say said going make
-    time day
+    time day over under off onto upon plus per via across along
     """.split())
 
 
