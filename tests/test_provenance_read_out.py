@@ -586,3 +586,20 @@ def test_a_request_for_another_act_by_its_verb_runs_no_act_it_did_not_name() -> 
             (book, {"date": "2026-06-05"}, "A contact lens check on Friday, please.", True),
             (book, {"date": "2026-06-05"}, "Friday, please, I've only got a sofa to move.", True)):
         assert unasked(spec, value, said(line, instructions=desk)) is not asked, line
+
+
+def test_a_day_said_from_today_picks_the_booking_on_file_on_that_day() -> None:
+    """ "Can you cancel my court tomorrow night?" (said on Wednesday, June 3) is the court booked
+    for Thursday, June 4, of the caller's two, and the other, written by the model, is put right;
+    "the court on Monday" is the other."""
+    cancel = client_tool("cancel_court", {
+        "booking_ref": {"type": "string", "description": "The court booking's reference"},
+    }, ["booking_ref"])
+    record = ("The caller is Omar Haddad, member WV-3310; on file: court booking C-7031 on Thursday, June 4 "
+              "at 18:00; court booking C-7048 on Monday, June 8 at 17:00.")
+    tomorrow = said("My knee's gone again, so can you cancel my court tomorrow night?", instructions=record)
+    assert trace(cancel, {"booking_ref": "C-7031"}, tomorrow).missing == []
+    assert trace(cancel, {"booking_ref": "C-7048"}, tomorrow).arguments == {"booking_ref": "C-7031"}
+    monday = said("Can you cancel the court on Monday? Exams.", instructions=record)
+    assert trace(cancel, {"booking_ref": "C-7048"}, monday).missing == []
+    assert trace(cancel, {"booking_ref": "C-7031"}, monday).arguments == {"booking_ref": "C-7048"}

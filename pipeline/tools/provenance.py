@@ -295,7 +295,7 @@ def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
     if fresh and not (spans := outside_lists(spans, record)):
         return False  # a new booking's values are none of the bookings' on file
     role = outside_lists(role, record) if fresh else role
-    return singled_out(spans, role, record, evidence.said, {*name_words(rule.name), *rule.rivals, *rule.tool})
+    return singled_out(spans, role, record, evidence.said, {*name_words(rule.name), *rule.rivals, *rule.tool}, evidence.now)
 
 
 def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
@@ -308,7 +308,7 @@ def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
             _unmistakable(f[a:b]) and role_here(f, (a, b), rule) is not False
             for f in map(folded, evidence.said) for a, b, _ in codes_in(f)):
         return None
-    meant = the_one_meant(on_file(value, record, rule), record, evidence.said, own)
+    meant = the_one_meant(on_file(value, record, rule), record, evidence.said, own, evidence.now)
     # of about as many digits as the model's: "4471-2290" is no "15.00", "123-456-7890" no "11+"
     counts = sorted(sum(ch.isdigit() for ch in str(v)) for v in (value, meant or ""))
     return meant if counts[0] * 2 > counts[1] else None

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from datetime import datetime
 
 from .spoken.codes import codes_in, squash
-from .spoken.days import CALENDAR, month_of
+from .spoken.days import CALENDAR, days_at, month_of
 from .spoken.kinds import stem
 from .spoken.names import name_said
 from .spoken.words import is_number_word, read_ordinal, words
@@ -72,7 +73,7 @@ def example_form(description: str) -> str | None:
 
 
 def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tuple[int, int]],
-                record: str, said: Sequence[str], own_words: Collection[str]) -> bool:
+                record: str, said: Sequence[str], own_words: Collection[str], now: datetime | None = None) -> bool:
     """Is the value at `value_spans` in `record` the one the caller means, among all the values of
     its role there (`role_spans`, its own among them)? See the module."""
     values = {_digits(record[a:b]) for a, b in role_spans}
@@ -93,16 +94,17 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     # the Visa") names the value ("StreamPlus 10.99 on 0387"), or lends its words ("Visa")
     # Of several entries it points at ("Biscuit's in on Saturday, and I'd like to bring Pepper for
     # a bath and brush"), the one it names most, a name counting twice
-    cue, days = heard - own - _QUIET, _days_said(said)
+    (cue, days), near = (heard - own - _QUIET, _days_said(said)), _days_said(said, now) - _days_said(said)
     pointed: list[tuple[int, str]] = []
     for entry in _ENTRY.split(record):
-        said_of, on_day = {_word(w.text) for w in words(entry)}, bool(days & _days_in(entry))
+        said_of, on_day = {_word(w.text) for w in words(entry)}, 2 * bool(days & _days_in(entry))
+        on_day = on_day or bool(near & _days_in(entry))  # "tomorrow", "Friday": less sure than "the 12th"
         if not cue & said_of and not on_day:
             continue
         present = values & ({_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
                             | {_digits(code) for _, _, code in codes_in(entry, pauses=False)})  # "SV-448120-7"
         if len(present) == 1:  # the day it is on names it as a name does ("the sweep on the twelfth")
-            pointed.append((_weighed(entry, cue) + 2 * on_day, next(iter(present))))
+            pointed.append((_weighed(entry, cue) + on_day, next(iter(present))))
         if not present and any(ch.isdigit() for ch in entry):  # a record's line, not the desk's prose
             heard |= said_of
     if not pointed and (callers := _the_callers(record, role_spans)) and _of_mine(said, own):
@@ -136,12 +138,16 @@ def _of_mine(said: Sequence[str], own: Collection[str]) -> bool:
                for a, b in zip(words(text), words(text)[1:], strict=False))
 
 
-def _days_said(said: Sequence[str]) -> set[int]:
-    """The days of a month the caller names by their ordinal ("the twelfth", "12th")."""
+def _days_said(said: Sequence[str], now: datetime | None = None) -> set[int]:
+    """The days of a month the caller names by their ordinal ("the twelfth", "12th"), and, said
+    when `now` is, by a day relative to it ("my court tomorrow night", "on Thursday")."""
     out = set()
     for text in said:
         ws = words(text)
         out |= {found[0] for i in range(len(ws)) if (found := read_ordinal(ws, i)) is not None and 1 <= found[0] <= 31}
+        if now is not None:
+            out |= {day for i in range(len(ws)) if (named := days_at(ws, i, now.date())) is not None
+                    and len(named.days) == 1 for _, _, day in named.days}
     return out
 
 
@@ -164,7 +170,7 @@ _ONE_OF = re.compile(r"\bone of (?:the|my|our|your|them|those|these|his|her|thei
 
 
 def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequence[str],
-                  own_words: Collection[str]) -> str | None:
+                  own_words: Collection[str], now: datetime | None = None) -> str | None:
     """Of the values of one role in `record`, the one the caller means: the only one there (the
     account on file, where the model wrote "BW-1234567"), or of two or more, the one the caller's
     words point at ("the Shell charge on my credit card": 0387), where exactly one is (see the
@@ -174,7 +180,7 @@ def the_one_meant(role_spans: Sequence[tuple[int, int]], record: str, said: Sequ
     if any(_ONE_OF.search(text) for text in said):
         return None  # "Can you cancel one of the bookings on our accounts?": which one is not said
     meant = {_digits(record[a:b]): record[a:b] for a, b in role_spans
-             if singled_out([(a, b)], role_spans, record, said, own_words)}
+             if singled_out([(a, b)], role_spans, record, said, own_words, now)}
     return next(iter(meant.values())) if len(meant) == 1 else None
 
 
