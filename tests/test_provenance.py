@@ -781,6 +781,18 @@ def test_a_clock_written_wrong_is_the_time_the_caller_said() -> None:
         == {"date": "2026-06-08", "time": "16:30"}
 
 
+def test_a_day_of_the_month_written_alone_is_the_day_the_caller_said() -> None:
+    """ "on Wednesday the seventeenth": Qwen wrote "7th", a day of no month, and the call was
+    refused for a date nobody said; it is the caller's June 17."""
+    workshop = client_tool("book_workshop", {
+        "attendee_name": {"type": "string", "description": "Who is coming"},
+        "date": {"type": "string", "format": "date", "description": "Day of the workshop"}}, ["attendee_name", "date"])
+    line = said("Could I get my dad on the pottery one on Wednesday the seventeenth? Ray Milburn.")
+    assert trace(workshop, {"attendee_name": "Ray Milburn", "date": "7th"}, line).arguments \
+        == {"attendee_name": "Ray Milburn", "date": "2026-06-17"}
+    assert trace(workshop, {"attendee_name": "Ray Milburn", "date": "17th"}, said("Ray Milburn, please.")).missing == ["date"]
+
+
 def test_the_desks_own_name_and_a_code_given_as_an_example_are_nobodys() -> None:
     """Qwen booked a check-up for "Brightside Dental Practice" (the desk's name), and cancelled the
     ferry booking "WCF-4D88J" that the instructions give as what references look like."""
