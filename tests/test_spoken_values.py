@@ -36,6 +36,7 @@ CODE, NUM, NAME, ADDR, TEXT = (ValueKind.CODE, ValueKind.NUMBER, ValueKind.NAME,
 @pytest.mark.parametrize("said", [
     "six pm", "6 pm", "6pm", "6 p.m.", "18:00", "at six in the evening", "a cab at six tonight",
     "six o'clock this evening", "eighteen hundred hours", "a cab at the central station at 6 pm",
+    "a court tomorrow evening, six o'clock, and the ball machine",  # a comma alone between them
 ])
 def test_six_pm_said_many_ways_is_18_00(said: str) -> None:
     assert said_in("18:00", said, kind=T, now=NOW)
@@ -52,6 +53,7 @@ def test_six_pm_said_many_ways_is_18_00(said: str) -> None:
     ("14:00", "tomorrow morning"),
     ("09:00", "a quarter past nine"), ("08:15", "quarter past eight in the evening"),
     ("09:30", "half an hour"),
+    ("06:00", "a court tomorrow evening, six o'clock"), ("21:30", "Saturday morning, half nine"),
 ])
 def test_times_not_said_do_not_match(value: str, said: str) -> None:
     assert not said_in(value, said, kind=T, now=NOW)

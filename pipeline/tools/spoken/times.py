@@ -201,8 +201,8 @@ def _settled(ws: list[Word], clocks: list[Clock]) -> list[Clock]:
 def _same_clause(ws: list[Word], a: Clock, b: Clock) -> bool:
     lo, hi = (a, b) if a.start < b.start else (b, a)
     if hi.start - lo.end > 4:
-        return False
-    return not any(w.after_break for w in ws[lo.end:hi.start + 1])
+        return False  # a comma alone between them keeps them one ("tomorrow evening, eight o'clock")
+    return hi.start == lo.end or not any(w.after_break for w in ws[lo.end:hi.start + 1])
 
 
 def _iso_time(token: str) -> int | None:
