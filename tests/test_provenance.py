@@ -1427,6 +1427,14 @@ def test_a_word_for_kin_is_no_name() -> None:
     line = said("My mother died last night. Could we come in tomorrow? Mam was Eileen Kelleher.")
     assert trace(meeting, {"deceased_name": "Mam", "date": "2026-06-04"}, line).missing == ["deceased_name"]
     assert trace(meeting, {"deceased_name": "Eileen Kelleher", "date": "2026-06-04"}, line).missing == []
+    # fresh28: "the open doubles, with my lad, Sam Whitworth" entered a partner named "my lad"
+    entry = client_tool("enter_league", {
+        "player_name": {"type": "string", "description": "The player's full name"},
+        "partner_name": {"type": "string", "description": "Doubles partner's full name, if any"},
+    }, ["player_name"])
+    lad = said("It's Derek Whitworth. The doubles, with my lad, Sam Whitworth, please.")
+    assert trace(entry, {"player_name": "Derek Whitworth", "partner_name": "my lad"}, lad).dropped == ["partner_name"]
+    assert trace(entry, {"player_name": "Derek Whitworth", "partner_name": "Sam Whitworth"}, lad).dropped == []
 
 
 def test_two_registrations_that_share_their_digits_are_two() -> None:

@@ -251,12 +251,13 @@ _KIN = {"mum": "mother", "mom": "mother", "mam": "mother", "mummy": "mother", "m
 
 
 _KINSHIP = frozenset(_KIN.values()) | {"husband", "wife", "son", "daughter", "brother", "sister", "uncle", "aunt"}
+_FAMILIAR = frozenset("lad lass boy girl kid partner missus hubby nephew niece cousin grandson granddaughter".split())  # as kin, in a name's place only
 
 
 def is_kin(value: str) -> bool:
-    """Is this a word for kin ("Mam", "my dad"), which names nobody on its own?"""
-    ws = [w.text for w in words(value)]
-    return len(ws) in (1, 2) and ws[0] in ("my", "our", *_KIN, *_KINSHIP) and _word(ws[-1]) in _KINSHIP
+    """Is this a word for kin ("Mam", "my dad", "ma lad"), which names nobody on its own?"""
+    ws, kin = [w.text for w in words(value)], _KINSHIP | _FAMILIAR
+    return len(ws) in (1, 2) and ws[0] in ("my", "our", "ma", "me", *_KIN, *kin) and _word(ws[-1]) in kin
 
 
 def _word(text: str) -> str:
