@@ -1435,6 +1435,9 @@ def test_a_word_for_kin_is_no_name() -> None:
     lad = said("It's Derek Whitworth. The doubles, with my lad, Sam Whitworth, please.")
     assert trace(entry, {"player_name": "Derek Whitworth", "partner_name": "my lad"}, lad).dropped == ["partner_name"]
     assert trace(entry, {"player_name": "Derek Whitworth", "partner_name": "Sam Whitworth"}, lad).dropped == []
+    # "Nikhil Rao, R-A-O": the caller's spelling of their own name is no partner's name
+    spelt = said("I want to enter the doubles, please. Nikhil Rao, R-A-O.")
+    assert trace(entry, {"player_name": "Nikhil Rao", "partner_name": "R-A-O"}, spelt).dropped == ["partner_name"]
 
 
 def test_two_registrations_that_share_their_digits_are_two() -> None:
