@@ -85,3 +85,23 @@ def test_a_choice_s_little_words_name_nothing() -> None:
     race = _tool("enter_race", "Enter the end-of-season race.",
                  category={"type": "string", "enum": ["open", "over_40s", "juniors"]})
     assert best_fit([LESSON, race], "My turns are all over the place, what can I do?") is None
+
+
+def test_the_tool_the_words_fit_lacking_what_it_needs_offers_no_other() -> None:
+    """"Can I keep the skis a bit longer? Not sure how long yet." fits the extension, which has no
+    new return day: no tool is offered (the reply asks for it), where Qwen2.5-0.5B looked the hire
+    up instead (fresh29)."""
+    extend = ToolSpec.from_openai({"type": "function", "name": "extend_hire",
+                                   "description": "Keep hired equipment for longer than booked.",
+                                   "parameters": {"type": "object", "properties": {
+                                       "hire_ref": {"type": "string", "description": "The hire's reference"},
+                                       "new_return_date": {"type": "string", "format": "date"}},
+                                       "required": ["hire_ref", "new_return_date"]}})
+    look = _tool("get_hire_details", "Look up a hire: the equipment and its return day.",
+                 hire_ref={"type": "string", "description": "The hire's reference"})
+    record = "The caller is Ana Ruiz; on file: hire SK-2291, skis and boots, back on Friday, June 5."
+    line = "Can I keep the skis a bit longer? Not sure how long yet."
+    assert best_fit([extend, look], line) is extend
+    assert offered([extend, look], Evidence(said=[line], instructions=record), last_said=line) == []
+    later = "Can I keep the skis till Monday?"
+    assert offered([extend, look], Evidence(said=[later], instructions=record), last_said=later) == [extend]

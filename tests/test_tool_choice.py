@@ -87,3 +87,31 @@ def test_an_effect_a_crash_left_unknown_is_offered_to_the_caller_who_names_it() 
     assert offers("I'm calling about my refund, order forty four seventeen. Did it go through?") == ["refund"]
     assert offers("I'm calling about my refund, order fifty five twenty. Did it go through?") == []
     assert offers("I'm calling about my refund. Did it go through?") == []
+
+
+def _desk_tool(name: str, description: str, **properties: dict) -> ToolSpec:
+    return ToolSpec.from_openai({"type": "function", "name": name, "description": description,
+                                 "parameters": {"type": "object", "properties": properties, "required": []}})
+
+
+KAYAKS = [_desk_tool("book_kayak", "Book a kayak for a day on the river.", date={"type": "string", "format": "date"}),
+          _desk_tool("cancel_kayak_booking", "Cancel a kayak booking.", booking_ref={"type": "string"}),
+          _desk_tool("get_hire_details", "Look up a kayak hire: its day and status.", booking_ref={"type": "string"}),
+          _desk_tool("check_river_slots", "List free kayak slots on a day.", date={"type": "string", "format": "date"})]
+
+
+@pytest.mark.parametrize(("line", "looks"), [
+    # "kayak" is every tool's word here: it asks of no look-up (fresh29: "How much is a mini skip
+    # these days?" looked up the caller's hire)
+    ("How much is a kayak these days?", []),
+    # a question about the hours asks of no look-up by its day (fresh29: free lanes on Sunday)
+    ("What time are you open till on a Sunday?", []),
+    # how a thing stands asks of the look-up of its status, whatever words the desk shares
+    ("Is my kayak ready yet?", ["get_hire_details"]),
+    ("Any free slots on Sunday?", ["check_river_slots"]),
+])
+def test_a_question_asks_of_a_look_up_by_its_own_words(line, looks) -> None:
+    from pipeline.tools.choice import offered
+    from pipeline.tools.evidence import Evidence
+
+    assert [s.name for s in offered(KAYAKS, Evidence(said=[line]), last_said=line)] == looks

@@ -20,8 +20,11 @@ that reaches for a tool it cannot use answers in words instead:
   WCF-6H1P4. Do I need to print the ticket?"), nothing that may act (`asks.may_act`: a side
   effect, or a client's function whose verb does more than look): Qwen2.5-0.5B cancelled that booking;
   and a look-up only where the question names it, or gives one of its values, though not by the
-  day or count of a question checked with a tag or about a price ("I'm still booked for Saturday,
-  aren't I?", "How much for six of us on a Thursday?": free slots were looked up);
+  day or count of a question checked with a tag or about a price or the hours ("I'm still booked
+  for Saturday, aren't I?", "How much for six of us on a Thursday?", "What time are you open till
+  on a Sunday?": free slots were looked up), nor by a word every tool of the desk has ("How much
+  is a mini skip these days?" at a skip hire: the caller's hire was looked up); a question of how
+  a thing stands ("Is my car ready yet?") asks of a look-up of its status or details;
 - where the caller's words name one tool by a word of its name no other tool's name has (`_named_apart`:
   "I want to give you a meter reading" for `submit_meter_reading` beside `book_meter_visit` and
   `get_balance`), only that one: Qwen2.5-0.5B looked the balance up instead; and in a reply to
@@ -32,7 +35,9 @@ that reaches for a tool it cannot use answers in words instead:
   Qwen2.5-0.5B looked the order up again instead, so the refund was never told;
 - where the caller asks for a side effect by its name and has not given what it needs
   (`asked_for`: "Refund order 4417, please.", no card), no other tool: Qwen2.5-0.5B, kept from
-  the refund, looked the order up instead; the reply is to ask (`tools.ask`).
+  the refund, looked the order up instead; the reply is to ask (`tools.ask`);
+  likewise where the tool the caller's words fit best (`fit.best_fit`) may act and has not got
+  what it needs ("Can I keep the skip a bit longer? Not sure how long yet.": the hire was looked up).
 
 And one it must make (`must_close`): a caller who closes and asks nothing more ("That's all,
 thanks, goodbye.") is answered by the hang-up tool, whose spoken goodbye the model writes; a
@@ -95,20 +100,25 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
         return [s for s in specs if s.closes and sounds_closing(last_said)]
     if (wanted := asked_for(specs, last_said)) is not None and lacking(wanted, evidence):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
+    if not done and not ABOUT.match(last_said) and (fit := best_fit(specs, last_said)) is not None \
+            and may_act(fit) and lacking(fit, evidence):
+        return [s for s in specs if s.closes and sounds_closing(last_said)]
     ws = words(last_said.replace("’", "'"))  # a question about a thing, no tool asked for: look-ups only
     about = asks_about_only(last_said) and not any(_by_verb(s, [w.text for w in ws]) or _by_own_verb(s, specs, ws)
                                                    for s in specs if not s.closes)
     said = [w.text.lower() for w in ws]
     out = [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
            and not lacking(s, evidence) and not (about and (may_act(s) or not _asked_of(
-               s, said, last_said, evidence, by_value=not checks_with_tag(last_said) and not _PRICE_ASKED.search(last_said))))]
+               s, said, last_said, evidence, by_value=not checks_with_tag(last_said) and not _PRICE_ASKED.search(last_said),
+               common=_everyones(specs))))]
     named = [s for s in out if not s.closes and _named_apart(s, specs, said)]
     if len(named) != 1 and not done and (fit := best_fit(out, last_said)) is not None:
         named = [fit]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
 
 
-def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidence, *, by_value: bool = True) -> bool:
+def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidence, *, by_value: bool = True,
+              common: frozenset[str] = frozenset()) -> bool:
     """Is this look-up what a question asks of: the words name what it is about (a word of its
     name after its verb, or of its description: "free slots" for `check_slots`), or give one of
     its days, times or names ("anything on Monday the 22nd?" for `check_availability`'s date; a
@@ -119,14 +129,27 @@ def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidenc
     looked up free slots for the caller's own booking (`by_value`)."""
     verb, *objects = name_words(spec.name)
     own = {stem(w) for w in [*objects, *re.findall(r"[a-z]{3,}", spec.description.lower())]} - {verb}
-    return bool(own - _SLIGHT - _PLAIN & {stem(w) for w in said}) or by_value and offers_value(
+    if _HOW_IT_STANDS & {w.lower() for w in said} and _OF_A_STATE & set(objects):
+        return True  # "Is my car ready yet?" asks of `check_job_status`, whatever the desk's words
+    return bool(own - _SLIGHT - _PLAIN - common & {stem(w) for w in said}) or by_value and offers_value(
         spec, last_said, evidence, loose=(ValueKind.TEXT, ValueKind.ADDRESS, ValueKind.CODE, ValueKind.NUMBER))
 
 
-_PLAIN = frozenset("the and for with you your this that from are can any has have was will".split())
+_HOW_IT_STANDS = frozenset("ready sorted progress status".split())  # words asking how a thing stands
+_OF_A_STATE = frozenset("status details progress".split())  # a look-up's words for how a thing stands
+_PLAIN = frozenset("the and for with you your this that from are can any has have was will its day time".split())
 # a question about a price ("How much would it be for six of us on a Thursday?") asks of no
 # look-up by the day or the count it gives: only one whose words it says (a quote, a price list)
-_PRICE_ASKED = re.compile(r"\bhow much\b|\bwhat (?:would|does|will|did) (?:it|that|this) cost\b", re.I)
+_PRICE_ASKED = re.compile(r"\bhow much\b|\bwhat (?:would|does|will|did) (?:it|that|this) cost\b|"
+                          r"\b(?:open|opens|close|closes|shut|shuts) (?:till|until|at)\b|\bopening (?:hours|times)\b", re.I)
+
+
+def _everyones(specs: list[ToolSpec]) -> frozenset[str]:
+    """The words every one of three or more tools has in its name or description: the desk's own
+    ("skip" at a skip hire), which name none of them ("How much is a mini skip these days?")."""
+    owns = [{stem(w) for w in [*name_words(s.name), *re.findall(r"[a-z]{3,}", s.description.lower())]}
+            for s in specs if not s.closes]
+    return frozenset(set.intersection(*owns)) if len(owns) >= 3 else frozenset()
 _SLIGHT = frozenset("up in out on off to for of my new get set add make do".split())  # no name's own
 
 
