@@ -377,6 +377,8 @@ def test_kids_are_children_counted_and_no_age() -> None:
     assert not traced.missing and traced.arguments == {"children": 9, "child_age": 6, "date": "2026-06-06"}
     swapped = trace(party, {"children": 6, "child_age": 9, "date": "2026-06-06"}, line)
     assert swapped.arguments == {"children": 9, "child_age": 6, "date": "2026-06-06"}  # each the one said in its role
+    weans = said("A party for my wee girl on Saturday, she'll be seven, sixteen weans in all.")
+    assert trace(party, {"children": 16, "date": "2026-06-06"}, weans).missing == []  # Scots for children
 
 
 def test_one_of_a_kind_is_no_count_and_no_record_of_several() -> None:

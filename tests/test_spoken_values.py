@@ -43,6 +43,12 @@ def test_six_pm_said_many_ways_is_18_00(said: str) -> None:
     assert said_in("6:00 PM", said, kind=T, now=NOW)
 
 
+@pytest.mark.parametrize("said", ["a fitting on Saturday at eleven again", "a week on Saturday, eleven again",
+                                  "tomorrow, eleven, if that's all right"])
+def test_a_bare_hour_again_or_right_after_its_day_is_a_time(said: str) -> None:
+    assert said_in("11:00", said, kind=T, now=NOW)
+
+
 @pytest.mark.parametrize(("value", "said"), [
     ("14:00", "a cab at the central station at 6 pm"),
     ("06:00", "six pm"),
@@ -54,6 +60,7 @@ def test_six_pm_said_many_ways_is_18_00(said: str) -> None:
     ("09:00", "a quarter past nine"), ("08:15", "quarter past eight in the evening"),
     ("09:30", "half an hour"),
     ("06:00", "a court tomorrow evening, six o'clock"), ("21:30", "Saturday morning, half nine"),
+    ("18:00", "a table for Saturday, six people"),
 ])
 def test_times_not_said_do_not_match(value: str, said: str) -> None:
     assert not said_in(value, said, kind=T, now=NOW)

@@ -29,11 +29,12 @@ DAYPARTS: dict[str, Span] = {
 }
 _CLOCK_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::\d{2})?")
 _DOTTED = re.compile(r"(\d{1,2})\.(\d{2})")  # "6.30 pm"
+_DAY_WORDS = {"today", "tomorrow", "tonight", "tonite"}
 _PLACING = {"at", "around", "by", "until", "till", "til", "before", "after", "from", "between",
             "about"}
 _FOLLOWS_TIME = {"today", "tonight", "tomorrow", "please", "then", "this", "in", "on", "and",
                  "or", "sharp", "ish", "latest", "the", "if", "so", "that", "is", "works", "would",
-                 "instead", "not", "rather", "next", "yesterday", "to", "for", "with", "at"}
+                 "instead", "not", "rather", "next", "yesterday", "to", "for", "with", "at", "again"}
 _DAYPART_AFTER = [["in", "the", p] for p in ("morning", "afternoon", "evening")] + [
     ["this", p] for p in ("morning", "afternoon", "evening")] + [["at", "night"]]
 _AFTER_HOUR = {"past": 1, "after": 1, "to": -1, "till": -1, "til": -1, "before": -1}
@@ -213,7 +214,8 @@ def _placed(ws: list[Word], i: int, j: int) -> bool:
             or _texts(ws, j, 1) in (["tonight"], ["tonite"]):
         return True  # "six in the evening", "six tonight", "eleven at night", not "one night"
     before = ws[i - 1].text if i > 0 and not ws[i].after_break else ""
-    if before not in _PLACING:
+    day = i > 0 and (weekday_of(ws[i - 1].text, written=False) is not None or ws[i - 1].text in _DAY_WORDS)
+    if before not in _PLACING and not day:  # "a week on Saturday, eleven again": after its day
         return False
     if after is None or after.after_break:
         return True

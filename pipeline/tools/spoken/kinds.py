@@ -84,7 +84,7 @@ _PROSE_LENGTH = 80  # a string allowed more characters than a name or an address
 _SAME = (frozenset("phone mobile cell cellphone telephone tel landline".split()),
          frozenset("postcode zip zipcode postal".split()),
          frozenset("email mail".split()),
-         frozenset("children kid".split()),  # "twelve kids" is how many children (not a child's age)
+         frozenset("children kid kiddy kiddie wean bairn youngster".split()),  # "twelve kids", "sixteen weans": how many
          frozenset("seat ticket".split()))  # "four tickets" is four seats
 _STOP = frozenset("a an the of to for in on at by with from and or is are be it its this that "
                   "as if any e g eg ie etc how many much what which your my our their his her "
