@@ -605,3 +605,27 @@ def test_a_day_said_from_today_picks_the_booking_on_file_on_that_day() -> None:
     monday = said("Can you cancel the court on Monday? Exams.", instructions=record)
     assert trace(cancel, {"booking_ref": "C-7048"}, monday).missing == []
     assert trace(cancel, {"booking_ref": "C-7031"}, monday).arguments == {"booking_ref": "C-7048"}
+
+
+def test_a_description_with_two_examples_of_two_forms_holds_both_on_file() -> None:
+    """ "e.g. B-3820 or D-417" (a ticket's and a dining booking's): the dining booking on file is
+    the one "the Sunday lunch on the fourteenth" points at, though its form is not the first
+    example's (fresh30: refused as a reference nobody said)."""
+    cancel = client_tool("cancel_booking", {
+        "booking_ref": {"type": "string", "description": "The booking reference, e.g. B-3820 or D-417"},
+    }, ["booking_ref"])
+    record = ("The caller is Ann Pascoe; on file: ticket booking B-5820, 2 adults on Saturday, June 6; "
+              "dining booking D-519, the Sunday lunch train for 4 on Sunday, June 14.")
+    line = said("We'll have to cancel the Sunday lunch on the fourteenth, I'm afraid.", instructions=record)
+    assert trace(cancel, {"booking_ref": "D-519"}, line).missing == []
+    assert trace(cancel, {"booking_ref": "B-5820"}, line).arguments == {"booking_ref": "D-519"}
+
+
+def test_a_line_s_opening_sound_is_no_name() -> None:
+    """ "Och, naw, sorry, the morning.": a session booked for a child named "Och" (fresh30)."""
+    book = client_tool("book_session", {
+        "child_name": {"type": "string", "description": "The child's full name"},
+        "date": {"type": "string", "format": "date", "description": "Day of the session"},
+    }, ["child_name", "date"])
+    line = said("Och, naw, sorry, Friday. He's wabbit by the afternoon.")
+    assert trace(book, {"child_name": "Och", "date": "2026-06-05"}, line).missing == ["child_name"]

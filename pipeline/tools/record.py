@@ -67,9 +67,10 @@ def in_form(code: str, form: str) -> str | None:
 
 def example_form(description: str) -> str | None:
     """The form of the code a schema's description gives as its example ("The course code, e.g.
-    FRE-A1-TUE"), if it gives one with a digit in it."""
+    FRE-A1-TUE"), if it gives one with a digit in it; none for two of two forms ("B-3820 or D-417")."""
     found = _EXAMPLE_CODE.search(description)
-    return code_form(found.group(1)) if found else None
+    other = found and re.match(r"\s*(?:or|and|,|/)\s*([A-Za-z0-9-]*\d[A-Za-z0-9-]*)", description[found.end():])
+    return None if not found or other and code_form(other.group(1)) != code_form(found.group(1)) else code_form(found.group(1))
 
 
 def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tuple[int, int]],

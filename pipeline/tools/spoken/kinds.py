@@ -176,11 +176,13 @@ _GREETINGS = frozenset(["hello", "hi", "hiya", "hey", "howdy", "g'day", "gday", 
                         "good evening", "morning", "afternoon", "evening", "kia ora", "bore da", "prynhawn da",
                         "dia dhuit", "dia duit", "madainn mhath", "namaste", "namaskar", "salaam", "salam",
                         "assalamu alaikum", "shalom", "hola", "bonjour", "ciao", "hallo", "guten tag", "aloha",
-                        "talofa", "malo e lelei", "sawubona", "yo", "cheers", "ahoy"])
+                        "talofa", "malo e lelei", "sawubona", "yo", "cheers", "ahoy",
+                        # and the sounds a line opens with ("Och, naw, sorry, the morning.": a child "Och")
+                        "och", "ach", "aye", "naw", "nah", "oh", "ah", "um", "uh", "er", "erm", "hmm", "ooh", "eh"])
 
 
 def is_greeting(value: str) -> bool:
-    """Is this value a greeting, no name ("Kia ora", "G'day")?"""
+    """Is this value a greeting or an opening sound, no name ("Kia ora", "G'day", "Och")?"""
     return " ".join(re.findall(r"[a-z']+", value.lower().replace("’", "'"))) in _GREETINGS
 
 
