@@ -106,11 +106,11 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     ws = words(last_said.replace("’", "'"))  # a question about a thing, no tool asked for: look-ups only
     about = asks_about_only(last_said) and not any(_by_verb(s, [w.text for w in ws]) or _by_own_verb(s, specs, ws)
                                                    for s in specs if not s.closes)
-    said = [w.text.lower() for w in ws]
+    said, common = [w.text.lower() for w in ws], _everyones(specs) if about else frozenset()
     out = [s for s in specs if s.name not in done and (not s.closes or sounds_closing(last_said))
            and not lacking(s, evidence) and not (about and (may_act(s) or not _asked_of(
                s, said, last_said, evidence, by_value=not checks_with_tag(last_said) and not _PRICE_ASKED.search(last_said),
-               common=_everyones(specs))))]
+               common=common)))]
     named = [s for s in out if not s.closes and _named_apart(s, specs, said)]
     if len(named) != 1 and not done and (fit := best_fit(out, last_said)) is not None:
         named = [fit]
@@ -150,6 +150,8 @@ def _everyones(specs: list[ToolSpec]) -> frozenset[str]:
     owns = [{stem(w) for w in [*name_words(s.name), *re.findall(r"[a-z]{3,}", s.description.lower())]}
             for s in specs if not s.closes]
     return frozenset(set.intersection(*owns)) if len(owns) >= 3 else frozenset()
+
+
 _SLIGHT = frozenset("up in out on off to for of my new get set add make do".split())  # no name's own
 
 

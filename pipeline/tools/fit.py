@@ -32,8 +32,8 @@ __all__ = ["best_fit"]
 
 _MARGIN = 2.0  # the best tool's score, at least this many times the next one's
 _FLOOR = 1.0  # ...and at least this much more than it
-# where a tool declares a word: its name's own words, its verb (and the act's other words) and
-# its choices, its description and its arguments' names
+# where a tool declares a word: its name's own words; its verb and the act's other words; its
+# choices, its description and its arguments' names
 _NAME, _ACT, _CHOICE, _DESCRIBED, _ARGUMENT = 3.0, 2.0, 1.0, 1.0, 1.0
 # words that tell no tool from another, whoever declares them
 _NO_SENSE = frozenset("""
