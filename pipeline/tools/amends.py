@@ -266,6 +266,11 @@ def scattered(value: Any, record: str, kind: ValueKind | None) -> bool:
     return not any(all(name_said(p, entry) is not None for p in parts) for entry in _ENTRY_END.split(record))
 
 
+def spelling_only(value: str) -> bool:
+    """Is this value a name's spelling and nothing else ("R-A-O", "P A R K"), not a name?"""
+    return bool(_SPELLED.fullmatch(value.strip(" .")))
+
+
 def _unspelled(value: str, kind: ValueKind | None) -> str | None:
     if kind is not ValueKind.NAME or not _SPELLED.search(value):
         return None

@@ -63,6 +63,7 @@ from .schema import ToolSpec
 from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
 from .spoken.words import Word, words
+from .unasked import STATE_WORDS
 
 # Words that close a conversation; "thanks" alone does not (the caller may go on).
 _CLOSING = re.compile(r"\b(good ?bye|bye|bye-bye|that'?s (all|it|everything)|that is (all|it)|"
@@ -128,14 +129,13 @@ def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidenc
     me on the twelfth, isn't he?") asks of a look-up only by its words, not by its day: Qwen
     looked up free slots for the caller's own booking (`by_value`)."""
     verb, *objects = name_words(spec.name)
-    own = {stem(w) for w in [*objects, *re.findall(r"[a-z]{3,}", spec.description.lower())]} - {verb}
-    if _HOW_IT_STANDS & {w.lower() for w in said} and _OF_A_STATE & set(objects):
+    own = _tool_words(spec) - {verb}
+    if STATE_WORDS & {w.lower() for w in said} and _OF_A_STATE & set(objects):
         return True  # "Is my car ready yet?" asks of `check_job_status`, whatever the desk's words
     return bool(own - _SLIGHT - _PLAIN - common & {stem(w) for w in said}) or by_value and offers_value(
         spec, last_said, evidence, loose=(ValueKind.TEXT, ValueKind.ADDRESS, ValueKind.CODE, ValueKind.NUMBER))
 
 
-_HOW_IT_STANDS = frozenset("ready sorted progress status".split())  # words asking how a thing stands
 _OF_A_STATE = frozenset("status details progress".split())  # a look-up's words for how a thing stands
 _PLAIN = frozenset("the and for with you your this that from are can any has have was will its day time".split())
 # a question about a price ("How much would it be for six of us on a Thursday?") asks of no
@@ -147,9 +147,13 @@ _PRICE_ASKED = re.compile(r"\bhow much\b|\bwhat (?:would|does|will|did) (?:it|th
 def _everyones(specs: list[ToolSpec]) -> frozenset[str]:
     """The words every one of three or more tools has in its name or description: the desk's own
     ("skip" at a skip hire), which name none of them ("How much is a mini skip these days?")."""
-    owns = [{stem(w) for w in [*name_words(s.name), *re.findall(r"[a-z]{3,}", s.description.lower())]}
-            for s in specs if not s.closes]
+    owns = [_tool_words(s) for s in specs if not s.closes]
     return frozenset(set.intersection(*owns)) if len(owns) >= 3 else frozenset()
+
+
+def _tool_words(spec: ToolSpec) -> set[str]:
+    """The words of a tool's name and description (of three letters or more), as stems."""
+    return {stem(w) for w in [*name_words(spec.name), *re.findall(r"[a-z]{3,}", spec.description.lower())]}
 
 
 _SLIGHT = frozenset("up in out on off to for of my new get set add make do".split())  # no name's own

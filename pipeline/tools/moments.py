@@ -52,7 +52,7 @@ from .spoken.times import (
     own_correction,
     taken_back,
 )
-from .spoken.words import Word, is_number_word, spoken_number, words
+from .spoken.words import Word, is_number_word, read_ordinal, spoken_number, words
 
 __all__ = ["MOMENTS", "as_hhmm", "in_its_month", "moved", "restated", "spread_days", "the_clock", "took_back",
            "written_as"]
@@ -61,7 +61,6 @@ MOMENTS: dict[ValueKind, Written] = {ValueKind.TIME: "time", ValueKind.DATE: "da
                                      ValueKind.DATETIME: "datetime"}
 _ISO_ASKED = re.compile(r"YYYY-MM-DD|ISO[ -]?8601|\d{4}-\d{2}-\d{2}")
 _CLOCK_WRITTEN = re.compile(r"\s*\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?\s*", re.I)  # "14:00 AM": a clock, misread
-_NTH = re.compile(r"\s*\d{1,2}(?:st|nd|rd|th)\s*", re.I)  # "7th": a day of no month
 _DATETIME_ASKED = re.compile(r"\bdate and time\b|\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|YYYY-MM-DD[T ]HH", re.I)
 
 
@@ -242,8 +241,11 @@ def _in_order(names: list[str], days: list[str], written: dict[str, str | None])
 def _a_moment(value: Any, evidence: Evidence) -> bool:
     """Did the model mean to write a moment here: one that reads, or a clock or a day of the month
     that does not ("14:00 AM" for "half four", "7th" for "Wednesday the seventeenth")?"""
-    return evidence.now is not None and isinstance(value, str) and (bool(moments(
-        words(value), evidence.now, written=True)) or bool(_CLOCK_WRITTEN.fullmatch(value) or _NTH.fullmatch(value)))
+    if evidence.now is None or not isinstance(value, str):
+        return False
+    ws = words(value)
+    return bool(moments(ws, evidence.now, written=True) or _CLOCK_WRITTEN.fullmatch(value)
+                or len(ws) == 1 and read_ordinal(ws, 0) is not None)
 
 
 def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: Written | None = None) -> bool:

@@ -92,7 +92,7 @@ from .record import (
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
-from .spoken.kinds import is_greeting, name_words, spelled_out, stem
+from .spoken.kinds import is_greeting, name_words, stem
 from .spoken.names import choice_said, name_said
 from .spoken.numbers import TIME_CUES, numbers_said, plain
 from .spoken.times import moments
@@ -233,7 +233,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names (a `new_value` may be)
     if rule.kind is ValueKind.NAME and serves(rule) and said_lowercase(str(value), evidence.said):
         return False  # "We've jackdaws nesting in the chimney": no customer called Jackdaws
-    if rule.kind is ValueKind.NAME and (is_kin(str(value)) or is_greeting(str(value)) or not rule.required and spelled_out(str(value))):
+    if rule.kind is ValueKind.NAME and (is_kin(str(value)) or is_greeting(str(value)) or not rule.required and amends.spelling_only(str(value))):
         return False  # "Mam" for the deceased's name: who she is to the caller, not her name; "Kia ora"; a partner "R-A-O"
     if rule.kind is ValueKind.NAME and serves(rule) and not named_as(str(value), evidence.instructions, rule.cues):
         return False  # "Is Joanne in on Tuesday?": the photographer the instructions list, no customer

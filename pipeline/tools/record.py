@@ -95,11 +95,10 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     # the Visa") names the value ("StreamPlus 10.99 on 0387"), or lends its words ("Visa")
     # Of several entries it points at ("Biscuit's in on Saturday, and I'd like to bring Pepper for
     # a bath and brush"), the one it names most, a name counting twice
-    (cue, days), near = (heard - own - _QUIET, _days_said(said)), _days_said(said, now) - _days_said(said)
+    cue, days, near = heard - own - _QUIET, _days_said(said), _days_from_now(said, now)
     pointed: list[tuple[int, str]] = []
     for entry in _ENTRY.split(record):
-        said_of, on_day = {_word(w.text) for w in words(entry)}, 2 * bool(days & _days_in(entry))
-        on_day = on_day or bool(near & _days_in(entry))  # "tomorrow", "Friday": less sure than "the 12th"
+        said_of, on_day = {_word(w.text) for w in words(entry)}, 2 * bool(days & _days_in(entry)) or bool(near & _days_in(entry))  # "Friday": half "the 12th"
         if not cue & said_of and not on_day:
             continue
         present = values & ({_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
@@ -139,17 +138,18 @@ def _of_mine(said: Sequence[str], own: Collection[str]) -> bool:
                for a, b in zip(words(text), words(text)[1:], strict=False))
 
 
-def _days_said(said: Sequence[str], now: datetime | None = None) -> set[int]:
-    """The days of a month the caller names by their ordinal ("the twelfth", "12th"), and, said
-    when `now` is, by a day relative to it ("my court tomorrow night", "on Thursday")."""
+def _days_said(said: Sequence[str]) -> set[int]:
+    """The days of a month the caller names by their ordinal ("the twelfth", "12th")."""
     out = set()
     for text in said:
         ws = words(text)
         out |= {found[0] for i in range(len(ws)) if (found := read_ordinal(ws, i)) is not None and 1 <= found[0] <= 31}
-        if now is not None:
-            out |= {day for i in range(len(ws)) if (named := days_at(ws, i, now.date())) is not None
-                    and len(named.days) == 1 for _, _, day in named.days}
     return out
+
+
+def _days_from_now(said: Sequence[str], now: datetime | None) -> set[int]:
+    """The days of a month the caller names, said at `now`, as one day ("tomorrow", "on Thursday")."""
+    return {day for ws in map(words, said) for i in range(len(ws)) if now and (n := days_at(ws, i, now.date())) and len(n.days) == 1 for _, _, day in n.days}
 
 
 def _days_in(entry: str) -> set[int]:

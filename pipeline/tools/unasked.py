@@ -38,7 +38,7 @@ from .spoken import Source, said_in
 from .spoken.kinds import name_words, stem
 from .spoken.names import choice_said
 
-__all__ = ["named", "same_act", "unasked", "unasked_refusal"]
+__all__ = ["STATE_WORDS", "named", "same_act", "unasked", "unasked_refusal"]
 
 # Words English uses for one act; a tool's verb among them is named by any of them.
 _SAME_ACT = [frozenset(group.split()) for group in (
@@ -69,7 +69,7 @@ _SAID_AS = {"cancel": ("call off", "call it off", "calling off", "won't be needi
                        "don't need it anymore", "don't need it any more"),
             "approve": ("go ahead",)}
 # words that ask how a thing stands: a status look-up is named by them
-_STATE = frozenset("ready sorted progress status".split())
+STATE_WORDS = frozenset("ready sorted progress status".split())
 
 
 def unasked(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> bool:
@@ -107,7 +107,7 @@ def named(spec: ToolSpec, evidence: Evidence) -> bool:
     heard = {form for ws in said for w in ws for form in _forms(w)}
     heard |= {a + b for ws in said for x, b in zip(ws, ws[1:], strict=False) for a in _forms(x)}  # "locked out": lockout
     verb, *rest = name_words(spec.name) or [""]
-    if "status" in rest and heard & _STATE:
+    if "status" in rest and heard & STATE_WORDS:
         return True  # "Is my car ready yet?" asks for `check_job_status`
     if verb in _KNOWN_VERBS:
         return _act_said(verb, lowered, heard)

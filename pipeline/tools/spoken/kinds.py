@@ -186,11 +186,6 @@ def is_greeting(value: str) -> bool:
     return " ".join(re.findall(r"[a-z']+", value.lower().replace("’", "'"))) in _GREETINGS
 
 
-def spelled_out(value: str) -> bool:
-    """Is this value a name's spelling, letter by letter ("R-A-O", "D O C"), not a name?"""
-    return bool(re.fullmatch(r"\s*[A-Za-z](?:\s*[-.]?\s*[A-Za-z]\b){1,}\.?\s*", value)) and not value.isalpha()
-
-
 def name_words(name: str) -> list[str]:
     """A property name's words: "pickupTime", "pickup_time" and "pickup-time" are pickup, time;
     "last4" is last4."""
