@@ -48,6 +48,7 @@ from typing import Any
 from . import amends
 from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, retold, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
+from .callers import a_stranger, said_lowercase, titled
 from .evidence import Evidence
 from .flags import unasked_flags, unsaid_prose
 from .moments import (
@@ -76,18 +77,15 @@ from .on_file import (
 )
 from .picks import named_choice, passed_over, unnamed_pick
 from .record import (
-    a_stranger,
     as_record,
     code_form,
     in_form,
     is_kin,
     named_as,
     one_of_several,
-    said_lowercase,
     singled_out,
     the_callers_name,
     the_one_meant,
-    titled,
 )
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in

@@ -29,8 +29,7 @@ from datetime import datetime
 from .spoken.codes import codes_in, squash
 from .spoken.days import CALENDAR, days_at, month_of
 from .spoken.kinds import stem
-from .spoken.names import name_said
-from .spoken.words import is_number_word, read_ordinal, words
+from .spoken.words import read_ordinal, words
 
 _ENTRY = re.compile(r"[;\n]|\.(?=\s)")  # an entry ends at ";", a line's end or a sentence's
 _QUIET = frozenset("a an the and or of on with to for in at by is was my your their his her its "
@@ -352,7 +351,7 @@ def items_of(listed: str) -> list[str]:
 
 
 _CALLER_ENTRY = re.compile(r"\bcaller\b", re.I)
-_NOT_NAMES = frozenset("mr mrs ms miss dr mx sir madam the a".split())
+NOT_NAMES = frozenset("mr mrs ms miss dr mx sir madam the a".split())  # titles and articles, no part of a name
 
 
 def the_callers_name(instructions: str) -> str | None:
@@ -364,57 +363,7 @@ def the_callers_name(instructions: str) -> str | None:
         if (m := _CALLER_ENTRY.search(entry)) is None:
             continue
         for found in FULL_NAME.finditer(entry, m.end()):
-            parts = [w for w in found.group(0).split() if w.lower().strip(".") not in _NOT_NAMES]
+            parts = [w for w in found.group(0).split() if w.lower().strip(".") not in NOT_NAMES]
             if len(parts) >= 2:  # "Priya Raman and Omar Said": which of them calls is not said
                 return None if re.match(r"\s*(?:and|&)\s+[A-Z]", entry[found.end():]) else " ".join(parts)
     return None
-
-
-def titled(value: str, said: list[str]) -> bool:
-    """A title the caller said as one, a number word inside it ("three boxes of Dailies Total One"):
-    every word capitalised ("iPhone" too), the first no number, written so in their words."""
-    ws = re.findall(r"[^\W_]+", value)
-    return len(ws) >= 2 and not is_number_word(ws[0].lower()) and all(
-        w[:1].isupper() or w.isdigit() or w[:1].islower() and w[1:2].isupper() for w in ws) \
-        and any(re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) for text in said)
-
-
-def said_lowercase(value: str, said: list[str]) -> bool:
-    """Was every word of this name said in lower case only, in words that write names with
-    capitals (a capital inside a sentence somewhere): a thing, not a name ("jackdaws")?"""
-    ws = [w.lower() for w in re.findall(r"[^\W\d_]{3,}", value)]
-    cased = any(re.search(r"[\w,;] +[A-Z][a-z]", text) for text in said)
-    found = [m.group() for text in said for w in ws for m in re.finditer(rf"\b{re.escape(w)}\b", text, re.I)]
-    return cased and bool(ws) and bool(found) and all(f[:1].islower() for f in found) \
-        and all(any(f.lower() == w for f in found) for w in ws)
-
-# how a caller gives their own name: "my name's Dale Hruska", "I'm Rhonda Peltier", "here is Jürgen
-# Albrecht", "Conor Hegarty here", a name and its spelling
-_INTRO = re.compile(r"\b(?:[Mm]y name is|[Mm]y name's|[Nn]ame's|[Nn]ame is|I'm|I am|[Tt]his is|[Hh]ere is)"
-                    r"\s+((?:[A-Z][\w'\-]+)(?:\s+[A-Z][\w'\-]+){0,2})|\b([A-Z][\w'\-]+\s+[A-Z][\w'\-]+)"
-                    r"(?:\s+here\b|,?\s+(?:that's\s+)?[A-Z](?:-[A-Z]){2,})")  # "Brianna Solheim, S-O-L-H-E-I-M"
-
-
-_OUTSIDER = re.compile(r"\b(?:my|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss)(?:'s|\s+of\s+(?:mine|ours))\b",
-                       re.I)  # "my buddy's repair", "a friend of mine has a berth booked"
-
-
-def a_stranger(said: Sequence[str], instructions: str) -> bool:
-    """Does the caller give a name of their own that the record holds nowhere ("Name's Dale Hruska"
-    on a line whose account is Travis Dunlap's)? Then the account is not theirs: its bookings,
-    cards and people are no values they gave (a small model moved Travis's drop-off on "my kid's
-    BMX ... can I drop it off Friday?"). So where they call about a friend's thing ("Can you cancel
-    my buddy's repair?"): the account holds the caller's and their kin's, not a friend's."""
-    if not instructions:
-        return False
-    if any(_OUTSIDER.search(text.replace("\u2019", "'")) for text in said):
-        return True  # the thing is a friend's, and the account holds none of theirs
-    for text in said:
-        for m in _INTRO.finditer(text):
-            if m.group(2) and not re.search(r"(?:^|[.!?]\s+)$", text[:m.start()]):
-                continue  # "book it for Emily Carter, C-A-R-T-E-R", "by Abraham Verghese, that's V-E-...": not theirs
-            name = [re.sub(r"'s$", "", w) for w in (m.group(1) or m.group(2)).split()
-                    if w.lower() not in _NOT_NAMES and w.lower() not in CALENDAR and len(w) > 1]
-            if name and all(name_said(w, instructions) is None for w in name):  # as Whisper may misspell it
-                return True
-    return False

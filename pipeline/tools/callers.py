@@ -1,0 +1,71 @@
+"""Who is calling, and whose the record is: the words a caller gives their own name in, and what
+a name said in lower case or as a title is.
+
+The instructions may hold the caller's account (`record`). It is the caller's only where the
+caller is the person on file or one of theirs: a caller who gives a name of their own the record
+holds nowhere ("Name's Dale Hruska", "It's Geordie Bell, Whitchester Farm"), or who rings about a
+friend's or a neighbour's thing ("I'm ringing for me neighbour, Doreen Platt"), gave none of its
+values (`a_stranger`), whatever the model copies from it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .record import NOT_NAMES
+from .spoken.days import CALENDAR
+from .spoken.names import name_said
+from .spoken.words import is_number_word
+
+__all__ = ["a_stranger", "said_lowercase", "titled"]
+
+
+def titled(value: str, said: list[str]) -> bool:
+    """A title the caller said as one, a number word inside it ("three boxes of Dailies Total One"):
+    every word capitalised ("iPhone" too), the first no number, written so in their words."""
+    ws = re.findall(r"[^\W_]+", value)
+    return len(ws) >= 2 and not is_number_word(ws[0].lower()) and all(
+        w[:1].isupper() or w.isdigit() or w[:1].islower() and w[1:2].isupper() for w in ws) \
+        and any(re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) for text in said)
+
+
+def said_lowercase(value: str, said: list[str]) -> bool:
+    """Was every word of this name said in lower case only, in words that write names with
+    capitals (a capital inside a sentence somewhere): a thing, not a name ("jackdaws")?"""
+    ws = [w.lower() for w in re.findall(r"[^\W\d_]{3,}", value)]
+    cased = any(re.search(r"[\w,;] +[A-Z][a-z]", text) for text in said)
+    found = [m.group() for text in said for w in ws for m in re.finditer(rf"\b{re.escape(w)}\b", text, re.I)]
+    return cased and bool(ws) and bool(found) and all(f[:1].islower() for f in found) \
+        and all(any(f.lower() == w for f in found) for w in ws)
+
+# how a caller gives their own name: "my name's Dale Hruska", "I'm Rhonda Peltier", "here is Jürgen
+# Albrecht", "Conor Hegarty here", a name and its spelling
+_INTRO = re.compile(r"\b(?:[Mm]y name is|[Mm]y name's|[Nn]ame's|[Nn]ame is|I'm|I am|[Tt]his is|[Hh]ere is)"
+                    r"\s+((?:[A-Z][\w'\-]+)(?:\s+[A-Z][\w'\-]+){0,2})|\b([A-Z][\w'\-]+\s+[A-Z][\w'\-]+)"
+                    r"(?:\s+here\b|,?\s+(?:that's\s+)?[A-Z](?:-[A-Z]){2,})")  # "Brianna Solheim, S-O-L-H-E-I-M"
+
+
+_OUTSIDER = re.compile(r"\b(?:my|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss)(?:'s|\s+of\s+(?:mine|ours))\b",
+                       re.I)  # "my buddy's repair", "a friend of mine has a berth booked"
+
+
+def a_stranger(said: Sequence[str], instructions: str) -> bool:
+    """Does the caller give a name of their own that the record holds nowhere ("Name's Dale Hruska"
+    on a line whose account is Travis Dunlap's)? Then the account is not theirs: its bookings,
+    cards and people are no values they gave (a small model moved Travis's drop-off on "my kid's
+    BMX ... can I drop it off Friday?"). So where they call about a friend's thing ("Can you cancel
+    my buddy's repair?"): the account holds the caller's and their kin's, not a friend's."""
+    if not instructions:
+        return False
+    if any(_OUTSIDER.search(text.replace("\u2019", "'")) for text in said):
+        return True  # the thing is a friend's, and the account holds none of theirs
+    for text in said:
+        for m in _INTRO.finditer(text):
+            if m.group(2) and not re.search(r"(?:^|[.!?]\s+)$", text[:m.start()]):
+                continue  # "book it for Emily Carter, C-A-R-T-E-R", "by Abraham Verghese, that's V-E-...": not theirs
+            name = [re.sub(r"'s$", "", w) for w in (m.group(1) or m.group(2)).split()
+                    if w.lower() not in NOT_NAMES and w.lower() not in CALENDAR and len(w) > 1]
+            if name and all(name_said(w, instructions) is None for w in name):  # as Whisper may misspell it
+                return True
+    return False
