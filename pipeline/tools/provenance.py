@@ -233,7 +233,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # "We've jackdaws nesting in the chimney": no customer called Jackdaws
     if rule.kind is ValueKind.NAME and (is_kin(str(value)) or is_greeting(str(value)) or not rule.required and amends.spelling_only(str(value))):
         return False  # "Mam" for the deceased's name: who she is to the caller, not her name; "Kia ora"; a partner "R-A-O"
-    if rule.kind is ValueKind.NAME and serves(rule) and not named_as(str(value), evidence.instructions, rule.cues):
+    if rule.kind is ValueKind.NAME and serves(rule) and not named_as(str(value), evidence.instructions, rule.cues, evidence.said):
         return False  # "Is Joanne in on Tuesday?": the photographer the instructions list, no customer
     if rule.kind in (ValueKind.ADDRESS, ValueKind.NAME) and re.search(r"[()\[\]]", str(value)):
         return False  # "27 Larch Avenue ... M20 6RT (Worcester Bosch combi boiler, ...)": a note, copied on
@@ -260,7 +260,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         record = as_record(evidence.instructions)
         if _in_text(value, record, rule, evidence, "", caller=False) and (
                 rule.kind not in NUMBERS or _meant(value, record, rule, evidence)) and not a_piece(value, record, rule.kind) and not amends.scattered(value, record, rule.kind) \
-                and ("name" not in rule.cues or named_as(str(value), record, rule.cues)) \
+                and ("name" not in rule.cues or named_as(str(value), record, rule.cues, evidence.said)) \
                 and not (serves(rule) and evidence.said and for_another(evidence.said[-1])
                          and name_said(str(value), the_callers_name(evidence.instructions) or "") is not None) \
                 and (rule.kind in NUMBERS or not one_of_several(value, evidence.instructions, evidence.said)):

@@ -103,11 +103,12 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
         present = values & ({_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
                             | {_digits(code) for _, _, code in codes_in(entry, pauses=False)})  # "SV-448120-7"
         if len(present) == 1:  # the day it is on names it as a name does ("the sweep on the twelfth")
-            pointed.append((_weighed(entry, cue) + on_day, next(iter(present))))
+            pointed.append((_weighed(entry, cue, _own_name(record)) + on_day, next(iter(present))))
         if not present and any(ch.isdigit() for ch in entry):  # a record's line, not the desk's prose
             heard |= said_of
-    if not pointed and (callers := _the_callers(record, role_spans)) and _of_mine(said, own):
-        return callers == mine  # "Can I freeze my membership?": the caller's own number, not their daughter's
+    if not pointed and (callers := _the_callers(record, role_spans)) and (
+            _of_mine(said, own) or shared and not heard & _KINSHIP):  # of alike values ("account ..."), none said
+        return callers == mine  # "Can I freeze my membership?", "Nothing came this morning": the caller's own, not their daughter's
     if pointed:
         best = max(score for score, _ in pointed)
         if value in {v for score, v in pointed if score == best}:
@@ -129,6 +130,12 @@ def _the_callers(record: str, role_spans: Sequence[tuple[int, int]]) -> list[tup
     entries = [(m.start(), m.end()) for m in re.finditer(r"[^.;\n]+", record) if _CALLER_ENTRY.search(m.group())]
     found = [r for r in role_spans if any(a <= r[0] and r[1] <= b for a, b in entries)]
     return found if len(found) == 1 else []
+
+
+def _own_name(record: str) -> set[str]:
+    """The words of the caller's own name on file: saying it ("It's Lorraine.") introduces them,
+    and points at none of their entries over their father's ("... me dad's milk")."""
+    return {_word(w.text) for w in words(the_callers_name(record) or "")}
 
 
 def _of_mine(said: Sequence[str], own: Collection[str]) -> bool:
@@ -158,12 +165,13 @@ def _days_in(entry: str) -> set[int]:
             and any(0 <= j < len(ws) and month_of(ws[j].text, written=True) for j in (i - 1, i + 1))}
 
 
-def _weighed(entry: str, cue: set[str]) -> int:
+def _weighed(entry: str, cue: set[str], own_name: Collection[str] = ()) -> int:
     """How much of an entry the caller's words name: each word once, a name (capitalised, not a
-    day, a month or an acronym) or a word for kin twice."""
+    day, a month or an acronym) or a word for kin twice; the caller's own name once, as saying it
+    introduces them ("It's Lorraine. Can you up me dad's milk": her father's)."""
     named = {_word(w.text): w.raw for w in words(entry) if _word(w.text) in cue}
-    return sum(2 if text[:1].isupper() and not text.isupper() and word not in CALENDAR or word in _KINSHIP
-               else 1 for word, text in named.items())  # "MOT" is no name; "mother" says who, as a name does
+    return sum(2 if (text[:1].isupper() and not text.isupper() and word not in CALENDAR and word not in own_name)
+               or word in _KINSHIP else 1 for word, text in named.items())  # "MOT" is no name; "mother" says who
 
 
 _ONE_OF = re.compile(r"\bone of (?:the|my|our|your|them|those|these|his|her|their)\b", re.I)
@@ -198,24 +206,37 @@ def as_record(instructions: str) -> str:
     return _EXAMPLE.sub(" ", re.sub(r":\s", " ", instructions))
 
 
-def named_as(name: str, record: str, cues: Collection[str]) -> bool:
+def named_as(name: str, record: str, cues: Collection[str], said: Sequence[str] | None = None) -> bool:
     """Is this name (for an argument that holds one: `patient_name`), in the record, the caller's or
     one in this argument's role: its entry says "caller" or "on file", or a word that names the
-    argument ("Dentists: Dr Helen Okafor" for a `dentist`), or it is the caller's kin's account? The
+    argument ("Dentists: Dr Helen Okafor" for a `dentist`), or it is the caller's kin's account (given
+    `said`, kin the caller speaks of: "Put our Jordan in", not Jordan for "Can I book a peg")? The
     desk's own name ("You answer the phone for Brightside Dental Practice") is no patient's. A name
     no entry holds word for word is left to the matching that found it."""
     wanted = {w.text for w in words(name) if len(w.text) > 1}
     holding = [entry for entry in _ENTRY.split(record) if wanted <= {w.text for w in words(entry)}]
     own = (set(cues) - {"name", "s"}) | _CALLER
-    return not holding or any({stem(w.text) for w in words(entry)} & own or _kin_account(entry)
-                              for entry in holding)
+    return not holding or any({stem(w.text) for w in words(entry)} & own or _kin_account(entry) and (
+        said is None or _spoken_of(name, entry, said)) for entry in holding)
+
+
+def _spoken_of(name: str, entry: str, said: Sequence[str]) -> bool:
+    """Does the caller speak of this kin of theirs: by the first word of their name ("our Jordan"),
+    or the word for who they are ("my wife": "His wife, Funmi Oyelaran")?"""
+    heard = {_word(w.text) for text in said for w in words(text)}
+    first = words(name)[0].text if words(name) else ""
+    return first in {w.text for text in said for w in words(text)} \
+        or bool(heard & _KINSHIP & {_word(w.text) for w in words(entry)})
 
 
 def _kin_account(entry: str) -> bool:
     """The caller's kin with an account of their own ("Her son, Daniel Ellison, has his own entry,
     account PT-4471"): a customer of the desk, as the caller is."""
     held = {_word(w.text) for w in words(entry)}
-    return bool(held & _KINSHIP) and bool(held & {"account", "entry"})
+    return bool(held & _KINSHIP) and bool(held & _AN_ACCOUNT)
+
+
+_AN_ACCOUNT = frozenset("account entry member membership customer".split())  # "His grandson, ..., member OB-601"
 
 
 def alike(value: object, other: str) -> bool:
@@ -250,7 +271,8 @@ _KIN = {"mum": "mother", "mom": "mother", "mam": "mother", "mummy": "mother", "m
         "granddad": "grandfather", "grandpa": "grandfather"}
 
 
-_KINSHIP = frozenset(_KIN.values()) | {"husband", "wife", "son", "daughter", "brother", "sister", "uncle", "aunt"}
+_KINSHIP = frozenset(_KIN.values()) | {"husband", "wife", "son", "daughter", "brother", "sister", "uncle", "aunt",
+                                         "grandson", "granddaughter", "grandchild", "nephew", "niece"}
 _FAMILIAR = frozenset("lad lass boy girl kid partner missus hubby nephew niece cousin grandson granddaughter".split())  # as kin, in a name's place only
 
 
