@@ -46,8 +46,12 @@ _INTRO = re.compile(r"\b(?:[Mm]y name is|[Mm]y name's|[Nn]ame's|[Nn]ame is|I'm|I
                     r"(?:\s+here\b|,?\s+(?:that's\s+)?[A-Z](?:-[A-Z]){2,})")  # "Brianna Solheim, S-O-L-H-E-I-M"
 
 
-_OUTSIDER = re.compile(r"\b(?:my|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss)(?:'s|\s+of\s+(?:mine|ours))\b",
-                       re.I)  # "my buddy's repair", "a friend of mine has a berth booked"
+# "It's Geordie Bell, Whitchester Farm", "it's Marty here": a full name or a name and "here" (not
+# "It's Lewis, not Liam", "It's Unit 4", "It's Niamh, N-I-A-M-H, Gallagher": a daughter's name spelled)
+_ITS = re.compile(r"\b[Ii]t's\s+((?:[A-Z][\w'\-]+)(?=\s+here\b)|[A-Z][\w'\-]+\s+[A-Z][\w'\-]+(?=[\s,.!?]|$))")
+_OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss)(?:'s|\s+of\s+(?:mine|ours))|"
+                       r"(?:ringing|calling|phoning|booking|ordering)\s+for\s+(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss))\b",
+                       re.I)  # "my buddy's repair", "a friend of mine has a berth booked", "I'm ringing for me neighbour"
 
 
 def a_stranger(said: Sequence[str], instructions: str) -> bool:
@@ -61,8 +65,8 @@ def a_stranger(said: Sequence[str], instructions: str) -> bool:
     if any(_OUTSIDER.search(text.replace("\u2019", "'")) for text in said):
         return True  # the thing is a friend's, and the account holds none of theirs
     for text in said:
-        for m in _INTRO.finditer(text):
-            if m.group(2) and not re.search(r"(?:^|[.!?]\s+)$", text[:m.start()]):
+        for m in [*_INTRO.finditer(text), *_ITS.finditer(text)]:
+            if m.re is _INTRO and m.group(2) and not re.search(r"(?:^|[.!?]\s+)$", text[:m.start()]):
                 continue  # "book it for Emily Carter, C-A-R-T-E-R", "by Abraham Verghese, that's V-E-...": not theirs
             name = [re.sub(r"'s$", "", w) for w in (m.group(1) or m.group(2)).split()
                     if w.lower() not in NOT_NAMES and w.lower() not in CALENDAR and len(w) > 1]
