@@ -296,7 +296,8 @@ def _digits(text: str) -> str:
     return re.sub(r"\D", "", text) or text.strip().lower()
 
 
-FULL_NAME = re.compile(r"\b[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)+\b")  # "Priya Raman": two capitalised words or more
+_CAPITALISED = r"[A-ZÀ-Þ][a-zß-ÿ'’-]+(?:[A-ZÀ-Þ][a-zß-ÿ'’-]+)?"  # "Raman", "McCartan", "Ciarán"
+FULL_NAME = re.compile(rf"\b{_CAPITALISED}(?:\s+{_CAPITALISED})+\b")  # "Priya Raman": two capitalised words or more
 
 
 def name_beside(code: str, record: str) -> str | None:
