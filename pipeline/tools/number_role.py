@@ -32,6 +32,7 @@ _DETERMINERS = frozenset("my the your our a an this that his her their its which
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _PERSONS = frozenset("us them you".split())  # "eight of us", "the two of them"
 _HEADS = frozenset("people person player guest party attendee passenger diner adult group size seat".split())
+_YOUNG = frozenset("child children kid".split())  # a head count of children ("five altogether")
 _AGED = frozenset("he's she's i'm they're".split())  # "he's four." at a clause's end: an age
 _AGE = frozenset("age aged old years".split())
 
@@ -77,6 +78,9 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
         after[:2] = ["people"]  # "eight of us": a count of people, whatever the tool calls them
         if rule.cues & _HEADS:
             return True  # "it's six of us now": the players, the guests, the party
+    if after[:1] == ["altogether"] or after[:2] in (["in", "total"], ["in", "all"], ["all", "told"], ["all", "together"]):
+        if rule.cues & (_HEADS | _YOUNG) or rule.lone and not rule.money and not rule.cues & _AGE:
+            return True  # "my two and my sister's three, so five altogether": the tool's count
     if (labelled := _label(before, rule)) is not None:
         return labelled
     # nearest first, a word before ahead of one as near after ("the order was forty dollars":
