@@ -45,7 +45,7 @@ _PAST_PHRASE = re.compile(r"\b(used to|last (night|week|month|year|time|summer|w
                           r"the other day|(i|we)'ve been)\b", re.I)
 _TAKEN_BACK = re.compile(r"\bnever ?mind\b", re.I)
 # "I wanted to book" asks; "I just wanted to say thank you", "wanted someone to know" tell
-_WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|share|pass (?:that|it|this) on)"
+_WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|share|pass (?:(?:that|it|this) )?on)"
                              r"|(?:someone|somebody|you) to know)\b")
 
 
