@@ -136,8 +136,27 @@ def retold(value: Any, rule: Rule, evidence: Evidence) -> int | float | None:
     named for no other argument, nor answer a question for another; else None."""
     if spoken_number(str(value)) is None:
         return None
+    if rule.kind is ValueKind.NUMBER and Source.CALLER in rule.sources and evidence.said:
+        for first, then in _put_right(folded(evidence.said[-1])):  # "about eighteen, no, put twenty"
+            if spoken_number(str(value)) == first:
+                return plain(then)
     said = corrected_to(rule, evidence)
     return None if said is None or spoken_number(str(value)) == said else plain(said)
+
+
+# between a number and the one said over it in the same breath: a word or two ("eighteen weans"),
+# then "no", "sorry", "actually", "wait", and "put", "make it", "say" ("About eighteen weans, no,
+# put twenty"; "four, sorry, five of us"), but not "not" ("six months, no twelve": not twelve)
+_FIX = r"(?:no|sorry|actually|wait|or rather)\b"
+_SAY = r"(?:put|make it|make that|say|call it|let's say)\s+"
+_OVER = re.compile(rf"^\s*(?:[a-z']+\s*){{0,2}}[,.;!?]?\s*(?:{_FIX}[,.!]?\s*)*{_FIX}(?:[,.!]\s*(?:{_SAY})?|\s+{_SAY})$", re.I)
+
+
+def _put_right(text: str) -> list[tuple[Decimal, Decimal]]:
+    """The numbers (not times) the caller said over in the same breath, each with the one said instead."""
+    found = [n for n in numbers_said(text) if not n.clock and len(n.values) == 1]
+    return [(next(iter(a.values)), next(iter(b.values))) for a, b in zip(found, found[1:], strict=False)
+            if _OVER.match(text[a.end:b.start])]
 
 
 def corrected_to(rule: Rule, evidence: Evidence) -> Decimal | None:
