@@ -35,9 +35,8 @@ _SO_FAR_BEFORE = {"miles", "kilometres", "kilometers", "km", "years", "months", 
                   "while", "ages", "old", "us", "them", "people"}  # "it's six of us now": how many, not when
 _DURATIONS = {"minute": 1, "minutes": 1, "mins": 1, "min": 1, "hour": 60, "hours": 60, "hrs": 60}
 _ISO_TIME = re.compile(r"[Tt ](\d{1,2}):(\d{2})")
-# How far after "now" a time may be and still be "now" (a car or a table that soon), and how far
-# before (the words were said a moment ago): choices, not measurements; `slack_min` overrides.
-SLACK_MIN = 20
+# How far after "now" a time may be and still be "now" (a car or a table that soon), and how far before
+SLACK_MIN = 20  # (the words were said a moment ago): choices, not measurements; `slack_min` overrides
 _PAST_SLACK_MIN = 5
 
 
@@ -279,12 +278,15 @@ _TOLD_OF = frozenset({"since", "ago", "last"})  # "limping since the weekend": a
 
 def days_named(text: str, now: datetime) -> list[str] | None:
     """The days these words name to act on, each once, in the order said ("from tomorrow to
-    Saturday": ["2026-06-04", "2026-06-06"]); a day told of ("since the weekend") or taken back
-    ("Friday, not Monday") is not one. None where a moment names several ("the weekend"), or two
-    are choices ("Monday or Tuesday"), or one is a day gone by: which is meant is not said."""
+    Saturday": ["2026-06-04", "2026-06-06"]); a day told of ("since the weekend"), taken back ("Friday,
+    not Monday") or rough ("in a week or so") is not one. None where a moment names several ("the
+    weekend"), two are choices ("Monday or Tuesday"), or one is gone by: which is meant is not said."""
     ws, out, last = words(text), list[str](), -1
     for m in moments(ws, now):
         if not m.days or _taken_back(ws, m.start) or (m.start and ws[m.start - 1].text in _TOLD_OF):
+            continue
+        if [w.text for w in ws[m.end:m.end + 2]] in (["or", "so"], ["or", "two"], ["or", "thereabouts"]):
+            last = m.end + 2  # "I'll be in a week or so": how long, roughly
             continue
         if len(m.days) != 1 or (out and "or" in (w.text for w in ws[last:m.start])):
             return None
