@@ -1,0 +1,105 @@
+"""Whose the record is and which of its people a line means, numbers said over or in total, and a
+day told roughly: the rules read from fresh31's failures (2026-12-05), each shown in another desk
+than the line it was read from."""
+
+from __future__ import annotations
+
+from pipeline.tools.asks import tells_only
+from pipeline.tools.callers import a_stranger
+from pipeline.tools.provenance import trace
+from pipeline.tools.record import FULL_NAME, the_callers_name
+from pipeline.tools.spoken.times import days_named
+
+from .test_provenance import NOW, client_tool, said
+
+GOLF = ("You answer the phone for Lundin Links Golf Club. The caller is Tom Reid, member GC-1042, of 8 "
+        "Links Road, Lundin Links KY8 6AT, mobile 07700 900411. His granddaughter, Ella Reid, age 12, "
+        "member GC-2077, has a junior membership; Tom often books for her.")
+
+LESSON = client_tool("book_lesson", {
+    "golfer_name": {"type": "string", "description": "Full name of the golfer"},
+    "date": {"type": "string", "format": "date", "description": "Day of the lesson"},
+}, ["golfer_name", "date"])
+
+WINDOWS = ("You answer the phone for Clearview Window Cleaning. The caller is Jan Cole, account WC-3301, "
+           "of 4 Mill Lane; her clean is every other Tuesday. She also manages the account of her "
+           "mother, Rita Cole, account WC-3390, of 9 Park Row; her clean is every fourth Friday.")
+
+MISSED = client_tool("report_missed_clean", {
+    "account_code": {"type": "string", "description": "The customer's account code, e.g. WC-1234"},
+}, ["account_code"])
+
+
+def test_a_kin_on_file_as_a_member_is_given_where_the_caller_speaks_of_them() -> None:
+    """ "Put our Ella in for a lesson": the granddaughter on file, a member of her own, is the
+    golfer (fresh31's fishery refused the grandson); a line that names nobody is not hers."""
+    ours = said("Put our Ella in for a lesson on Friday, will you? She's been nagging me.", instructions=GOLF)
+    assert trace(LESSON, {"golfer_name": "Ella Reid", "date": "2026-06-05"}, ours).missing == []
+    nobody = said("Can I book a lesson on Friday?", instructions=GOLF)
+    assert trace(LESSON, {"golfer_name": "Ella Reid", "date": "2026-06-05"}, nobody).missing == ["golfer_name"]
+
+
+def test_of_two_accounts_the_callers_own_where_the_line_points_at_neither() -> None:
+    """ "Nothing got done yesterday": the caller's own account, not her mother's, which the model
+    may have written instead; "me mam's windows" is her mother's, though she says her own name."""
+    own = said("Nobody turned up yesterday, the windows are filthy.", instructions=WINDOWS)
+    assert trace(MISSED, {"account_code": "WC-3301"}, own).missing == []
+    assert trace(MISSED, {"account_code": "WC-3390"}, own).arguments == {"account_code": "WC-3301"}
+    mams = said("It's Jan. Nobody came to do me mam's windows on Friday.", instructions=WINDOWS)
+    assert trace(MISSED, {"account_code": "WC-3390"}, mams).missing == []
+    assert trace(MISSED, {"account_code": "WC-3301"}, mams).arguments == {"account_code": "WC-3390"}
+
+
+def test_a_caller_who_gives_a_name_the_record_lacks_gave_none_of_its_values() -> None:
+    """ "It's Geordie Bell", "it's Marty here", "I'm ringing for me neighbour": the record is
+    someone else's; "It's Lewis, not Liam" and "It's Unit 4" are no introductions of the caller."""
+    for line in ("Aye, hello there. It's Geordie Bell, up at Ridge Farm. Can somebody come out?",
+                 "Right, it's Marty here, Marty Devlin. Friday, please.",
+                 "I'm ringing for me neighbour, she's no idea what her account is."):
+        assert a_stranger([line], GOLF), line
+    for line in ("It's Lewis, not Liam. L-E-W-I-S.", "Can you collect it from my office? It's Unit 4, Station Way.",
+                 "It's Tom. Put our Ella in on Friday."):
+        assert not a_stranger([line], GOLF), line
+    stranger = said("It's Geordie Bell. Can you book me a lesson on Friday?", instructions=GOLF)
+    assert trace(LESSON, {"golfer_name": "Ella Reid", "date": "2026-06-05"}, stranger).missing == ["golfer_name"]
+
+
+def test_a_name_with_a_capital_inside_or_an_accent_is_a_full_name() -> None:
+    """ "Niamh McCartan", "Ciarán Ó Dálaigh": the caller on file, whose name the session booked
+    for a child's instead where the record's name was not read as one."""
+    assert the_callers_name("The caller is Niamh McCartan, customer code JJ-7712.") == "Niamh McCartan"
+    assert [m.group(0) for m in FULL_NAME.finditer("Gráinne McAuley and Ciarán Doherty")] == [
+        "Gráinne McAuley", "Ciarán Doherty"]
+    swim = client_tool("book_session", {
+        "adult_name": {"type": "string", "description": "Full name of the adult booking"},
+        "children": {"type": "integer", "description": "How many children"},
+    }, ["adult_name", "children"])
+    record = "The caller is Niamh McCartan, customer code JJ-7712; her children are Oisín and Saoirse."
+    line = said("Niamh here. Could I get a session for me and the two of mine? Oisín and Saoirse.", instructions=record)
+    assert trace(swim, {"adult_name": "Oisín", "children": 2}, line).arguments == {
+        "adult_name": "Niamh McCartan", "children": 2}
+
+
+def test_a_total_is_the_head_count_and_a_number_said_over_is_the_one_said_instead() -> None:
+    """ "my two and my sister's three, so five altogether" is the count of children; "About eighteen
+    weans, no, put twenty" is twenty; "six months, no twelve" is not twelve."""
+    play = client_tool("book_play", {
+        "children": {"type": "integer", "description": "How many children"},
+        "socks": {"type": "integer", "description": "Pairs of grip socks to buy, if any"},
+    }, ["children"])
+    total = said("There'll be, let me count, my two and my sister's three, so five altogether.")
+    assert trace(play, {"children": 5}, total).missing == []
+    party = client_tool("book_party", {"guests": {"type": "integer", "description": "How many children"}}, ["guests"])
+    over = said("About eighteen weans, no, put twenty, she's asking the whole class.")
+    assert trace(party, {"guests": 18}, over).arguments == {"guests": 20}
+    plan = client_tool("set_plan", {"months": {"type": "integer", "description": "Months to pay over"}}, ["months"])
+    assert trace(plan, {"months": 6}, said("Ach, make it six months, no twelve. Twelve's a lot in one go.")).missing == []
+
+
+def test_thanks_passed_on_and_a_rough_while_ask_for_nothing() -> None:
+    """ "I just wanted to pass on my thanks" tells only; "in a week or so" names no day, and its
+    "or" does not make the days after it a choice."""
+    assert tells_only("Callum sorted her feet out after she went lame and she's been sound since. "
+                      "I just wanted to pass on my thanks.", "", [LESSON])
+    assert days_named("I'm in hospital Monday and I'll be in a week or so, so stop it from Monday and "
+                      "start again Wednesday the seventeenth.", NOW) == ["2026-06-08", "2026-06-17"]
