@@ -73,14 +73,16 @@ def spans_of_numbers(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def outside_lists(spans: list[tuple[int, int]], record: str) -> list[tuple[int, int]]:
+def outside_lists(spans: list[tuple[int, int]], record: str, *, counts: bool = False) -> list[tuple[int, int]]:
     """These spans of the record, less those inside an entry of a list of records, each with its own
     code of one shape ("CO-3302 \u2014 30 sausage rolls ...; CO-3315 \u2014 8-inch chocolate cake ...").
     Those describe the things on file, so a new thing's values are not theirs: Qwen gave a new cake
-    order `size_inches: 8`, the 8-inch cake on file's, on a line that named no size."""
+    order `size_inches: 8`, the 8-inch cake on file's, on a line that named no size. Of `counts`,
+    less those in any entry with a code of its own too ("on file: party PB-441 ... for 15 children"):
+    a new session is not for the party's fifteen."""
     codes = [(a, code) for a, _, code in codes_in(record, pauses=False) if any(ch.isalpha() for ch in code)]
     shapes = [code_shape(code) for _, code in codes]
-    starts = [a for (a, _), shape in zip(codes, shapes, strict=True) if shapes.count(shape) > 1]
+    starts = [a for (a, _), shape in zip(codes, shapes, strict=True) if counts or shapes.count(shape) > 1]
     entries = [(m.start(), m.end()) for m in re.finditer(r"[^;\n]+", record)]
     listed = [(a, b) for a, b in entries if any(a <= at < b for at in starts)]
     return [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in listed)]

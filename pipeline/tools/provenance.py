@@ -290,7 +290,7 @@ def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
     if rule.form is not None and not role:
         return False  # not of the form the schema shows, none of the role's ("4" for "e.g. CV-1188")
     fresh = rule.fresh and rule.kind is not ValueKind.CODE  # a pet's id books it; not its booking's size
-    if fresh and not (spans := outside_lists(spans, record)):
+    if fresh and not (spans := outside_lists(spans, record, counts=rule.kind is ValueKind.NUMBER)):
         return False  # a new booking's values are none of the bookings' on file
     role = outside_lists(role, record) if fresh else role
     return singled_out(spans, role, record, evidence.said, {*name_words(rule.name), *rule.rivals, *rule.tool}, evidence.now)
