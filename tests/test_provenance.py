@@ -1748,9 +1748,12 @@ def test_a_thing_said_in_lower_case_is_no_customers_name() -> None:
         "customer_name": {"type": "string", "description": "The customer's full name"},
         "date": {"type": "string", "format": "date", "description": "Day of the visit"},
     }, ["customer_name", "date"])
-    line = said("We've jackdaws nesting in the chimney again. Could someone come on Tuesday? It's Mairéad Fennelly.")
+    line = said("We've jackdaws nesting in the chimney again. Could someone come on Tuesday? Mairéad Fennelly.")
     assert trace(sweep, {"customer_name": "Jackdaws", "date": "2026-06-09"}, line).missing == ["customer_name"]
     assert trace(sweep, {"customer_name": "Mairéad Fennelly", "date": "2026-06-09"}, line).missing == []
+    named = said("We've jackdaws nesting in the chimney again. Could someone come on Tuesday? It's Mairéad Fennelly.")
+    assert trace(sweep, {"customer_name": "Jackdaws", "date": "2026-06-09"}, named).arguments["customer_name"] \
+        == "Mairéad Fennelly"  # the name the caller gave as their own (fresh31)
     pills = client_tool("reorder_medication", {
         "medication": {"type": "string", "description": "Name of the medicine"}}, ["medication"])
     assert trace(pills, {"medication": "carprofen"}, said("More of the carprofen for Rex, please, Dr Shah said so.")

@@ -5,7 +5,7 @@ than the line it was read from."""
 from __future__ import annotations
 
 from pipeline.tools.asks import tells_only
-from pipeline.tools.callers import a_stranger
+from pipeline.tools.callers import a_stranger, introduced
 from pipeline.tools.provenance import trace
 from pipeline.tools.record import FULL_NAME, the_callers_name
 from pipeline.tools.spoken.times import days_named
@@ -103,3 +103,24 @@ def test_thanks_passed_on_and_a_rough_while_ask_for_nothing() -> None:
                       "I just wanted to pass on my thanks.", "", [LESSON])
     assert days_named("I'm in hospital Monday and I'll be in a week or so, so stop it from Monday and "
                       "start again Wednesday the seventeenth.", NOW) == ["2026-06-08", "2026-06-17"]
+
+
+def test_the_person_served_is_the_one_who_gave_their_name_not_the_one_they_named() -> None:
+    """ "... she's called Pepper. I'm Dawn Fenwick": the customer is Dawn Fenwick, not the mare
+    (fresh31); a guest registered by name ("Name is Farhan Qureshi") and one a member books for
+    keep theirs, and "It Ruaridh" is no name."""
+    shoe = client_tool("book_shoeing", {
+        "customer_name": {"type": "string", "description": "The owner's full name"},
+        "horse_name": {"type": "string", "description": "The horse's name"},
+    }, ["customer_name", "horse_name"])
+    line = said("I've just moved me mare up to Hill Top Stables. She needs a full set, she's called Pepper. "
+                "I'm Dawn Fenwick, F-E-N-W-I-C-K.")
+    assert trace(shoe, {"customer_name": "Pepper", "horse_name": "Pepper"}, line).arguments["customer_name"] == "Dawn Fenwick"
+    guest = client_tool("register_guest", {
+        "member_name": {"type": "string", "description": "The member's full name"},
+        "guest_name": {"type": "string", "description": "The guest's full name"},
+    }, ["member_name", "guest_name"])
+    divya = said("Hi, this is Divya Menon, I'm a member. For my guest tomorrow, Meenakshi Iyer, please.")
+    assert trace(guest, {"member_name": "Divya Menon", "guest_name": "Meenakshi Iyer"}, divya).missing == []
+    assert introduced(["It's Ruaridh, R-U-A-R-I-D-H, Sinclair."]) == ["Ruaridh"]
+    assert introduced(["Can you come out? It's School Lane, by the church."]) == []

@@ -37,6 +37,7 @@ from typing import Any
 
 from .argrules import Rule
 from .asks import corrects
+from .callers import introduced
 from .evidence import Evidence
 from .number_role import folded, question_role, role_here
 from .on_file import shaped_alike, spans_of_numbers
@@ -110,13 +111,29 @@ def for_another(said: str) -> bool:
         and not {"me", "myself"} & set(ws)
 
 
+def not_introduced(value: Any, rule: Rule, evidence: Evidence) -> bool:
+    """Is this, for the person served, a name the caller gave someone else, where they gave their
+    own and speak for nobody else ("... she's called Pepper. I'm Dawn Fenwick": the customer is not
+    the mare)? Their own name is the value instead (`_the_caller`)."""
+    if rule.kind is not ValueKind.NAME or not serves(rule) or set(name_words(rule.name)) & rule.tool \
+            or not evidence.said or for_another(evidence.said[-1]):
+        return False  # `register_guest`'s guest is who the tool acts on, not the caller
+    own = [name for name in introduced(evidence.said, surely=True) if len(name.split()) >= 2]
+    return bool(own) and all(name_said(str(value), name) is None and name_said(name, str(value)) is None for name in own)
+
+
 def _the_caller(rule: Rule, evidence: Evidence) -> str | None:
-    """The caller's name on file, for the person served where the model wrote one nobody gave and
-    the caller asks for themselves, naming nobody (see the module)."""
-    if rule.kind is not ValueKind.NAME or Source.INSTRUCTIONS not in rule.sources or not evidence.said \
-            or not serves(rule):
+    """The name the caller gave as their own, or else their name on file, for the person served
+    where the model wrote one nobody gave and the caller asks for themselves, naming nobody (see
+    the module)."""
+    if rule.kind is not ValueKind.NAME or not evidence.said or not serves(rule):
         return None
     last = evidence.said[-1]
+    if not for_another(last) and not set(name_words(rule.name)) & rule.tool \
+            and len(own := {n for n in introduced(evidence.said, surely=True) if len(n.split()) >= 2}) == 1:
+        return next(iter(own))  # "I'm Dawn Fenwick": theirs, whatever the record holds
+    if Source.INSTRUCTIONS not in rule.sources:
+        return None
     name = the_callers_name(evidence.instructions)
     if for_another(last):  # "My grandson ... Alfie Barnes, B-A-R-N-E-S": the one name they said
         named = {m.group(0) for m in FULL_NAME.finditer(last) if name is None or name_said(m.group(0), name) is None}

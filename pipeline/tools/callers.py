@@ -18,7 +18,7 @@ from .spoken.days import CALENDAR
 from .spoken.names import name_said
 from .spoken.words import is_number_word
 
-__all__ = ["a_stranger", "said_lowercase", "titled"]
+__all__ = ["a_stranger", "introduced", "said_lowercase", "titled"]
 
 
 def titled(value: str, said: list[str]) -> bool:
@@ -47,11 +47,30 @@ _INTRO = re.compile(r"\b(?:[Mm]y name is|[Mm]y name's|[Nn]ame's|[Nn]ame is|I'm|I
 
 
 # "It's Geordie Bell, Whitchester Farm", "it's Marty here": a full name or a name and "here" (not
-# "It's Lewis, not Liam", "It's Unit 4", "It's Niamh, N-I-A-M-H, Gallagher": a daughter's name spelled)
-_ITS = re.compile(r"\b[Ii]t's\s+((?:[A-Z][\w'\-]+)(?=\s+here\b)|[A-Z][\w'\-]+\s+[A-Z][\w'\-]+(?=[\s,.!?]|$))")
+# "It's Lewis, not Liam", "It's Unit 4", "It's School Lane", "It's Niamh, N-I-A-M-H, Gallagher": a daughter's)
+_ITS = re.compile(r"\b[Ii]t's\s+((?:[A-Z][\w'\-]+)(?=\s+here\b)|[A-Z][\w'\-]+\s+(?!(?:Road|Street|Lane|Avenue|Close|"
+                  r"Drive|Way|Crescent|Terrace|Place|Court|Gardens|Park|Farm|Hall|House|Primary|School)\b)[A-Z][\w'\-]+(?=[\s,.!?]|$))")
 _OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss)(?:'s|\s+of\s+(?:mine|ours))|"
                        r"(?:ringing|calling|phoning|booking|ordering)\s+for\s+(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss))\b",
                        re.I)  # "my buddy's repair", "a friend of mine has a berth booked", "I'm ringing for me neighbour"
+
+
+def introduced(said: Sequence[str], *, surely: bool = False) -> list[str]:
+    """The names the caller gives as their own ("I'm Dawn Fenwick", "Conor Hegarty here", "It's
+    Geordie Bell"), titles and days aside, in the order said. `surely`: not "Name is ..." or "Here
+    is ...", which give a guest's name as often ("register one guest for me ... Name is Farhan")."""
+    out = []
+    for text in said:
+        for m in sorted([*_INTRO.finditer(text), *_ITS.finditer(text)], key=lambda m: m.start()):
+            if surely and m.re is _INTRO and re.match(r"(?:[Nn]ame|[Hh]ere)\b", m.group(0)):
+                continue
+            if m.re is _INTRO and m.group(2) and not re.search(r"(?:^|[.!?]\s+)$", text[:m.start()]):
+                continue  # "book it for Emily Carter, C-A-R-T-E-R", "by Abraham Verghese, that's V-E-...": not theirs
+            name = [w for w in (re.sub(r"'s$", "", w) for w in (m.group(1) or m.group(2)).split())
+                    if w.lower() not in NOT_NAMES and w.lower() not in CALENDAR and len(w) > 1]
+            if name:
+                out.append(" ".join(name))
+    return out
 
 
 def a_stranger(said: Sequence[str], instructions: str) -> bool:
@@ -64,12 +83,5 @@ def a_stranger(said: Sequence[str], instructions: str) -> bool:
         return False
     if any(_OUTSIDER.search(text.replace("\u2019", "'")) for text in said):
         return True  # the thing is a friend's, and the account holds none of theirs
-    for text in said:
-        for m in [*_INTRO.finditer(text), *_ITS.finditer(text)]:
-            if m.re is _INTRO and m.group(2) and not re.search(r"(?:^|[.!?]\s+)$", text[:m.start()]):
-                continue  # "book it for Emily Carter, C-A-R-T-E-R", "by Abraham Verghese, that's V-E-...": not theirs
-            name = [re.sub(r"'s$", "", w) for w in (m.group(1) or m.group(2)).split()
-                    if w.lower() not in NOT_NAMES and w.lower() not in CALENDAR and len(w) > 1]
-            if name and all(name_said(w, instructions) is None for w in name):  # as Whisper may misspell it
-                return True
-    return False
+    return any(all(name_said(w, instructions) is None for w in name.split())  # as Whisper may misspell it
+               for name in introduced(said))

@@ -229,8 +229,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
             sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
             or any(is_number_word(w.text.lower()) for w in words(str(value))) and not titled(str(value), evidence.said)):
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names (a `new_value` may be)
-    if rule.kind is ValueKind.NAME and serves(rule) and said_lowercase(str(value), evidence.said):
-        return False  # "We've jackdaws nesting in the chimney": no customer called Jackdaws
+    if rule.kind is ValueKind.NAME and serves(rule) and said_lowercase(str(value), evidence.said) or amends.not_introduced(value, rule, evidence):
+        return False  # "We've jackdaws nesting in the chimney": no customer called Jackdaws; "she's called Pepper. I'm Dawn Fenwick"
     if rule.kind is ValueKind.NAME and (is_kin(str(value)) or is_greeting(str(value)) or not rule.required and amends.spelling_only(str(value))):
         return False  # "Mam" for the deceased's name: who she is to the caller, not her name; "Kia ora"; a partner "R-A-O"
     if rule.kind is ValueKind.NAME and serves(rule) and not named_as(str(value), evidence.instructions, rule.cues, evidence.said):

@@ -374,7 +374,7 @@ def items_of(listed: str) -> list[str]:
 
 
 _CALLER_ENTRY = re.compile(r"\bcaller\b", re.I)
-NOT_NAMES = frozenset("mr mrs ms miss dr mx sir madam the a".split())  # titles and articles, no part of a name
+NOT_NAMES = frozenset("mr mrs ms miss dr mx sir madam the a it".split())  # titles and articles, no part of a name
 
 
 def the_callers_name(instructions: str) -> str | None:
