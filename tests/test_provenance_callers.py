@@ -124,3 +124,17 @@ def test_the_person_served_is_the_one_who_gave_their_name_not_the_one_they_named
     assert trace(guest, {"member_name": "Divya Menon", "guest_name": "Meenakshi Iyer"}, divya).missing == []
     assert introduced(["It's Ruaridh, R-U-A-R-I-D-H, Sinclair."]) == ["Ruaridh"]
     assert introduced(["Can you come out? It's School Lane, by the church."]) == []
+
+
+def test_a_code_written_as_only_its_letters_is_the_code_said() -> None:
+    """ "account H D, four two double eight" written "HD", "the reference is F, seven seven two
+    one" written "F": the letters alone were never the caller's code; the code they begin is."""
+    report = client_tool("report_problem", {
+        "account_code": {"type": "string", "description": "The customer's account code"},
+    }, ["account_code"])
+    line = said("Morning, it's Mrs Okafor, account H D, four two double eight. A bottle was smashed on the step.")
+    assert trace(report, {"account_code": "HD"}, line).arguments == {"account_code": "HD4288"}
+    cancel = client_tool("cancel_booking", {"booking_ref": {"type": "string", "description": "The booking reference"}},
+                         ["booking_ref"])
+    ref = said("Hello, I need to cancel a booking, the reference is F, seven seven two one.")
+    assert trace(cancel, {"booking_ref": "F"}, ref).arguments == {"booking_ref": "F7721"}

@@ -303,6 +303,15 @@ def scattered(value: Any, record: str, kind: ValueKind | None) -> bool:
     return not any(all(name_said(p, entry) is not None for p in parts) for entry in _ENTRY_END.split(record))
 
 
+def letters_of_a_code(value: Any, evidence: Evidence) -> bool:
+    """Is this code only the letters a code the caller said begins with ("HD" of "account H D, four
+    two double eight")? Its digits were not copied: the code is not given as written."""
+    code = squash(str(value)).upper()
+    return code.isalpha() and any(len(said := squash(found)) > len(code) and said.upper().startswith(code)
+                                  and any(ch.isdigit() for ch in said) for text in evidence.said[-1:]
+                                  for _, _, found in codes_in(text))
+
+
 def spelling_only(value: str) -> bool:
     """Is this value a name's spelling and nothing else ("R-A-O", "P A R K"), not a name?"""
     return bool(_SPELLED.fullmatch(value.strip(" .")))

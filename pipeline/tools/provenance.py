@@ -191,8 +191,9 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
     five five eight"): a number the words around it name so, said exactly ("four hundred and
     something" is none); a code so named, or answering the agent's question for it, or, on a tool
     taking no other number, one no count could be (`_unmistakable`), within three characters of the
-    model's length (not "1234567890" for "back in 2019"). Not an earlier turn's ("use a different
-    card instead"); none where they said several, or it is another argument's value."""
+    model's length (not "1234567890" for "back in 2019"), or begun by it ("HD" for "H D, four two
+    double eight"). Not an earlier turn's ("use a different card instead"); none where they said
+    several, or it is another argument's value."""
     if Source.CALLER not in rule.sources or rule.kind not in NUMBERS or not evidence.said:
         return None
     written = squash(spelled(str(value)) or str(value))
@@ -204,7 +205,7 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
         and role_here(text, (n.start, n.end), rule) is True and not _ROUGHLY.match(text, n.end)
     } if rule.kind is ValueKind.NUMBER else {
         code for start, end, code in codes_in(said)
-        if squash(code) not in taken and abs(len(squash(code)) - len(written)) <= 3
+        if squash(code) not in taken and (abs(len(squash(code)) - len(written)) <= 3 or written.isalpha() and squash(code).upper().startswith(written.upper()))
         and ((role := role_here(text, (start, end), rule)) is True or role is None and (
             (question := question_role(asked, rule)) is True
             or question is None and rule.lone and _unmistakable(text[start:end])))}
@@ -221,8 +222,9 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return True
     if not str(value).strip():
         return False  # a blank id is no more given than a made-up one
-    if rule.kind is ValueKind.CODE and sum(not w.isupper() for w in _WORDY.findall(str(value))) >= 2:
-        return False  # "200 Canal Street" is a phrase, not a code; "MAN-A1-TUE" is one
+    if rule.kind is ValueKind.CODE and (sum(not w.isupper() for w in _WORDY.findall(str(value))) >= 2
+                                        or amends.letters_of_a_code(value, evidence)):
+        return False  # "200 Canal Street" is a phrase, not a code; "MAN-A1-TUE" is one; "HD" of "H D, four two ..."
     if rule.kind is ValueKind.CODE and rule.cues & _DIALLED and not any(ch.isdigit() for ch in str(value)):
         return False  # "L-E-W-I-S" spelled for a phone number: a name, not a number to ring
     if rule.kind is ValueKind.NAME and rule.cues & _A_NAME and (
