@@ -19,6 +19,11 @@ and `record.the_one_meant`):
   Barnes", whose name the record's caller's is not (`for_another`), the one full name said;
 - a number the caller's correction says again ("Sorry, three hundred and fifty", after "three
   hundred"): the earlier one is taken back, and the call runs on the new one (`retold`);
+- a name for the person served that the caller gave someone else, where they gave their own ("...
+  she's called Pepper. I'm Dawn Fenwick"): theirs (`not_introduced`, `callers.introduced`);
+- a number said over in the same breath ("About eighteen weans, no, put twenty"): the one said
+  instead (`retold`); a code written as only its letters ("HD" for "account H D, four two double
+  eight", `letters_of_a_code`) is not given, and `provenance` finds the code said;
 - a length said in another unit than the schema's (`in_its_unit`: "two hours" for minutes is 120),
   asked by `provenance.trace` before all else, as the model's 2 is "said" but not the caller's.
 
@@ -115,11 +120,18 @@ def not_introduced(value: Any, rule: Rule, evidence: Evidence) -> bool:
     """Is this, for the person served, a name the caller gave someone else, where they gave their
     own and speak for nobody else ("... she's called Pepper. I'm Dawn Fenwick": the customer is not
     the mare)? Their own name is the value instead (`_the_caller`)."""
+    own = _introduced_for(rule, evidence)
+    return bool(own) and all(name_said(str(value), name) is None and name_said(name, str(value)) is None for name in own)
+
+
+def _introduced_for(rule: Rule, evidence: Evidence) -> set[str]:
+    """The full names the caller gave as their own, where this argument names the person served
+    and they speak for nobody else; not where the argument is what the tool acts on
+    (`register_guest`'s guest)."""
     if rule.kind is not ValueKind.NAME or not serves(rule) or set(name_words(rule.name)) & rule.tool \
             or not evidence.said or for_another(evidence.said[-1]):
-        return False  # `register_guest`'s guest is who the tool acts on, not the caller
-    own = [name for name in introduced(evidence.said, surely=True) if len(name.split()) >= 2]
-    return bool(own) and all(name_said(str(value), name) is None and name_said(name, str(value)) is None for name in own)
+        return set()
+    return {name for name in introduced(evidence.said, surely=True) if len(name.split()) >= 2}
 
 
 def _the_caller(rule: Rule, evidence: Evidence) -> str | None:
@@ -129,8 +141,7 @@ def _the_caller(rule: Rule, evidence: Evidence) -> str | None:
     if rule.kind is not ValueKind.NAME or not evidence.said or not serves(rule):
         return None
     last = evidence.said[-1]
-    if not for_another(last) and not set(name_words(rule.name)) & rule.tool \
-            and len(own := {n for n in introduced(evidence.said, surely=True) if len(n.split()) >= 2}) == 1:
+    if len(own := _introduced_for(rule, evidence)) == 1:
         return next(iter(own))  # "I'm Dawn Fenwick": theirs, whatever the record holds
     if Source.INSTRUCTIONS not in rule.sources:
         return None
