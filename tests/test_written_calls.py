@@ -44,6 +44,19 @@ def test_markup_is_cut_from_the_words_wherever_the_pieces_split_it() -> None:
     assert said == "Sure. " and written == '{ "name": "x", "arguments": {}}'
 
 
+def test_an_object_of_arguments_in_the_words_is_never_said_and_the_words_after_it_are() -> None:
+    """fresh32: Qwen wrote 'arguments: {"customer_name": "Paddy Hession", ...}' as its reply, and
+    '... a phone number. { "customer_name": ... } Could you tell me the number?' over the protocol;
+    both went to the voice. Wherever the pieces split it, the object (nested braces, a brace inside
+    a string) is cut, "arguments:" with it; an object left open is never said."""
+    text = 'Sure. arguments: {"customer_name": "Paddy Hession", "note": "a } b", "x": {"a": 1}} Anything else?'
+    for cut in range(1, len(text)):
+        assert guarded([text[:cut], text[cut:]]) == ("Sure.  Anything else?", None), cut
+    assert guarded(list(text)) == ("Sure.  Anything else?", None)
+    assert guarded(['I need your name. { "customer_name": "Paddy']) == ("I need your name. ", None)
+    assert guarded(list("Any arguments? A dog, a cat.")) == ("Any arguments? A dog, a cat.", None)
+
+
 def test_braces_and_angles_that_are_no_call_are_said() -> None:
     for text in ["Hi {there}.", "It is a < b.", "Fine. {", "Tags like <b> stay."]:
         assert guarded([text]) == (text, None), text

@@ -86,6 +86,9 @@ class ToolCallStream:
 # What begins a tool call written inside a spoken reply: Qwen's tag (its dialect reads off only
 # a leading one), a stray closing tag, or the bare JSON object of a call.
 _MARKUP = re.compile(r"</?tool_call>|\{\s*\"name\"\s*:")
+# A JSON object written in the words, a call's arguments most often ('arguments: {"customer_name":
+# "Paddy Hession", ...}'): never said; the words after it are.
+_OBJECT = re.compile(r"(?:\barguments\s*:\s*)?\{\s*\"[A-Za-z_]\w*\"\s*:")
 _FENCE_END = re.compile(r"`{1,3}[A-Za-z]*\s*$")
 
 
@@ -101,26 +104,36 @@ class CallMarkup:
     def __init__(self) -> None:
         self._held = ""
         self._call: str | None = None  # from the markup on
+        self._object: str | None = None  # a JSON object in the words, until it closes
 
     def push(self, piece: str) -> str:
         """The piece's speakable text."""
         if self._call is not None:
             self._call += piece
             return ""
+        if self._object is not None:
+            text, self._object = self._object + piece, None
+            if (end := _object_end(text)) is None:
+                self._object = text
+                return ""
+            return self.push(text[end:])
         text = self._held + piece
-        m = _MARKUP.search(text)
-        if m:
-            self._held = ""
+        self._held = ""
+        m, o = _MARKUP.search(text), _OBJECT.search(text)
+        if m and (o is None or m.start() <= o.start()):
             self._call = text[m.start():]
             return _FENCE_END.sub("", text[:m.start()])  # a markdown fence around the call is its
+        if o:  # 'arguments: {...}': skipped to its closing brace
+            self._object = ""
+            return _FENCE_END.sub("", text[:o.start()]) + self.push(text[o.start() + o.group(0).index("{"):])
         keep = _markup_suffix(text)
         self._held = text[len(text) - keep:] if keep else ""
         return text[:len(text) - keep]
 
     def finish(self) -> str:
-        """What was held back and turned out to be words."""
+        """What was held back and turned out to be words (an object left open is none)."""
         held, self._held = self._held, ""
-        return held if self._call is None else ""
+        return held if self._call is None and self._object is None else ""
 
     @property
     def call(self) -> str | None:
@@ -134,6 +147,24 @@ class CallMarkup:
         return (text[:fence] if fence >= 0 else text).strip()
 
 
+def _object_end(text: str) -> int | None:
+    """Where the JSON object the text begins closes (past its last brace), strings read as strings;
+    None while it is open."""
+    depth, quoted, escaped = 0, False, False
+    for i, ch in enumerate(text):
+        if quoted:
+            quoted, escaped = (not (ch == '"' and not escaped)), (ch == "\\" and not escaped)
+        elif ch == '"':
+            quoted = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
 def _markup_suffix(text: str) -> int:
     """How many of the last characters could begin tool-call markup."""
     keep = 0
@@ -143,6 +174,10 @@ def _markup_suffix(text: str) -> int:
     if fence := _FENCE_END.search(text):  # "```json" may open a call (Qwen writes one so)
         keep = max(keep, len(text) - fence.start())
     brace = text.rfind("{")
-    if brace >= 0 and '{"name":'.startswith(re.sub(r"^\{\s*", "{", text[brace:])):
-        keep = max(keep, len(text) - brace)  # '{', '{ "na', ...: a call's object may be beginning
+    if brace >= 0 and re.fullmatch(r'\{\s*(?:"\w*(?:"\s*)?)?', text[brace:]):
+        keep = max(keep, len(text) - brace)  # '{', '{ "na', '{"customer_name"': an object may be beginning
+    before = text[:len(text) - keep]
+    if (word := re.search(r"\b([a-z]+)(\s*:?\s*)$", before)) and "arguments".startswith(word.group(1)) \
+            and (keep == 0 or word.group(1) == "arguments"):
+        keep = len(text) - word.start()  # 'argu', 'arguments: ', 'arguments: {': its object may follow
     return keep
