@@ -37,7 +37,7 @@ def on_file(value: Any, record: str, rule: Rule) -> list[tuple[int, int]]:
             continue  # "the 28th" is a day, no code
         if (role := role_here(record, whole, rule)) is True:
             out.append(whole)
-        elif role is None and rule.kind is ValueKind.CODE:
+        elif role is None and rule.kind is ValueKind.CODE and not _an_account(record, whole, rule):
             loose.append(whole)
     shapes = {code_shape(record[a:b]) for a, b in out}
     found = out + [s for s in loose if s not in out and (code_shape(record[s[0]:s[1]]) in shapes
@@ -49,6 +49,13 @@ def on_file(value: Any, record: str, rule: Rule) -> list[tuple[int, int]]:
     if _form(str(value)) != _form(rule.form):
         return []  # not of the role's form: "120" for "e.g. FRE-A1-TUE" holds no course on file
     return [(a, b) for a, b in found if _form(record[a:b]) == _form(rule.form)] or found
+
+
+def _an_account(record: str, span: tuple[int, int], rule: Rule) -> bool:
+    """Is the code at record[span] written as an account's ("account OM-2290", "account number
+    KS-0918"), where this argument is not one: a scooter's or an Eircode's role holds none."""
+    before = [w.text for w in words(record[max(0, span[0] - 40):span[0]])][-2:]
+    return "account" in before and "account" not in rule.cues
 
 
 def _form(code: str) -> str:

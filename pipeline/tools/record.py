@@ -41,6 +41,7 @@ _QUIET = frozenset("a an the and or of on with to for in at by is was my your th
 
 
 _DIGIT = re.compile(r"\d")
+_HOURS_AND_PRICES = re.compile(r"\b\d{1,2}:\d{2}\b|[£$€]\s?\d[\d,.]*")
 
 
 def code_shape(code: str) -> str:
@@ -77,8 +78,8 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     """Is the value at `value_spans` in `record` the one the caller means, among all the values of
     its role there (`role_spans`, its own among them)? See the module."""
     values = {_digits(record[a:b]) for a, b in role_spans}
-    if len(values) <= 1:
-        return True
+    if len(values) <= 1:  # the role's one value, or none said: not where the value is another role's ("account OM-2290")
+        return not role_spans or any(r[0] < b and a < r[1] for a, b in value_spans for r in role_spans)
     labels = {s: _label(record, s, role_spans) for s in role_spans}
     shared = set.intersection(*labels.values()) if labels else set()
     own = {stem(w) for w in own_words}
@@ -104,8 +105,8 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
                             | {_digits(code) for _, _, code in codes_in(entry, pauses=False)})  # "SV-448120-7"
         if len(present) == 1:  # the day it is on names it as a name does ("the sweep on the twelfth")
             pointed.append((_weighed(entry, cue, _own_name(record)) + on_day, next(iter(present))))
-        if not present and any(ch.isdigit() for ch in entry):  # a record's line, not the desk's prose
-            heard |= said_of
+        if not present and _DIGIT.search(_HOURS_AND_PRICES.sub(" ", entry)):  # a record's line, not the desk's prose
+            heard |= said_of  # (whose hours and prices are no record's: "a morning slot (9:00 to 12:00)")
     if not pointed and (callers := _the_callers(record, role_spans)) and (
             _of_mine(said, own) or shared and not heard & _KINSHIP):  # of alike values ("account ..."), none said
         return callers == mine  # "Can I freeze my membership?", "Nothing came this morning": the caller's own, not their daughter's
@@ -373,7 +374,7 @@ def items_of(listed: str) -> list[str]:
     return [item.strip() for item in [*out, listed[start:]] if item.strip()]
 
 
-_CALLER_ENTRY = re.compile(r"\bcaller\b", re.I)
+_CALLER_ENTRY = re.compile(r"\bcaller\b|\bcalling number\b", re.I)  # "The calling number is on file for ..."
 NOT_NAMES = frozenset("mr mrs ms miss dr mx sir madam the a it".split())  # titles and articles, no part of a name
 
 
