@@ -138,3 +138,32 @@ def test_a_code_written_as_only_its_letters_is_the_code_said() -> None:
                          ["booking_ref"])
     ref = said("Hello, I need to cancel a booking, the reference is F, seven seven two one.")
     assert trace(cancel, {"booking_ref": "F"}, ref).arguments == {"booking_ref": "F7721"}
+
+
+# --- read from fresh32 (2026-12-05) ---------------------------------------------------------------
+
+def test_a_code_named_by_its_kind_is_a_code_and_its_name_is_no_part_of_it() -> None:
+    """ "The Eircode of the property" holds a code, not a name: "KS-0918", the mother's account,
+    is none of it, and the one on file for her is; "Eircode H54 P8D5", as the model copied it,
+    is the code H54 P8D5. An account's code is no scooter's either."""
+    desludge = client_tool("book_desludge", {
+        "customer_name": {"type": "string", "description": "Full name of the customer"},
+        "eircode": {"type": "string", "description": "The Eircode of the property"},
+    }, ["customer_name", "eircode"])
+    record = ("Jobs are found by the Eircode of the property. The calling number is on file for Paddy Hession, "
+              "account KS-1042, of Cloonfush, Tuam, Eircode H54 R6K2. His mother, Nora Hession, account KS-0918, "
+              "of Gardenfield, Tuam, Eircode H54 W3P9.")
+    mother = said("Could ye do me mother's tank as well? Ye have her down already, Nora Hession.", instructions=record)
+    assert trace(desludge, {"customer_name": "Nora Hession", "eircode": "H54 W3P9"}, mother).missing == []
+    assert trace(desludge, {"customer_name": "Nora Hession", "eircode": "KS-0918"}, mother).arguments["eircode"] \
+        != "KS-0918"
+    own = said("Book a lorry to empty the tank. Tom Cunniffe, Eircode H54 P8D5.")
+    assert trace(desludge, {"customer_name": "Tom Cunniffe", "eircode": "Eircode H54 P8D5"}, own).arguments == {
+        "customer_name": "Tom Cunniffe", "eircode": "H54 P8D5"}
+    service = client_tool("book_service", {
+        "scooter_ref": {"type": "string", "description": "The reference of the customer's scooter, e.g. SC-4471"},
+    }, ["scooter_ref"])
+    scooters = ("The calling number is on file for Glenys Williams, account OM-2290; her own large scooter is "
+                "SC-4471.")
+    assert trace(service, {"scooter_ref": "OM-2290"}, said("Can I get me scooter in for a service?",
+                                                          instructions=scooters)).arguments == {"scooter_ref": "SC-4471"}

@@ -246,10 +246,17 @@ def _the_ones_said(value: str, kind: ValueKind | None, said: Sequence[str]) -> s
 _SET_DASH = re.compile(r"\s+[\u2014\u2013]\s.*$", re.S)
 
 
-def before_dash(value: Any) -> Any:
+def before_dash(value: Any, rule: Rule | None = None) -> Any:
     """A code the model copied with what follows it on file ("CO-3302 \u2014 30", of "CO-3302 \u2014
-    30 sausage rolls"): the code alone. A dash set between words ends a code (`codes_in`)."""
-    return _SET_DASH.sub("", value) if isinstance(value, str) else value
+    30 sausage rolls"), or with the word that names it ("Eircode H54 P8D5", "Ref: TS-7100"): the
+    code alone. A dash set between words ends a code (`codes_in`)."""
+    if not isinstance(value, str):
+        return value
+    value = _SET_DASH.sub("", value)
+    if rule is not None and (named := re.match(r"\s*([A-Za-z]+)\s*[:#]?\s+(?=\S*\d)", value)) \
+            and not named.group(1).isupper() and stem(named.group(1).lower()) in rule.cues:  # not "SK 283"
+        return value[named.end():]
+    return value
 
 
 def said_short(value: Any, rule: Rule, evidence: Evidence) -> bool:

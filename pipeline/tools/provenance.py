@@ -114,7 +114,7 @@ class Traced:
 def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Traced:
     """Trace every argument of this call to its sources (see the module's docstring)."""
     checked = {name: rule for name, rule in rules(spec).items() if name in arguments and rule.traced}
-    arguments = {n: amends.before_dash(v) if n in checked and checked[n].kind is ValueKind.CODE else v
+    arguments = {n: amends.before_dash(v, checked[n]) if n in checked and checked[n].kind is ValueKind.CODE else v
                  for n, v in arguments.items()}  # "CO-3302 — 30" of the record's "CO-3302 — 30 rolls"
     arguments = {**arguments, **{name: kept for name, rule in checked.items()
                                  if rule.choices and isinstance(arguments[name], list)

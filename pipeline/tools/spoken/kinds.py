@@ -239,8 +239,8 @@ def _by_words(ws: list[str], *, head_first: bool) -> ValueKind | None:
 
 
 def _kind_of_word(word: str) -> ValueKind | None:
-    if re.fullmatch(r"last_?(4|four)", word):
-        return ValueKind.CODE
+    if re.fullmatch(r"last_?(4|four)|[a-z]{2,}code", word):
+        return ValueKind.CODE  # "last4"; "eircode", "passcode", "barcode": codes by their name
     for kind, names in _WORDS:
         if word in names or stem(word) in names:
             return kind
