@@ -167,3 +167,24 @@ def test_a_code_named_by_its_kind_is_a_code_and_its_name_is_no_part_of_it() -> N
                 "SC-4471.")
     assert trace(service, {"scooter_ref": "OM-2290"}, said("Can I get me scooter in for a service?",
                                                           instructions=scooters)).arguments == {"scooter_ref": "SC-4471"}
+
+
+def test_a_tools_one_count_counts_the_things_its_choices_name_and_an_order_is_a_new_thing() -> None:
+    """ "Could you deliver four lemon sole tomorrow? ... it's 2 Chapel Street": four is the
+    quantity, by the product it counts (fresh32: refused, two numbers said and no word naming
+    either); an order is a new thing, so the record's "60 concrete blocks" on a booked delivery is
+    no count of it."""
+    order = client_tool("place_order", {
+        "product": {"type": "string", "enum": ["cod", "lemon_sole", "kippers"], "description": "What to order"},
+        "quantity": {"type": "integer", "description": "How many portions"},
+        "address": {"type": "string", "description": "Where to deliver"},
+    }, ["product", "quantity"])
+    line = said("We're at 2 Chapel Street. Could you deliver four lemon sole tomorrow?")
+    assert trace(order, {"product": "lemon_sole", "quantity": 4, "address": "2 Chapel Street"}, line).missing == []
+    blocks = client_tool("order_collection", {
+        "product": {"type": "string", "enum": ["cement", "concrete_blocks"], "description": "What to collect"},
+        "quantity": {"type": "integer", "description": "How many"},
+    }, ["product", "quantity"])
+    record = "The caller is Sharon Magee, account LB-8120; on file: delivery order D-90241, 60 concrete blocks, on June 9."
+    told = said("Can I get some concrete blocks put by for collection?", instructions=record)
+    assert trace(blocks, {"product": "concrete_blocks", "quantity": 60}, told).missing == ["quantity"]

@@ -5,6 +5,7 @@ how a moment is to be written. `provenance.trace` checks a call against these.""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -13,7 +14,7 @@ from .moments import written_as
 from .record import example_form
 from .schema import ToolSpec
 from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, sources_of
-from .spoken.kinds import name_words
+from .spoken.kinds import name_words, stem
 from .spoken.times import Written
 
 __all__ = ["MONEY_MARKS", "NUMBERS", "Rule", "rules"]
@@ -23,7 +24,7 @@ NUMBERS = (ValueKind.NUMBER, ValueKind.CODE)  # what a caller may say as a numbe
 MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
 # a tool named for one of these verbs makes a new thing (a booking, an order, a visit)
 _MAKES = frozenset("book reserve schedule arrange make place create add buy purchase register enrol "
-                   "enroll open start".split())
+                   "enroll open start order".split())
 _MONEY_ARGS = MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum deposit tip".split())
 
 
@@ -105,6 +106,11 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                          written=written_as(kind, prop, description),
                          choices=tuple(_choices(prop) or ()) if kind is ValueKind.TEXT else (), fresh=fresh,
                          form=example_form(description) if kind is ValueKind.CODE else None, tool=tool)
+    counts = [n for n, r in out.items() if kinds[n] is ValueKind.NUMBER and not r.money]
+    if len(counts) == 1:  # a tool's one count counts its things: "four lemon sole" for `product`'s lemon_sole
+        things = {stem(w) for prop in props.values() if isinstance(prop, dict) for v in _choices(prop) or ()
+                  if isinstance(v, str) for w in re.findall(r"[a-z]{3,}", v.lower())}
+        out[counts[0]] = replace(out[counts[0]], cues=out[counts[0]].cues | things)
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
         out[name] = replace(rule, rivals=rivals - rule.cues, lone=kinds[name] in NUMBERS and not any(
