@@ -188,3 +188,25 @@ def test_a_tools_one_count_counts_the_things_its_choices_name_and_an_order_is_a_
     record = "The caller is Sharon Magee, account LB-8120; on file: delivery order D-90241, 60 concrete blocks, on June 9."
     told = said("Can I get some concrete blocks put by for collection?", instructions=record)
     assert trace(blocks, {"product": "concrete_blocks", "quantity": 60}, told).missing == ["quantity"]
+
+
+def test_a_newcomer_a_letters_word_and_a_names_spelling_give_no_value() -> None:
+    """ "Eileen Moss, I've not used you before": the record's address is not hers. "No, V. V for
+    Victor, not B." names nobody Victor. "Martin Fahy, F-A-H-Y. Eircode H five four, N two Y six.":
+    the spelling is no Eircode, and the code said is."""
+    repair = client_tool("book_repair_visit", {
+        "customer_name": {"type": "string", "description": "Full name of the customer"},
+        "address": {"type": "string", "description": "Where the scooter is"},
+    }, ["customer_name", "address"])
+    record = "The calling number is on file for Glenys Williams, account OM-2290, of 7 Bryniau Road, Llandudno."
+    new = said("The brakes are squealing. Tomorrow afternoon's fine. Eileen Moss, I've not used you before.",
+               instructions=record)
+    assert trace(repair, {"customer_name": "Eileen Moss", "address": "7 Bryniau Road, Llandudno"}, new).missing == ["address"]
+    callout = client_tool("emergency_callout", {
+        "customer_name": {"type": "string", "description": "Full name of the customer"},
+        "eircode": {"type": "string", "description": "The Eircode of the property"},
+    }, ["customer_name", "eircode"])
+    victor = said("No, V. V for Victor, not B. V nine C one.")
+    assert "customer_name" in trace(callout, {"customer_name": "Victor", "eircode": "H54 V9C1"}, victor).missing
+    fahy = said("I'm selling the house. Martin Fahy, F-A-H-Y. Eircode H five four, N two Y six.")
+    assert trace(callout, {"customer_name": "Martin Fahy", "eircode": "F-A-H-Y"}, fahy).arguments["eircode"] == "H54N2Y6"

@@ -323,8 +323,11 @@ def scattered(value: Any, record: str, kind: ValueKind | None) -> bool:
 
 def letters_of_a_code(value: Any, evidence: Evidence) -> bool:
     """Is this code only the letters a code the caller said begins with ("HD" of "account H D, four
-    two double eight")? Its digits were not copied: the code is not given as written."""
+    two double eight"), or the spelling of a word they said ("F-A-H-Y" after "Martin Fahy")? Its
+    digits were not copied, or it is a name: not the code, as written."""
     code = squash(str(value)).upper()
+    if code.isalpha() and spelling_only(str(value)) and any(code == w.text.upper() for text in evidence.said for w in words(text)):
+        return True
     return code.isalpha() and any(len(said := squash(found)) > len(code) and said.upper().startswith(code)
                                   and any(ch.isdigit() for ch in said) for text in evidence.said[-1:]
                                   for _, _, found in codes_in(text))

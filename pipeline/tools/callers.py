@@ -18,7 +18,7 @@ from .spoken.days import CALENDAR
 from .spoken.names import name_said
 from .spoken.words import is_number_word
 
-__all__ = ["a_stranger", "introduced", "said_lowercase", "titled"]
+__all__ = ["a_stranger", "introduced", "said_lowercase", "spelt_with", "titled"]
 
 
 def titled(value: str, said: list[str]) -> bool:
@@ -55,6 +55,21 @@ _OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbo
                        re.I)  # "my buddy's repair", "a friend of mine has a berth booked", "I'm ringing for me neighbour"
 
 
+# a caller new to the desk: "I've not used you before", "I'm not with you before", "I'm a new customer"
+_NEWCOMER = re.compile(r"\b(?:not|never)\s+(?:used|been\s+with|with|rung|called)\s+(?:you|yous|ye)(?:\s+\w+)?\s+before\b|"
+                       r"\bnew\s+customer\b|\bfirst\s+time\s+(?:I've|I\s+have|calling|ringing|using)\b", re.I)
+
+
+def spelt_with(value: str, said: Sequence[str]) -> bool:
+    """Is this name only a word the caller spells a letter with ("V for Victor", "B as in Bravo"),
+    said nowhere else: a letter's word, no person's name?"""
+    word = value.strip()
+    if not word or " " in word:
+        return False
+    found = [m for text in said for m in re.finditer(rf"\b{re.escape(word)}\b", text, re.I)]
+    return bool(found) and all(re.search(r"\b[A-Za-z]\s+(?:for|as\s+in)\s+$", m.string[:m.start()]) for m in found)
+
+
 def introduced(said: Sequence[str], *, surely: bool = False) -> list[str]:
     """The names the caller gives as their own ("I'm Dawn Fenwick", "Conor Hegarty here", "It's
     Geordie Bell"), titles and days aside, in the order said. `surely`: not "Name is ..." or "Here
@@ -78,10 +93,11 @@ def a_stranger(said: Sequence[str], instructions: str) -> bool:
     on a line whose account is Travis Dunlap's)? Then the account is not theirs: its bookings,
     cards and people are no values they gave (a small model moved Travis's drop-off on "my kid's
     BMX ... can I drop it off Friday?"). So where they call about a friend's thing ("Can you cancel
-    my buddy's repair?"): the account holds the caller's and their kin's, not a friend's."""
+    my buddy's repair?"): the account holds the caller's and their kin's, not a friend's; nor a
+    newcomer's ("Eileen Moss, I've not used you before")."""
     if not instructions:
         return False
-    if any(_OUTSIDER.search(text.replace("\u2019", "'")) for text in said):
-        return True  # the thing is a friend's, and the account holds none of theirs
+    if any(_OUTSIDER.search(text := t.replace("\u2019", "'")) or _NEWCOMER.search(text) for t in said):
+        return True  # the thing is a friend's, or the caller new: the account holds none of theirs
     return any(all(name_said(w, instructions) is None for w in name.split())  # as Whisper may misspell it
                for name in introduced(said))

@@ -48,7 +48,7 @@ from typing import Any
 from . import amends
 from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, retold, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
-from .callers import a_stranger, said_lowercase, titled
+from .callers import a_stranger, said_lowercase, spelt_with, titled
 from .evidence import Evidence
 from .flags import unasked_flags, unsaid_prose
 from .moments import (
@@ -233,8 +233,9 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names (a `new_value` may be)
     if rule.kind is ValueKind.NAME and serves(rule) and said_lowercase(str(value), evidence.said) or amends.not_introduced(value, rule, evidence):
         return False  # "We've jackdaws nesting in the chimney": no customer called Jackdaws; "she's called Pepper. I'm Dawn Fenwick"
-    if rule.kind is ValueKind.NAME and (is_kin(str(value)) or is_greeting(str(value)) or not rule.required and amends.spelling_only(str(value))):
-        return False  # "Mam" for the deceased's name: who she is to the caller, not her name; "Kia ora"; a partner "R-A-O"
+    if rule.kind is ValueKind.NAME and (is_kin(str(value)) or is_greeting(str(value)) or spelt_with(str(value), evidence.said)
+                                        or not rule.required and amends.spelling_only(str(value))):
+        return False  # "Mam" for the deceased's name: who she is to the caller; "Kia ora"; "V for Victor"; a partner "R-A-O"
     if rule.kind is ValueKind.NAME and serves(rule) and not named_as(str(value), evidence.instructions, rule.cues, evidence.said):
         return False  # "Is Joanne in on Tuesday?": the photographer the instructions list, no customer
     if rule.kind in (ValueKind.ADDRESS, ValueKind.NAME) and re.search(r"[()\[\]]", str(value)):
@@ -282,8 +283,7 @@ _A_NAME = frozenset("name names surname firstname lastname fullname person who c
 
 
 def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
-    """Of the record's values in this role, is this one the caller means (`record.singled_out`)? A
-    piece of a code on file ("19" of "LK19 XRT") is none of them."""
+    """Of the record's values in this role, is this the one meant (`record.singled_out`)? ("19" of "LK19 XRT" is none)"""
     runs = codes_in(record, pauses=False) if rule.kind is ValueKind.CODE else []
     if any(a <= start and end <= b and squash(code) != squash(str(value)) for start, end in _spans(value, record, rule)
            for a, b, code in runs):
