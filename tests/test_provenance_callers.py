@@ -172,8 +172,8 @@ def test_a_code_named_by_its_kind_is_a_code_and_its_name_is_no_part_of_it() -> N
 def test_a_tools_one_count_counts_the_things_its_choices_name_and_an_order_is_a_new_thing() -> None:
     """ "Could you deliver four lemon sole tomorrow? ... it's 2 Chapel Street": four is the
     quantity, by the product it counts (fresh32: refused, two numbers said and no word naming
-    either); an order is a new thing, so the record's "60 concrete blocks" on a booked delivery is
-    no count of it."""
+    either); the record's "60 concrete blocks" on a booked delivery is labelled by its own words,
+    no count of a new collection by the tool's choices."""
     order = client_tool("place_order", {
         "product": {"type": "string", "enum": ["cod", "lemon_sole", "kippers"], "description": "What to order"},
         "quantity": {"type": "integer", "description": "How many portions"},

@@ -24,7 +24,7 @@ NUMBERS = (ValueKind.NUMBER, ValueKind.CODE)  # what a caller may say as a numbe
 MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split())
 # a tool named for one of these verbs makes a new thing (a booking, an order, a visit)
 _MAKES = frozenset("book reserve schedule arrange make place create add buy purchase register enrol "
-                   "enroll open start order".split())
+                   "enroll open start".split())
 _MONEY_ARGS = MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum deposit tip".split())
 
 
@@ -47,6 +47,7 @@ class Rule:
     fresh: bool = False  # its tool makes a new thing (`book_`, `place_`): the record's entries describe others
     form: str | None = None  # a code's form, from its description's example ("e.g. FRE-A1-TUE": AAA-A9-AAA)
     tool: frozenset[str] = frozenset()  # the words of its tool's name ("book", "mot"): they point at no record
+    things: frozenset[str] = frozenset()  # of its one count, the words of the tool's choices it counts, as said
 
     @property
     def traced(self) -> bool:
@@ -110,7 +111,7 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
     if len(counts) == 1:  # a tool's one count counts its things: "four lemon sole" for `product`'s lemon_sole
         things = {stem(w) for prop in props.values() if isinstance(prop, dict) for v in _choices(prop) or ()
                   if isinstance(v, str) for w in re.findall(r"[a-z]{3,}", v.lower())}
-        out[counts[0]] = replace(out[counts[0]], cues=out[counts[0]].cues | things)
+        out[counts[0]] = replace(out[counts[0]], cues=out[counts[0]].cues | things, things=frozenset(things))
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
         out[name] = replace(rule, rivals=rivals - rule.cues, lone=kinds[name] in NUMBERS and not any(
