@@ -210,3 +210,17 @@ def test_a_newcomer_a_letters_word_and_a_names_spelling_give_no_value() -> None:
     assert "customer_name" in trace(callout, {"customer_name": "Victor", "eircode": "H54 V9C1"}, victor).missing
     fahy = said("I'm selling the house. Martin Fahy, F-A-H-Y. Eircode H five four, N two Y six.")
     assert trace(callout, {"customer_name": "Martin Fahy", "eircode": "F-A-H-Y"}, fahy).arguments["eircode"] == "H54N2Y6"
+
+
+# --- read from fresh33 (2026-12-05) ---------------------------------------------------------------
+
+def test_the_parent_or_the_buyer_is_the_caller_whoever_they_book_for() -> None:
+    """ "... a birthday party for my daughter Ruby ... I'm Kylie Nguyen": the parent is Kylie,
+    though the caller books for another (fresh33: the party ran for the parent "Ruby Nguyen")."""
+    party = client_tool("book_party", {
+        "parent_name": {"type": "string", "description": "Full name of the parent booking"},
+        "child_name": {"type": "string", "description": "The birthday child's name"},
+    }, ["parent_name", "child_name"])
+    line = said("I'm after a birthday party for my daughter Ruby, she's turning nine. I'm Kylie Nguyen.")
+    assert trace(party, {"parent_name": "Ruby Nguyen", "child_name": "Ruby"}, line).arguments == {
+        "parent_name": "Kylie Nguyen", "child_name": "Ruby"}

@@ -91,7 +91,7 @@ def amended(value: Any, rule: Rule, evidence: Evidence, given: Callable[[str], b
 # the person a tool serves, by its argument's name ("patient_name", "customer_name", "name")
 _SERVED = frozenset("customer patient caller client member guest passenger pupil student learner holder "
                     "tenant owner policyholder account contact booking lead your full adult parent person "
-                    "attendee participant visitor".split())
+                    "attendee participant visitor booker purchaser buyer organiser organizer payer".split())
 # the people a caller books for, in any domain ("my granddaughter needs her eyes testing")
 _RELATIONS = frozenset("son daughter wife husband partner mum mom mother dad father grandson granddaughter "
                        "grandma grandmother granny nan nana grandad grandpa grandfather brother sister kid kids "
@@ -129,9 +129,12 @@ def _introduced_for(rule: Rule, evidence: Evidence) -> set[str]:
     and they speak for nobody else; not where the argument is what the tool acts on
     (`register_guest`'s guest)."""
     if rule.kind is not ValueKind.NAME or not serves(rule) or set(name_words(rule.name)) & rule.tool \
-            or not evidence.said or for_another(evidence.said[-1]):
-        return set()
+            or not evidence.said or for_another(evidence.said[-1]) and not set(name_words(rule.name)) & _BOOKER:
+        return set()  # the parent, the buyer, the lead: the caller, whoever they book for ("my daughter Ruby")
     return {name for name in introduced(evidence.said, surely=True) if len(name.split()) >= 2}
+
+
+_BOOKER = frozenset("parent booker purchaser buyer organiser organizer lead payer".split())  # who books and pays
 
 
 def _the_caller(rule: Rule, evidence: Evidence) -> str | None:
