@@ -224,3 +224,14 @@ def test_the_parent_or_the_buyer_is_the_caller_whoever_they_book_for() -> None:
     line = said("I'm after a birthday party for my daughter Ruby, she's turning nine. I'm Kylie Nguyen.")
     assert trace(party, {"parent_name": "Ruby Nguyen", "child_name": "Ruby"}, line).arguments == {
         "parent_name": "Kylie Nguyen", "child_name": "Ruby"}
+
+
+def test_so_many_of_us_is_a_tools_one_count_whatever_it_counts() -> None:
+    """ "There'll be, uh, ten of us. Saturday the twentieth, say seven pm?": ten is the drivers
+    (fresh33: the model's 12 was refused, and the ten said not found in its place)."""
+    karts = client_tool("book_session", {
+        "session_type": {"type": "string", "enum": ["grand_prix", "junior"], "description": "Which session"},
+        "drivers": {"type": "integer", "description": "How many will drive"},
+    }, ["session_type", "drivers"])
+    line = said("I wanna book a grand prix. There'll be, uh, ten of us. Saturday the twentieth, say seven pm?")
+    assert trace(karts, {"session_type": "grand_prix", "drivers": 12}, line).arguments["drivers"] == 10

@@ -76,8 +76,8 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
         return bool(rule.cues & _AGE)  # "my little boy, he's four": his age, no count of people
     if after[:1] == ["of"] and after[1:2] and after[1] in _PERSONS:
         after[:2] = ["people"]  # "eight of us": a count of people, whatever the tool calls them
-        if rule.cues & _HEADS:
-            return True  # "it's six of us now": the players, the guests, the party
+        if rule.cues & _HEADS or rule.things:
+            return True  # "it's six of us now": the players, the guests, the party; a tool's one count ("drivers")
     if after[:1] == ["altogether"] or after[:2] in (["in", "total"], ["in", "all"], ["all", "told"], ["all", "together"]):
         if rule.cues & (_HEADS | _YOUNG) or rule.lone and not rule.money and not rule.cues & _AGE:
             return True  # "my two and my sister's three, so five altogether": the tool's count
