@@ -235,3 +235,21 @@ def test_so_many_of_us_is_a_tools_one_count_whatever_it_counts() -> None:
     }, ["session_type", "drivers"])
     line = said("I wanna book a grand prix. There'll be, uh, ten of us. Saturday the twentieth, say seven pm?")
     assert trace(karts, {"session_type": "grand_prix", "drivers": 12}, line).arguments["drivers"] == 10
+
+
+def test_a_value_of_someone_else_on_file_is_not_the_callers_unless_they_point_at_them() -> None:
+    """ "Eileen here. Could you send one of your boxes out to me at the house?": the caller on file
+    is Eileen, and her son's address (his sentence of the record) is not hers (fresh33); "my son's
+    house" points at it."""
+    box = client_tool("send_postal_box", {
+        "customer_name": {"type": "string", "description": "Full name of the customer"},
+        "postal_address": {"type": "string", "description": "Where to post the box"},
+    }, ["customer_name", "postal_address"])
+    record = ("The caller is Eileen McCartan, customer code HS-5502, of 12 Cherryvalley Park, Belfast BT5 6PN. "
+              "Her son, Ciarán McCartan, customer code HS-5519, of 41 Castle Street, Comber BT23 5DY.")
+    own = said("Eileen here. Could you send one of your boxes out to me at the house?", instructions=record)
+    sons = {"customer_name": "Eileen McCartan", "postal_address": "41 Castle Street, Comber BT23 5DY"}
+    assert trace(box, sons, own).missing == ["postal_address"]
+    assert trace(box, {**sons, "postal_address": "12 Cherryvalley Park, Belfast BT5 6PN"}, own).missing == []
+    pointed = said("Eileen here. Could you send one of your boxes to my son's house?", instructions=record)
+    assert trace(box, sons, pointed).missing == []

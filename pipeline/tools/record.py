@@ -325,7 +325,11 @@ def one_of_several(value: object, instructions: str, said: Sequence[str]) -> boo
     and brush"), the item they name most is the one, a name counting twice. A list is a plural head
     and a colon, its items split at semicolons where it has them (each a record of its own, its
     commas inside it); a value found outside such lists too ("The caller is Dan Hughes", "Caller on
-    file: ...", "room 214 in Calder Hall" beside "Halls: Calder Hall, Aire Court") is not judged."""
+    file: ...", "room 214 in Calder Hall" beside "Halls: Calder Hall, Aire Court") is not judged.
+    So of the people on file: a value of someone else's the caller's words do not point at
+    (`someone_elses`) is not said."""
+    if someone_elses(value, instructions, said):
+        return True
     text = str(value).strip().lower()
     heard = {stem(w.text) for line in said for w in words(line)}
     lists = list(_LISTED.finditer(instructions))
@@ -343,6 +347,22 @@ def one_of_several(value: object, instructions: str, said: Sequence[str]) -> boo
             return False
         judged = True
     return judged
+
+
+def someone_elses(value: object, instructions: str, said: Sequence[str]) -> bool:
+    """Is this value (an address, a name) written only in the record's sentences about someone
+    other than the caller, their kin or another customer ("Her son, Ciarán McCartan, ... of 41
+    Castle Street"; not "Recent charges: Blue Bottle Coffee ..."), where one says who
+    calls, and the caller's words name nothing of them: no name or place there, no word for kin
+    ("Eileen here. Could you send a box out to me at the house?")? Then it is theirs, not the caller's."""
+    sentences = [m.group() for m in re.finditer(r"(?:[^.\n]|\.(?!\s))+", as_record(instructions))]
+    text = str(value).strip().lower()
+    holding = [s for s in sentences if text and text in s.lower() and {_word(w.text) for w in words(s)} & (_KINSHIP | {"another"})]
+    if not holding or not any(_CALLER_ENTRY.search(s) for s in sentences) or any(_CALLER_ENTRY.search(s) for s in holding):
+        return False
+    heard = {_word(w.text) for line in said for w in words(line)}
+    return not any({_word(w.text) for w in words(s) if w.raw[:1].isupper() and w.text not in CALENDAR or _word(w.text) in _KINSHIP}
+                   & heard for s in holding)
 
 
 def _entries(listed: str) -> list[str]:
