@@ -253,3 +253,22 @@ def test_a_value_of_someone_else_on_file_is_not_the_callers_unless_they_point_at
     assert trace(box, {**sons, "postal_address": "12 Cherryvalley Park, Belfast BT5 6PN"}, own).missing == []
     pointed = said("Eileen here. Could you send one of your boxes to my son's house?", instructions=record)
     assert trace(box, sons, pointed).missing == []
+
+
+# --- read from fresh34 (2026-12-05) ---------------------------------------------------------------
+
+def test_so_many_people_are_the_guests_and_a_verb_names_no_number() -> None:
+    """ "about eighty people" is the guests (fresh34: refused, "people" naming no argument); "Can I
+    get number fourteen as an eight by ten?" gives image 14 ("get" is no noun the number labels)."""
+    quote = client_tool("request_quote", {
+        "phone_number": {"type": "string", "description": "Number to ring back"},
+        "guests": {"type": "integer", "description": "Roughly how many guests"},
+    }, ["phone_number", "guests"])
+    line = said("We'd be looking at about eighty people. My mobile's oh eight seven, two two three, four five nine one.")
+    assert trace(quote, {"phone_number": "087 223 4591", "guests": 80}, line).missing == []
+    prints = client_tool("order_prints", {
+        "image_number": {"type": "string", "description": "The image number in the gallery"},
+        "copies": {"type": "integer", "description": "How many copies"},
+    }, ["image_number", "copies"])
+    asked = said("Can I get number fourteen as an eight by ten? Two copies.")
+    assert trace(prints, {"image_number": "14", "copies": 2}, asked).missing == []
