@@ -272,3 +272,18 @@ def test_so_many_people_are_the_guests_and_a_verb_names_no_number() -> None:
     }, ["image_number", "copies"])
     asked = said("Can I get number fourteen as an eight by ten? Two copies.")
     assert trace(prints, {"image_number": "14", "copies": 2}, asked).missing == []
+
+
+# --- read from fresh35 (2026-12-05; not yet judged on an unread split) ------------------------------
+
+def test_the_weekday_after_is_the_one_after_the_last_day_said() -> None:
+    """ "Saturday's a no-go. Could we go the Saturday after instead?" is June 13 (fresh35: the
+    booking's June 6 ran); "The job on the twelfth ... the Friday after" the 19th; "we fly out
+    Sunday the fourteenth and we're back the Saturday after" the 20th; in "the Saturday after the
+    wedding" the "after" belongs to the wedding, and the Saturday is read as it was."""
+    from pipeline.tools.spoken.times import days_named
+    assert days_named("Keith's put his back out, so Saturday's a no-go. Could we go the Saturday after instead?", NOW) \
+        == ["2026-06-13"]
+    assert days_named("The job on the twelfth, would ye push it out to the Friday after?", NOW) == ["2026-06-12", "2026-06-19"]
+    assert days_named("We fly out Sunday the fourteenth and we're back the Saturday after.", NOW) == ["2026-06-14", "2026-06-20"]
+    assert days_named("Can we do the Saturday after the wedding?", NOW) == ["2026-06-06"]

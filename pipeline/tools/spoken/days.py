@@ -202,9 +202,13 @@ def _a_week_on(ws: list[Word], j: int, today: date, *, written: bool) -> Days | 
     return Days(j - 2, base.end, frozenset({as_day(date(year, month, day) + timedelta(7))}))
 
 
+_THEN = frozenset("instead then please if would could maybe yeah".split())  # "the Saturday after instead"
+
+
 def _week_after(ws: list[Word], named: Days, today: date) -> Days:
-    """ "Tuesday week": the Tuesday after the coming one; "Thursday next week": next week's
-    Thursday; "Thursday this week": this week's."""
+    """ "Tuesday week" and "the Tuesday after" (said alone, not "after the wedding"): the Tuesday
+    after the coming one; "Thursday next week": next week's Thursday; "Thursday this week": this
+    week's."""
     after = _texts(ws, named.end, 2)
     if len(named.days) != 1 or not after or ws[named.end].after_break:
         return named
@@ -214,10 +218,27 @@ def _week_after(ws: list[Word], named: Days, today: date) -> Days:
     when = date(year, month, day)
     if after[0] == "week":
         return Days(named.start, named.end + 1, frozenset({as_day(when + timedelta(7))}))
+    if after[0] == "after" and named.start and ws[named.start - 1].text == "the" and (
+            len(after) == 1 or ws[named.end + 1].after_break or after[1] in _THEN):
+        return Days(named.start, named.end + 1, frozenset({as_day(_after_the_last(ws, named.start - 1, when, today))}))
     if after in (["next", "week"], ["this", "week"]):
         monday = today - timedelta(today.weekday()) + timedelta(7 if after[0] == "next" else 0)
         return Days(named.start, named.end + 2, frozenset({as_day(monday + timedelta(when.weekday()))}))
     return named
+
+
+def _after_the_last(ws: list[Word], before: int, when: date, today: date) -> date:
+    """ "the Friday after": the first such weekday after the last day said before it ("the job on
+    the twelfth ... the Friday after": the 19th), or after the coming one where none was said
+    ("Saturday's no good, could we go the Saturday after": a week on)."""
+    last = None
+    for j in range(before):
+        if (found := days_at(ws, j, today)) is not None and found.end <= before and len(found.days) == 1:
+            (year, month, day), = found.days
+            last = date(year, month, day) if year is not None else last
+    if last is None:
+        return when + timedelta(7)
+    return last + timedelta((when.weekday() - last.weekday() - 1) % 7 + 1)
 
 
 def _dated(ws: list[Word], named: Days, today: date, *, written: bool) -> Days:
