@@ -95,7 +95,7 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     # the Visa") names the value ("StreamPlus 10.99 on 0387"), or lends its words ("Visa")
     # Of several entries it points at ("Biscuit's in on Saturday, and I'd like to bring Pepper for
     # a bath and brush"), the one it names most, a name counting twice
-    cue, days, near = heard - own - _QUIET, _days_said(said), _days_from_now(said, now)
+    cue, days, near, own_name = heard - own - _QUIET, _days_said(said), _days_from_now(said, now), _own_name(record)
     pointed: list[tuple[int, str]] = []
     for entry in _ENTRY.split(record):
         said_of, on_day = {_word(w.text) for w in words(entry)}, 2 * bool(days & _days_in(entry)) or bool(near & _days_in(entry))  # "Friday": half "the 12th"
@@ -104,7 +104,7 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
         present = values & ({_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
                             | {_digits(code) for _, _, code in codes_in(entry, pauses=False)})  # "SV-448120-7"
         if len(present) == 1:  # the day it is on names it as a name does ("the sweep on the twelfth")
-            pointed.append((_weighed(entry, cue, _own_name(record)) + on_day, next(iter(present))))
+            pointed.append((_weighed(entry, cue, own_name) + on_day, next(iter(present))))
         if not present and _DIGIT.search(_HOURS_AND_PRICES.sub(" ", entry)):  # a record's line, not the desk's prose
             heard |= said_of  # (whose hours and prices are no record's: "a morning slot (9:00 to 12:00)")
     if not pointed and (callers := _the_callers(record, role_spans)) and (
@@ -224,10 +224,10 @@ def named_as(name: str, record: str, cues: Collection[str], said: Sequence[str] 
 def _spoken_of(name: str, entry: str, said: Sequence[str]) -> bool:
     """Does the caller speak of this kin of theirs: by the first word of their name ("our Jordan"),
     or the word for who they are ("my wife": "His wife, Funmi Oyelaran")?"""
-    heard = {_word(w.text) for text in said for w in words(text)}
-    first = words(name)[0].text if words(name) else ""
-    return first in {w.text for text in said for w in words(text)} \
-        or bool(heard & _KINSHIP & {_word(w.text) for w in words(entry)})
+    spoken = [w.text for text in said for w in words(text)]
+    named = words(name)
+    return bool(named) and named[0].text in spoken \
+        or bool({_word(w) for w in spoken} & _KINSHIP & {_word(w.text) for w in words(entry)})
 
 
 def _kin_account(entry: str) -> bool:
