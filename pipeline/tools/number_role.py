@@ -31,7 +31,7 @@ _DETERMINERS = frozenset("my the your our a an this that his her their its which
                          "in at of with under by from".split())
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _PERSONS = frozenset("us them you".split())  # "eight of us", "the two of them"
-_ASKING = frozenset("get want need have like take pick choose see try make give put use do".split())  # verbs, no nouns
+_VERBS = frozenset("get want need have like take pick choose see try make give put use do".split())  # no nouns
 _PEOPLE = frozenset("people person folk".split())  # "about eighty people": the guests, the diners, the party
 _HEADS = frozenset("people person player guest party attendee passenger diner adult group size seat".split())
 _YOUNG = frozenset("child children kid".split())  # a head count of children ("five altogether")
@@ -114,7 +114,7 @@ def _label(before: list[str], rule: Rule) -> bool | None:
     noun = words_before[1]
     if _names(noun, rule.cues) and not _names(noun, rule.rivals):
         return True
-    return None if noun in _DETERMINERS or noun in _ASKING else False  # "can I get number fourteen": no noun
+    return None if noun in _DETERMINERS or noun in _VERBS else False  # "can I get number fourteen": no noun
 
 
 def _is_number(ws: list[Any], k: int) -> bool:

@@ -260,7 +260,7 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
     if Source.INSTRUCTIONS in rule.sources and evidence.instructions and not _caller_named(rule, evidence) \
             and not the_clock(value, rule.kind, evidence) and not other_code_said(value, rule, evidence) \
             and (rule.kind in _MOMENTS or not a_stranger(evidence.said, evidence.instructions)):  # not their account
-        record, labelled = as_record(evidence.instructions), replace(rule, cues=rule.cues - rule.things)  # a record labels its own
+        record, labelled = as_record(evidence.instructions), replace(rule, cues=rule.cues - rule.things) if rule.things else rule
         if _in_text(value, record, labelled, evidence, "", caller=False) and (
                 rule.kind not in NUMBERS or _meant(value, record, labelled, evidence)) and not a_piece(value, record, rule.kind) and not amends.scattered(value, record, rule.kind) \
                 and ("name" not in rule.cues or named_as(str(value), record, rule.cues, evidence.said)) \

@@ -355,10 +355,11 @@ def someone_elses(value: object, instructions: str, said: Sequence[str]) -> bool
     Castle Street"; not "Recent charges: Blue Bottle Coffee ..."), where one says who
     calls, and the caller's words name nothing of them: no name or place there, no word for kin
     ("Eileen here. Could you send a box out to me at the house?")? Then it is theirs, not the caller's."""
-    sentences = [m.group() for m in re.finditer(r"(?:[^.\n]|\.(?!\s))+", as_record(instructions))]
     text = str(value).strip().lower()
-    holding = [s for s in sentences if text and text in s.lower() and {_word(w.text) for w in words(s)} & (_KINSHIP | {"another"})]
-    if not holding or not any(_CALLER_ENTRY.search(s) for s in sentences) or any(_CALLER_ENTRY.search(s) for s in holding):
+    sentences = [(m.group(), bool(_CALLER_ENTRY.search(m.group()))) for m in re.finditer(r"(?:[^.\n]|\.(?!\s))+", as_record(instructions))]
+    holding = [s for s, callers in sentences if text and text in s.lower() and not callers
+               and {_word(w.text) for w in words(s)} & (_KINSHIP | {"another"})]  # the kin's, another customer's
+    if not holding or not any(callers for _, callers in sentences) or any(text in s.lower() for s, callers in sentences if callers):
         return False
     heard = {_word(w.text) for line in said for w in words(line)}
     return not any({_word(w.text) for w in words(s) if w.raw[:1].isupper() and w.text not in CALENDAR or _word(w.text) in _KINSHIP}
