@@ -20,6 +20,7 @@ Scored by `bench/tool_domains_score.py`; it asserts nothing.
     python -m bench.tool_domains_run --limit 4                      # a smoke run
     python -m bench.tool_domains_run --split dev --out bench/results/x.json
     python -m bench.tool_domains_run --domains taxi,hotel --paths realtime
+    python -m bench.tool_domains_run --category correction          # the read-backs put right
     python -m bench.tool_domains_run --ceiling                      # no model: the choice's ceiling
     python -m bench.tool_domains_run --rescore bench/results/x.json # no model: judge it again
 """
@@ -187,8 +188,10 @@ def machine() -> dict[str, Any]:
     return {"cpu": model, "cores": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
-def chosen(split: str | None, domains: str | None, limit: int | None) -> list[dict[str, Any]]:
-    """The lines to run (numbered by their place in the set), at most `limit` per domain."""
+def chosen(split: str | None, domains: str | None, limit: int | None,
+           category: str | None = None) -> list[dict[str, Any]]:
+    """The lines to run (numbered by their place in the set), at most `limit` per domain; of one
+    `category` ("action", "correction", "partial", "mention") where one is named."""
     wanted = set(domains.split(",")) if domains else None
     unknown = (wanted or set()) - set(td.DOMAINS)
     if unknown:
@@ -196,7 +199,8 @@ def chosen(split: str | None, domains: str | None, limit: int | None) -> list[di
                          f"{', '.join(td.DOMAINS)}.")
     out, per_domain = [], dict.fromkeys(td.DOMAINS, 0)
     for index, case in enumerate(td.cases()):
-        if (split and case["split"] != split) or (wanted and case["domain"] not in wanted):
+        if (split and case["split"] != split) or (wanted and case["domain"] not in wanted) or \
+                (category and case.get("category") != category):
             continue
         if limit is not None and per_domain[case["domain"]] >= limit:
             continue
@@ -274,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=td.SPLITS, help="one split only (default: both)")
     parser.add_argument("--domains", help="these domains only, comma separated")
     parser.add_argument("--limit", type=int, help="at most this many lines per domain")
+    parser.add_argument("--category", choices=("action", "correction", "partial", "mention"),
+                        help="lines of this category only (a correction: the caller puts a read-back right)")
     parser.add_argument("--paths", default=",".join(score.PATHS), help="in_process, realtime or both")
     parser.add_argument("--out", type=Path, help="write every line's outcome and the figures here (JSON), "
                         "after each line")
@@ -284,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
                         "session's tool choice offers the expected tool at all, and which it does not")
     args = parser.parse_args(argv)
     if args.ceiling:
-        table, left_out = score.ceiling(chosen(args.split, args.domains, args.limit))
+        table, left_out = score.ceiling(chosen(args.split, args.domains, args.limit, args.category))
         print("\n".join([table, "", *left_out]))
         return 0
     if args.rescore is not None:
@@ -300,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume and args.out is not None and args.out.is_file():
         done = [r for r in json.loads(args.out.read_text(encoding="utf-8"))["rows"] if not r.get("error")]
     started = time.monotonic()
-    results = asyncio.run(run(chosen(args.split, args.domains, args.limit), paths, load_config(args),
+    results = asyncio.run(run(chosen(args.split, args.domains, args.limit, args.category), paths, load_config(args),
                               out=args.out, done=done))
     results["wall_s"] = round(time.monotonic() - started, 1)
     if args.out is not None:

@@ -162,3 +162,34 @@ def test_a_correction_after_a_sound_or_said_as_the_value_again_is_answered_by_a_
         assert confirmed_in_words(CLINIC, _turns(booked, (question, answer))) == [], answer
     assert corrects("Oh, no, sorry, the evening one.") and corrects("Ah, actually, just the interim one.")
     assert not corrects("Oh, that's lovely.") and not corrects("Is it Sunday?")
+
+
+SWEEP = [
+    _client("book_sweep", {"customer_name": {"type": "string", "description": "The customer's full name"},
+                           "date": {"type": "string", "format": "date", "description": "Day of the visit"},
+                           "slot": {"type": "string", "enum": ["morning", "afternoon"], "description": "Time of day"},
+                           "flues": {"type": "integer", "description": "How many flues to sweep"}},
+            ["customer_name", "date", "slot", "flues"]),
+    _client("get_visit", {"visit_ref": {"type": "string", "description": "The visit's reference"}}, ["visit_ref"]),
+]
+
+
+def test_a_correction_asked_as_a_question_or_naming_a_choice_is_answered_by_a_call() -> None:
+    """Callers put a read-back right politely ("Can it be the afternoon?", "Could we do Friday
+    instead?"), by naming another of the schema's choices, or by a number among others ("Make it
+    two. Three's too many, I've one done already"). Each is answered by the call; a question about
+    something, or a no, is not."""
+    booked = ("", "Could the sweep come to me Thursday? Aled Pryce, three flues.")
+    question = "Three flues for Aled Pryce on Thursday, June 4, in the morning. Shall I book it?"
+    for answer in ("Sorry, can it be the afternoon? I don't want you there when the kids are home.",
+                   "Oh, the afternoon, actually.", "Could we do Friday instead?",
+                   "Ah, make it two. Three's too many, I had one done last year.",
+                   "How about the afternoon?"):
+        assert [s.name for s in confirmed_in_words(SWEEP, _turns(booked, (question, answer)))] \
+            == ["book_sweep"], answer
+    for answer in ("Is it Thursday?", "Could you check if Friday's free?", "Can you tell me what it costs?",
+                   "Oh, actually, don't book it. I'll ring back on Friday.", "I don't need it any more.",
+                   "Is that the afternoon?"):
+        assert confirmed_in_words(SWEEP, _turns(booked, (question, answer))) == [], answer
+    assert corrects("Yes, but at seven.") and corrects("Could we do Friday instead?")
+    assert not corrects("Is it Thursday?") and not corrects("Could you check if Friday's free?")

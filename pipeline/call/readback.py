@@ -25,15 +25,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import events as ev
 from ..base.conversation import Item
-from ..tools.asks import declines
+from ..tools.asks import asks_for_a_change, declines
 from ..tools.evidence import Evidence
 from ..tools.given import offers_value
-from ..tools.provenance import rules
+from ..tools.number_role import folded
+from ..tools.picks import word_choices
+from ..tools.provenance import rules, spans_of_numbers
 from ..tools.runner import ToolResult
 from ..tools.schema import ToolCall, ToolSpec
 from ..tools.spoken import ValueKind
 from ..tools.spoken.clock import said_clock
 from ..tools.spoken.kinds import name_words
+from ..tools.spoken.names import choice_named
 from ..tools.spoken.times import moments
 from ..tools.spoken.words import is_number_word, words
 
@@ -145,7 +148,7 @@ class ReadBacks:
         if pending is None or pending.turn_id == turn_id or affirms(text) or declines(text):
             return []
         spec = self.desk.registry.get(pending.call.name)
-        if spec is None or not offers_value(spec, text, evidence):
+        if spec is None or not corrects_value(spec, text, pending.sentence, evidence):
             return []
         return [spec]
 
@@ -206,7 +209,7 @@ def confirmed_in_words(specs: list[ToolSpec], evidence: Evidence) -> list[ToolSp
     question, said = evidence.asked[-1], evidence.said[-1]
     if affirms(said):
         correcting = False
-    elif "?" in said or declines(said):
+    elif "?" in said and not asks_for_a_change(said) or declines(said):
         return []
     else:  # not a yes: a value said again ("The fifteenth, one five") corrects as "No, ..." does
         correcting = True
@@ -215,7 +218,21 @@ def confirmed_in_words(specs: list[ToolSpec], evidence: Evidence) -> list[ToolSp
     earlier = Evidence(said=evidence.said[:-1], asked=evidence.asked[:-1], results=evidence.results,
                        instructions=evidence.instructions, now=evidence.now)
     candidates = named or [s for s in specs if offers_value(s, question, earlier)]
-    if correcting:  # a value of its own kind: any words could be an address ("my home address")
-        candidates = [s for s in candidates
-                      if offers_value(s, said, evidence, loose=(ValueKind.TEXT, ValueKind.ADDRESS))]
+    if correcting:
+        candidates = [s for s in candidates if corrects_value(s, said, question, evidence)]
     return candidates
+
+
+def corrects_value(spec: ToolSpec, said: str, question: str, evidence: Evidence) -> bool:
+    """Do these words, an answer to this tool's read-back, give it a value: one of an argument's
+    kind ("No, make it six thirty"; any words could be an address, "my home address", so those
+    count for nothing), a choice of its schema's ("Can it be the afternoon?", "velvet instead"),
+    or a number where the read-back said one ("Ah sorry, make it two. Four's heaps", after "Four
+    bottles of algaecide": a correction that says several numbers has no one for a role)?"""
+    if offers_value(spec, said, evidence, loose=(ValueKind.TEXT, ValueKind.ADDRESS)):
+        return True
+    properties = spec.parameters.get("properties", {})
+    if any(choice_named(word_choices(spec, name), said) for name in properties):
+        return True
+    return bool(spans_of_numbers(folded(said)) and spans_of_numbers(folded(question))) and any(
+        rule.traced and rule.kind in (ValueKind.NUMBER, ValueKind.CODE) for rule in rules(spec).values())

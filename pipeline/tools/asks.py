@@ -53,18 +53,41 @@ _WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|shar
 # "Actually, make it Sunday instead", after a sound first ("Ah, no, it's the sixteenth", "Hang on,
 # no. Four.") (`corrects`)
 _CORRECTING = re.compile(r"^\W*(?:(?:o+h+|a+h+|hmm+|um+|uh|er+m?|well|hang on|hold on|a?ch|och|aw+|eh|ugh|oops|whoops)\W+)*"
-                         r"(no|nope|sorry|actually|wait|i said|it'?s)\b"
+                         r"(no|nope|sorry|actually|wait|i said|it'?s|(?:yes|yeah|yep),? but)\b"
                          r"|\b(not|instead|i meant|make (it|that)|my mistake|(read|got|said|wrote) (that|it) wrong|"
                          r"wrong (one|number|code|day|date|time))\b", re.I)
 # A no that calls the action off rather than changing a value ("No, don't, I'll ring back Tuesday")
-_DECLINING = re.compile(r"\b(don'?t|do not|never ?mind|forget (it|that|about it)|changed my mind|leave it|"
+# ("No, don't, I'll ring back Tuesday", "Actually, don't cancel it"), not a reason given beside a
+# change ("can it be the afternoon? I don't want the dog near the spray")
+_DECLINING = re.compile(r"(?:^|[.!?,;:]\s*)(?:(?:no|nah|nope|oh|ah|actually|well|then|just|please|sorry|wait|"
+                        r"on second thoughts?)\W+)*(?:don'?t|do not)\b"
+                        r"|\b(?:i|we) (?:don'?t|do not) (?:want|need) (?:it|that|them|one)(?: any ?more)?\s*(?:[.!?,]|$)"
+                        r"|\b(never ?mind|forget (it|that|about it)|changed my mind|leave it|"
                         r"no thanks|no thank you|not now|call it off)\b", re.I)
+# A change asked as a question ("Can we make it Friday instead?", "Could it be half eleven?", "How
+# about the afternoon?"): a correction put politely, not a question about something ("Is it
+# Sunday?", "Can you tell me when you close?")
+_CHANGE_ASKED = re.compile(r"\b(instead|rather|make (it|that)|change (it|that)|move (it|that)|switch|swap)\b"
+                           r"|(?:^|[.!?,;:]\s*)(?:(?:oh|ah|actually|sorry|so|well|hang on|wait|but|and|yes|yeah|no|nah|"
+                           r"erm|um|och)\W+)*(?:can|could|would|will)\s+(?:we|you|it|that|i|he|she|they)\b"
+                           r"|\b(how|what) about\b", re.I)
+_ASKS_TO_KNOW = re.compile(r"\b(tell me|let me know|check|do you know|is there|are there)\b", re.I)
 
 
 def corrects(said: str) -> bool:
     """Do these words correct a value, rather than ask about one ("No, five pm, not five in the
-    morning", "Actually, make it Sunday instead"; not "Is it Sunday?")?"""
-    return bool(_CORRECTING.search(said.replace("’", "'"))) and "?" not in said
+    morning", "Actually, make it Sunday instead", "Yes, but at seven", or asked: "Could we do
+    Friday instead?"; not "Is it Sunday?")?"""
+    said = said.replace("’", "'")
+    return bool(_CORRECTING.search(said)) and "?" not in said or asks_for_a_change(said)
+
+
+def asks_for_a_change(said: str) -> bool:
+    """Do these words ask, as a question, for a value changed ("Ah, could we do the half four one
+    instead?", "Sorry, can it be the afternoon?"), rather than about something ("Is it Sunday?",
+    "Could you check if Friday's free?")?"""
+    said = said.replace("’", "'")
+    return "?" in said and bool(_CHANGE_ASKED.search(said)) and not _ASKS_TO_KNOW.search(said)
 
 
 def declines(said: str) -> bool:
