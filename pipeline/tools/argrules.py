@@ -48,6 +48,7 @@ class Rule:
     form: str | None = None  # a code's form, from its description's example ("e.g. FRE-A1-TUE": AAA-A9-AAA)
     tool: frozenset[str] = frozenset()  # the words of its tool's name ("book", "mot"): they point at no record
     things: frozenset[str] = frozenset()  # of its one count, the words of the tool's choices it counts, as said
+    shared: frozenset[str] = frozenset()  # its cues another number of the tool has too ("tickets" of two counts)
 
     @property
     def traced(self) -> bool:
@@ -114,7 +115,7 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
         out[counts[0]] = replace(out[counts[0]], cues=out[counts[0]].cues | things, things=frozenset(things))
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
-        out[name] = replace(rule, rivals=rivals - rule.cues, lone=kinds[name] in NUMBERS and not any(
+        out[name] = replace(rule, rivals=rivals - rule.cues, shared=rivals & rule.cues, lone=kinds[name] in NUMBERS and not any(
             kinds[o] in NUMBERS for o in out if o != name))
     return out
 

@@ -4,19 +4,21 @@ number at all: what `provenance` reads a record's entries and the caller's numbe
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from .argrules import Rule
+from .asks import corrects
 from .evidence import Evidence
 from .number_role import folded, role_here
 from .record import alike, code_form, code_shape
 from .spoken import Source, ValueKind
-from .spoken.codes import code_said, codes_in, squash
+from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.numbers import numbers_said
 from .spoken.words import words
 
-__all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "on_file", "other_code_said", "outside_lists", "shaped_alike",
-           "spans_of_numbers"]
+__all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "lettered", "on_file", "other_code_said", "outside_lists",
+           "put_right", "shaped_alike", "spans_of_numbers", "unmistakable"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 
@@ -78,6 +80,38 @@ def spans_of_numbers(text: str) -> list[tuple[int, int]]:
     out += [(w.start, w.end) for w in words(text) if any(ch.isdigit() for ch in w.text)
             and not any(a <= w.start < b for a, b in out) and not _CLOCKISH.fullmatch(w.text)]
     return out
+
+
+def unmistakable(said: str) -> bool:
+    """A code said with letters in it, or of six digits or more ("S W two two eight one, six six
+    oh, ..."): on a tool with no other number, no count, price or time of day is read as it."""
+    code = spelled(said) or ""
+    return len(code) >= 6 or any(ch.isalpha() for ch in code) and any(ch.isdigit() for ch in code)
+
+
+def lettered(said: str) -> bool:
+    """A code of five characters or more with letters and digits, as said ("SN-60474")."""
+    code = spelled(said) or ""
+    return len(code) >= 5 and any(ch.isalpha() for ch in code) and any(ch.isdigit() for ch in code)
+
+
+_PRONOUN_ONE = re.compile(r"\b(the|that|this|which|each|any|every|no|a|another|other|same)\s+one$", re.I)
+
+
+def put_right(asked: str, said: str, span: tuple[int, int], rule: Rule) -> bool | None:
+    """Is the number at said[span], in words that put the agent's right ("One canvas of image 22.
+    Shall I order it?" "Oh shoot, sorry, not twenty-two. Twenty-seven."), this argument's? A new
+    number takes the role of the one the agent's words gave this argument (True: 27), where they
+    gave it one; that one said again is the number taken back (False: 22, "Four's heaps" after
+    "make it two"). None: the agent gave this argument no number, or the words correct nothing."""
+    if not asked or not corrects(said) or _PRONOUN_ONE.search(said[:span[1]]) and said[span[0]:span[1]].lower() == "one":
+        return None  # "the one you've got", "the one where he's throwing his cap": no number
+    agent, own = folded(asked), replace(rule, cues=rule.cues - rule.shared)  # "four tickets": no concessions
+    read = [spelled(agent[a:b]) for a, b in spans_of_numbers(agent) if role_here(agent, (a, b), own) is True]
+    if len(read) > 1:  # "16x20 canvas of image 22 from gallery G-7719": the one the caller says again
+        again = {spelled(said[a:b]) for a, b in spans_of_numbers(said)}
+        read = [number for number in read if number in again]
+    return spelled(said[span[0]:span[1]]) != read[0] if len(read) == 1 else None
 
 
 def outside_lists(spans: list[tuple[int, int]], record: str, *, counts: bool = False) -> list[tuple[int, int]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .asks import corrects
 from .evidence import Evidence
 from .flags import same_word
 from .schema import ToolSpec
@@ -48,11 +49,25 @@ def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> s
     if len(every) == 1 and (every[0] in last or len(last.keys() - set(every)) > 1):
         return every[0] if value != every[0] else None  # "on RIP.ie and in the Examiner": both, not one
     if value in choices and value in last:
-        return None  # a word of the model's own, and of no other choice, was said last: its pick stands
+        # a word of the model's own, and of no other choice, was said last: its pick stands, unless
+        # that word is the read-back's the caller puts right with another ("Whole milk, shall I add
+        # them?" "Ooh, no, sorry, semi-skimmed. The whole's only for me dad.")
+        return _put_right(choices, value, last, evidence)
     for text in reversed(evidence.said):
         if (named := choice_named(choices, text)) is not None:
             return named if named != value else None
     return None
+
+
+def _put_right(choices: tuple[str, ...], value: str, last: dict[str, int], evidence: Evidence) -> str | None:
+    """The one other choice a correction of the agent's read-back names, where the model kept the
+    choice read back."""
+    if not evidence.said or not evidence.asked or not corrects(evidence.said[-1]) or \
+            last != choice_words_said(choices, evidence.said[-1]):
+        return None
+    read = choice_words_said(choices, evidence.asked[-1] or "")
+    others = [c for c in last if c != value and c not in read]
+    return others[0] if value in read and len(others) == 1 else None
 
 
 _NO_KIND = frozenset("and or the of an with to in on for at by not no non un".split())  # "battery_not_charging"

@@ -69,10 +69,13 @@ from .on_file import (
     a_piece_said,
     by_its_digits,
     held_by_digits,
+    lettered,
     on_file,
     other_code_said,
     outside_lists,
+    put_right,
     spans_of_numbers,
+    unmistakable,
     written_as_money,
 )
 from .picks import named_choice, passed_over, unnamed_pick
@@ -190,7 +193,7 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
     model wrote that nobody gave ("SW9943058" for "Sierra Whiskey, one nine nine four, three oh two,
     five five eight"): a number the words around it name so, said exactly ("four hundred and
     something" is none); a code so named, or answering the agent's question for it, or, on a tool
-    taking no other number, one no count could be (`_unmistakable`), within three characters of the
+    taking no other number, one no count could be (`unmistakable`), within three characters of the
     model's length (not "1234567890" for "back in 2019"), or begun by it ("HD" for "H D, four two
     double eight"). Not an earlier turn's ("use a different card instead"); none where they said
     several, or it is another argument's value."""
@@ -208,7 +211,7 @@ def _the_callers_one(value: Any, rule: Rule, evidence: Evidence, taken: set[str]
         if squash(code) not in taken and (abs(len(squash(code)) - len(written)) <= 3 or written.isalpha() and squash(code).upper().startswith(written.upper()))
         and ((role := role_here(text, (start, end), rule)) is True or role is None and (
             (question := question_role(asked, rule)) is True
-            or question is None and rule.lone and _unmistakable(text[start:end])))}
+            or question is None and rule.lone and unmistakable(text[start:end])))}
     value = next(iter(found)) if len(found) == 1 else None
     if isinstance(value, str) and evidence.instructions and (
             held := held_by_digits(value, as_record(evidence.instructions), rule)) is not None:
@@ -305,7 +308,7 @@ def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
     record, own = as_record(evidence.instructions), {*name_words(rule.name), *rule.rivals, *rule.tool}
     if rule.kind is not ValueKind.CODE or a_stranger(evidence.said, evidence.instructions) or any(role_here(f, span, rule) for f in map(folded, evidence.said)
                                               for span in spans_of_numbers(f)) or any(
-            _unmistakable(f[a:b]) and role_here(f, (a, b), rule) is not False
+            unmistakable(f[a:b]) and role_here(f, (a, b), rule) is not False
             for f in map(folded, evidence.said) for a, b, _ in codes_in(f)):
         return None
     meant = the_one_meant(on_file(value, record, rule), record, evidence.said, own, evidence.now)
@@ -359,7 +362,7 @@ def _number_in(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str
     question it answers ("What's the order number?" - "It's 5521"); with no question, it may be
     any argument only while it is the only number the caller has said in the call: among two,
     an unmarked one is exactly where a small model swaps them, unless the tool takes no other
-    number and this one is a code no count or price could be (`_unmistakable`: "S W two two
+    number and this one is a code no count or price could be (`unmistakable`: "S W two two
     eight one, six six oh, four nine one" among "three parcels"). The instructions' numbers are
     the deployment's, written with their labels: an unmarked one there is taken as given."""
     return any(accepts(text, span, rule, evidence, asked, caller=caller)
@@ -375,27 +378,16 @@ def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, as
     if not caller:  # the deployment's text names what its numbers are: an unnamed one is no source,
         # bar a code of the form the argument's own example shows ("e.g. FRE-A1-TUE": MAN-A1-TUE)
         return role is True or role is None and rule.form is not None and code_form(text[span[0]:span[1]]) == rule.form
-    if role is not None:
-        return role
-    if rule.kind is ValueKind.CODE and text == folded(evidence.said[-1]) and _lettered(text[span[0]:span[1]]) \
-            and sum(_lettered(text[a:b]) for a, b, _ in codes_in(text)) == 1:
+    if role is not True and rule.form is not None and lettered(said := text[span[0]:span[1]]) and code_form(said) == rule.form:
+        role = True  # "the fairy lights to M-4405": a code in the argument's own form is its, whatever is near
+    if role is not None or (role := put_right(asked, text, span, rule)) is not None:
+        return role  # a correction of a read-back: the new number takes the old one's role
+    if rule.kind is ValueKind.CODE and text == folded(evidence.said[-1]) and lettered(text[span[0]:span[1]]) \
+            and sum(lettered(text[a:b]) for a, b, _ in codes_in(text)) == 1:
         return True  # "It's six oh four seven four, SN-60474": the last words' one code with letters
     question = question_role(asked, rule)
     return question is True or (question is None and (_numbers_said(evidence) <= 1 or rule.lone
-                                                      and _unmistakable(text[span[0]:span[1]])))
-
-
-def _unmistakable(said: str) -> bool:
-    """A code said with letters in it, or of six digits or more ("S W two two eight one, six six
-    oh, ..."): on a tool with no other number, no count, price or time of day is read as it."""
-    code = spelled(said) or ""
-    return len(code) >= 6 or any(ch.isalpha() for ch in code) and any(ch.isdigit() for ch in code)
-
-
-def _lettered(said: str) -> bool:
-    """A code of five characters or more with letters and digits, as said ("SN-60474")."""
-    code = spelled(said) or ""
-    return len(code) >= 5 and any(ch.isalpha() for ch in code) and any(ch.isdigit() for ch in code)
+                                                      and unmistakable(text[span[0]:span[1]])))
 
 
 def _priced(said: str) -> bool:

@@ -1,0 +1,73 @@
+"""A read-back put right: the choice the caller names instead of the one read back, though they
+say the old one again ("semi-skimmed, the whole's for me dad"). Read from the corrections of
+fresh31 to fresh36 (2026-12-05), shown here in another desk."""
+
+from __future__ import annotations
+
+from pipeline.tools.provenance import trace
+
+from .test_provenance import client_tool, said
+
+LOAVES = client_tool("add_loaf", {
+    "bread": {"type": "string", "enum": ["white", "wholemeal", "sourdough", "rye"], "description": "Which loaf"},
+    "count": {"type": "integer", "description": "How many loaves"},
+}, ["bread", "count"])
+
+READ_BACK = "Two white loaves on Saturday's order. Shall I add them?"
+
+
+def test_the_choice_a_correction_names_replaces_the_one_read_back_though_the_old_is_said_again() -> None:
+    put_right = said("Two loaves on Saturday, please.", "No, sorry, the sourdough. White's only for the kids.",
+                     asked=["", READ_BACK])
+    traced = trace(LOAVES, {"bread": "white", "count": 2}, put_right)
+    assert traced.missing == [] and traced.arguments["bread"] == "sourdough"
+    # not a correction: the model's pick of a choice said last stands
+    asked_for = said("Two loaves on Saturday, please.", "The white, and the sourdough's lovely too.",
+                     asked=["", READ_BACK])
+    assert trace(LOAVES, {"bread": "white", "count": 2}, asked_for).arguments["bread"] == "white"
+    # a correction naming two others says not which: neither is picked for the caller
+    two = said("Two loaves on Saturday, please.", "No, sorry, rye or sourdough, not white.", asked=["", READ_BACK])
+    assert trace(LOAVES, {"bread": "white", "count": 2}, two).arguments.get("bread") not in ("rye", "sourdough")
+
+
+PRINTS = client_tool("order_print", {
+    "album_code": {"type": "string", "description": "The album's code, e.g. AL-1234"},
+    "photo_number": {"type": "integer", "description": "The photo's number in the album"},
+    "copies": {"type": "integer", "description": "How many copies"},
+}, ["album_code", "photo_number", "copies"])
+
+
+def test_a_number_that_puts_a_read_back_right_takes_the_role_of_the_one_it_replaces() -> None:
+    """ "Photo 14 from album AL-5521, three copies. Shall I order it?" "Oh, sorry, not fourteen.
+    Forty-one." The new number is the photo's, though no word names it; the one taken back is not."""
+    asked = "Photo 14 from album AL-5521, three copies. Shall I order it?"
+    put_right = said("Could I order photo fourteen from AL-5521? Three copies.",
+                     "Oh, sorry, not fourteen. Forty-one. The one by the lake.", asked=["", asked])
+    good = trace(PRINTS, {"album_code": "AL-5521", "photo_number": 41, "copies": 3}, put_right)
+    assert good.missing == []
+    # "the one by the lake" is no photo number one
+    assert trace(PRINTS, {"album_code": "AL-5521", "photo_number": 1, "copies": 3}, put_right).missing == ["photo_number"]
+    # a count put right among other numbers ("Make it two. Three's too many, one's for me")
+    fewer = said("Could I order photo fourteen from AL-5521? Three copies.",
+                 "Ah, make it two. Three's too many, I've one already.", asked=["", asked])
+    assert trace(PRINTS, {"album_code": "AL-5521", "photo_number": 14, "copies": 2}, fewer).missing == []
+    # no correction: an unlabelled number among several is nobody's
+    aside = said("Could I order photo fourteen from AL-5521? Three copies.",
+                 "Lovely. Two of them are for my nan, one's for me.", asked=["", asked])
+    assert "copies" in trace(PRINTS, {"album_code": "AL-5521", "photo_number": 14, "copies": 2}, aside).missing
+
+
+LIGHTS = client_tool("add_extras", {
+    "booking_ref": {"type": "string", "description": "The booking reference, e.g. B-1234"},
+    "item": {"type": "string", "enum": ["bunting", "lanterns", "heaters"], "description": "What to add"},
+    "quantity": {"type": "integer", "description": "How many strings of lanterns or patio heaters"},
+}, ["booking_ref", "item", "quantity"])
+
+
+def test_a_code_in_the_arguments_own_form_is_its_though_another_arguments_word_is_near() -> None:
+    """ "Add the lanterns to B-2208": "lanterns" is the item's word, and the nearest to the code,
+    but a code written in the booking reference's own form (B-1234) is the reference."""
+    line = said("Would you add four strings of lanterns to B-2208?")
+    assert trace(LIGHTS, {"booking_ref": "B-2208", "item": "lanterns", "quantity": 4}, line).missing == []
+    # a number in no such form stays the word's near it: four is the quantity, not the reference
+    assert "booking_ref" in trace(LIGHTS, {"booking_ref": "4", "item": "lanterns", "quantity": 4}, line).missing
