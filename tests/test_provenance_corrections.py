@@ -4,6 +4,7 @@ fresh31 to fresh36 (2026-12-05), shown here in another desk."""
 
 from __future__ import annotations
 
+from pipeline.tools.on_file import said_as_new
 from pipeline.tools.provenance import trace
 
 from .test_provenance import client_tool, said
@@ -71,3 +72,46 @@ def test_a_code_in_the_arguments_own_form_is_its_though_another_arguments_word_i
     assert trace(LIGHTS, {"booking_ref": "B-2208", "item": "lanterns", "quantity": 4}, line).missing == []
     # a number in no such form stays the word's near it: four is the quantity, not the reference
     assert "booking_ref" in trace(LIGHTS, {"booking_ref": "4", "item": "lanterns", "quantity": 4}, line).missing
+
+
+GROOM = client_tool("book_groom", {
+    "dog_name": {"type": "string", "description": "The dog's name"},
+    "date": {"type": "string", "format": "date", "description": "Day of the groom"},
+    "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
+    "dogs": {"type": "integer", "description": "How many dogs"},
+}, ["dog_name", "date", "time", "dogs"])
+GROOM_ASKED = "A groom for Biscuit on Friday, June 5 at 15:00, two dogs. Shall I book it?"
+
+
+def test_a_correction_that_says_the_old_day_or_time_again_as_its_reason_puts_the_one_read_back_right() -> None:
+    """ "the half four one instead? We won't be back by three": the three read back, said again,
+    is the one taken back, and the call runs at 16:30; "make it three, sorry, the neighbour's will
+    want one too" is three dogs; "Can we make it Saturday? Friday's the day we drive up" is Saturday."""
+    first = "Could Biscuit come in Friday at three? Two dogs."
+    day = said(first, "Ah, sorry, can we make it Saturday? Friday's the day we drive up to the coast.",
+               asked=["", GROOM_ASKED])
+    traced = trace(GROOM, {"dog_name": "Biscuit", "date": "2026-06-05", "time": "15:00", "dogs": 2}, day)
+    assert traced.arguments["date"] == "2026-06-06"
+    time = said(first, "Ah, could we do half four instead? We won't be back from the beach by three.",
+                asked=["", GROOM_ASKED])
+    traced = trace(GROOM, {"dog_name": "Biscuit", "date": "2026-06-05", "time": "15:00", "dogs": 2}, time)
+    assert traced.arguments["time"] == "16:30"
+    dogs = said(first, "Actually, make it three, sorry. The neighbour's will want one too.", asked=["", GROOM_ASKED])
+    traced = trace(GROOM, {"dog_name": "Biscuit", "date": "2026-06-05", "time": "15:00", "dogs": 2}, dogs)
+    assert traced.arguments["dogs"] == 3
+    # not a correction: the caller agrees and tells of another day; the day read back stands
+    told = said(first, "Yes, that's grand. Saturday we're away.", asked=["", GROOM_ASKED])
+    traced = trace(GROOM, {"dog_name": "Biscuit", "date": "2026-06-05", "time": "15:00", "dogs": 2}, told)
+    assert traced.arguments["date"] == "2026-06-05"
+
+
+
+def test_a_number_said_as_the_new_value_is_not_a_time_or_a_length_of_another_unit() -> None:
+    def new(text: str, number: str, cues: frozenset[str]) -> bool:
+        start = text.index(number)
+        return said_as_new(text, start, start + len(number), cues)
+    assert new("Actually, make it three, sorry. He'll want one too.", "three", frozenset({"dog"}))
+    assert not new("Actually, make it three, sorry. He'll want one too.", "one", frozenset({"dog"}))
+    assert not new("Oh, sorry, not eleven, make it two in the arvo.", "two", frozenset({"child"}))
+    assert not new("Oh wait, make that two hours. Ninety minutes is never enough.", "two", frozenset({"minute"}))
+    assert new("Ah, make it three days, we're staying on.", "three", frozenset({"day", "extra"}))

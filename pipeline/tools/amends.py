@@ -45,7 +45,7 @@ from .asks import corrects
 from .callers import introduced
 from .evidence import Evidence
 from .number_role import folded, question_role, role_here
-from .on_file import shaped_alike, spans_of_numbers
+from .on_file import said_as_new, shaped_alike, spans_of_numbers
 from .record import FULL_NAME, items_of, name_beside, named_as, the_callers_name
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
@@ -200,6 +200,7 @@ def corrected_to(rule: Rule, evidence: Evidence) -> Decimal | None:
     text = folded(evidence.said[-1])
     found = [n for n in numbers_said(text) if not n.clock and len(n.values) == 1
              and role_here(text, (n.start, n.end), rule) is not False]
+    found = found if len(found) < 2 else [n for n in found if said_as_new(text, n.start, n.end, rule.cues)]
     return next(iter(found[0].values)) if len(found) == 1 else None
 
 

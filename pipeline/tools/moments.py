@@ -91,6 +91,7 @@ def restated(value: Any, kind: ValueKind | None, written: Written | None, eviden
     return None
 
 
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _HHMM = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
 
 
@@ -385,7 +386,11 @@ def _corrected_time(value: Any, evidence: Evidence) -> str | None:
     if evidence.now is None or not evidence.said or "?" not in evidence.last_asked or not corrects(evidence.said[-1]):
         return None
     read = {f"{int(h):02d}:{m}" for h, m in _HHMM.findall(evidence.last_asked)}  # as the agent wrote them
-    new = one_moment(own_correction(evidence.said[-1], evidence.now), evidence.now, "time", hours=_near_read_back(evidence))
+    text, near = own_correction(evidence.said[-1], evidence.now), _near_read_back(evidence)
+    if (new := one_moment(text, evidence.now, "time", hours=near)) is None:  # "the half four one instead?
+        # We won't be back by three": a sentence's time that is the one read back is taken back
+        each = {one_moment(s, evidence.now, "time", hours=near) for s in _SENTENCES.split(text)} - read - {None}
+        new = next(iter(each)) if len(each) == 1 else None
     # the model's value as written beside them ("9:00" is the "09:00" read back; `as_hhmm` reads a
     # clock that could be either half of the day as none), or a time in words ("noon")
     clock = _HHMM.fullmatch(str(value).strip())

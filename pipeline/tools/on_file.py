@@ -14,11 +14,12 @@ from .number_role import folded, role_here
 from .record import alike, code_form, code_shape
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, codes_in, spelled, squash
+from .spoken.kinds import stem
 from .spoken.numbers import numbers_said
 from .spoken.words import words
 
 __all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "lettered", "on_file", "other_code_said", "outside_lists",
-           "put_right", "shaped_alike", "spans_of_numbers", "unmistakable"]
+           "put_right", "said_as_new", "shaped_alike", "spans_of_numbers", "unmistakable"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 
@@ -93,6 +94,23 @@ def lettered(said: str) -> bool:
     """A code of five characters or more with letters and digits, as said ("SN-60474")."""
     code = spelled(said) or ""
     return len(code) >= 5 and any(ch.isalpha() for ch in code) and any(ch.isdigit() for ch in code)
+
+
+_AS_NEW = re.compile(r"\b(make (it|that)|put( it)?|say|call it|(bump|change|up|move|take) (it|that) (up |down )?to)\s+$", re.I)
+# after a number, what makes it a time, a length or a sum rather than a count ("make it two in the
+# arvo", "make that two hours"), unless it is the argument's own word ("make it three days")
+_UNIT = re.compile(r"^\W*(hours?|minutes?|mins?|days?|nights?|weeks?|months?|years?|o'?clock|[ap]\.?m\b\.?|tonight|"
+                   r"in the (morning|afternoon|arvo|evening|night)|thirty|fifteen|forty|quid|pounds?|dollars?|"
+                   r"euros?|bucks?|percent)\b", re.I)
+
+
+def said_as_new(text: str, start: int, end: int, cues: frozenset[str]) -> bool:
+    """Do the words just before the number at text[start:end] say it as the new value ("Actually,
+    make it", "bump it to")? Of the numbers a correction says ("make it three, sorry ... he'll want
+    one too"), that one is the value; not a time or a length ("make it two in the arvo", "make that
+    two hours") where the argument counts something else."""
+    unit = _UNIT.match(text[end:])
+    return bool(_AS_NEW.search(text[:start])) and (unit is None or stem(unit[1].split()[-1].lower()) in cues)
 
 
 _PRONOUN_ONE = re.compile(r"\b(the|that|this|which|each|any|every|no|a|another|other|same)\s+one$", re.I)
