@@ -193,3 +193,30 @@ def test_a_correction_asked_as_a_question_or_naming_a_choice_is_answered_by_a_ca
         assert confirmed_in_words(SWEEP, _turns(booked, (question, answer))) == [], answer
     assert corrects("Yes, but at seven.") and corrects("Could we do Friday instead?")
     assert not corrects("Is it Thursday?") and not corrects("Could you check if Friday's free?")
+
+
+UPHOLSTERY = [
+    _client("book_pickup", {"job_ref": {"type": "string", "description": "The job reference, e.g. J-1234"},
+                            "date": {"type": "string", "format": "date", "description": "Day of the pickup"}},
+            ["job_ref", "date"]),
+    _client("book_fitting", {"customer_name": {"type": "string", "description": "The customer's full name"},
+                             "date": {"type": "string", "format": "date", "description": "Day of the fitting"},
+                             "item": {"type": "string", "enum": ["sofa", "armchair", "curtains"],
+                                      "description": "What to fit"}},
+            ["customer_name", "date", "item"]),
+]
+
+
+def test_a_correction_to_a_read_back_is_answered_by_the_tool_the_question_names_not_the_one_its_words_fit() -> None:
+    """ "I'll book the pickup of job J-6095 on Thursday. Is that right?" "Not tomorrow, the Thursday
+    after. When you bring the sofa back." The answer's words fit the fitting (its sofa) better; the
+    question names the pickup, and of two tools to book, the one whose object it says."""
+    from pipeline.tools.choice import offered
+    booked = ("", "Can the van pick up job J-6095 on Thursday? I'm Nora Pratt.")
+    question = "I'll book the pickup of job J-6095 on Thursday, June 4. Is that right?"
+    evidence = _turns(booked, (question, "Not tomorrow, the Thursday after. When you bring the sofa back."))
+    assert [s.name for s in confirmed_in_words(UPHOLSTERY, evidence)] == ["book_pickup"]
+    last = evidence.said[-1]
+    assert [s.name for s in offered(UPHOLSTERY, evidence, last_said=last)] == ["book_fitting"]  # the sofa
+    wide = offered(UPHOLSTERY, evidence, last_said=last, narrow=False)
+    assert [s.name for s in confirmed_in_words(wide, evidence)] == ["book_pickup"]

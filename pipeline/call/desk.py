@@ -137,7 +137,7 @@ class ToolDesk:
             evidence = with_unsettled(self.unsettled, self.evidence_for(response))
             # the calls the reply about results answers: its turn's, or with no turn (a client's
             # response.create) those since the caller last spoke; a refused call is not offered again
-            called = () if response.purpose is not Purpose.TOOL_RESULT else (
+            called = () if response.purpose is not Purpose.TOOL_RESULT else tuple(
                 i.name or "" for i in (self.core.conversation.items if response.turn_id else self.core.conversation.since_caller())
                 if i.type == "function_call" and self.calls.get(i.call_id or "", ("", None))[1] == response.turn_id)
             last = evidence.said[-1] if evidence.said else ""
@@ -147,8 +147,10 @@ class ToolDesk:
             if answers and not forced:  # a read-back corrected: the call again
                 forced = self.readback.corrected_by(response.turn_id, last, evidence)
             if answers and not forced and not self.readback.said_back(
-                    evidence.asked[-1] if evidence.asked else ""):  # a yes to the model's own read-back
-                forced = confirmed_in_words(specs, evidence)
+                    evidence.asked[-1] if evidence.asked else ""):  # a yes to the model's own read-back,
+                # from the tools its question may name, not the one the answer's words fit best
+                forced = confirmed_in_words(offered(self.registry.specs(), evidence, last_said=last, called=called,
+                                                    telling=bool(response.asked.about_keys), narrow=False), evidence)
             if answers and not forced:  # "please freeze the card ending 0387"
                 forced = called_for(specs, last)
             specs = forced or specs

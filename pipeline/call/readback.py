@@ -35,7 +35,7 @@ from ..tools.runner import ToolResult
 from ..tools.schema import ToolCall, ToolSpec
 from ..tools.spoken import ValueKind
 from ..tools.spoken.clock import said_clock
-from ..tools.spoken.kinds import name_words
+from ..tools.spoken.kinds import name_words, stem
 from ..tools.spoken.names import choice_named
 from ..tools.spoken.times import moments
 from ..tools.spoken.words import is_number_word, words
@@ -215,6 +215,8 @@ def confirmed_in_words(specs: list[ToolSpec], evidence: Evidence) -> list[ToolSp
         correcting = True
     asked = {w.text for w in words(question)}
     named = [s for s in specs if name_words(s.name)[0] in asked]
+    stems = {stem(w) for w in asked}  # "book the collection": book_collection, of two tools to book
+    named = [s for s in named if stems & {stem(w) for w in name_words(s.name)[1:]}] or named
     earlier = Evidence(said=evidence.said[:-1], asked=evidence.asked[:-1], results=evidence.results,
                        instructions=evidence.instructions, now=evidence.now)
     candidates = named or [s for s in specs if offers_value(s, question, earlier)]

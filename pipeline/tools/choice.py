@@ -90,10 +90,11 @@ def asked_for(specs: Iterable[ToolSpec], last_said: str) -> ToolSpec | None:
 
 
 def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
-            called: Iterable[str] = (), telling: bool = False) -> list[ToolSpec]:
+            called: Iterable[str] = (), telling: bool = False, narrow: bool = True) -> list[ToolSpec]:
     """The tools this reply may call (see the module's list); `called`: the names this turn
     called, for the reply about their results (empty for a reply to the caller); `telling`:
-    the reply is about a side effect's outcome."""
+    the reply is about a side effect's outcome; `narrow`: to the one tool the words name or fit
+    best, where one does (not for an answer to a read-back, whose question names the tool)."""
     if telling:
         return []
     specs, done = list(specs), set(called)
@@ -112,8 +113,8 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
            and not lacking(s, evidence) and not (about and (may_act(s) or not _asked_of(
                s, said, last_said, evidence, by_value=not checks_with_tag(last_said) and not _PRICE_ASKED.search(last_said),
                common=common)))]
-    named = [s for s in out if not s.closes and _named_apart(s, specs, said)]
-    if len(named) != 1 and not done and (fit := best_fit(out, last_said)) is not None:
+    named = [s for s in out if not s.closes and _named_apart(s, specs, said)] if narrow else []
+    if narrow and len(named) != 1 and not done and (fit := best_fit(out, last_said)) is not None:
         named = [fit]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
 
