@@ -117,11 +117,11 @@ _PRONOUN_ONE = re.compile(r"\b(the|that|this|which|each|any|every|no|a|another|o
 
 
 def put_right(asked: str, said: str, span: tuple[int, int], rule: Rule) -> bool | None:
-    """Is the number at said[span], in words that put the agent's right ("One canvas of image 22.
-    Shall I order it?" "Oh shoot, sorry, not twenty-two. Twenty-seven."), this argument's? A new
-    number takes the role of the one the agent's words gave this argument (True: 27), where they
-    gave it one; that one said again is the number taken back (False: 22, "Four's heaps" after
-    "make it two"). None: the agent gave this argument no number, or the words correct nothing."""
+    """Is the number at said[span], in words that put the agent's read-back right ("One canvas of
+    image 22. Shall I order it?" "Oh shoot, sorry, not twenty-two. Twenty-seven."), this argument's?
+    A new number takes the role of the one the agent's words gave this argument (True: 27), where
+    they gave it one; that one said again is the number taken back (False: 22). None: the agent
+    gave this argument no number, or the words correct nothing."""
     if not asked or not corrects(said) or _PRONOUN_ONE.search(said[:span[1]]) and said[span[0]:span[1]].lower() == "one":
         return None  # "the one you've got", "the one where he's throwing his cap": no number
     agent, own = folded(asked), replace(rule, cues=rule.cues - rule.shared)  # "four tickets": no concessions
