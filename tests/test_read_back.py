@@ -15,6 +15,7 @@ from pipeline.stages.fakes import ScriptedLLM, ScriptedSTT, ToneTTS
 from pipeline.testing.calls import call
 from pipeline.tools import Ledger, ToolRegistry, tool
 from pipeline.tools.asks import corrects
+from pipeline.tools.choice import offered
 from pipeline.tools.evidence import Evidence
 from pipeline.tools.schema import ToolSpec
 from pipeline.transports.scripted import Clip, after_stage
@@ -191,7 +192,7 @@ def test_a_correction_asked_as_a_question_or_naming_a_choice_is_answered_by_a_ca
                    "Oh, actually, don't book it. I'll ring back on Friday.", "I don't need it any more.",
                    "Is that the afternoon?"):
         assert confirmed_in_words(SWEEP, _turns(booked, (question, answer))) == [], answer
-    assert corrects("Yes, but at seven.") and corrects("Could we do Friday instead?")
+    assert corrects("Yes, but at seven.") and corrects("Could we do Friday instead?") and corrects("Nah, the afternoon.")
     assert not corrects("Is it Thursday?") and not corrects("Could you check if Friday's free?")
 
 
@@ -211,7 +212,6 @@ def test_a_correction_to_a_read_back_is_answered_by_the_tool_the_question_names_
     """ "I'll book the pickup of job J-6095 on Thursday. Is that right?" "Not tomorrow, the Thursday
     after. When you bring the sofa back." The answer's words fit the fitting (its sofa) better; the
     question names the pickup, and of two tools to book, the one whose object it says."""
-    from pipeline.tools.choice import offered
     booked = ("", "Can the van pick up job J-6095 on Thursday? I'm Nora Pratt.")
     question = "I'll book the pickup of job J-6095 on Thursday, June 4. Is that right?"
     evidence = _turns(booked, (question, "Not tomorrow, the Thursday after. When you bring the sofa back."))

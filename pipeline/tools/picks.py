@@ -44,19 +44,36 @@ def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> s
     choices = word_choices(spec, name)
     if not choices or not isinstance(value, str):
         return None
-    last = next((found for text in reversed(evidence.said) if (found := choice_words_said(choices, text))), {})
+    latest, last = next(((text, found) for text in reversed(evidence.said)
+                         if (found := choice_words_said(choices, text))), ("", {}))
     every = [c for c in choices if {"both", "all"} & set(re.findall(r"[a-z]+", c.lower()))]
     if len(every) == 1 and (every[0] in last or len(last.keys() - set(every)) > 1):
         return every[0] if value != every[0] else None  # "on RIP.ie and in the Examiner": both, not one
-    if value in choices and value in last:
+    refused = _refused(choices, latest)
+    if value in choices and value in last and value not in refused:
         # a word of the model's own, and of no other choice, was said last: its pick stands, unless
         # that word is the read-back's the caller puts right with another ("Whole milk, shall I add
         # them?" "Ooh, no, sorry, semi-skimmed. The whole's only for me dad.")
         return _put_right(choices, value, last, evidence)
+    if len(kept := [c for c in last if c not in refused]) == 1 and refused:
+        return kept[0] if kept[0] != value else None  # "Monday mornin' don't work ... Tuesday evenin'?"
     for text in reversed(evidence.said):
         if (named := choice_named(choices, text)) is not None:
             return named if named != value else None
     return None
+
+
+# a clause that turns a choice down: "Monday mornin' don't work no more", "not the morning",
+# "evenings are no good for me"
+_TURNED_DOWN = re.compile(r"\b(not|don'?t|doesn'?t|won'?t|can'?t|cannot|isn'?t|ain'?t|never|no good|no use)\b", re.I)
+_CLAUSES = re.compile(r"[,.;:!?]|\bbut\b", re.I)
+
+
+def _refused(choices: tuple[str, ...], text: str) -> set[str]:
+    """The choices these words name only in a clause that turns them down."""
+    clauses = _CLAUSES.split(text.replace("’", "'"))
+    down = {c for part in clauses if _TURNED_DOWN.search(part) for c in choice_words_said(choices, part)}
+    return down - {c for part in clauses if not _TURNED_DOWN.search(part) for c in choice_words_said(choices, part)}
 
 
 def _put_right(choices: tuple[str, ...], value: str, last: dict[str, int], evidence: Evidence) -> str | None:

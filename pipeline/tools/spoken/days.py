@@ -52,6 +52,16 @@ def its_weekday(days: frozenset[Day], named: list[Word], year: int) -> bool:
         date(d[0] or year, d[1], d[2]).weekday() in weekdays for d in days)
 
 
+def its_day(named: list[Word], days: frozenset[Day], year: int) -> bool:
+    """Are these words a weekday alone ("the Saturday", not "the Saturday after") that one of these
+    days, another the caller names, falls on ("I'm back on the Saturday ... The thirteenth")?"""
+    return all(w.text in _BARE or weekday_of(w.text, written=False) is not None for w in named) \
+        and its_weekday(days, named, year)
+
+
+_BARE = frozenset("the on this that next coming".split())
+
+
 def as_day(d: date) -> Day:
     return (d.year, d.month, d.day)
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Literal
 
 from .clock import DAYPARTS, Clock, Span, clock_at, settle
-from .days import Day, as_day, day_matches, days_at, its_weekday, month_of, weekday_of
+from .days import Day, as_day, day_matches, days_at, its_day, its_weekday, month_of, weekday_of
 from .words import Word, is_number_word, read_group, spoken_number, words
 
 _REFERENCE = datetime(2000, 1, 3, 12, 0)  # stands for "now" when none is given: both sides alike
@@ -230,7 +230,7 @@ def _opens_clause(ws: list[Word], i: int) -> bool:
 
 
 # Words that take back the moment after them: "five pm, not five in the morning"
-_TAKEN_BACK = (("not",), ("not", "at"), ("not", "on"), ("instead", "of"), ("rather", "than"))
+_TAKEN_BACK = (("not",), ("not", "at"), ("not", "on"), ("not", "the"), ("instead", "of"), ("rather", "than"))
 
 
 Written = Literal["time", "date", "datetime"]
@@ -282,8 +282,9 @@ def days_named(text: str, now: datetime) -> list[str] | None:
     not Monday") or rough ("in a week or so") is not one. None where a moment names several ("the
     weekend"), two are choices ("Monday or Tuesday"), or one is gone by: which is meant is not said."""
     ws, out, last = words(text), list[str](), -1
-    for m in moments(ws, now):
-        if not m.days or _taken_back(ws, m.start) or (m.start and ws[m.start - 1].text in _TOLD_OF):
+    for m in (said := moments(ws, now)):  # a weekday alone of another day said is it ("the Saturday ... the 13th")
+        if not m.days or _taken_back(ws, m.start) or (m.start and ws[m.start - 1].text in _TOLD_OF) or any(
+                o.days != m.days and not o.now and its_day(ws[m.start:m.end], o.days, now.year) for o in said):
             continue
         if [w.text for w in ws[m.end:m.end + 2]] in (["or", "so"], ["or", "two"], ["or", "thereabouts"]):
             last = m.end + 2  # "I'll be in a week or so": how long, roughly
@@ -291,8 +292,7 @@ def days_named(text: str, now: datetime) -> list[str] | None:
         if len(m.days) != 1 or (out and "or" in (w.text for w in ws[last:m.start])):
             return None
         last = m.end
-        day = _day_text(set(m.days), now)
-        if day < now.date().isoformat():
+        if (day := _day_text(set(m.days), now)) < now.date().isoformat():
             return None
         if day not in out:
             out.append(day)

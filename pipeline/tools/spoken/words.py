@@ -21,6 +21,7 @@ _TOKEN = re.compile(
     r"|\d+(?:\.\d+)?"
     r"|[^\W\d_]+(?:'[^\W\d_]+)*"
     r"|[$€£#@%&+]")
+_DROPPED_G = re.compile(r"'(?![^\W\d_])")  # an apostrophe ending a word ("evenin' ")
 _BREAK = re.compile(r"[.,;:!?()\[\]\"\u2014\u2013]")  # between two words, a pause a number does not run across
 _ORDINAL_SUFFIX = {"st", "nd", "rd", "th"}
 
@@ -61,7 +62,8 @@ def fold(text: str) -> str:
 
 def words(text: str) -> list[Word]:
     """The tokens of a text, each knowing where it stands, read without accents ("Siobhán":
-    siobhan); "5th" stays one token."""
+    siobhan) and with a dropped g put back ("evenin'": evening), a number's "'s" ("the twelfth's
+    better") off; "5th" stays one token."""
     text = text.replace("\u2019", "'")
     out: list[Word] = []
     last_end = 0
@@ -74,8 +76,13 @@ def words(text: str) -> list[Word]:
             out.append(Word(prev.text + raw.lower(), prev.raw + raw, prev.start, m.end(),
                             prev.after_break))
         else:
-            out.append(Word(fold(raw.lower()), raw, m.start(), m.end(),
-                            bool(out) and bool(_BREAK.search(gap))))
+            said = fold(raw.lower())
+            if _DROPPED_G.match(text, m.end()) and said.endswith("in") and len(said) >= 4 and (
+                    raw.islower() or not out or re.search(r"[.!?]", gap)):
+                said += "g"  # "evenin'", "Mornin'": the g dropped, not a proper name in quotes ('Robin')
+            if said.endswith("'s") and (said[:-2] in ORDINALS or said[:-2] in TENS or said[:-2] in TEENS):
+                said = said[:-2]  # "Friday the twelfth's better", "twenty's plenty": the number, and "is"
+            out.append(Word(said, raw, m.start(), m.end(), bool(out) and bool(_BREAK.search(gap))))
         last_end = m.end()
     return out
 
