@@ -287,3 +287,23 @@ def test_the_weekday_after_is_the_one_after_the_last_day_said() -> None:
     assert days_named("The job on the twelfth, would ye push it out to the Friday after?", NOW) == ["2026-06-12", "2026-06-19"]
     assert days_named("We fly out Sunday the fourteenth and we're back the Saturday after.", NOW) == ["2026-06-14", "2026-06-20"]
     assert days_named("Can we do the Saturday after the wedding?", NOW) == ["2026-06-06"]
+
+
+# --- read from fresh37 (2026-12-05) ----------------------------------------------------------------
+
+def test_a_name_and_an_address_opening_a_sentence_introduce_the_caller() -> None:
+    """ "Monday at half past eight? Yusuf Jacobs, 4 Durban Road, Wynberg." gives the caller's own
+    name (fresh37's locksmith booked the record's caller, at his address); "send it to Mary Jones,
+    4 Durban Road" gives someone else's."""
+    assert introduced(["Monday at half past eight? Yusuf Jacobs, 4 Durban Road, Wynberg."]) == ["Yusuf Jacobs"]
+    assert introduced(["Samples, please. Aisha Rahman, seven Clifton Dale, York."]) == ["Aisha Rahman"]
+    assert introduced(["Could you send it to Mary Jones, 4 Durban Road?"]) == []
+    line = said("I'd like a window cleaned on Monday. Dev Patel, 12 Orchard Close.", instructions=WINDOWS)
+    assert a_stranger(line.said, WINDOWS)
+    clean = client_tool("book_clean", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "address": {"type": "string", "description": "The address to clean"},
+        "date": {"type": "string", "format": "date", "description": "Day of the clean"},
+    }, ["customer_name", "address", "date"])
+    traced = trace(clean, {"customer_name": "Jan Cole", "address": "4 Mill Lane", "date": "2026-06-08"}, line)
+    assert "address" in traced.missing and traced.arguments["customer_name"] != "Jan Cole"

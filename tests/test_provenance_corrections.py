@@ -169,3 +169,39 @@ def test_a_weekday_said_beside_a_date_is_that_date_but_a_weekday_said_twice_is_k
     assert "2026-06-17" in (days_named("It's the seventeenth, the Wednesday. I've his card in front of me now.", NOW) or [])
     assert days_named("I'm in for me hip on Monday, so stop the milk from Monday and start it again "
                       "Wednesday the seventeenth.", NOW) == ["2026-06-08", "2026-06-17"]
+
+
+def test_the_day_after_is_the_day_after_the_last_day_said_and_a_day_said_before_instead_is_the_new_one() -> None:
+    """fresh37: "I can't get the bike down to you on Tuesday after all. Could I drop it the day
+    after instead?" kept Tuesday the 9th; the day after it, the 10th, is the one asked for."""
+    assert days_named("I can't make it on Tuesday after all. Could I come the day after instead?", NOW) \
+        == ["2026-06-09", "2026-06-10"]
+    assert days_named("We fly on the twelfth, so we want the car from the day before.", NOW) == ["2026-06-12", "2026-06-11"]
+    assert days_named("Can I come the day after tomorrow?", NOW) == ["2026-06-05"]
+    assert days_named("The day after, I was fine.", NOW) == []  # no day said before it
+    move = client_tool("move_walk", {
+        "walk_ref": {"type": "string", "description": "The walk, e.g. W-1234"},
+        "new_date": {"type": "string", "format": "date", "description": "The new day"},
+    }, ["walk_ref", "new_date"])
+    line = said("It's about walk W-3380. I can't be in on Tuesday after all. Could Rex go the day after instead?")
+    assert trace(move, {"walk_ref": "W-3380", "new_date": "2026-06-09"}, line).arguments["new_date"] == "2026-06-10"
+
+
+def test_a_code_put_right_by_its_ending_is_the_code_read_back_with_that_ending() -> None:
+    """fresh37: "No sir, it ends three eight one." to "We'll ring you on 210-555-0318. Is that
+    right?" kept 0318 (refused); fresh34's "Nah, five five oh at the end." the same. The code read
+    back with the ending said is the caller's; a digit said to be missing says not where."""
+    ring = client_tool("request_callback", {
+        "name": {"type": "string", "description": "Who to ring"},
+        "phone_number": {"type": "string", "description": "The number to ring"},
+        "visit_ref": {"type": "string", "description": "The visit, e.g. V-1234"},
+    }, ["name", "phone_number"])
+    asked = "We'll ring Ada Moss on 0161 496 0318 about visit V-2210. Is that right?"
+    first = "Could someone ring me about visit V-2210? Ada Moss, oh one six one, four nine six, oh three eight one."
+    for answer in ("No, it ends three eight one. Three, eight, one.", "Nah, three eight one at the end."):
+        line = said(first, answer, asked=["", asked])
+        traced = trace(ring, {"name": "Ada Moss", "phone_number": "0161 496 0318", "visit_ref": "V-2210"}, line)
+        assert traced.missing == [] and traced.arguments["phone_number"] == "0161 496 0381", answer
+        assert traced.arguments["visit_ref"] == "V-2210"
+    missed = said(first, "No, you've dropped a digit, it ends three eight one.", asked=["", asked])
+    assert "phone_number" in trace(ring, {"name": "Ada Moss", "phone_number": "0161 496 0318"}, missed).missing

@@ -40,10 +40,12 @@ def said_lowercase(value: str, said: list[str]) -> bool:
         and all(any(f.lower() == w for f in found) for w in ws)
 
 # how a caller gives their own name: "my name's Dale Hruska", "I'm Rhonda Peltier", "here is Jürgen
-# Albrecht", "Conor Hegarty here", a name and its spelling
+# Albrecht", "Conor Hegarty here", a name and its spelling, a name and an address opening a sentence
 _INTRO = re.compile(r"\b(?:[Mm]y name is|[Mm]y name's|[Nn]ame's|[Nn]ame is|I'm|I am|[Tt]his is|[Hh]ere is)"
                     r"\s+((?:[A-Z][\w'\-]+)(?:\s+[A-Z][\w'\-]+){0,2})|\b([A-Z][\w'\-]+\s+[A-Z][\w'\-]+)"
-                    r"(?:\s+here\b|,?\s+(?:that's\s+)?[A-Z](?:-[A-Z]){2,})")  # "Brianna Solheim, S-O-L-H-E-I-M"
+                    r"(?:\s+here\b|,?\s+(?:that's\s+)?[A-Z](?:-[A-Z]){2,}"  # "Brianna Solheim, S-O-L-H-E-I-M"
+                    r"|,\s+(?:\d+[A-Za-z]?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[a-z]+teen|"
+                    r"twenty|thirty|forty|fifty)\b[\s-]+[A-Z][a-z])")  # a sign-off: "Yusuf Jacobs, 4 Durban Road"
 
 
 # "It's Geordie Bell, Whitchester Farm", "it's Marty here": a full name or a name and "here" (not
@@ -70,6 +72,10 @@ def spelt_with(value: str, said: Sequence[str]) -> bool:
     return bool(found) and all(re.search(r"\b[A-Za-z]\s+(?:for|as\s+in)\s+$", m.string[:m.start()]) for m in found)
 
 
+_PLACES = frozenset("inn hotel motel lodge house hall farm court centre center park school church hospital "
+                    "station cottage barn mill manor suites apartments flats village estate".split())
+
+
 def introduced(said: Sequence[str], *, surely: bool = False) -> list[str]:
     """The names the caller gives as their own ("I'm Dawn Fenwick", "Conor Hegarty here", "It's
     Geordie Bell"), titles and days aside, in the order said. `surely`: not "Name is ..." or "Here
@@ -83,7 +89,7 @@ def introduced(said: Sequence[str], *, surely: bool = False) -> list[str]:
                 continue  # "book it for Emily Carter, C-A-R-T-E-R", "by Abraham Verghese, that's V-E-...": not theirs
             name = [w for w in (re.sub(r"'s$", "", w) for w in (m.group(1) or m.group(2)).split())
                     if w.lower() not in NOT_NAMES and w.lower() not in CALENDAR and len(w) > 1]
-            if name:
+            if name and name[-1].lower() not in _PLACES:  # "Hampton Inn, 4105 West Wall Street": a place
                 out.append(" ".join(name))
     return out
 

@@ -19,7 +19,7 @@ from .spoken.numbers import numbers_said
 from .spoken.words import words
 
 __all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "lettered", "on_file", "other_code_said", "outside_lists",
-           "put_right", "said_as_new", "shaped_alike", "spans_of_numbers", "unmistakable"]
+           "new_ending", "put_right", "said_as_new", "shaped_alike", "spans_of_numbers", "unmistakable"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 
@@ -130,6 +130,33 @@ def put_right(asked: str, said: str, span: tuple[int, int], rule: Rule) -> bool 
         again = {spelled(said[a:b]) for a, b in spans_of_numbers(said)}
         read = [number for number in read if number in again]
     return spelled(said[span[0]:span[1]]) != read[0] if len(read) == 1 else None
+
+
+# "it ends three eight one", "five five oh at the end", "the last three are ...": a code's ending
+_ENDING = re.compile(r"\bends? (?:in |with )?(?P<a>[^.!?]+)|(?P<b>[^.!?,]+?) (?:at|on) the end\b"
+                     r"|\blast (?:bit|bits|digits?|numbers?|two|three|four)(?:'s| is| are)? (?P<c>[^.!?]+)", re.I)
+_MISSED = re.compile(r"\b(dropped|missed|left (?:off|out)|missing)\b", re.I)
+
+
+def new_ending(value: Any, rule: Rule, evidence: Evidence) -> str | None:
+    """The code the agent read back with its ending as the caller's correction says it ("We'll
+    ring 210-555-0318. Is that right?" "No sir, it ends three eight one.": 210-555-0381), written as
+    read back, where the value is that code or already the one put right; None where the words say
+    no ending of two to four digits, or the caller says a digit was left out (which, is not said)."""
+    if rule.kind is not ValueKind.CODE or not evidence.said or not corrects(said := evidence.said[-1]) \
+            or _MISSED.search(said) or (m := _ENDING.search(said)) is None:
+        return None
+    ending = "".join(ch for ch in spelled(next(g for g in m.groups() if g)) or "" if ch.isdigit())
+    mine, agent, out = squash(str(value)), evidence.last_asked, set()
+    for a, b, read in codes_in(agent, pauses=False):
+        code, digits = list(agent[a:b]), iter(reversed(ending))
+        places = [k for k, ch in enumerate(code) if ch.isdigit()]
+        if 2 <= len(ending) <= 4 and len(places) > len(ending):
+            for k in reversed(places[-len(ending):]):
+                code[k] = next(digits)
+            if mine in (squash(read), squash("".join(code))):
+                out.add("".join(code))
+    return next(iter(out)) if len(out) == 1 else None
 
 
 def outside_lists(spans: list[tuple[int, int]], record: str, *, counts: bool = False) -> list[tuple[int, int]]:

@@ -70,6 +70,7 @@ from .on_file import (
     by_its_digits,
     held_by_digits,
     lettered,
+    new_ending,
     on_file,
     other_code_said,
     outside_lists,
@@ -158,6 +159,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
                 or Source.CALLER in rule.sources and (name not in days or len(days) == 1)
                 and restated(value, rule.kind, rule.written, evidence)
                 or amends.read_back_code(value, rule, evidence, [v for n, v in arguments.items() if n != name])
+                or new_ending(value, rule, evidence)  # "No sir, it ends three eight one"
                 or Source.INSTRUCTIONS in rule.sources and _pointed_at(value, rule, evidence)
                 or _the_callers_one(value, rule, evidence, {squash(str(v)) for n, v in arguments.items() if n != name})
                 or amended(value, rule, evidence, partial(given, rule=rule, evidence=evidence))):

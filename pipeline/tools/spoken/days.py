@@ -100,6 +100,10 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
         return Days(i, i + 1, frozenset({as_day(today + timedelta(1))}))
     if t == "yesterday":
         return Days(i, i + 1, frozenset({as_day(today - timedelta(1))}))
+    if _texts(ws, i, 2) in (["day", "after"], ["day", "before"]) and i and ws[i - 1].text == "the" and (
+            i + 2 >= len(ws) or ws[i + 2].after_break or ws[i + 2].text in _THEN) and \
+            (last := _last_said(ws, i - 1, today)) is not None:  # "on Tuesday ... the day after instead"
+        return Days(i, i + 2, frozenset({as_day(last + timedelta(1 if ws[i + 1].text == "after" else -1))}))
     if _texts(ws, i, 3) in (["day", "after", "tomorrow"], ["day", "before", "yesterday"]):  # "the" or not
         sign = 1 if ws[i + 1].text == "after" else -1
         return Days(i, i + 3, frozenset({as_day(today + timedelta(2 * sign))}))
@@ -241,14 +245,19 @@ def _after_the_last(ws: list[Word], before: int, when: date, today: date) -> dat
     """ "the Friday after": the first such weekday after the last day said before it ("the job on
     the twelfth ... the Friday after": the 19th), or after the coming one where none was said
     ("Saturday's no good, could we go the Saturday after": a week on)."""
+    if (last := _last_said(ws, before, today)) is None:
+        return when + timedelta(7)
+    return last + timedelta((when.weekday() - last.weekday() - 1) % 7 + 1)
+
+
+def _last_said(ws: list[Word], before: int, today: date) -> date | None:
+    """The last one day the words name before ws[before]."""
     last = None
     for j in range(before):
         if (found := days_at(ws, j, today)) is not None and found.end <= before and len(found.days) == 1:
             (year, month, day), = found.days
             last = date(year, month, day) if year is not None else last
-    if last is None:
-        return when + timedelta(7)
-    return last + timedelta((when.weekday() - last.weekday() - 1) % 7 + 1)
+    return last
 
 
 def _dated(ws: list[Word], named: Days, today: date, *, written: bool) -> Days:

@@ -305,12 +305,12 @@ _MOVED_TO = frozenset({"to", "till", "until", "onto", "into"})  # "move it to Mo
 def moved_to(text: str, now: datetime) -> str | None:
     """Of the days these words name to act on (`days_named`), the one thing is moved to ("push my
     delivery from tomorrow to Monday", "my appointment tomorrow ... could we move it to Monday"):
-    the one day said after "to" ("until", "till"); None where no one day is."""
+    the one day said after "to" ("until", "till") or before "instead"; None where no one day is."""
     if not (named := days_named(text, now)) or len(named) < 2:
         return None
     ws = words(text)
-    toward = {_day_text(set(m.days), now) for m in moments(ws, now)
-              if len(m.days) == 1 and m.start and ws[m.start - 1].text in _MOVED_TO}
+    toward = {_day_text(set(m.days), now) for m in moments(ws, now) if len(m.days) == 1 and (
+              m.start and ws[m.start - 1].text in _MOVED_TO or m.end < len(ws) and ws[m.end].text == "instead")}
     return next(iter(toward)) if len(toward) == 1 and next(iter(toward)) in named else None
 
 
