@@ -205,3 +205,4 @@ def test_a_code_put_right_by_its_ending_is_the_code_read_back_with_that_ending()
         assert traced.arguments["visit_ref"] == "V-2210"
     missed = said(first, "No, you've dropped a digit, it ends three eight one.", asked=["", asked])
     assert "phone_number" in trace(ring, {"name": "Ada Moss", "phone_number": "0161 496 0318"}, missed).missing
+

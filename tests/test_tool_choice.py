@@ -5,9 +5,13 @@ it, does not."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from pipeline.tools.choice import called_for
+from pipeline.tools.choice import offered as offered_tools
+from pipeline.tools.evidence import Evidence
 from pipeline.tools.schema import ToolSpec
 
 
@@ -115,3 +119,17 @@ def test_a_question_asks_of_a_look_up_by_its_own_words(line, looks) -> None:
     from pipeline.tools.evidence import Evidence
 
     assert [s.name for s in offered(KAYAKS, Evidence(said=[line]), last_said=line)] == looks
+
+
+@pytest.mark.parametrize(("line", "offered"), [
+    # fresh38: an act meant and then not asked for; Qwen cancelled each
+    ("I was going to cancel the appointment with all the rain, but sure look, we'll chance it.", False),
+    ("Ah wis gonnae cancel Friday 'cause the wee one's sick, but ach, naw, leave it.", False),
+    ("Mi did a go cancel di appointment, but di trip get push back, so mi wi come same way.", False),
+    # a request after the "but" asks
+    ("I was going to cancel online, but could you cancel the appointment for me?", True),
+    ("I was going to cancel, but please book an appointment for Friday instead.", True),
+])
+def test_an_act_meant_and_then_let_go_offers_no_tool(line: str, offered: bool) -> None:
+    evidence = Evidence(said=[line], asked=[""], now=datetime(2026, 6, 3, 10, 0))
+    assert bool([s.name for s in offered_tools(TOOLS, evidence, last_said=line)]) is offered

@@ -71,6 +71,12 @@ _CHANGE_ASKED = re.compile(r"\b(instead|rather|make (it|that)|change (it|that)|m
                            r"|(?:^|[.!?,;:]\s*)(?:(?:oh|ah|actually|sorry|so|well|hang on|wait|but|and|yes|yeah|no|nah|"
                            r"erm|um|och)\W+)*(?:can|could|would|will)\s+(?:we|you|it|that|i|he|she|they)\b"
                            r"|\b(how|what) about\b", re.I)
+# an act meant and then not asked for ("I was going to cancel ..., but ..."), `called_off`
+_MEANT = re.compile(r"\b(?:was|were|wis|had\s+been)\s+(?:going\s+to|gonna|gonnae|about\s+to|meaning\s+to|planning\s+to|"
+                    r"thinking\s+(?:of|about))\b|\bdid\s+a\s+go\b|\bmeant\s+to\b", re.I)
+_BUT = re.compile(r"\bbut\b", re.I)
+_REQUESTED = re.compile(r"\b(?:can|could|would|will)\s+(?:you|ye|yous|ya|y'all|u)\b|\bplease\b|\bI'd\s+like\b|"
+                        r"\bI\s+(?:want|need)\b|\binstead\b|\?", re.I)
 _ASKS_TO_KNOW = re.compile(r"\b(tell me|let me know|check|do you know|is there|are there)\b", re.I)
 
 
@@ -184,6 +190,17 @@ def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:
                 or w == "wanted" and not _WANTED_TO_TELL.search(text):
             return False
     return bool(_PAST_PHRASE.search(text)) or any(w in _PAST or _regular_past(w) for w in said_words)
+
+
+def called_off(said: str) -> bool:
+    """Does the line tell of an act the caller meant to ask for and then did not ("I was going to
+    cancel Saturday's ride with all the rain, but sure look, we'll chance it"; "Ah wis gonnae cancel
+    Friday, but ach, naw, leave it"; "Mi did a go cancel di fittin', but ...")? Not where a request
+    follows the "but" ("I was going to book online, but could you do it?")."""
+    text = said.replace("’", "'")
+    meant = _MEANT.search(text)
+    turn = _BUT.search(text, meant.end()) if meant else None
+    return turn is not None and not _REQUESTED.search(text, turn.end())
 
 
 def _regular_past(word: str) -> bool:

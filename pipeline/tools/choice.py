@@ -55,7 +55,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .asks import ABOUT, asks_about_only, checks_with_tag, may_act, tells_only
+from .asks import ABOUT, asks_about_only, called_off, checks_with_tag, may_act, tells_only
 from .evidence import Evidence
 from .fit import best_fit
 from .given import lacking, offers_value
@@ -98,7 +98,7 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     if telling:
         return []
     specs, done = list(specs), set(called)
-    if not done and tells_only(last_said, evidence.asked[-1] if evidence.asked else "", specs):
+    if not done and (tells_only(last_said, evidence.asked[-1] if evidence.asked else "", specs) or called_off(last_said)):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
     if (wanted := asked_for(specs, last_said)) is not None and lacking(wanted, evidence):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
