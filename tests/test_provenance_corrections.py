@@ -206,3 +206,15 @@ def test_a_code_put_right_by_its_ending_is_the_code_read_back_with_that_ending()
     missed = said(first, "No, you've dropped a digit, it ends three eight one.", asked=["", asked])
     assert "phone_number" in trace(ring, {"name": "Ada Moss", "phone_number": "0161 496 0318"}, missed).missing
 
+
+
+def test_a_clause_is_no_persons_name() -> None:
+    """fresh39: "Boss, mih car dead on de highway ..." was written as the caller's name, and ran."""
+    tow = client_tool("request_tow", {
+        "caller_name": {"type": "string", "description": "The caller's full name"},
+        "location": {"type": "string", "description": "Where the car is"},
+    }, ["caller_name", "location"])
+    line = said("Boss, mih car dead on de highway, right by de flyover. Name is Marlon Baptiste.")
+    assert "caller_name" in trace(tow, {"caller_name": "Boss, mih car dead on de highway", "location": "by de flyover"},
+                                  line).missing
+    assert trace(tow, {"caller_name": "Marlon Baptiste", "location": "by de flyover"}, line).missing == []

@@ -234,7 +234,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # "L-E-W-I-S" spelled for a phone number: a name, not a number to ring
     if rule.kind is ValueKind.NAME and rule.cues & _A_NAME and (
             sum(c.isdigit() for c in str(value)) > sum(c.isalpha() for c in str(value))
-            or any(is_number_word(w.text.lower()) for w in words(str(value))) and not titled(str(value), evidence.said)):
+            or any(is_number_word(w.text.lower()) for w in words(str(value))) and not titled(str(value), evidence.said)
+            or len(words(str(value))) > 5):  # "Boss, mih car dead on de Solomon Hochoy Highway": a clause
         return False  # "P-20417" is a patient number, "Eight people on Sunday" a party: no names (a `new_value` may be)
     if rule.kind is ValueKind.NAME and serves(rule) and said_lowercase(str(value), evidence.said) or amends.not_introduced(value, rule, evidence):
         return False  # "We've jackdaws nesting in the chimney": no customer called Jackdaws; "she's called Pepper. I'm Dawn Fenwick"
