@@ -126,6 +126,9 @@ def test_a_question_asks_of_a_look_up_by_its_own_words(line, looks) -> None:
     ("I was going to cancel the appointment with all the rain, but sure look, we'll chance it.", False),
     ("Ah wis gonnae cancel Friday 'cause the wee one's sick, but ach, naw, leave it.", False),
     ("Mi did a go cancel di appointment, but di trip get push back, so mi wi come same way.", False),
+    # fresh40: the act someone else wanted, let go
+    ("My brother wanted me to cancel the appointment, but I've spoken to him and we'll keep it.", False),
+    ("My wife wanted me to cancel the appointment, but could you book an appointment for Friday instead?", True),
     # a request after the "but" asks
     ("I was going to cancel online, but could you cancel the appointment for me?", True),
     ("I was going to cancel, but please book an appointment for Friday instead.", True),

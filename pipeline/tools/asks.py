@@ -73,7 +73,7 @@ _CHANGE_ASKED = re.compile(r"\b(instead|rather|make (it|that)|change (it|that)|m
                            r"|\b(how|what) about\b", re.I)
 # an act meant and then not asked for ("I was going to cancel ..., but ..."), `called_off`
 _MEANT = re.compile(r"\b(?:was|were|wis|had\s+been)\s+(?:going\s+to|gonna|gonnae|about\s+to|meaning\s+to|planning\s+to|"
-                    r"thinking\s+(?:of|about))\b|\bdid\s+a\s+go\b|\bmeant\s+to\b", re.I)
+                    r"thinking\s+(?:of|about))\b|\bdid\s+a\s+go\b|\bmeant\s+to\b|\b(?:wanted|would\s+like)\s+me\s+to\b", re.I)
 _BUT = re.compile(r"\bbut\b", re.I)
 _REQUESTED = re.compile(r"\b(?:can|could|would|will)\s+(?:you|ye|yous|ya|y'all|u)\b|\bplease\b|\bI'd\s+like\b|"
                         r"\bI\s+(?:want|need)\b|\binstead\b|\?", re.I)
