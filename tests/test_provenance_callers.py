@@ -274,7 +274,7 @@ def test_so_many_people_are_the_guests_and_a_verb_names_no_number() -> None:
     assert trace(prints, {"image_number": "14", "copies": 2}, asked).missing == []
 
 
-# --- read from fresh35 (2026-12-05; not yet judged on an unread split) ------------------------------
+# --- read from fresh35 (2026-12-05; judged on fresh37) -----------------------------------------------
 
 def test_the_weekday_after_is_the_one_after_the_last_day_said() -> None:
     """ "Saturday's a no-go. Could we go the Saturday after instead?" is June 13 (fresh35: the

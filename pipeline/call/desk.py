@@ -31,7 +31,7 @@ from .callctl import CallControl
 from .core import SessionCore
 from .handle import Purpose
 from .owed import OwedWords
-from .readback import ReadBacks, confirmed_in_words
+from .readback import ReadBacks, asked_to_confirm, confirmed_in_words
 from .responder import Responder
 from .response import Response
 from .results_reply import reply_about
@@ -146,9 +146,9 @@ class ToolDesk:
             forced = must_close(specs, last) if answers else []
             if answers and not forced:  # a read-back corrected: the call again
                 forced = self.readback.corrected_by(response.turn_id, last, evidence)
-            if answers and not forced and not self.readback.said_back(
-                    evidence.asked[-1] if evidence.asked else ""):  # a yes to the model's own read-back,
-                # from the tools its question may name, not the one the answer's words fit best
+            if answers and not forced and asked_to_confirm(evidence) and not self.readback.said_back(
+                    evidence.asked[-1]):  # a yes to the model's own read-back, from the tools its
+                # question may name (offered again, unnarrowed), not the one the answer's words fit best
                 forced = confirmed_in_words(offered(self.registry.specs(), evidence, last_said=last, called=called,
                                                     telling=bool(response.asked.about_keys), narrow=False), evidence)
             if answers and not forced:  # "please freeze the card ending 0387"

@@ -194,6 +194,11 @@ _CONFIRMING = re.compile(r"\b(is that (right|correct|ok(ay)?|all right)|is this 
                          r"can you confirm|could you confirm)\b|\b(right|correct|ok(ay)?)\s*\?", re.I)
 
 
+def asked_to_confirm(evidence: Evidence) -> bool:
+    """Did the agent's last words ask the caller to confirm an action ("..., is that right?")?"""
+    return bool(evidence.said and evidence.asked and _CONFIRMING.search(evidence.asked[-1] or ""))
+
+
 def confirmed_in_words(specs: list[ToolSpec], evidence: Evidence) -> list[ToolSpec]:
     """The tools this reply must call from: the agent asked in its own words to confirm an
     action ("Dr. Lindqvist tomorrow at 5 am for Omar Said, is that right?") and the caller said
@@ -204,7 +209,7 @@ def confirmed_in_words(specs: list[ToolSpec], evidence: Evidence) -> list[ToolSp
     the sixteenth", "Fifteen, one five, Oak Road"), those the correction gives a value to. []
     where the agent asked no such question, or the caller called it off ("No, don't"), or asked
     something."""
-    if not evidence.said or not evidence.asked or not _CONFIRMING.search(evidence.asked[-1] or ""):
+    if not asked_to_confirm(evidence):
         return []
     question, said = evidence.asked[-1], evidence.said[-1]
     if affirms(said):

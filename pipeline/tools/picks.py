@@ -54,7 +54,7 @@ def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> s
         # a word of the model's own, and of no other choice, was said last: its pick stands, unless
         # that word is the read-back's the caller puts right with another ("Whole milk, shall I add
         # them?" "Ooh, no, sorry, semi-skimmed. The whole's only for me dad.")
-        return _put_right(choices, value, last, evidence)
+        return _chosen_instead(choices, value, last, evidence)
     if len(kept := [c for c in last if c not in refused]) == 1 and refused:
         return kept[0] if kept[0] != value else None  # "Monday mornin' don't work ... Tuesday evenin'?"
     for text in reversed(evidence.said):
@@ -76,7 +76,7 @@ def _refused(choices: tuple[str, ...], text: str) -> set[str]:
     return down - {c for part in clauses if not _TURNED_DOWN.search(part) for c in choice_words_said(choices, part)}
 
 
-def _put_right(choices: tuple[str, ...], value: str, last: dict[str, int], evidence: Evidence) -> str | None:
+def _chosen_instead(choices: tuple[str, ...], value: str, last: dict[str, int], evidence: Evidence) -> str | None:
     """The one other choice a correction of the agent's read-back names, where the model kept the
     choice read back."""
     if not evidence.said or not evidence.asked or not corrects(evidence.said[-1]) or \
