@@ -307,3 +307,30 @@ def test_a_name_and_an_address_opening_a_sentence_introduce_the_caller() -> None
     }, ["customer_name", "address", "date"])
     traced = trace(clean, {"customer_name": "Jan Cole", "address": "4 Mill Lane", "date": "2026-06-08"}, line)
     assert "address" in traced.missing and traced.arguments["customer_name"] != "Jan Cole"
+
+
+GIFTS = ("You answer the phone for Hollin Spa. The caller is Maya Holt, client HS-118, gift card GC-5521 "
+         "with £40 left on it. Her partner, Sam Holt, client HS-120, gift card GC-5530 with £15 left on it.")
+
+MASSAGE = client_tool("book_massage", {
+    "client_name": {"type": "string", "description": "Full name of the client"},
+    "date": {"type": "string", "format": "date", "description": "Day of the massage"},
+    "gift_card": {"type": "string", "description": "Gift card code to pay with, if the caller asked"},
+    "therapist": {"type": "string", "description": "The therapist's name, if the caller asked for one"},
+}, ["client_name", "date"])
+
+
+def test_an_optional_code_on_file_the_caller_names_by_its_word_is_given() -> None:
+    """ "Put it on my gift card": the card on file, though its code was never said (fresh40's
+    voucher was left out); a caller who named no card, or turned it down, adds none; a therapist
+    the record does not hold is not named by "therapist" alone."""
+    asked = said("Maya Holt, a massage on Friday please, and put it on my gift card.", instructions=GIFTS)
+    call = {"client_name": "Maya Holt", "date": "2026-06-05", "gift_card": "GC-5521"}
+    assert trace(MASSAGE, call, asked).arguments == call
+    assert trace(MASSAGE, {**call, "gift_card": "GC-9999"}, asked).dropped == ["gift_card"]
+    plain = said("Maya Holt, a massage on Friday please.", instructions=GIFTS)
+    assert trace(MASSAGE, call, plain).dropped == ["gift_card"]
+    declined = said("Maya Holt, a massage on Friday, and I won't use the gift card this time.", instructions=GIFTS)
+    assert trace(MASSAGE, call, declined).dropped == ["gift_card"]
+    anyone = said("Maya Holt, a massage on Friday, any therapist is fine.", instructions=GIFTS)
+    assert trace(MASSAGE, {**call, "gift_card": None, "therapist": "Sam Holt"}, anyone).dropped == ["therapist"]

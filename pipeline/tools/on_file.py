@@ -4,6 +4,7 @@ number at all: what `provenance` reads a record's entries and the caller's numbe
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -14,12 +15,12 @@ from .number_role import folded, role_here
 from .record import alike, code_form, code_shape
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, codes_in, spelled, squash
-from .spoken.kinds import stem
+from .spoken.kinds import cue_words, stem
 from .spoken.numbers import numbers_said
 from .spoken.words import words
 
-__all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "lettered", "on_file", "other_code_said", "outside_lists",
-           "new_ending", "put_right", "said_as_new", "shaped_alike", "spans_of_numbers", "unmistakable"]
+__all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "lettered", "named_on_file", "on_file", "other_code_said",
+           "outside_lists", "new_ending", "put_right", "said_as_new", "shaped_alike", "spans_of_numbers", "unmistakable"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 
@@ -231,3 +232,27 @@ def other_code_said(value: Any, rule: Rule, evidence: Evidence) -> bool:
 def _letters(code: str) -> str:
     """A code's letters, in order: "PT20552" and "PT-20417" are codes of one kind."""
     return "".join(ch for ch in squash(code) if ch.isalpha()).upper()
+
+
+# words any argument's name may hold: they name no one thing a caller could point at ("code", "new")
+_PLAIN = frozenset("code id ref reference number no nr num name full date day time new current old value "
+                   "detail details info type kind optional s".split())
+_DENIED = frozenset("not no never without don't won't wouldn't didn't isn't can't cannot nae".split())
+
+
+def named_on_file(value: Any, rule: Rule, evidence: Evidence, given: Callable[[Any, Rule], bool]) -> bool:
+    """An optional value of the record that the caller's last words name by a word of the
+    argument's own name ("I'll use me voucher": the gift voucher on file for `voucher_code`;
+    "Rego's on file, mate" for `rego`), not denied ("I won't use the voucher"): traced against the
+    record as a required value is (`given`, the instructions a source); a caller who named none
+    adds none (`argrules`). Codes and names only: of the kinds a caller points at this way, the
+    sets' labels keep no other."""
+    if rule.required or rule.choices or rule.kind not in (ValueKind.CODE, ValueKind.NAME) \
+            or Source.CALLER not in rule.sources or Source.INSTRUCTIONS in rule.sources \
+            or not evidence.said or not evidence.instructions:
+        return False  # a choice is the caller's to name; "same address as before" says no street
+    own = cue_words(rule.name, {}) - _PLAIN - rule.tool  # "book a sweep" names no `preferred_sweep`
+    said = [w.text.lower().replace("’", "'") for w in words(evidence.said[-1])]
+    if not any(stem(w) in own and not _DENIED & set(said[max(0, i - 4):i]) for i, w in enumerate(said)):
+        return False
+    return given(value, replace(rule, sources=rule.sources | {Source.INSTRUCTIONS}))

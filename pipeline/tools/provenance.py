@@ -70,6 +70,7 @@ from .on_file import (
     by_its_digits,
     held_by_digits,
     lettered,
+    named_on_file,
     new_ending,
     on_file,
     other_code_said,
@@ -168,6 +169,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
         if rule.choices and (named := named_choice(spec, name, value, evidence)) is not None:
             out.arguments[name] = named  # an optional choice the caller named, not the model's
             continue
+        if named_on_file(value, rule, evidence, partial(given, evidence=evidence)):
+            continue  # "I'll use me voucher": the one on file
         if rule.required or spec.grounded is not None:
             out.missing.append(name)
         else:
