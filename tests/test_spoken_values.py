@@ -526,3 +526,36 @@ def test_a_label_written_before_a_code_is_no_part_of_it() -> None:
     assert [code for _, _, code in codes_in("Caller: Ana Ruiz, student ID 23104876, room 12.")] == ["23104876", "12"]
     assert [code for _, _, code in codes_in("Ref 4471 9920 on file")] == ["44719920"]
     assert [code for _, _, code in codes_in("Badge ID4471.")] == ["ID4471"]
+
+
+@pytest.mark.parametrize("text", ["We need it from the twenty-fourth to", "the 3rd of", "June the", "from the 5th till"])
+def test_words_cut_off_after_a_range_word_name_no_day_and_raise_nothing(text: str) -> None:
+    """A turn cut short ("from the twenty-fourth to") read past its last word and raised, so the
+    guard could not trace the call at all."""
+    assert days_named(text, NOW) in (None, [], ["2026-06-24"], ["2026-06-03"], ["2026-06-05"])
+
+
+def test_a_hesitation_is_no_word_and_its_commas_no_pause() -> None:
+    """ "Friday at, em, eleven" is a time, as "Friday at eleven" is; "two o'clock's fine" is two
+    o'clock; "two of 'em" keeps its "em", "1200 mm" its unit, and "Em" may be a name."""
+    assert said_in("11:00", "Could I come Friday at, em, eleven?", kind=ValueKind.TIME, now=NOW)
+    assert said_in("14:00", "Two o'clock's still fine.", kind=ValueKind.TIME, now=NOW)
+    assert [w.text for w in words("make that two of 'em, 1200 mm, for Em")] == [
+        "make", "that", "two", "of", "em", "1200", "mm", "for", "em"]
+    assert [(w.text, w.after_break) for w in words("at, um, half six. Uh, then")] == [
+        ("at", False), ("half", False), ("six", False), ("then", True)]
+
+
+@pytest.mark.parametrize(("text", "days"), [
+    ("Skye's shoeing on the twelfth, could Lewis do the Saturday instead?", ["2026-06-12", "2026-06-13"]),
+    ("Could you move my appointment on the ninth to the Friday instead?", ["2026-06-09", "2026-06-12"]),
+    ("From Friday the nineteenth right through to the Sunday.", ["2026-06-19", "2026-06-21"]),
+    ("Can I book the Saturday?", ["2026-06-06"]),
+    ("The twelfth, the Friday.", ["2026-06-12"]),
+])
+def test_the_weekday_after_another_day_said_is_in_that_days_week(text: str, days: list[str]) -> None:
+    """ "On the twelfth, could Lewis do the Saturday instead?": the Saturday of that week (the 13th),
+    not the coming one (fresh31's farrier); to the end of a span, the first after it; said just
+    after a day, it names that day (its month the words' to say), not one of that week gone by."""
+    assert days_named(text, NOW) == days
+    assert "2026-06-02" not in (days_named("Make it the seventh, actually. The Tuesday.", NOW) or [])

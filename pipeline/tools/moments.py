@@ -28,6 +28,7 @@ caller said them where the model wrote them wrong (`provenance.trace` calls thes
 
 from __future__ import annotations
 
+import calendar
 import re
 from datetime import date
 from functools import partial
@@ -263,7 +264,18 @@ def took_back(value: Any, kind: ValueKind | None, evidence: Evidence, written: W
     if hours and hhmm is not None and not _open(hhmm, hours) and _open(_other_half(hhmm), hours):
         return True
     return taken_back(value, evidence.said[-1], evidence.now) or _replaced(value, kind, evidence) \
-        or kind is ValueKind.DATE and in_its_month(value, evidence) not in (None, as_date(value, evidence))
+        or kind is ValueKind.DATE and in_its_month(value, evidence) not in (None, as_date(value, evidence)) \
+        or written == "date" and _weekday_taken_back(value, evidence)
+
+
+def _weekday_taken_back(value: str, evidence: Evidence) -> bool:
+    """ "I'm leaving on the Saturday, not the Sunday" after "to Sunday, June 14" was read back: a
+    weekday said alone and taken back is that weekday of whichever week the call spoke of."""
+    if (day := as_date(value, evidence)) is None:
+        return False
+    name = calendar.day_name[date.fromisoformat(day).weekday()].lower()
+    return re.search(rf"\bnot (?:on )?(?:the |a )?{name}s?\b(?!,? (?:the )?\d|,? (?:the )?\w+(?:st|nd|rd|th)\b)",
+                     evidence.said[-1].lower()) is not None
 
 
 def _a_year_nobody_said(year: int, evidence: Evidence) -> bool:

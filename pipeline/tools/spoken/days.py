@@ -110,7 +110,9 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
     if _texts(ws, i, 2) == ["a", "week"] and (later := _a_week_on(ws, i + 2, today, written=written)) is not None:
         return later
     if (named := _weekday(ws, i, today, written=written)) is not None:
-        return _dated(ws, _week_after(ws, named, today), today, written=written)
+        after = _week_after(ws, named, today)
+        return _dated(ws, _that_week(ws, after, today) if after == named and not written else after, today,
+                      written=written)
     if (named := _month_day(ws, i, today, written=written)) is not None:
         return _weekday_after(ws, named, today, written=written)
     if t == "in" and (named := _in_days(ws, i, today)) is not None:
@@ -241,6 +243,24 @@ def _week_after(ws: list[Word], named: Days, today: date) -> Days:
     return named
 
 
+def _that_week(ws: list[Word], named: Days, today: date) -> Days:
+    """ "Skye's shoeing on the twelfth, could Lewis do the Saturday instead?": a weekday said with
+    "the", after one other day the caller named, is in that day's week (the 13th, not the coming
+    Saturday); where a span runs to it ("Saturday the first through to the Monday"), the first such
+    weekday after that day. A weekday said just after a day ("the twelfth, the Friday"), or one of
+    that week already past, is not."""
+    if len(named.days) != 1 or named.end - named.start != 1 or not named.start or ws[named.start - 1].text != "the" \
+            or (last := _last_said(ws, named.start - 1, today)) is None:
+        return named
+    (year, month, day), = named.days
+    if year is None or (weekday := date(year, month, day).weekday()) == last.weekday() or any(
+            (found := days_at(ws, j, today)) is not None and found.end == named.start - 1 for j in range(named.start - 1)):
+        return named  # "Make it the seventh, actually. The Tuesday.": that day's weekday, its month the words' to say
+    ranged = named.start >= 2 and ws[named.start - 2].text in _RANGE
+    that = last + timedelta((weekday - last.weekday() - 1) % 7 + 1 if ranged else weekday - last.weekday())
+    return Days(named.start, named.end, frozenset({as_day(that)})) if that > today else named
+
+
 def _after_the_last(ws: list[Word], before: int, when: date, today: date) -> date:
     """ "the Friday after": the first such weekday after the last day said before it ("the job on
     the twelfth ... the Friday after": the 19th), or after the coming one where none was said
@@ -315,6 +335,8 @@ def _weekday_of(day: Day, today: date) -> int:
 
 def _month_day(ws: list[Word], i: int, today: date, *, written: bool) -> Days | None:
     """ "June 3rd", "June the third", "the 3rd of June", "3 June", each with a year or not."""
+    if i >= len(ws):
+        return None  # "from the twenty-fourth to", the words cut off
     if (month := month_of(ws[i].text, written=written)) is not None:
         j = i + 1 + (_texts(ws, i + 1, 1) == ["the"])
         day = _day_number(ws, j)

@@ -24,6 +24,10 @@ _TOKEN = re.compile(
 _DROPPED_G = re.compile(r"'(?![^\W\d_])")  # an apostrophe ending a word ("evenin' ")
 _BREAK = re.compile(r"[.,;:!?()\[\]\"\u2014\u2013]")  # between two words, a pause a number does not run across
 _ORDINAL_SUFFIX = {"st", "nd", "rd", "th"}
+# the sounds a caller hesitates with, as Whisper writes them (not "mm", millimetres); "Em" may be a name
+_HESITATIONS = frozenset("um umm uh uhh uhm er erm em emm ehm hmm".split())
+_NAMES_TOO = frozenset({"em", "emm"})  # ... and a letter ("em en four five six"): one only with a pause after
+_PAUSE_AFTER = re.compile(r"\s*(?:[,.;!?\u2014\u2013]|$)")
 
 UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine".split())}
 UNITS |= {"nought": 0, "naught": 0}
@@ -63,10 +67,12 @@ def fold(text: str) -> str:
 def words(text: str) -> list[Word]:
     """The tokens of a text, each knowing where it stands, read without accents ("Siobhán":
     siobhan) and with a dropped g put back ("evenin'": evening), a number's "'s" ("the twelfth's
-    better") off; "5th" stays one token."""
+    better") off; "5th" stays one token. A hesitation ("um", "em", in lower case) is no word, and
+    the commas around it no pause ("at, em, eleven" is "at eleven")."""
     text = text.replace("\u2019", "'")
     out: list[Word] = []
     last_end = 0
+    hesitated: bool | None = None  # after a hesitation: whether a pause other than its commas came with it
     for m in _TOKEN.finditer(text):
         raw = m.group()
         gap = text[last_end:m.start()]
@@ -80,9 +86,18 @@ def words(text: str) -> list[Word]:
             if _DROPPED_G.match(text, m.end()) and said.endswith("in") and len(said) >= 4 and (
                     raw.islower() or not out or re.search(r"[.!?]", gap)):
                 said += "g"  # "evenin'", "Mornin'": the g dropped, not a proper name in quotes ('Robin')
-            if said.endswith("'s") and (said[:-2] in ORDINALS or said[:-2] in TENS or said[:-2] in TEENS):
-                said = said[:-2]  # "Friday the twelfth's better", "twenty's plenty": the number, and "is"
-            out.append(Word(said, raw, m.start(), m.end(), bool(out) and bool(_BREAK.search(gap))))
+            if said.endswith("'s") and (said[:-2] in ORDINALS or said[:-2] in TENS or said[:-2] in TEENS
+                                        or said[:-2] in ("o'clock", "oclock")):
+                said = said[:-2]  # "Friday the twelfth's better", "two o'clock's fine": the number, and "is"
+            if said in _HESITATIONS and not text[max(0, m.start() - 1):m.start()] == "'" and (  # not "two of 'em"
+                    said not in _NAMES_TOO or raw.islower() and _PAUSE_AFTER.match(text, m.end())):
+                # "Friday at, em, eleven": the words either side of it run on
+                hesitated = hesitated or bool(_BREAK.search(gap.replace(",", "")))
+                last_end = m.end()
+                continue
+            pause = bool(_BREAK.search(gap.replace(",", "") if hesitated is not None else gap))
+            out.append(Word(said, raw, m.start(), m.end(), bool(out) and (pause or bool(hesitated))))
+            hesitated = None
         last_end = m.end()
     return out
 
