@@ -334,3 +334,32 @@ def test_an_optional_code_on_file_the_caller_names_by_its_word_is_given() -> Non
     assert trace(MASSAGE, call, declined).dropped == ["gift_card"]
     anyone = said("Maya Holt, a massage on Friday, any therapist is fine.", instructions=GIFTS)
     assert trace(MASSAGE, {**call, "gift_card": None, "therapist": "Sam Holt"}, anyone).dropped == ["therapist"]
+
+
+STUDIO = ("You answer the phone for Lantern Yoga. The caller is Ines Ferro, member LY-402; on file: booking "
+          "B-7713, a private class with Oona on Thursday, June 11 at 17:45; booking B-7720, a workshop "
+          "on Saturday, June 13 at 09:15.")
+
+MOVE = client_tool("move_booking", {
+    "booking_ref": {"type": "string", "description": "The booking's reference, e.g. B-1234"},
+    "new_date": {"type": "string", "format": "date", "description": "The new day"},
+    "new_time": {"type": "string", "description": "The new start time, HH:MM on the 24-hour clock"},
+}, ["booking_ref", "new_date", "new_time"])
+
+
+def test_same_time_keeps_the_time_of_the_booking_on_file_the_call_moves() -> None:
+    """ "Move my private class to the Friday, same time's fine": 17:45, the time of the booking the
+    call names (fresh40's salon asked for a time the caller had kept); a time the model wrote
+    instead is set to it. "Same day" keeps its day; "same time as the workshop" is another
+    booking's, and a line that keeps nothing keeps no time."""
+    keep = said("Could you move my private class on the eleventh to the Friday? Same time's fine.", instructions=STUDIO)
+    call = {"booking_ref": "B-7713", "new_date": "2026-06-12", "new_time": "17:45"}
+    assert trace(MOVE, call, keep).missing == []
+    assert trace(MOVE, {**call, "new_time": "14:00"}, keep).arguments == call
+    day = said("The workshop, could it start at half ten instead? Same day.", instructions=STUDIO)
+    assert trace(MOVE, {"booking_ref": "B-7720", "new_date": "2026-06-03", "new_time": "10:30"}, day).arguments == {
+        "booking_ref": "B-7720", "new_date": "2026-06-13", "new_time": "10:30"}
+    other = said("Move my private class to the Friday, same time as the workshop.", instructions=STUDIO)
+    assert trace(MOVE, call, other).missing == ["new_time"]
+    nothing = said("Could you move my private class to the Friday?", instructions=STUDIO)
+    assert trace(MOVE, call, nothing).missing == ["new_time"]

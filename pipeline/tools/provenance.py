@@ -92,6 +92,7 @@ from .record import (
     the_callers_name,
     the_one_meant,
 )
+from .same import kept_from_booking
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in, spelled, squash
@@ -162,6 +163,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
                 or amends.read_back_code(value, rule, evidence, [v for n, v in arguments.items() if n != name])
                 or new_ending(value, rule, evidence)  # "No sir, it ends three eight one"
                 or Source.INSTRUCTIONS in rule.sources and _pointed_at(value, rule, evidence)
+                or kept_from_booking(value, rule, evidence, [v for n, v in arguments.items() if n != name])
                 or _the_callers_one(value, rule, evidence, {squash(str(v)) for n, v in arguments.items() if n != name})
                 or amended(value, rule, evidence, partial(given, rule=rule, evidence=evidence))):
             out.arguments[name] = again
