@@ -363,3 +363,14 @@ def test_same_time_keeps_the_time_of_the_booking_on_file_the_call_moves() -> Non
     assert trace(MOVE, call, other).missing == ["new_time"]
     nothing = said("Could you move my private class to the Friday?", instructions=STUDIO)
     assert trace(MOVE, call, nothing).missing == ["new_time"]
+
+
+def test_a_name_given_after_a_greeting_or_as_the_name_is_the_callers_own() -> None:
+    """ "Eileen Byrne's the name", "Yeah, g'day, Tom Reilly, I rent one of yours": a caller the
+    record holds nowhere, whose call takes nothing from it (fresh41 enrolled the record's dog for
+    Eileen, and looked up the record's rent for Tom); a greeting before a day names nobody."""
+    assert introduced(["I want to put me dog on the obedience course. Eileen Byrne's the name."]) == ["Eileen Byrne"]
+    assert introduced(["Yeah, g'day, Tom Reilly, I rent one of yours over in Manly."]) == ["Tom Reilly"]
+    assert introduced(["Oh, Saturday Morning, is that free?", "Hello, Good Morning, I need a van."]) == []
+    assert a_stranger(["Yeah, g'day, Dan Morrow, I play here most weekends."], GOLF)
+    assert not a_stranger(["Hiya, Tom Reid, can I book a lesson for our Ella?"], GOLF)

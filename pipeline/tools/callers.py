@@ -52,6 +52,11 @@ _INTRO = re.compile(r"\b(?:[Mm]y name is|[Mm]y name's|[Nn]ame's|[Nn]ame is|I'm|I
 # "It's Lewis, not Liam", "It's Unit 4", "It's School Lane", "It's Niamh, N-I-A-M-H, Gallagher": a daughter's)
 _ITS = re.compile(r"\b[Ii]t's\s+((?:[A-Z][\w'\-]+)(?=\s+here\b)|[A-Z][\w'\-]+\s+(?!(?:Road|Street|Lane|Avenue|Close|"
                   r"Drive|Way|Crescent|Terrace|Place|Court|Gardens|Park|Farm|Hall|House|Primary|School)\b)[A-Z][\w'\-]+(?=[\s,.!?]|$))")
+# "Eileen Byrne's the name", "Yeah, g'day, Tom Reilly, I rent one of yours": a full name given as
+# the caller's own, after a greeting that opens the turn or before "'s the name"
+_NAMED = re.compile(r"\b([A-Z][\w'\-]+\s+[A-Z][\w\-]+)(?:'s|\s+is)\s+the\s+name\b|(?:^|[.!?]\s+)(?i:(?:yeah|yes|oh|hi|hello|"
+                    r"hiya|hey|g'day|gidday|howya|howdy|morning|good\s+(?:morning|afternoon|evening)|kia\s+ora),?\s+)+"
+                    r"(?!(?:Good|Morning|Afternoon|Evening)\b)([A-Z][\w'\-]+\s+[A-Z][\w'\-]+)(?=,|\.\s|$)")
 _OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss)(?:'s|\s+of\s+(?:mine|ours))|"
                        r"(?:ringing|calling|phoning|booking|ordering)\s+for\s+(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss))\b",
                        re.I)  # "my buddy's repair", "a friend of mine has a berth booked", "I'm ringing for me neighbour"
@@ -78,17 +83,19 @@ _PLACES = frozenset("inn hotel motel lodge house hall farm court centre center p
 
 def introduced(said: Sequence[str], *, surely: bool = False) -> list[str]:
     """The names the caller gives as their own ("I'm Dawn Fenwick", "Conor Hegarty here", "It's
-    Geordie Bell"), titles and days aside, in the order said. `surely`: not "Name is ..." or "Here
+    Geordie Bell", "Eileen Byrne's the name", "G'day, Tom Reilly, I rent ..."), titles and days aside, in the order said. `surely`: not "Name is ..." or "Here
     is ...", which give a guest's name as often ("register one guest for me ... Name is Farhan")."""
     out = []
     for text in said:
-        for m in sorted([*_INTRO.finditer(text), *_ITS.finditer(text)], key=lambda m: m.start()):
+        for m in sorted([*_INTRO.finditer(text), *_ITS.finditer(text), *_NAMED.finditer(text)], key=lambda m: m.start()):
             if surely and m.re is _INTRO and re.match(r"(?:[Nn]ame|[Hh]ere)\b", m.group(0)):
                 continue
             if m.re is _INTRO and m.group(2) and not re.search(r"(?:^|[.!?]\s+)$", text[:m.start()]):
                 continue  # "book it for Emily Carter, C-A-R-T-E-R", "by Abraham Verghese, that's V-E-...": not theirs
             name = [w for w in (re.sub(r"'s$", "", w) for w in (m.group(1) or m.group(2)).split())
                     if w.lower() not in NOT_NAMES and w.lower() not in CALENDAR and len(w) > 1]
+            if m.re is _NAMED and len(name) < 2:
+                continue  # "Oh, Saturday Morning, is that free?": no full name
             if name and name[-1].lower() not in _PLACES:  # "Hampton Inn, 4105 West Wall Street": a place
                 out.append(" ".join(name))
     return out
