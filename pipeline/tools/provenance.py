@@ -80,6 +80,7 @@ from .on_file import (
     unmistakable,
     written_as_money,
 )
+from .people import counted
 from .picks import named_choice, passed_over, unnamed_pick
 from .record import (
     as_record,
@@ -340,8 +341,8 @@ def _in_text(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, 
     """Is the value in this text, as its kind is said, and in its role where it is a number?"""
     assert rule.kind is not None
     text = folded(text)
-    if _numeric(value, rule):
-        return _number_in(value, text, rule, evidence, asked, caller=caller)
+    if _numeric(value, rule):  # a count of people may be said as them: "me and my cousin" (`people`)
+        return _number_in(value, text, rule, evidence, asked, caller=caller) or caller and counted(value, rule, text)
     if rule.choices:
         return choice_said(str(value), rule.choices, text, besides=name_words(rule.name))
     return said_in(value, text, kind=rule.kind, now=evidence.now)
@@ -358,9 +359,8 @@ def _caller_named(rule: Rule, evidence: Evidence) -> bool:
 
 def _numeric(value: Any, rule: Rule) -> bool:
     """A count, a price, or an id with digits: a value whose role the words around it give."""
-    if rule.kind is ValueKind.NUMBER:
-        return spoken_number(str(value)) is not None
-    return rule.kind is ValueKind.CODE and any(ch.isdigit() for ch in str(value))
+    return spoken_number(str(value)) is not None if rule.kind is ValueKind.NUMBER \
+        else rule.kind is ValueKind.CODE and any(ch.isdigit() for ch in str(value))
 
 
 def _number_in(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, *,
