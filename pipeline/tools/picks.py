@@ -111,8 +111,15 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> b
         heard |= set().union(*(heard_words(text) for text in evidence.exchanged))
     heard |= {stem(w.replace("-", "")) for text in evidence.exchanged  # "e-bike": ebike_service
               for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", fold(text.lower()))}
+    heard |= {verb + particle for text in evidence.exchanged for verb, particle in _PHRASAL.findall(fold(text.lower()))}
     heard |= _joined(evidence.instructions, heard - {stem(w) for w in name_words(spec.name) + name_words(name)})
     return not any(same_word(w, h) or len(w) >= 3 and h.startswith(w) for w in own for h in heard)  # "cattery": cat
+
+
+# a verb and its particle, a word or two apart, said for the choice that joins them: "I'll swing by
+# and pick 'em up" is `pickup`, "drop it off" `dropoff`, "check us in" `checkin`
+_PHRASAL = re.compile(r"\b(pick|drop|check|take|set|carry|walk|ring|call|top|sign|log|hand|send)(?:\s+'?[a-z]+){0,2}?"
+                      r"\s+(up|off|in|out|back|away|over|on)\b")
 
 
 def _kind_words(text: str) -> set[str]:
