@@ -374,3 +374,15 @@ def test_a_name_given_after_a_greeting_or_as_the_name_is_the_callers_own() -> No
     assert introduced(["Oh, Saturday Morning, is that free?", "Hello, Good Morning, I need a van."]) == []
     assert a_stranger(["Yeah, g'day, Dan Morrow, I play here most weekends."], GOLF)
     assert not a_stranger(["Hiya, Tom Reid, can I book a lesson for our Ella?"], GOLF)
+
+
+def test_a_thing_under_anothers_name_unsaid_takes_nothing_from_the_record() -> None:
+    """ "I gotta cancel our tour, it's under my mama's name, and I don't have no confirmation
+    number": whose tour is not said, so the record's booking is no value the caller gave (fresh41
+    and fresh43 cancelled one); said with the name, or where the record holds that relative of the
+    caller's, it may be."""
+    under = "I need to cancel a lesson, it's booked under my husband's name, and I haven't a clue what the reference is."
+    assert a_stranger([under], GOLF)
+    assert not a_stranger(["It's under my husband's name, Tom Reid."], GOLF)
+    assert not a_stranger(["Cancel the lesson under my granddaughter's name, would you?"], GOLF)
+    assert not a_stranger(["Put it under my name, please."], GOLF)

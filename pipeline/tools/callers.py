@@ -62,6 +62,15 @@ _OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbo
                        re.I)  # "my buddy's repair", "a friend of mine has a berth booked", "I'm ringing for me neighbour"
 
 
+# a thing under another's name, that name unsaid: "it's booked under me husband's name, and I haven't
+# a clue what the reference is" (not "under my name", nor "under my husband's name, Ciarán Doyle")
+_UNDER_ANOTHER = re.compile(r"\bunder\s+(?:my|me|ma|our|mi)\s+(?!own\b)([a-z\-]+)(?:'s|s')\s+name\b"
+                            r"(?![,:]?\s+(?:it's\s+|which\s+is\s+)?[A-Z])")
+_KIN_WORDS = {"mam": "mother", "mum": "mother", "mom": "mother", "mama": "mother", "mammy": "mother", "ma": "mother",
+              "da": "father", "dad": "father", "daddy": "father", "papa": "father", "pa": "father",
+              "missus": "wife", "hubby": "husband", "fella": "partner"}
+
+
 # a caller new to the desk: "I've not used you before", "I'm not with you before", "I'm a new customer"
 _NEWCOMER = re.compile(r"\b(?:not|never)\s+(?:used|been\s+with|with|rung|called)\s+(?:you|yous|ye)(?:\s+\w+)?\s+before\b|"
                        r"\bnew\s+customer\b|\bfirst\s+time\s+(?:I've|I\s+have|calling|ringing|using)\b", re.I)
@@ -107,10 +116,13 @@ def a_stranger(said: Sequence[str], instructions: str) -> bool:
     cards and people are no values they gave (a small model moved Travis's drop-off on "my kid's
     BMX ... can I drop it off Friday?"). So where they call about a friend's thing ("Can you cancel
     my buddy's repair?"): the account holds the caller's and their kin's, not a friend's; nor a
-    newcomer's ("Eileen Moss, I've not used you before")."""
+    newcomer's ("Eileen Moss, I've not used you before"); nor a thing "under my husband's name"
+    whose name the caller does not say, where the record holds no husband of theirs."""
     if not instructions:
         return False
-    if any(_OUTSIDER.search(text := t.replace("\u2019", "'")) or _NEWCOMER.search(text) for t in said):
-        return True  # the thing is a friend's, or the caller new: the account holds none of theirs
+    if any(_OUTSIDER.search(text := t.replace("\u2019", "'")) or _NEWCOMER.search(text) or any(
+            not re.search(rf"\b(?:{kin}|{_KIN_WORDS.get(kin, kin)})\b", instructions, re.I)
+            for kin in _UNDER_ANOTHER.findall(text)) for t in said):
+        return True  # the thing is a friend's, or another's by a name unsaid, or the caller new: none of theirs
     return any(all(name_said(w, instructions) is None for w in name.split())  # as Whisper may misspell it
                for name in introduced(said))
