@@ -76,3 +76,19 @@ def test_a_choice_that_joins_a_verb_and_its_particle_is_named_by_them_apart() ->
     assert trace(PANS, {"customer_name": "Troy Fontenot", "fulfilment": "pickup"}, picked).missing == []
     neither = said("This is Troy Fontenot. Three half pans of gumbo for Friday.")
     assert trace(PANS, {"customer_name": "Troy Fontenot", "fulfilment": "pickup"}, neither).missing == ["fulfilment"]
+
+
+GAME = client_tool("book_game", {
+    "lead_name": {"type": "string", "description": "Full name of the organiser"},
+    "players": {"type": "integer", "description": "Number of players; the premium package needs ten or more"},
+}, ["lead_name", "players"])
+
+
+def test_one_after_a_word_that_points_is_which_not_how_many() -> None:
+    """ "The premium one with the three hundred balls": which package, not one player (fresh43 booked
+    one player for "we are sixteen"); "just the one" is a count."""
+    okes = said("Riaan van der Merwe. For the okes from work, we are sixteen. The premium one, hey.")
+    assert trace(GAME, {"lead_name": "Riaan van der Merwe", "players": 1}, okes).missing == ["players"]
+    assert trace(GAME, {"lead_name": "Riaan van der Merwe", "players": 16}, okes).missing == []
+    alone = said("Riaan van der Merwe. Just the one player, the premium one.")
+    assert trace(GAME, {"lead_name": "Riaan van der Merwe", "players": 1}, alone).missing == []

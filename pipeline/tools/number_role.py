@@ -55,6 +55,9 @@ def question_role(asked: str, rule: Rule) -> bool | None:
     return False if said & rule.rivals else None
 
 
+_POINTING = frozenset("the that this which each any every another other same".split())
+
+
 def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     """True: the nearest word around text[span] that names an argument names this one; False:
     another's; None: none names it (nor a pause or another number is crossed to find one)."""
@@ -73,6 +76,9 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     while k < len(ws) and k - last <= _AFTER and not ws[k].after_break and not _is_number(ws, k):
         after.append(stem(ws[k].text))
         k += 1
+    if first == last and ws[first].text == "one" and first >= 2 and ws[first - 2].text in _POINTING \
+            and not ws[first - 1].after_break and ws[first - 1].text not in ("just", "only"):
+        return False  # "the premium one", "the nine o'clock one": which, no count ("just the one" is)
     if first and (ws[first - 1].text in _AGED and not after or ws[first - 1].text == "aged") \
             or after[:2] in (["year", "old"], ["month", "old"]):
         return bool(rule.cues & _AGE)  # "my little boy, he's four": his age, no count of people
