@@ -92,8 +92,9 @@ _PLACES = frozenset("inn hotel motel lodge house hall farm court centre center p
 
 def introduced(said: Sequence[str], *, surely: bool = False) -> list[str]:
     """The names the caller gives as their own ("I'm Dawn Fenwick", "Conor Hegarty here", "It's
-    Geordie Bell", "Eileen Byrne's the name", "G'day, Tom Reilly, I rent ..."), titles and days aside, in the order said. `surely`: not "Name is ..." or "Here
-    is ...", which give a guest's name as often ("register one guest for me ... Name is Farhan")."""
+    Geordie Bell", "Eileen Byrne's the name", "G'day, Tom Reilly, I rent ..."), titles and days
+    aside, in the order said. `surely`: not "Name is ..." or "Here is ...", which give a guest's
+    name as often ("register one guest for me ... Name is Farhan")."""
     out = []
     for text in said:
         for m in sorted([*_INTRO.finditer(text), *_ITS.finditer(text), *_NAMED.finditer(text)], key=lambda m: m.start()):

@@ -252,7 +252,7 @@ def named_on_file(value: Any, rule: Rule, evidence: Evidence, given: Callable[[A
             or not evidence.said or not evidence.instructions:
         return False  # a choice is the caller's to name; "same address as before" says no street
     own = cue_words(rule.name, {}) - _PLAIN - rule.tool  # "book a sweep" names no `preferred_sweep`
-    said = [w.text.lower().replace("’", "'") for w in words(evidence.said[-1])]
+    said = [w.text for w in words(evidence.said[-1])]
     if not any(stem(w) in own and not _DENIED & set(said[max(0, i - 4):i]) for i, w in enumerate(said)):
         return False
     return given(value, replace(rule, sources=rule.sources | {Source.INSTRUCTIONS}))
