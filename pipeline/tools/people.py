@@ -16,7 +16,7 @@ import re
 from .argrules import Rule
 from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
-from .spoken.words import UNITS, Word, words
+from .spoken.words import TEENS, UNITS, Word, words
 
 __all__ = ["counted", "party"]
 
@@ -26,13 +26,12 @@ _DETERMINERS = frozenset("my me our the ma mi mah a an his her their yer of mine
 _DESCRIBING = frozenset("young wee little small baby best old older elder eldest younger youngest teenage "
                         "grown adult two-year-old".split())
 _YOUNG = frozenset("kid child children son daughter boy girl wean bairn one grandson granddaughter grandkid "
-                   "grandchild youngster toddler baby nipper young lad".split())
+                   "grandchild youngster toddler baby nipper".split())
 _GROWN = frozenset("wife husband partner missus hubby fella boyfriend girlfriend mate friend buddy pal cousin "
                    "brother sister mum mam mom mother dad da father colleague fiance fiancee neighbour neighbor "
                    "gran nan granny grandad grandpa grandma uncle aunt auntie bloke wifey".split())
 _NOT_A_LIST = frozenset("i i'll i'm i've i'd we we'll we're you he he's she she's they they're it it's "
                         "that's there's".split())
-_TEENS = {w: 10 + i for i, w in enumerate("ten eleven twelve".split())}
 # a count of people by the argument's own words; "adults" and "children" count their part only
 _PARTY = frozenset("people person guest passenger party pax player rider jumper thrower traveller traveler "
                    "bowler diver swimmer climber walker attendee place seat ticket head".split())
@@ -82,12 +81,13 @@ def _one_item(ws: list[Word], i: int) -> tuple[int, int, int] | None:
     if ws[i].text in ("him", "her"):
         return 2, 1, i + 1
     count, young = None, False
-    while i < len(ws) and (ws[i].text in _DETERMINERS or ws[i].text in _DESCRIBING or ws[i].text in UNITS
-                           or ws[i].text in _TEENS or ws[i].text.isdigit() and len(ws[i].text) <= 2):
+    numbers = UNITS | TEENS
+    while i < len(ws) and (ws[i].text in _DETERMINERS or ws[i].text in _DESCRIBING or ws[i].text in numbers
+                           or ws[i].text.isdigit() and len(ws[i].text) <= 2):
         t = ws[i].text
         young = young or t in ("young", "wee", "little")
-        if t in UNITS or t in _TEENS or t.isdigit():
-            count = UNITS.get(t, _TEENS.get(t, int(t) if t.isdigit() else None))
+        if t in numbers or t.isdigit():
+            count = numbers[t] if t in numbers else int(t)
         i += 1
     if i >= len(ws):
         return None
@@ -110,6 +110,7 @@ def counted(value: object, rule: Rule, text: str) -> bool:
             or value <= 0 and not rule.required or (found := party(text)) is None:
         return False  # no children on "me and my partner": the tool's own default, not a count said
     for own in ({stem(w) for w in name_words(rule.name)}, rule.cues):  # its name first: "people, children too"
-        if want := own & _ADULTS and (1,) or own & _CHILDREN and (2,) or own & _PARTY and (0,):
-            return found[want[0]] is not None and value == found[want[0]]
+        part = 1 if own & _ADULTS else 2 if own & _CHILDREN else 0 if own & _PARTY else None
+        if part is not None:
+            return found[part] is not None and value == found[part]
     return False

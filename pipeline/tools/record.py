@@ -31,7 +31,7 @@ from .spoken.days import CALENDAR, days_at, month_of
 from .spoken.kinds import stem
 from .spoken.words import read_ordinal, words
 
-_ENTRY = re.compile(r"[;\n]|\.(?=\s)")  # an entry ends at ";", a line's end or a sentence's
+ENTRY = re.compile(r"[;\n]|\.(?=\s)")  # an entry ends at ";", a line's end or a sentence's
 _QUIET = frozenset("a an the and or of on with to for in at by is was my your their his her its "
                    "this that paid file i me we us you it hi hello please need want like would could "
                    "can will just be do does did have has had am are were so not no yes okay ok "
@@ -97,7 +97,7 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     # a bath and brush"), the one it names most, a name counting twice
     cue, days, near, own_name = heard - own - _QUIET, _days_said(said), _days_from_now(said, now), _own_name(record)
     pointed: list[tuple[int, str]] = []
-    for entry in _ENTRY.split(record):
+    for entry in ENTRY.split(record):
         said_of, on_day = {_word(w.text) for w in words(entry)}, 2 * bool(days & _days_in(entry)) or bool(near & _days_in(entry))  # "Friday": half "the 12th"
         if not cue & said_of and not on_day:
             continue
@@ -215,7 +215,7 @@ def named_as(name: str, record: str, cues: Collection[str], said: Sequence[str] 
     desk's own name ("You answer the phone for Brightside Dental Practice") is no patient's. A name
     no entry holds word for word is left to the matching that found it."""
     wanted = {w.text for w in words(name) if len(w.text) > 1}
-    holding = [entry for entry in _ENTRY.split(record) if wanted <= {w.text for w in words(entry)}]
+    holding = [entry for entry in ENTRY.split(record) if wanted <= {w.text for w in words(entry)}]
     own = (set(cues) - {"name", "s"}) | _CALLER
     return not holding or any({stem(w.text) for w in words(entry)} & own or _kin_account(entry) and (
         said is None or _spoken_of(name, entry, said)) for entry in holding)
@@ -250,8 +250,8 @@ def alike(value: object, other: str) -> bool:
 
 
 def _label(record: str, span: tuple[int, int], role_spans: Sequence[tuple[int, int]]) -> set[str]:
-    start = max((m.end() for m in _ENTRY.finditer(record, 0, span[0])), default=0)
-    ends = [m.start() for m in _ENTRY.finditer(record, span[1])]
+    start = max((m.end() for m in ENTRY.finditer(record, 0, span[0])), default=0)
+    ends = [m.start() for m in ENTRY.finditer(record, span[1])]
     end = ends[0] if ends else len(record)
     earlier = [b for a, b in role_spans if b <= span[0] and a >= start]
     later = [a for a, b in role_spans if a >= span[1] and b <= end]
@@ -307,7 +307,7 @@ def name_beside(code: str, record: str) -> str | None:
     holds no name or several."""
     if not code.strip() or not any(ch.isdigit() for ch in code):
         return None
-    holding = [entry for entry in _ENTRY.split(record) if re.search(rf"(?<!\w){re.escape(code)}(?!\w)", entry)]
+    holding = [entry for entry in ENTRY.split(record) if re.search(rf"(?<!\w){re.escape(code)}(?!\w)", entry)]
     names = {m.group(0) for m in FULL_NAME.finditer(holding[0])} if len(holding) == 1 else set()
     return next(iter(names)) if len(names) == 1 else None
 
@@ -404,7 +404,7 @@ def the_callers_name(instructions: str) -> str | None:
     entry that says it ("Caller on file: Priya Raman, ...", "The caller's phone number matches this
     account: Darren Pike, ..."; a title aside); None where no entry says one, or it says two ("Priya
     Raman and Omar Said")."""
-    for entry in _ENTRY.split(as_record(instructions)):
+    for entry in ENTRY.split(as_record(instructions)):
         if (m := _CALLER_ENTRY.search(entry)) is None:
             continue
         for found in FULL_NAME.finditer(entry, m.end()):

@@ -16,6 +16,7 @@ from typing import Any
 
 from .argrules import Rule
 from .evidence import Evidence
+from .record import ENTRY
 from .spoken import Source, ValueKind
 from .spoken.codes import codes_in, squash
 from .spoken.times import one_moment
@@ -27,7 +28,6 @@ _SAME = re.compile(r"\bsame\s+(?:(?P<a>time|hour|day|date|night)(?:\s+(?:and|&)\
                    r"(?!\s+(?:as|of (?:the )?(?:week|month))\b)", re.I)
 _TIMES = frozenset({"time", "hour"})
 _DAYS = frozenset({"day", "date", "night"})
-_ENTRY = re.compile(r"[;\n]|\.(?=\s)")  # an entry of the record ends at ";", a line's end or a sentence's
 
 
 def kept_from_booking(value: Any, rule: Rule, evidence: Evidence, others: list[Any]) -> str | None:
@@ -41,7 +41,7 @@ def kept_from_booking(value: Any, rule: Rule, evidence: Evidence, others: list[A
     if not kept & (_TIMES if rule.kind is ValueKind.TIME else _DAYS):
         return None
     named = {squash(str(v)) for v in others if isinstance(v, str) and any(ch.isdigit() for ch in v)}
-    entries = [entry for entry in _ENTRY.split(evidence.instructions)
+    entries = [entry for entry in ENTRY.split(evidence.instructions)
                if named & {squash(code) for _, _, code in codes_in(entry, pauses=False)}]
     if len(entries) != 1:
         return None
