@@ -105,3 +105,34 @@ def test_the_tool_the_words_fit_lacking_what_it_needs_offers_no_other() -> None:
     assert offered([extend, look], Evidence(said=[line], instructions=record), last_said=line) == []
     later = "Can I keep the skis till Monday?"
     assert offered([extend, look], Evidence(said=[later], instructions=record), last_said=later) == [extend]
+
+
+def test_a_tool_asked_for_by_its_own_verb_is_offered_though_the_words_fit_another_better() -> None:
+    """fresh44: "Me son-in-law is after cleanin' the eavestroughs himself ... so ye can cancel
+    Friday's" fits the cleaning (no day said) best, and asks for the cancel by its verb: the cancel
+    is offered (nothing was, and Qwen2.5-0.5B answered in words)."""
+    clean = ToolSpec.from_openai({"type": "function", "name": "book_cleaning",
+                                  "description": "Book an eavestrough cleaning.",
+                                  "parameters": {"type": "object", "properties": {
+                                      "date": {"type": "string", "format": "date", "description": "Day of the cleaning"}},
+                                      "required": ["date"]}})
+    cancel = ToolSpec.from_openai({"type": "function", "name": "cancel_job", "description": "Cancel a booked job.",
+                                   "parameters": {"type": "object", "properties": {
+                                       "job_ref": {"type": "string", "description": "The job reference"}},
+                                       "required": ["job_ref"]}})
+    record = "The caller is Leo Hickey; on file: job J-5134, eavestrough cleaning on Friday, June 5."
+    line = "Me son-in-law is after cleanin' the eavestroughs himself, so ye can cancel Friday's, me son."
+    assert best_fit([clean, cancel], line) is clean
+    assert offered([clean, cancel], Evidence(said=[line], instructions=record), last_said=line) == [cancel]
+
+
+def test_longer_asks_for_the_extension_and_no_longer_does_not() -> None:
+    """fresh44: "could we hang onto it a wee bit longer?" fit the cancel (its description's
+    "booked", said as "the tub I've got booked") better than the extension; "longer" is the
+    extension's word, "no longer" is not."""
+    cancel = _tool("cancel_hire", "Cancel a booked hot tub hire.", booking_ref={"type": "string"})
+    extend = _tool("extend_hire", "Add extra days to the end of a hire.", booking_ref={"type": "string"},
+                   extra_days={"type": "integer"})
+    look = _tool("check_availability", "List which hot tubs are free.", start_date={"type": "string"})
+    assert best_fit([cancel, extend, look], "Could we hang onto the tub a wee bit longer?") is extend
+    assert best_fit([cancel, extend, look], "We no longer need the tub, so cancel it.") is cancel

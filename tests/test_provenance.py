@@ -605,6 +605,17 @@ def test_a_spelled_name_reaches_the_tool_without_its_letters() -> None:
     line = said("Book me tomorrow at 2 pm, the name is Roisin, R O I S I N, Gallagher.")
     wrote = {"patient_name": "Roisin R O I S I N Gallagher", "date": "2026-06-04", "time": "14:00"}
     assert trace(BOOK, wrote, line).arguments["patient_name"] == "Roisin Gallagher"
+    hire = client_tool("book_hire", {"delivery_address": {"type": "string", "description": "Where the tub is delivered"}},
+                       ["delivery_address"])
+    for line, copied, runs in (
+            ("Twenty-three Cregagh Road, C-R-E-G-A-G-H.", "23 Cregagh Road, C-R-E-G-A-G-H", "23 Cregagh Road"),
+            ("Gerard Kavanagh, K-A-V-A-N-A-G-H, one-eighteen LeMarchant Road.",
+             "K-A-V-A-N-A-G-H, one-eighteen LeMarchant Road", "one-eighteen LeMarchant Road")):
+        traced = trace(hire, {"delivery_address": copied}, said(line))
+        assert (traced.missing, traced.arguments["delivery_address"]) == ([], runs), line
+    # an address keeps a number: the rest of a name's spelling is none (fresh29)
+    builder = said("I am Piotr Zielinski, Z-I-E-L-I-N-S-K-I, I am builder. It goes to 5 Psalter Lane.")
+    assert trace(hire, {"delivery_address": "Z-I-E-L-I-N-S-K-I, I am builder"}, builder).missing == ["delivery_address"]
     initials = said("Book J. R. R. Tolkien tomorrow at 2 pm.")
     assert trace(BOOK, {**wrote, "patient_name": "J. R. R. Tolkien"}, initials).arguments["patient_name"] \
         == "J. R. R. Tolkien"  # initials are part of a name
@@ -817,7 +828,8 @@ def test_a_length_said_in_hours_reaches_a_tool_in_its_minutes() -> None:
         "duration_minutes": {"type": "integer", "description": "Length of the lesson in minutes"}}, ["pupil_name"])
     for line, wrote, runs in (("Chloe Brennan, two hours if you can.", 2, 120),
                               ("Sam Adeyemi, an hour and a half, please.", 1.5, 90),
-                              ("Sam Adeyemi, for an hour.", 60, 60), ("Sam Adeyemi, ninety minutes.", 90, 90)):
+                              ("Sam Adeyemi, for an hour.", 60, 60), ("Sam Adeyemi, ninety minutes.", 90, 90),
+                              ("Sam Adeyemi, just for the hour.", 60, 60)):
         name = " ".join(line.split(",")[0].split()[:2])
         assert trace(lesson, {"pupil_name": name, "duration_minutes": wrote}, said(line)).arguments \
             == {"pupil_name": name, "duration_minutes": runs}, line
@@ -1594,6 +1606,20 @@ def test_a_choice_said_whole_is_named_though_another_choice_holds_its_word() -> 
     assert trace(book, {"class_style": "childrens_ballet", "date": "2026-06-06"}, line).missing == ["class_style"]
     children = said("Can you book Isla into the children's ballet this Saturday?")
     assert trace(book, {"class_style": "childrens_ballet", "date": "2026-06-06"}, children).missing == []
+
+
+def test_a_choice_written_as_one_word_is_named_by_its_two_said_apart() -> None:
+    """fresh44: "any of the hard-shell ones" names `hardshell_6` (Whisper writes "hard shell" too); a
+    size both tubs have ("the six-seater") names neither."""
+    check = client_tool("check_availability", {
+        "start_date": {"type": "string", "format": "date", "description": "Day the hire would start"},
+        "tub": {"type": "string", "enum": ["inflatable_4", "inflatable_6", "hardshell_6"],
+                "description": "Only this tub, if the caller said"}}, ["start_date"])
+    for line in ("Have you any of the hard-shell ones free on Friday?", "Have you a hard shell one free on Friday?"):
+        traced = trace(check, {"start_date": "2026-06-05", "tub": "hardshell_6"}, said(line))
+        assert (traced.arguments.get("tub"), traced.dropped) == ("hardshell_6", []), line
+    traced = trace(check, {"start_date": "2026-06-05", "tub": "hardshell_6"}, said("Have you a six-seater free on Friday?"))
+    assert "tub" not in traced.arguments
 
 
 def test_a_required_kind_nobody_named_is_asked_for() -> None:

@@ -2,8 +2,8 @@
 the call runs on instead, where that is given (`provenance.trace` asks, after `moments.restated`
 and `record.the_one_meant`):
 
-- a name with the caller's spelling inside it, without the letters ("Roisin R O I S I N
-  Gallagher" is "Roisin Gallagher"); initials ("J. R. R. Tolkien") are part of a name;
+- a name or an address (keeping a number) with the caller's spelling inside, without the letters
+  ("Roisin R O I S I N Gallagher", "23 Cregagh Road, C-R-E-G-A-G-H"); initials are part of a name;
 - a code the model wrote as a number, its leading zero lost ("oh seven seven ..." written
   7712345678 is "07712345678"), or in the caller's words ("S W zero zero six ..." is "SW006...");
 - a name written as the record's number ("P-20417" for the patient) is the one name of the
@@ -206,7 +206,7 @@ def corrected_to(rule: Rule, evidence: Evidence) -> Decimal | None:
 
 _PER_MINUTES = {"minute": 1, "min": 1, "hour": 60, "hr": 60}  # a length of time, in minutes
 _HOUR_PHRASES = ((re.compile(r"\b(?:an?|one) hour and a half\b", re.I), 90), (re.compile(r"\bhalf an hour\b", re.I), 30),
-                 (re.compile(r"(?<!half )\b(?:an|one) hour\b(?! and a half)", re.I), 60))  # not "half an hour"
+                 (re.compile(r"(?<!half )\b(?:an|one|for the|just the) hour\b(?! and a half)", re.I), 60))  # not "half an hour"
 
 
 def in_its_unit(value: Any, rule: Rule, evidence: Evidence) -> int | float | None:
@@ -227,7 +227,7 @@ def in_its_unit(value: Any, rule: Rule, evidence: Evidence) -> int | float | Non
 
 
 def more_than_itself(value: Any, kind: ValueKind | None, evidence: Evidence) -> bool:
-    """A name with the caller's spelling in it, a name or an address holding more than itself, or
+    """A name or an address with the caller's spelling in it, or holding more than itself, or
     names listed where the caller named only some of them."""
     return isinstance(value, str) and (_unspelled(value, kind) is not None or _trimmed(value, kind, evidence.now) is not None
                                        or _the_ones_said(value, kind, evidence.said) is not None)
@@ -343,9 +343,10 @@ def spelling_only(value: str) -> bool:
 
 
 def _unspelled(value: str, kind: ValueKind | None) -> str | None:
-    if kind is not ValueKind.NAME or not _SPELLED.search(value):
+    if kind not in (ValueKind.NAME, ValueKind.ADDRESS) or not _SPELLED.search(value):
         return None
-    return " ".join(re.sub(r"[\s,]*\0[\s,]*", " ", _SPELLED.sub("\0", value)).split()).strip(" ,") or None
+    rest = " ".join(re.sub(r"[\s,]*\0[\s,]*", " ", _SPELLED.sub("\0", value)).split()).strip(" ,")
+    return rest if rest and (kind is ValueKind.NAME or numbers_said(rest)) else None  # not "I am builder"
 
 
 def _trimmed(value: str, kind: ValueKind | None, now: datetime | None) -> str | None:

@@ -37,7 +37,9 @@ that reaches for a tool it cannot use answers in words instead:
   (`asked_for`: "Refund order 4417, please.", no card), no other tool: Qwen2.5-0.5B, kept from
   the refund, looked the order up instead; the reply is to ask (`tools.ask`);
   likewise where the tool the caller's words fit best (`fit.best_fit`) may act and has not got
-  what it needs ("Can I keep the skip a bit longer? Not sure how long yet.": the hire was looked up).
+  what it needs ("Can I keep the skip a bit longer? Not sure how long yet.": the hire was looked up),
+  unless the words ask for another by its verb ("after cleanin' the eavestroughs himself ... so ye
+  can cancel Friday's": the cancel, not the cleaning the words fit best).
 
 And one it must make (`must_close`): a caller who closes and asks nothing more ("That's all,
 thanks, goodbye.") is answered by the hang-up tool, whose spoken goodbye the model writes; a
@@ -103,7 +105,7 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     if (wanted := asked_for(specs, last_said)) is not None and lacking(wanted, evidence):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
     if not done and not ABOUT.match(last_said) and (fit := best_fit(specs, last_said)) is not None \
-            and may_act(fit) and lacking(fit, evidence):
+            and may_act(fit) and lacking(fit, evidence) and all(s is fit for s in called_for(specs, last_said)):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
     ws = words(last_said.replace("’", "'"))  # a question about a thing, no tool asked for: look-ups only
     about = asks_about_only(last_said) and not any(_by_verb(s, [w.text for w in ws]) or _by_own_verb(s, specs, ws)

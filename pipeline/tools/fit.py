@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from .schema import ToolSpec
 from .spoken.kinds import name_words, stem
 from .spoken.words import words
-from .unasked import same_act
+from .unasked import NO_LONGER, same_act
 
 __all__ = ["best_fit"]
 
@@ -52,7 +52,7 @@ def best_fit(specs: Iterable[ToolSpec], said: str) -> ToolSpec | None:
     specs = [spec for spec in specs if not spec.closes]
     if len(specs) < 2:
         return None
-    heard = {stem(w.text) for w in words(said.replace("’", "'"))}
+    heard = {stem(w.text) for w in words(NO_LONGER.sub("", said.replace("’", "'")))}
     declared = [_declared(spec) for spec in specs]
     scores = []
     for own in declared:

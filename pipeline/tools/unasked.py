@@ -38,7 +38,7 @@ from .spoken import Source, said_in
 from .spoken.kinds import name_words, stem
 from .spoken.names import choice_said
 
-__all__ = ["STATE_WORDS", "named", "same_act", "unasked", "unasked_refusal"]
+__all__ = ["NO_LONGER", "STATE_WORDS", "named", "same_act", "unasked", "unasked_refusal"]
 
 # Words English uses for one act; a tool's verb among them is named by any of them.
 _SAME_ACT = [frozenset(group.split()) for group in (
@@ -46,7 +46,7 @@ _SAME_ACT = [frozenset(group.split()) for group in (
     "reschedule move change rearrange postpone push shift swap switch rebook amend modify update "
     "exchange bring",
     "book reserve schedule arrange make",
-    "renew extend",
+    "renew extend longer",  # "could we hang onto it a wee bit longer?" (not "no longer": `NO_LONGER`)
     "freeze block stop lock suspend pause",
     "report log raise",
     "add join include",
@@ -58,6 +58,7 @@ _SAME_ACT = [frozenset(group.split()) for group in (
     "deliver drop",
 )]
 _KNOWN_VERBS = frozenset().union(*_SAME_ACT)
+NO_LONGER = re.compile(r"\b(?:no|any) longer\b", re.I)  # "we no longer need it": no extension
 # words of a name that say nothing of the act ("issue_refund" is named by "refund")
 _PLAIN = frozenset("issue make create submit request process place handle do get set new my the a an "
                    "to for of on in up out".split())
@@ -102,7 +103,7 @@ def unasked(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> bo
 
 def named(spec: ToolSpec, evidence: Evidence) -> bool:
     """Do the caller's words in this call, or the questions they answered, name this tool?"""
-    lowered = [t.replace("’", "'").lower() for t in evidence.exchanged]
+    lowered = [NO_LONGER.sub("", t.replace("’", "'").lower()) for t in evidence.exchanged]
     said = [name_words(text) for text in lowered]
     heard = {form for ws in said for w in ws for form in _forms(w)}
     heard |= {a + b for ws in said for x, b in zip(ws, ws[1:], strict=False) for a in _forms(x)}  # "locked out": lockout

@@ -104,12 +104,15 @@ def choice_words_said(choices: tuple[str, ...], text: str, *, shared: bool = Fal
 
 
 def heard_words(text: str) -> set[str]:
-    """The text's words, singular, and each number it says in digits: "a sixteen-seater" says
+    """The text's words, singular, each two beside each other as one ("hard-shell" says
+    hardshell), and each number it says in digits: "a sixteen-seater" says
     16 as well as "sixteen", as a choice "16_seater" writes it (a choice of digits alone, a size
     "10", is named by its digits only: "ten packs" is no size)."""
     ws = words(text)
-    return {stem(w.text) for w in ws} | {str(int(v)) for run in number_runs(ws) for v in run.values
-                                          if v == v.to_integral()}
+    joined = {stem(a.text + b.text) for a, b in zip(ws, ws[1:], strict=False)  # "hard-shell", "hard shell": hardshell
+              if b.start - a.end == 1 and text[a.end] in "- " and a.text.isalpha() and b.text.isalpha()}
+    return {stem(w.text) for w in ws} | joined | {str(int(v)) for run in number_runs(ws) for v in run.values
+                                                  if v == v.to_integral()}
 
 
 def _choice_words(choices: tuple[str, ...]) -> dict[str, set[str]]:
