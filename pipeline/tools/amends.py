@@ -11,8 +11,7 @@ and `record.the_one_meant`):
 - a name or an address holding more than itself, cut to it: what the caller took back ("Mill
   Road, not Mill Lane"), a moment after a name ("Spin on Monday morning"); of names listed in one
   value (the record's three pets), the ones the caller said ("book Bramble in");
-- a piece of the record's address ("Hartley HT4 7QD" of "41 Larch Avenue, Hartley HT4 7QD"), the
-  address back to its house number;
+- a piece of the record's address ("Hartley HT4 7QD" of "41 Larch Avenue, Hartley HT4 7QD"): all of it;
 - a name nobody said ("John Doe", the desk's own name) for the person served (`patient_name`,
   `customer_name`, `name`), where the caller asks for themselves ("reserve me one") and names nobody
   else: the caller's name the record gives (`record.the_callers_name`); for "my grandson ... Alfie
@@ -59,7 +58,7 @@ __all__ = ["a_piece", "amended", "code_taken_back", "corrected_here", "corrected
            "scattered", "serves"]
 
 _SPELLED = re.compile(r"(?:(?<=[\s,])|^)(?:[A-Za-z](?:[\s,]+|-))(?:[A-Za-z](?:[\s,]+|-)){1,}[A-Za-z](?=[\s,.]|$)")  # "R O I S I N", "R-A-J-E-S-H", not "J. R. R."
-_NOT = re.compile(r",?\s+(?:and\s+)?not\s+.*$", re.I)
+_NOT = re.compile(r",?\s+(?:and\s+)?not\s+.*$|,\s*\d+$", re.I)  # "Mill Road, not Mill Lane"; "Tomás Griffin, 2019"
 _LEADING_INTO = frozenset("on at for in by from this next".split())
 
 
@@ -192,14 +191,15 @@ def _put_right(text: str) -> list[tuple[Decimal, Decimal]]:
 
 def corrected_to(rule: Rule, evidence: Evidence) -> Decimal | None:
     """The one number the caller's correcting last words say in this argument's place ("Ah, make
-    it two, mate." after "I'll add 3 extra days"), whether or not the model wrote it; None where
-    they do not correct, say no one number (not a time), or name it for another argument."""
+    it two, mate." after "I'll add 3 extra days"), whether or not the model wrote it; None where they
+    do not correct, say no one number (not a time, nor another's said again), or name it for another."""
     if rule.kind is not ValueKind.NUMBER or Source.CALLER not in rule.sources or len(evidence.said) < 2 \
             or not corrects(evidence.said[-1]) or question_role(evidence.last_asked, rule) is False:
         return None  # "It's 5521" answers "What's the order number?": another argument's number
     text = folded(evidence.said[-1])
-    found = [n for n in numbers_said(text) if not n.clock and len(n.values) == 1
-             and role_here(text, (n.start, n.end), rule) is not False]
+    said = [n for n in numbers_said(text) if not n.clock and len(n.values) == 1]  # "nineteen Fulford Road. One nine."
+    found = [n for n in said if not n.values <= {v for o in said if role_here(text, (o.start, o.end), rule) is False
+                                                  for v in o.values}]
     found = found if len(found) < 2 else [n for n in found if said_as_new(text, n.start, n.end, rule.cues)]
     return next(iter(found[0].values)) if len(found) == 1 else None
 

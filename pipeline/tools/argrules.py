@@ -26,6 +26,7 @@ MONEY_MARKS = frozenset("$ € £ dollar buck cent euro pound usd eur gbp".split
 _MAKES = frozenset("book reserve schedule arrange make place create add buy purchase register enrol "
                    "enroll open start".split())
 _MONEY_ARGS = MONEY_MARKS | frozenset("price cost fee fare charge payment balance money sum deposit tip".split())
+_CLOCK = re.compile(r"(?:[01]?\d|2[0-3]):[0-5]\d")  # a choice that is a time of day ("20:00")
 
 
 @dataclass(frozen=True)
@@ -85,10 +86,11 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
             if grounded is not None:
                 sources = sources - {Source.COMPOSED}
             enum = _choices(prop)
-            if enum is not None and "x-source" not in prop and not all(
+            clocks = enum is not None and all(isinstance(v, str) and _CLOCK.fullmatch(v) for v in enum)
+            if enum is not None and "x-source" not in prop and not clocks and not all(
                     isinstance(v, int | float) and not isinstance(v, bool) for v in enum):
                 # (a number is said, whichever of the schema's it is: "every 4, 6 or 8 weeks" on
-                # the desk's list is no caller's choice of 6)
+                # the desk's list is no caller's choice of 6; a time too: "the eight o'clock" is "20:00")
                 # a required one is one of the values the schema allows, the model's choice ("a
                 # shower leaking" is "plumbing"), unless its values are names (a hall, a branch:
                 # "Aire Court" is the caller's to say, not the model's pick from the desk's list);
@@ -104,7 +106,7 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
         out[name] = Rule(name, kind, sources, cues, frozenset(), name in required,
                          money=kind is ValueKind.NUMBER and bool(cues & _MONEY_ARGS),
                          clock24=kind is ValueKind.TIME and (prop.get("format") == "time" or "HH:MM" in description
-                                                             or "24-hour" in description),
+                                                             or "24-hour" in description or bool(_choices(prop))),
                          written=written_as(kind, prop, description),
                          choices=tuple(_choices(prop) or ()) if kind is ValueKind.TEXT else (), fresh=fresh,
                          form=example_form(description) if kind is ValueKind.CODE else None, tool=tool)

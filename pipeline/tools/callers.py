@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .record import NOT_NAMES
+from .record import NOT_NAMES, kin_word
 from .spoken.days import CALENDAR
 from .spoken.names import name_said
 from .spoken.words import is_number_word
@@ -40,8 +40,9 @@ def said_lowercase(value: str, said: list[str]) -> bool:
         and all(any(f.lower() == w for f in found) for w in ws)
 
 # how a caller gives their own name: "my name's Dale Hruska", "I'm Rhonda Peltier", "here is Jürgen
-# Albrecht", "Conor Hegarty here", a name and its spelling, a name and an address opening a sentence
-_INTRO = re.compile(r"\b(?:[Mm]y name is|[Mm]y name's|[Nn]ame's|[Nn]ame is|I'm|I am|[Tt]his is|[Hh]ere is)"
+# Albrecht", "Name Gary Ong." opening a sentence, "Mi name Omar Reid", "Conor Hegarty here", a name
+# and its spelling, a name and an address opening a sentence
+_INTRO = re.compile(r"\b(?:[Mm][yi] name is|[Mm][yi] name's|[Mm]i name|[Nn]ame's|[Nn]ame is|(?<![\w,] )[Nn]ame:?|I'm|I am|[Tt]his is|[Hh]ere is)"
                     r"\s+((?:[A-Z][\w'\-]+)(?:\s+[A-Z][\w'\-]+){0,2})|\b([A-Z][\w'\-]+\s+[A-Z][\w'\-]+)"
                     r"(?:\s+here\b|,?\s+(?:that's\s+)?[A-Z](?:-[A-Z]){2,}"  # "Brianna Solheim, S-O-L-H-E-I-M"
                     r"|,\s+(?:\d+[A-Za-z]?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[a-z]+teen|"
@@ -66,6 +67,10 @@ _OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbo
 # a clue what the reference is" (not "under my name", nor "under my husband's name, Ciarán Doyle")
 _UNDER_ANOTHER = re.compile(r"\bunder\s+(?:my|me|ma|our|mi)\s+(?!own\b)([a-z\-]+)(?:'s|s')\s+name\b"
                             r"(?![,:]?\s+(?:it's\s+|which\s+is\s+)?[A-Z])")
+# a thing of kin's, as the caller tells of it: "My brother had an appointment made with ye", "My auntie
+# order durian from you" (not "my dad had a fall")
+_KINS_OWN = re.compile(r"\b(?:my|me|ma|our|mi)\s+([a-z]+)\s+(?:[\w']+\s+){1,5}?(?:from|with)\s+(?:you|ye|yous|y'all)\b",
+                       re.I)  # a thing the kin has with the desk: theirs
 _KIN_WORDS = {"mam": "mother", "mum": "mother", "mom": "mother", "mama": "mother", "mammy": "mother", "ma": "mother",
               "da": "father", "dad": "father", "daddy": "father", "papa": "father", "pa": "father",
               "missus": "wife", "hubby": "husband", "fella": "partner"}
@@ -118,12 +123,15 @@ def a_stranger(said: Sequence[str], instructions: str) -> bool:
     BMX ... can I drop it off Friday?"). So where they call about a friend's thing ("Can you cancel
     my buddy's repair?"): the account holds the caller's and their kin's, not a friend's; nor a
     newcomer's ("Eileen Moss, I've not used you before"); nor a thing "under my husband's name"
-    whose name the caller does not say, where the record holds no husband of theirs."""
+    whose name the caller does not say, or one of kin's ("My auntie order durian from you"), where
+    the record holds no such kin of theirs."""
     if not instructions:
         return False
     if any(_OUTSIDER.search(text := t.replace("\u2019", "'")) or _NEWCOMER.search(text) or any(
             not re.search(rf"\b(?:{kin}|{_KIN_WORDS.get(kin, kin)})\b", instructions, re.I)
-            for kin in _UNDER_ANOTHER.findall(text)) for t in said):
+            for kin in _UNDER_ANOTHER.findall(text)) or any(
+            (word := kin_word(kin)) and not re.search(rf"\b(?:{kin}|{word})\b", instructions, re.I)
+            for kin in _KINS_OWN.findall(text)) for t in said):
         return True  # the thing is a friend's, or another's by a name unsaid, or the caller new: none of theirs
     return any(all(name_said(w, instructions) is None for w in name.split())  # as Whisper may misspell it
                for name in introduced(said))

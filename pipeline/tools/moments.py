@@ -335,12 +335,13 @@ def _other_half(hhmm: str) -> str:
     return f"{(int(hhmm[:2]) + 12) % 24:02d}{hhmm[2:]}"
 
 
-def as_hhmm(value: str) -> str | None:
+def as_hhmm(value: str, now: Any = None) -> str | None:
     """One time of day written any way ("6 pm", "six thirty PM", "18:30") as HH:MM; None where it
-    is not exactly one ("7": morning or evening)."""
+    is not exactly one ("7": morning or evening). Given the day it is, one with more beside it:
+    "Friday 6 PM", "19:00 at 9 Mannings Hill Road" (the model's, for a schema's HH:MM)."""
     found = moments(words(value), None, written=True)
     if len(found) != 1 or len(found[0].spans) != 1 or found[0].days:
-        return None
+        return one_moment(value, now, "time") if now is not None else None
     start, end = found[0].spans[0]
     return f"{start // 60:02d}:{start % 60:02d}" if start == end else None
 
@@ -401,10 +402,13 @@ def _corrected_time(value: Any, evidence: Evidence) -> str | None:
     text, near = own_correction(evidence.said[-1], evidence.now), _near_read_back(evidence)
     if (new := one_moment(text, evidence.now, "time", hours=near)) is None:  # "the half four one instead?
         # We won't be back by three": a sentence's time that is the one read back is taken back
-        each = {one_moment(s, evidence.now, "time", hours=near) for s in _SENTENCES.split(text)} - read - {None}
-        new = next(iter(each)) if len(each) == 1 else None
+        # and of several, the first sentence's: "the eight o'clock, sorry. The kids have got netball till half five"
+        each = [t for s in _SENTENCES.split(text) if (t := one_moment(s, evidence.now, "time", hours=near)) not in read and t]
+        new = each[0] if each else None
     # the model's value as written beside them ("9:00" is the "09:00" read back; `as_hhmm` reads a
     # clock that could be either half of the day as none), or a time in words ("noon")
     clock = _HHMM.fullmatch(str(value).strip())
     held = f"{int(clock[1]):02d}:{clock[2]}" if clock else as_hhmm(str(value))
+    if held is not None and new is not None and held != new and held[2:] == new[2:] and (int(held[:2]) - int(new[:2])) % 12 == 0:
+        held = next(iter(read), held)  # "Ten o'clock, not nine" to "starting at 21:00": 22:00, not the model's 10:00
     return new if len(read) == 1 and held in read and new is not None and new not in read else None

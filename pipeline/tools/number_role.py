@@ -17,6 +17,7 @@ from itertools import zip_longest
 from typing import Any
 
 from .argrules import Rule
+from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
 from .spoken.names import edit_distance
 from .spoken.words import is_number_word, words
@@ -76,6 +77,8 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     while k < len(ws) and k - last <= _AFTER and not ws[k].after_break and not _is_number(ws, k):
         after.append(stem(ws[k].text))
         k += 1
+    if _house_number(ws, last):
+        return rule.kind is ValueKind.ADDRESS  # "deliver to my office at 1 Raffles Place": no one kilo
     if first == last and ws[first].text == "one" and first >= 2 and ws[first - 2].text in _POINTING \
             and not ws[first - 1].after_break and ws[first - 1].text not in ("just", "only"):
         return False  # "the premium one", "the nine o'clock one": which, no count ("just the one" is)
@@ -102,9 +105,17 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     return None
 
 
+# a unit's other names: "six kilo" for a weight in `kg`
+_UNITS = {"kilo": "kilogram", "kg": "kilogram", "kgs": "kilogram", "kilogramme": "kilogram", "lb": "pound",
+          "lbs": "pound", "litre": "liter", "ltr": "liter", "metre": "meter", "min": "minute", "mins": "minute",
+          "hr": "hour", "hrs": "hour", "gramme": "gram", "ft": "foot", "feet": "foot", "km": "kilometer",
+          "kilometre": "kilometer"}
+
+
 def _names(word: str, cues: frozenset[str]) -> bool:
-    """Is the word one of these, or one Whisper writes for it ("cart" for "card")?"""
-    if word in cues:
+    """Is the word one of these, or one Whisper writes for it ("cart" for "card"), or the same unit
+    ("kilo" for "kg")?"""
+    if word in cues or word in _UNITS and _UNITS[word] in {_UNITS.get(c, c) for c in cues}:
         return True
     return len(word) >= 4 and any(len(c) >= 4 and c[0] == word[0] and edit_distance(word, c) == 1
                                   for c in cues)
@@ -121,6 +132,21 @@ def _label(before: list[str], rule: Rule) -> bool | None:
     if _names(noun, rule.cues) and not _names(noun, rule.rivals):
         return True
     return None if noun in _DETERMINERS or noun in _VERBS else False  # "can I get number fourteen": no noun
+
+
+_STREETS = frozenset("road street lane avenue close drive way crescent terrace place court gardens park row "
+                     "square hill grove boulevard highway parade walk mews quay wharf".split())
+
+
+def _house_number(ws: list[Any], last: int) -> bool:
+    """Is the number a house's: a name and a street's word after it, capitalised ("22 Constant
+    Spring Road", "1 Raffles Place")?"""
+    for k, w in enumerate(ws[last + 1:last + 4]):
+        if w.after_break or not w.raw[:1].isupper():
+            return False
+        if k and w.text in _STREETS:
+            return True
+    return False
 
 
 def _is_number(ws: list[Any], k: int) -> bool:

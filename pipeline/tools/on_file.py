@@ -199,10 +199,11 @@ def by_its_digits(value: Any, record: str, rule: Rule, said: list[str]) -> bool:
 
 def shaped_alike(a: str, b: str) -> bool:
     """Two codes of one shape: about as many letters and digits ("BW20418", "BW20417"; not a
-    word spelled out, "METHIMAZOLE2")."""
+    word spelled out, "METHIMAZOLE2", nor a kind's name with half the digits, "D24" beside D-5547)."""
     letters, digits = (sum(ch.isalpha() for ch in a), sum(ch.isalpha() for ch in b)), \
         (sum(ch.isdigit() for ch in a), sum(ch.isdigit() for ch in b))
-    return min(letters) > 0 and abs(letters[0] - letters[1]) <= 1 and abs(digits[0] - digits[1]) <= 2
+    return min(letters) > 0 and abs(letters[0] - letters[1]) <= 1 and abs(digits[0] - digits[1]) <= 2 \
+        and min(digits) * 2 > max(digits)
 
 
 def a_piece_said(value: str, span: tuple[int, int], text: str) -> bool:

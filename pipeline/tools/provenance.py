@@ -13,10 +13,10 @@ source it may have (`spoken.Source`):
 Which sources an argument may have comes from its schema (`spoken.sources_of`): its `x-source`
 keyword, which a client may send and `@tool(sources=...)` writes; else its kind's default: a name,
 an id, a code, a date, a time, a number, an address must be said (by the caller, a result or the
-instructions); prose may be composed. An object, a required flag or enum value is the model's
-choice within what the schema allows; an optional enum value is the caller's to name, or a result's,
-and an optional flag runs only where the caller's words touch what it is about (`flags`).
-`ToolSpec.grounded`, where a tool sets it, narrows the check to the arguments it names.
+instructions; a new day or time, not the record); prose may be composed. An object, a required
+flag or enum value is the model's choice within what the schema allows (a time's, one of its list);
+an optional enum value is the caller's to name, or a result's, and an optional flag runs only where
+the caller's words touch what it is about (`flags`). `ToolSpec.grounded` narrows the check.
 
 A number keeps the role the caller gave it: the words around it that name an argument decide
 whether "4417" is the `order_id` or the `card_last4` (`spoken.cue_words`, read from the tool's own
@@ -25,15 +25,13 @@ parameter names and descriptions: nothing here knows what an order is).
 What is not given decides what runs (`trace`): a required argument nobody gave refuses the call
 (the model asks the caller: `refusal`); an optional or blank one nobody gave is left out. A time
 asked for as HH:MM reaches the tool so ("6 pm": "18:00"), a day asked as a date as "2026-06-06".
-
 A time or a day the model wrote wrong is said again as the caller said it (`moments.restated`):
 told "tomorrow at 2 pm" on June 3rd, a small model books "2026-06-09", and the call runs on
-"2026-06-04", the caller's; where the caller named none, or several, the call is refused.
+"2026-06-04"; where the caller named none, or several, it is refused.
 Told "from tomorrow to Saturday", a call's two days are the caller's two (`moments.spread_days`). Of
 several numbers the instructions hold for one argument (two cards on file), only the one the
-caller's words point at is given (`record.singled_out`: "my debit card"), and is the value
-where the model wrote one nobody gave (`record.the_one_meant`), as the record's only one is; a
-name written as the record's number ("P-20417") is the name beside it there (`record.name_beside`).
+caller's words point at is given (`record.singled_out`: "my debit card"), and is the value where
+the model wrote one nobody gave (`record.the_one_meant`), as the record's only one is.
 A code or a number the model miscopied ("SW9943058" for "Sierra Whiskey, one nine nine four,
 three oh two, five five eight") is the one the caller said in its role (`_the_callers_one`).
 """
@@ -81,7 +79,7 @@ from .on_file import (
     written_as_money,
 )
 from .people import counted
-from .picks import named_choice, passed_over, unnamed_pick
+from .picks import named_choice, passed_over, unnamed_pick, word_choices
 from .record import (
     as_record,
     code_form,
@@ -112,7 +110,6 @@ _ROUGHLY = re.compile(r"[\s,-]*(?:and|or)\s+(?:something|so)\b|[\s-]*(?:odd|ish)
 @dataclass
 class Traced:
     """A call's arguments after tracing: what may run, what nobody gave."""
-
     arguments: dict[str, Any]
     missing: list[str] = field(default_factory=list)  # required, untraced: the call is refused
     dropped: list[str] = field(default_factory=list)  # optional, untraced: left out
@@ -140,7 +137,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
                         evidence)  # "One till half five": the start's and the end's, each its own
     for name, rule in checked.items():
         value = arguments[name]
-        if rule.clock24 and isinstance(value, str) and (hhmm := as_hhmm(value)) is not None:
+        if rule.clock24 and isinstance(value, str) and (hhmm := as_hhmm(value, evidence.now)) is not None:
             out.arguments[name] = hhmm  # "6 pm" as the schema asks: "18:00" (traced as said)
         if name in span:
             out.arguments[name] = span[name]
@@ -190,6 +187,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
     for name, rule in checked.items():  # "BF20260147" as the schema's example writes its codes: BF-2026-0147
         if rule.form and isinstance(out.arguments.get(name), str) and (shaped := in_form(out.arguments[name], rule.form)):
             out.arguments[name] = shaped
+        elif rule.kind is ValueKind.TIME and (times := word_choices(spec, name)) and out.arguments.get(name, times[0]) not in times:
+            out.missing = [*dict.fromkeys([*out.missing, name])]  # "half five" for a tour at 18:00, 20:00 or 22:00
     out.dropped += (flags := unasked_flags(spec, out.arguments, evidence)  # optional flags nothing touched
                     + unsaid_prose(spec, out.arguments, evidence))  # and prose of nothing said
     out.arguments = {name: value for name, value in out.arguments.items() if name not in flags}

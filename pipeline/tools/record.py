@@ -269,7 +269,7 @@ def _label(record: str, span: tuple[int, int], role_spans: Sequence[tuple[int, i
 _KIN = {"mum": "mother", "mom": "mother", "mam": "mother", "mummy": "mother", "mommy": "mother",
         "dad": "father", "daddy": "father", "gran": "grandmother", "granny": "grandmother",
         "nan": "grandmother", "nana": "grandmother", "grandma": "grandmother", "grandad": "grandfather",
-        "granddad": "grandfather", "grandpa": "grandfather"}
+        "granddad": "grandfather", "grandpa": "grandfather", "auntie": "aunt", "aunty": "aunt"}
 
 
 _KINSHIP = frozenset(_KIN.values()) | {"husband", "wife", "son", "daughter", "brother", "sister", "uncle", "aunt",
@@ -281,6 +281,11 @@ def is_kin(value: str) -> bool:
     """Is this a word for kin ("Mam", "my dad", "ma lad"), which names nobody on its own?"""
     ws, kin = [w.text for w in words(value)], _KINSHIP | _FAMILIAR
     return len(ws) in (1, 2) and ws[0] in ("my", "our", "ma", "me", *_KIN, *kin) and _word(ws[-1]) in kin
+
+
+def kin_word(text: str) -> str | None:
+    """The word a record writes this kin in ("auntie": aunt, "mam": mother), or None: no kin."""
+    return word if (word := _word(text.lower())) in _KINSHIP else None
 
 
 def _word(text: str) -> str:

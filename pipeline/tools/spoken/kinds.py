@@ -178,7 +178,9 @@ _GREETINGS = frozenset(["hello", "hi", "hiya", "hey", "howdy", "g'day", "gday", 
                         "assalamu alaikum", "shalom", "hola", "bonjour", "ciao", "hallo", "guten tag", "aloha",
                         "talofa", "malo e lelei", "sawubona", "yo", "cheers", "ahoy",
                         # and the sounds a line opens with ("Och, naw, sorry, the morning.": a child "Och")
-                        "och", "ach", "aye", "naw", "nah", "oh", "ah", "um", "uh", "er", "erm", "hmm", "ooh", "eh"])
+                        "och", "ach", "aye", "naw", "nah", "oh", "ah", "um", "uh", "er", "erm", "hmm", "ooh", "eh",
+                        "aiyah", "aiya", "aiyoh", "aiyo", "alamak", "wah", "wah gwaan", "wagwan", "oi", "crikey",
+                        "blimey", "jeez", "gosh", "golly", "ayy", "ehh", "arrah", "wisha", "sheesh", "yikes"])
 
 
 def is_greeting(value: str) -> bool:

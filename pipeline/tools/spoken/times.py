@@ -375,9 +375,9 @@ def _another(m: Moment, later: Moment) -> bool:
 
 
 def _corrected_between(ws: list[Word], start: int, end: int) -> bool:
-    """Do the words between two moments take the first back ("the thirteenth... no, hang on, the
-    twentieth", "at two, sorry, I mean three")?"""
-    between = [w.text for w in ws[start:end]]
+    """Do the words just before the later moment take the first back ("the thirteenth... no, hang on,
+    the twentieth", "at two, sorry, I mean three"; not "eight, sorry. The kids have netball till five")?"""
+    between = [w.text for w in ws[start:end]][-5:]
     return bool(set(between) & _OWN_WORDS_BACK) or any(
         pair in zip(between, between[1:], strict=False) for pair in (("hang", "on"), ("hold", "on"), ("scratch", "that")))
 

@@ -21,6 +21,7 @@ _TOKEN = re.compile(
     r"|\d+(?:\.\d+)?"
     r"|[^\W\d_]+(?:'[^\W\d_]+)*"
     r"|[$€£#@%&+]")
+_DIALECT = {"di": "the", "dis": "this", "dat": "that"}  # Caribbean and West African English, in lower case
 _DROPPED_G = re.compile(r"'(?![^\W\d_])")  # an apostrophe ending a word ("evenin' ")
 _BREAK = re.compile(r"[.,;:!?()\[\]\"\u2014\u2013]")  # between two words, a pause a number does not run across
 _ORDINAL_SUFFIX = {"st", "nd", "rd", "th"}
@@ -67,7 +68,8 @@ def fold(text: str) -> str:
 def words(text: str) -> list[Word]:
     """The tokens of a text, each knowing where it stands, read without accents ("Siobhán":
     siobhan) and with a dropped g put back ("evenin'": evening), a number's "'s" ("the twelfth's
-    better") off; "5th" stays one token. A hesitation ("um", "em", in lower case) is no word, and
+    better") off, "di" and "dis" in lower case the "the" and "this" they are in Caribbean and West
+    African English; "5th" stays one token. A hesitation ("um", "em", in lower case) is no word, and
     the commas around it no pause ("at, em, eleven" is "at eleven")."""
     text = text.replace("\u2019", "'")
     out: list[Word] = []
@@ -86,6 +88,8 @@ def words(text: str) -> list[Word]:
             if _DROPPED_G.match(text, m.end()) and said.endswith("in") and len(said) >= 4 and (
                     raw.islower() or not out or re.search(r"[.!?]", gap)):
                 said += "g"  # "evenin'", "Mornin'": the g dropped, not a proper name in quotes ('Robin')
+            if raw.islower():
+                said = _DIALECT.get(said, said)  # "Saturday di twenty-seventh", "not dis Sunday"
             if said.endswith("'s") and (said[:-2] in ORDINALS or said[:-2] in TENS or said[:-2] in TEENS
                                         or said[:-2] in ("o'clock", "oclock")):
                 said = said[:-2]  # "Friday the twelfth's better", "two o'clock's fine": the number, and "is"
