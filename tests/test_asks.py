@@ -33,6 +33,7 @@ TOOLS = [_tool("book_appointment"), _tool("cancel_booking"), _tool("report_lost_
     "My partner booked for two at 8 last time and we loved the terrace.",
     "The groomer trimmed Biscuit's nails on May 2nd.",
     "Your plumber came out on Friday and he was brilliant. I just wanted to say thank you, that's all.",
+    "The tour was better than last year, honestly.",  # "better" compared, nothing asked
 ])
 def test_a_line_that_tells_of_the_past_and_asks_nothing(line) -> None:
     assert tells_only(line, "", TOOLS)
@@ -50,6 +51,8 @@ def test_a_line_that_tells_of_the_past_and_asks_nothing(line) -> None:
     ("I'm travelling to Spain from June 10th to the 24th.", ""),  # no past: a plan, told to act on
     ("Table for two tonight.", ""),
     ("I wanted to book the same table as last time.", ""),  # "wanted to" a tool's action asks
+    # fresh45: "Better" opening a request, as "we'd better" does
+    ("The crater thing on the twelfth, two of 'em came down with the flu. Better knock it on the head, mate.", ""),
 ])
 def test_a_request_a_problem_a_question_or_an_answer_is_not_only_telling(line, asked) -> None:
     assert not tells_only(line, asked, TOOLS)

@@ -1155,7 +1155,8 @@ def test_an_act_on_values_all_on_file_runs_only_where_the_caller_asked_for_it() 
         assert trace(CANCEL_VISIT, visit, asks(line)).missing == []  # every value is on file
         assert unasked(CANCEL_VISIT, visit, asks(line)), line
     for line in ("Please cancel Friday's visit.", "Can you call off the engineer on Friday?",
-                 "I've sorted it myself, so we're cancelling the visit."):
+                 "I've sorted it myself, so we're cancelling the visit.",
+                 "The engineer on Friday, we've sorted it. Better knock it on the head."):  # fresh45
         assert not unasked(CANCEL_VISIT, visit, asks(line)), line
     assert not unasked(CANCEL_VISIT, visit, asks("Yes, please.", asked=["Shall I cancel visit J-77810?"]))
     assert not unasked(CANCEL_VISIT, {"job_id": "J-77810"}, asks("Job J seven seven eight one oh, it's fixed."))

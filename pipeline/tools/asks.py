@@ -181,6 +181,8 @@ def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:
     if "?" in said or "?" in asked:
         return False
     text = _TAKEN_BACK.sub(" ", said.replace("’", "'")).lower()
+    if re.search(r"(?:^|[.!?,;]\s*)better\s+(?!than\b|off\b)[a-z]+", text):
+        return False  # "... done his back. Better knock it on the head, mate.": asked, as "we'd better" is
     said_words = [w.text.lower() for w in words(text)]
     if not said_words:
         return False

@@ -67,7 +67,7 @@ _PEOPLE = frozenset("caller customer user guest client patient member their them
 # acts said in phrases: "call it off", "I won't be needing Saturday's appointment anymore" (a
 # cancel); "go ahead and fix it" (an approval)
 _SAID_AS = {"cancel": ("call off", "call it off", "calling off", "won't be needing", "no longer need",
-                       "don't need it anymore", "don't need it any more"),
+                       "don't need it anymore", "don't need it any more", "knock it on the head", "pull the plug"),
             "approve": ("go ahead",)}
 # words that ask how a thing stands: a status look-up is named by them
 STATE_WORDS = frozenset("ready sorted progress status".split())
