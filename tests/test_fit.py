@@ -136,3 +136,16 @@ def test_longer_asks_for_the_extension_and_no_longer_does_not() -> None:
     look = _tool("check_availability", "List which hot tubs are free.", start_date={"type": "string"})
     assert best_fit([cancel, extend, look], "Could we hang onto the tub a wee bit longer?") is extend
     assert best_fit([cancel, extend, look], "We no longer need the tub, so cancel it.") is cancel
+
+
+def test_a_choice_of_several_words_counts_once() -> None:
+    """fresh45: "The Mao Shan Wang coming on Saturday, can shift to Sunday instead?" fit the order
+    (its variety `mao_shan_wang`, three words counted three times) better than the change the
+    caller asked for by "shift"; a choice counts once."""
+    order = _tool("order_durians", "Order whole durians for delivery or collection.",
+                  variety={"type": "string", "enum": ["mao_shan_wang", "black_thorn", "d24"]})
+    change = _tool("change_order", "Change the day or time of an order.", order_ref={"type": "string"})
+    look = _tool("track_order", "Say where an order is.", order_ref={"type": "string"})
+    line = "The Mao Shan Wang coming on Saturday, can shift to Sunday instead? Sunday eight pm okay."
+    assert best_fit([order, change, look], line) is change
+    assert best_fit([order, change, look], "Can I get two kilo of Mao Shan Wang for Saturday?") is order

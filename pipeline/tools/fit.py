@@ -7,7 +7,8 @@ tell me how much I owe?" changed a payment plan). Each tool declares the words i
 name, its verb and the words English uses for that act, the choices of its arguments, its
 description, its arguments' names. A word the caller says counts for each tool that declares it,
 by how few of the offered tools do (a word all of them declare counts least) and
-by where it is declared (its name's own words most). Where one tool scores at least `_MARGIN`
+by where it is declared (its name's own words most; a choice of several words, "mao_shan_wang",
+once, not once a word). Where one tool scores at least `_MARGIN`
 times the next, and `_FLOOR` more, the session's tool choice offers only it (`choice.offered`).
 
 Nothing here knows a domain: the words are the tools' own. On the set's lines up to fresh27 (no
@@ -79,8 +80,8 @@ def _declared(spec: ToolSpec) -> dict[str, float]:
     for name, schema in (spec.parameters.get("properties") or {}).items():
         add(name_words(name), _ARGUMENT)
         for choice in schema.get("enum") or ():
-            if isinstance(choice, str):
-                add(_letters(choice), _CHOICE)
+            if isinstance(choice, str) and (ws := _letters(choice)):
+                add(ws, _CHOICE / len(ws))  # a choice counts once: "Mao Shan Wang" is one durian, not three words
     return out
 
 
