@@ -1,4 +1,4 @@
-"""The rules read from fresh45 (a register office, a sound-system hire in Kingston, stargazing tours
+"""The rules read from fresh45 and fresh46 (a register office, a sound-system hire in Kingston, stargazing tours
 at Tekapo, a durian stall in Geylang): each behaviour on a desk of its own shape, not the split's
 lines word for word."""
 
@@ -134,3 +134,22 @@ def test_a_kinds_name_is_no_reference_and_kins_thing_off_file_is_not_the_records
     assert trace(CANCEL, {"ref": "D-5531"}, said(*auntie, instructions=STALL)).missing == ["ref"]
     assert not a_stranger(["My father ordered durian for Friday, can cancel?"], STALL)  # on file
     assert not a_stranger(["My dad had a fall, so cancel my Saturday one."], STALL)  # no thing of his
+
+
+def test_the_morra_and_a_week_from_friday_and_a_buddy_who_has_a_thing() -> None:
+    """Read from fresh46: "the morra night" is tomorrow (the north's "the morrow"); "week from
+    Friday", no "a", is a week after that Friday (not "for one week, from Monday"); "My buddy's got a
+    trailer-load he's sellin' me" makes no caller a stranger to their own record ("my buddy's
+    repair" still does)."""
+    pitch = client_tool("book_pitch", {
+        "booker_name": {"type": "string", "description": "The booker's full name"},
+        "date": {"type": "string", "format": "date", "description": "Day of the game"}}, ["booker_name", "date"])
+    line = said("Can I book a five-a-side for the morra night, seven o'clock? Name's Darren Hedley.")
+    assert trace(pitch, {"booker_name": "Darren Hedley", "date": "2026-06-30"}, line).arguments["date"] == "2026-06-04"
+    later = said("Darren Hedley. Book us in week from Friday, afternoon's fine.")
+    assert trace(pitch, {"booker_name": "Darren Hedley", "date": "2026-06-05"}, later).arguments["date"] == "2026-06-12"
+    week = said("Darren Hedley. Two pitches for one week, from Monday.")
+    assert trace(pitch, {"booker_name": "Darren Hedley", "date": "2026-06-08"}, week).missing == []
+    record = "The caller is Cody Dietert; on file: delivery D-7745 of 20 bags of deer corn on Tuesday, June 9."
+    assert not a_stranger(["Cancel that deer corn for Tuesday. My buddy's got a whole trailer-load he's sellin' me."], record)
+    assert a_stranger(["Can you cancel my buddy's deer corn?"], record)

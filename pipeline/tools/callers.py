@@ -58,9 +58,11 @@ _ITS = re.compile(r"\b[Ii]t's\s+((?:[A-Z][\w'\-]+)(?=\s+here\b)|[A-Z][\w'\-]+\s+
 _NAMED = re.compile(r"\b([A-Z][\w'\-]+\s+[A-Z][\w\-]+)(?:'s|\s+is)\s+the\s+name\b|(?:^|[.!?]\s+)(?i:(?:yeah|yes|oh|hi|hello|"
                     r"hiya|hey|g'day|gidday|howya|howdy|morning|good\s+(?:morning|afternoon|evening)|kia\s+ora),?\s+)+"
                     r"(?!(?:Good|Morning|Afternoon|Evening)\b)([A-Z][\w'\-]+\s+[A-Z][\w'\-]+)(?=,|\.\s|$)")
-_OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss)(?:'s|\s+of\s+(?:mine|ours))|"
+_OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss)(?:'s(?!\s+(?:got|gotten|gone|been|"
+                       r"going|gonna|coming|just|not|had|a|an|the|always|sellin'?g?|getting))|\s+of\s+(?:mine|ours))|"
                        r"(?:ringing|calling|phoning|booking|ordering)\s+for\s+(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss))\b",
                        re.I)  # "my buddy's repair", "a friend of mine has a berth booked", "I'm ringing for me neighbour"
+# (not "My buddy's got a whole trailer-load he's sellin' me": the buddy has, not owns the thing asked of)
 
 
 # a thing under another's name, that name unsaid: "it's booked under me husband's name, and I haven't

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from .words import Word, read_group, read_ordinal
+from .words import Word, is_number_word, read_group, read_ordinal
 
 Day = tuple[int | None, int, int]  # (year, or None when not said; month; day)
 
@@ -96,8 +96,8 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
         return Days(i, i + 1, frozenset(found)) if found else None
     if t in ("today", "tonight", "tonite"):
         return Days(i, i + 1, frozenset({as_day(today)}))
-    if t in ("tomorrow", "tmrw", "tomorrow's"):
-        return Days(i, i + 1, frozenset({as_day(today + timedelta(1))}))
+    if t in ("tomorrow", "tmrw", "tomorrow's", "themorra") or t in ("morra", "morrow") and i and ws[i - 1].text == "the":
+        return Days(i, i + 1, frozenset({as_day(today + timedelta(1))}))  # "the morra night", in the north
     if t == "yesterday":
         return Days(i, i + 1, frozenset({as_day(today - timedelta(1))}))
     if _texts(ws, i, 2) in (["day", "after"], ["day", "before"]) and i and ws[i - 1].text == "the" and (
@@ -109,6 +109,9 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
         return Days(i, i + 3, frozenset({as_day(today + timedelta(2 * sign))}))
     if _texts(ws, i, 2) == ["a", "week"] and (later := _a_week_on(ws, i + 2, today, written=written)) is not None:
         return later
+    if _texts(ws, i, 2) == ["week", "from"] and not ws[i + 1].after_break and not (i and is_number_word(ws[i - 1].text)) \
+            and (later := _a_week_on(ws, i + 1, today, written=written)) is not None:
+        return Days(i, later.end, later.days)  # "week from Friday", no "a" (not "for one week, from Monday")
     if (named := _weekday(ws, i, today, written=written)) is not None:
         after = _week_after(ws, named, today)
         return _dated(ws, _that_week(ws, after, today) if after == named and not written else after, today,
