@@ -153,3 +153,7 @@ def test_the_morra_and_a_week_from_friday_and_a_buddy_who_has_a_thing() -> None:
     record = "The caller is Cody Dietert; on file: delivery D-7745 of 20 bags of deer corn on Tuesday, June 9."
     assert not a_stranger(["Cancel that deer corn for Tuesday. My buddy's got a whole trailer-load he's sellin' me."], record)
     assert a_stranger(["Can you cancel my buddy's deer corn?"], record)
+    # a friend's or off-file kin's booking, told of as theirs: not the record's
+    assert a_stranger(["Me mate booked a pitch for Sunday but he's done his ankle in, can ye cancel it for him?"], record)
+    assert a_stranger(["Please, my uncle booked your people for his water testing. Cancel it for him."], record)
+    assert not a_stranger(["My son booked the deer corn, can I move it?"], record + " His son, Cody, on file too.")

@@ -59,7 +59,7 @@ _NAMED = re.compile(r"\b([A-Z][\w'\-]+\s+[A-Z][\w\-]+)(?:'s|\s+is)\s+the\s+name\
                     r"hiya|hey|g'day|gidday|howya|howdy|morning|good\s+(?:morning|afternoon|evening)|kia\s+ora),?\s+)+"
                     r"(?!(?:Good|Morning|Afternoon|Evening)\b)([A-Z][\w'\-]+\s+[A-Z][\w'\-]+)(?=,|\.\s|$)")
 _OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss)(?:'s(?!\s+(?:got|gotten|gone|been|"
-                       r"going|gonna|coming|just|not|had|a|an|the|always|sellin'?g?|getting))|\s+of\s+(?:mine|ours))|"
+                       r"gonna|just|not|had|a|an|the|always|sellin'?g?))|\s+of\s+(?:mine|ours))|"
                        r"(?:ringing|calling|phoning|booking|ordering)\s+for\s+(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss))\b",
                        re.I)  # "my buddy's repair", "a friend of mine has a berth booked", "I'm ringing for me neighbour"
 # (not "My buddy's got a whole trailer-load he's sellin' me": the buddy has, not owns the thing asked of)
@@ -69,10 +69,12 @@ _OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbo
 # a clue what the reference is" (not "under my name", nor "under my husband's name, Ciarán Doyle")
 _UNDER_ANOTHER = re.compile(r"\bunder\s+(?:my|me|ma|our|mi)\s+(?!own\b)([a-z\-]+)(?:'s|s')\s+name\b"
                             r"(?![,:]?\s+(?:it's\s+|which\s+is\s+)?[A-Z])")
-# a thing of kin's, as the caller tells of it: "My brother had an appointment made with ye", "My auntie
-# order durian from you" (not "my dad had a fall")
-_KINS_OWN = re.compile(r"\b(?:my|me|ma|our|mi)\s+([a-z]+)\s+(?:[\w']+\s+){1,5}?(?:from|with)\s+(?:you|ye|yous|y'all)\b",
-                       re.I)  # a thing the kin has with the desk: theirs
+# a thing of kin's or a friend's, as the caller tells of it: "My brother had an appointment made with ye",
+# "My auntie order durian from you", "Me mate booked a pitch for Sunday", "my uncle booked your people"
+# (not "my dad had a fall")
+_KINS_OWN = re.compile(r"\b(?:my|me|ma|our|mi)\s+([a-z]+)\s+(?:booked|ordered|(?:[\w']+\s+){1,5}?(?:from|with)\s+"
+                       r"(?:you|ye|yous|y'all))\b", re.I)
+_OUTSIDERS = frozenset("friend mate buddy pal neighbour neighbor colleague boss landlord landlady".split())
 _KIN_WORDS = {"mam": "mother", "mum": "mother", "mom": "mother", "mama": "mother", "mammy": "mother", "ma": "mother",
               "da": "father", "dad": "father", "daddy": "father", "papa": "father", "pa": "father",
               "missus": "wife", "hubby": "husband", "fella": "partner"}
@@ -132,7 +134,7 @@ def a_stranger(said: Sequence[str], instructions: str) -> bool:
     if any(_OUTSIDER.search(text := t.replace("\u2019", "'")) or _NEWCOMER.search(text) or any(
             not re.search(rf"\b(?:{kin}|{_KIN_WORDS.get(kin, kin)})\b", instructions, re.I)
             for kin in _UNDER_ANOTHER.findall(text)) or any(
-            (word := kin_word(kin)) and not re.search(rf"\b(?:{kin}|{word})\b", instructions, re.I)
+            kin.lower() in _OUTSIDERS or (word := kin_word(kin)) and not re.search(rf"\b(?:{kin}|{word})\b", instructions, re.I)
             for kin in _KINS_OWN.findall(text)) for t in said):
         return True  # the thing is a friend's, or another's by a name unsaid, or the caller new: none of theirs
     return any(all(name_said(w, instructions) is None for w in name.split())  # as Whisper may misspell it
