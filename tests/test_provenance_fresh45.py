@@ -25,6 +25,12 @@ def test_di_and_dis_are_the_and_this_and_a_weekday_and_its_date_are_one_day() ->
     taken_back = said("Book it fi Shanice Walters, from three. Not dis Sunday, man. Di fourteenth.")
     traced = trace(HIRE, {"organiser_name": "Shanice Walters", "date": "2026-06-07", "start_time": "15:00"}, taken_back)
     assert traced.arguments["date"] == "2026-06-14"
+    # and Shetland's and Trinidad's "da" and "de" (fresh47): "Sunday, da twenty-eighth", "Tuesday de sixteenth"
+    for said_as, day in (("Ingrid Halcrow. I meant da Sunday, da twenty-eighth, fae three.", "2026-06-28"),
+                         ("Devendra Singh. Book me Tuesday de sixteenth, three o'clock.", "2026-06-16")):
+        traced = trace(HIRE, {"organiser_name": said_as.split(".")[0], "date": "2026-06-07", "start_time": "15:00"},
+                       said(said_as))
+        assert traced.arguments["date"] == day, said_as
     assert trace(HIRE, {"organiser_name": "Di Marco", "date": "2026-06-06", "start_time": "15:00"},
                  said("It's for Di Marco, Saturday at three.")).missing == []  # a capital Di is a name
 

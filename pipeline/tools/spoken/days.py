@@ -130,7 +130,7 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
 def _the_nth(ws: list[Word], i: int, today: date) -> Days | None:
     """ "the 3rd", "the sixteenth" ("Di fourteenth", opening a sentence): of this month, or the next
     once it has passed (not "the 3rd of June", read as a month's day)."""
-    if _texts(ws, i, 1) not in (["the"], ["di"]) or (taken := read_ordinal(ws, i + 1)) is None or not 1 <= taken[0] <= 31 \
+    if _texts(ws, i, 1) not in (["the"], ["di"], ["da"], ["de"]) or (taken := read_ordinal(ws, i + 1)) is None or not 1 <= taken[0] <= 31 \
             or taken[1] < len(ws) and ws[taken[1]].text == "of":
         return None
     return Days(i, taken[1], frozenset(_day_of_month(taken[0], today)))

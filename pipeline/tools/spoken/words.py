@@ -21,7 +21,7 @@ _TOKEN = re.compile(
     r"|\d+(?:\.\d+)?"
     r"|[^\W\d_]+(?:'[^\W\d_]+)*"
     r"|[$€£#@%&+]")
-_DIALECT = {"di": "the", "dis": "this", "dat": "that"}  # Caribbean and West African English, in lower case
+_DIALECT = {"di": "the", "da": "the", "de": "the", "dis": "this", "dat": "that"}  # Caribbean, West African, Shetland
 _DROPPED_G = re.compile(r"'(?![^\W\d_])")  # an apostrophe ending a word ("evenin' ")
 _BREAK = re.compile(r"[.,;:!?()\[\]\"\u2014\u2013]")  # between two words, a pause a number does not run across
 _ORDINAL_SUFFIX = {"st", "nd", "rd", "th"}
@@ -68,8 +68,8 @@ def fold(text: str) -> str:
 def words(text: str) -> list[Word]:
     """The tokens of a text, each knowing where it stands, read without accents ("Siobhán":
     siobhan) and with a dropped g put back ("evenin'": evening), a number's "'s" ("the twelfth's
-    better") off, "di" and "dis" in lower case the "the" and "this" they are in Caribbean and West
-    African English; "5th" stays one token. A hesitation ("um", "em", in lower case) is no word, and
+    better") off, "di", "da", "de" and "dis" in lower case the "the" and "this" they are in Caribbean,
+    West African and Shetland English; "5th" stays one token. A hesitation ("um", "em", in lower case) is no word, and
     the commas around it no pause ("at, em, eleven" is "at eleven")."""
     text = text.replace("\u2019", "'")
     out: list[Word] = []
