@@ -58,9 +58,10 @@ _ITS = re.compile(r"\b[Ii]t's\s+((?:[A-Z][\w'\-]+)(?=\s+here\b)|[A-Z][\w'\-]+\s+
 _NAMED = re.compile(r"\b([A-Z][\w'\-]+\s+[A-Z][\w\-]+)(?:'s|\s+is)\s+the\s+name\b|(?:^|[.!?]\s+)(?i:(?:yeah|yes|oh|hi|hello|"
                     r"hiya|hey|g'day|gidday|howya|howdy|morning|good\s+(?:morning|afternoon|evening)|kia\s+ora),?\s+)+"
                     r"(?!(?:Good|Morning|Afternoon|Evening)\b)([A-Z][\w'\-]+\s+[A-Z][\w'\-]+)(?=,|\.\s|$)")
-_OUTSIDER = re.compile(r"\b(?:(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss)(?:'s(?!\s+(?:got|gotten|gone|been|"
+_FRIENDS = "friend mate buddy pal neighbour neighbor colleague boss".split()  # not the caller's kin, nor on file
+_OUTSIDER = re.compile(rf"\b(?:(?:my|me|a|our)\s+(?:{'|'.join(_FRIENDS)})(?:'s(?!\s+(?:got|gotten|gone|been|"
                        r"gonna|just|not|had|a|an|the|always|sellin'?g?))|\s+of\s+(?:mine|ours))|"
-                       r"(?:ringing|calling|phoning|booking|ordering)\s+for\s+(?:my|me|a|our)\s+(?:friend|mate|buddy|pal|neighbou?r|colleague|boss))\b",
+                       rf"(?:ringing|calling|phoning|booking|ordering)\s+for\s+(?:my|me|a|our)\s+(?:{'|'.join(_FRIENDS)}))\b",
                        re.I)  # "my buddy's repair", "a friend of mine has a berth booked", "I'm ringing for me neighbour"
 # (not "My buddy's got a whole trailer-load he's sellin' me": the buddy has, not owns the thing asked of)
 
@@ -74,7 +75,7 @@ _UNDER_ANOTHER = re.compile(r"\bunder\s+(?:my|me|ma|our|mi)\s+(?!own\b)([a-z\-]+
 # (not "my dad had a fall")
 _KINS_OWN = re.compile(r"\b(?:my|me|ma|our|mi)\s+([a-z]+)\s+(?:booked|ordered|(?:[\w']+\s+){1,5}?(?:from|with)\s+"
                        r"(?:you|ye|yous|y'all))\b", re.I)
-_OUTSIDERS = frozenset("friend mate buddy pal neighbour neighbor colleague boss landlord landlady".split())
+_OUTSIDERS = frozenset([*_FRIENDS, "landlord", "landlady"])
 _KIN_WORDS = {"mam": "mother", "mum": "mother", "mom": "mother", "mama": "mother", "mammy": "mother", "ma": "mother",
               "da": "father", "dad": "father", "daddy": "father", "papa": "father", "pa": "father",
               "missus": "wife", "hubby": "husband", "fella": "partner"}

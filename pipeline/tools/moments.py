@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import date
+from datetime import date, datetime
 from functools import partial
 from typing import Any
 
@@ -335,7 +335,7 @@ def _other_half(hhmm: str) -> str:
     return f"{(int(hhmm[:2]) + 12) % 24:02d}{hhmm[2:]}"
 
 
-def as_hhmm(value: str, now: Any = None) -> str | None:
+def as_hhmm(value: str, now: datetime | None = None) -> str | None:
     """One time of day written any way ("6 pm", "six thirty PM", "18:30") as HH:MM; None where it
     is not exactly one ("7": morning or evening). Given the day it is, one with more beside it:
     "Friday 6 PM", "19:00 at 9 Mannings Hill Road" (the model's, for a schema's HH:MM)."""

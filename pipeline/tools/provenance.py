@@ -13,9 +13,9 @@ source it may have (`spoken.Source`):
 Which sources an argument may have comes from its schema (`spoken.sources_of`): its `x-source`
 keyword, which a client may send and `@tool(sources=...)` writes; else its kind's default: a name,
 an id, a code, a date, a time, a number, an address must be said (by the caller, a result or the
-instructions; a new day or time, not the record); prose may be composed. An object, a required
-flag or enum value is the model's choice within what the schema allows (a time's, one of its list);
-an optional enum value is the caller's to name, or a result's, and an optional flag runs only where
+instructions); prose may be composed. An object, a required flag or enum value is the model's
+choice within what the schema allows (a list of times is a time's, and one of its list); an
+optional enum value is the caller's to name, or a result's, and an optional flag runs only where
 the caller's words touch what it is about (`flags`). `ToolSpec.grounded` narrows the check.
 
 A number keeps the role the caller gave it: the words around it that name an argument decide
