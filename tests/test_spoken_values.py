@@ -61,6 +61,7 @@ def test_a_bare_hour_again_or_right_after_its_day_is_a_time(said: str) -> None:
     ("09:30", "half an hour"),
     ("06:00", "a court tomorrow evening, six o'clock"), ("21:30", "Saturday morning, half nine"),
     ("18:00", "a table for Saturday, six people"),
+    ("22:52", "fae eight till eleven at night"),  # a range: eight minutes to eleven is said with "minutes"
 ])
 def test_times_not_said_do_not_match(value: str, said: str) -> None:
     assert not said_in(value, said, kind=T, now=NOW)

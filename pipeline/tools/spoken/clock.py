@@ -89,6 +89,8 @@ def _to_or_past(ws: list[Word], i: int) -> Clock | None:
         minutes, j = int(group[0]), group[2]  # not "from 5 to 7", a range
         if j < len(ws) and ws[j].text in ("minutes", "minute", "mins"):
             j += 1
+        elif minutes % 5:
+            return None  # "fae eight till eleven": no one says 10:52 so, without "minutes"
     else:
         return None
     if j >= len(ws) or ws[j].text not in _AFTER_HOUR or ws[j].after_break:
