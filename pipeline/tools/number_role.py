@@ -19,7 +19,7 @@ from typing import Any
 from .argrules import Rule
 from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
-from .spoken.names import edit_distance
+from .spoken.names import STREETS, edit_distance
 from .spoken.words import is_number_word, words
 
 __all__ = ["folded", "keyed_scalars", "names_other", "question_role", "role_here"]
@@ -134,17 +134,13 @@ def _label(before: list[str], rule: Rule) -> bool | None:
     return None if noun in _DETERMINERS or noun in _VERBS else False  # "can I get number fourteen": no noun
 
 
-_STREETS = frozenset("road street lane avenue close drive way crescent terrace place court gardens park row "
-                     "square hill grove boulevard highway parade walk mews quay wharf".split())
-
-
 def _house_number(ws: list[Any], last: int) -> bool:
     """Is the number a house's: a name and a street's word after it, capitalised ("22 Constant
     Spring Road", "1 Raffles Place")?"""
     for k, w in enumerate(ws[last + 1:last + 4]):
         if w.after_break or not w.raw[:1].isupper():
             return False
-        if k and w.text in _STREETS:
+        if k and w.text in STREETS:
             return True
     return False
 

@@ -38,6 +38,9 @@ _SHORT = {
     "centre": ("center",), "theatre": ("theater",),
 }
 _SKIPPABLE = {"the", "a", "an", "of", "and", "at", "on", "in"}  # optional on either side
+# the words that end a street's name ("22 Constant Spring Road", "School Lane")
+STREETS = frozenset("road street lane avenue close drive way crescent terrace place court gardens park row "
+                    "square hill grove boulevard highway parade walk mews quay wharf".split())
 _TITLES = {"mr", "mister", "mrs", "missus", "ms", "miss", "dr", "doctor", "prof", "professor",
            "sir", "madam"}  # a value's own title the caller may leave out ("Mr. Hale": "Hale")
 _VOWELS = re.compile(r"[aeiouy]")
