@@ -95,7 +95,7 @@ def numbers_said(text: str) -> tuple[NumberSaid, ...]:
         while k < len(ws) and len(after) < _AFTER and not ws[k].after_break and k not in in_run:
             after.append(stem(ws[k].text))
             k += 1
-        clock = _clock_starts(ws, run.start)
+        clock = ws[run.start].text != "half" and _clock_starts(ws, run.start)  # "half a dozen"
         out.append(NumberSaid(ws[run.start].start, ws[run.end - 1].end, run.values,
                               tuple(before), tuple(after), clock))
     for k, w in enumerate(ws):  # "another week", "an extra night": one of that unit

@@ -36,7 +36,7 @@ TEENS = {w: 10 + i for i, w in enumerate(
     "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
 TENS = {w: 10 * (i + 2) for i, w in enumerate(
     "twenty thirty forty fifty sixty seventy eighty ninety".split())}
-SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "dozen": 12}  # "a dozen", "two dozen"
 ORDINALS = {w: i + 1 for i, w in enumerate(
     "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
     "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth".split())}
@@ -129,7 +129,8 @@ def read_group(ws: list[Word], i: int, *, in_run: bool = False) -> tuple[Decimal
     token = ws[i].text
     if (value := digit_value(token)) is not None:
         return value, token.replace(",", ""), i + 1
-    if in_run and token in _ZERO_IN_RUN:
+    if in_run and token in _ZERO_IN_RUN and ws[i - 1].text not in SCALES and (
+            token == "oh" or i + 1 < len(ws) and is_number_word(ws[i + 1].text)):  # not "a dozen o dem"
         return Decimal(0), "0", i + 1
     if not in_run and token in _TIMES_OVER and i + 1 < len(ws) and ws[i + 1].text in _HOW_OFTEN:
         return Decimal(_TIMES_OVER[token]), str(_TIMES_OVER[token]), i + 1  # "once a week", not "once I'm in"
@@ -141,6 +142,8 @@ def read_group(ws: list[Word], i: int, *, in_run: bool = False) -> tuple[Decimal
         said_is = (in_run or j > i) and word.endswith("'s") and (
             word[:-2] in UNITS or word[:-2] in TEENS or word[:-2] in TENS)  # not "three's pushing it"
         word = word[:-2] if said_is else word  # "three oh eight one five's at": five, then "is"
+        if word == "half" and j == i and [w.text for w in ws[j + 1:j + 3]] == ["a", "dozen"]:
+            return Decimal(6), "6", j + 3  # "half a dozen"
         if word == "a" and j == i and j + 1 < len(ws) and ws[j + 1].text in SCALES:
             current, last, j = 1, "unit", j + 1  # "a hundred": one hundred
             continue
