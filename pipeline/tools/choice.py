@@ -59,13 +59,13 @@ from collections.abc import Iterable
 
 from .asks import ABOUT, asks_about_only, called_off, checks_with_tag, may_act, tells_only
 from .evidence import Evidence
-from .fit import best_fit
+from .fit import best_fit, declared, object_elsewhere
 from .given import lacking, offers_value
 from .schema import ToolSpec
 from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
 from .spoken.words import Word, words
-from .unasked import STATE_WORDS
+from .unasked import act_said, asks_state
 
 # Words that close a conversation; "thanks" alone does not (the caller may go on).
 _CLOSING = re.compile(r"\b(good ?bye|bye|bye-bye|that'?s (all|it|everything)|that is (all|it)|"
@@ -115,7 +115,8 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
            and not lacking(s, evidence) and not (about and (may_act(s) or not _asked_of(
                s, said, last_said, evidence, by_value=not checks_with_tag(last_said) and not _PRICE_ASKED.search(last_said),
                common=common)))]
-    named = [s for s in out if not s.closes and _named_apart(s, specs, said)] if narrow else []
+    named = [s for s in out if not s.closes and _named_apart(s, specs, said)
+             and not _other_act(s, specs, last_said)] if narrow else []
     if narrow and len(named) != 1 and not done and (fit := best_fit(out, last_said)) is not None:
         named = [fit]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
@@ -133,7 +134,7 @@ def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidenc
     looked up free slots for the caller's own booking (`by_value`)."""
     verb, *objects = name_words(spec.name)
     own = _tool_words(spec) - {verb}
-    if STATE_WORDS & {w.lower() for w in said} and _OF_A_STATE & set(objects):
+    if asks_state(last_said) and _OF_A_STATE & set(objects):
         return True  # "Is my car ready yet?" asks of `check_job_status`, whatever the desk's words
     return bool(own - _SLIGHT - _PLAIN - common & {stem(w) for w in said}) or by_value and offers_value(
         spec, last_said, evidence, loose=(ValueKind.TEXT, ValueKind.ADDRESS, ValueKind.CODE, ValueKind.NUMBER))
@@ -159,7 +160,15 @@ def _tool_words(spec: ToolSpec) -> set[str]:
     return {stem(w) for w in [*name_words(spec.name), *re.findall(r"[a-z]{3,}", spec.description.lower())]}
 
 
-_SLIGHT = frozenset("up in out on off to for of my new get set add make do".split())  # no name's own
+def _other_act(spec: ToolSpec, specs: list[ToolSpec], last_said: str) -> bool:
+    """Do the words say another tool's act and not this one's ("call off that hayride": the
+    cancel, though only `book_hayride` has "hayride" in its name)?"""
+    verb = name_words(spec.name)[0]
+    return not act_said(verb, last_said) and any(
+        act_said(name_words(s.name)[0], last_said) for s in specs if s is not spec and not s.closes)
+
+
+_SLIGHT = frozenset("up in out on off to for of at by from with my new get set add make do".split())  # no name's own
 
 
 def _named_apart(spec: ToolSpec, specs: list[ToolSpec], said: list[str]) -> bool:
@@ -167,8 +176,14 @@ def _named_apart(spec: ToolSpec, specs: list[ToolSpec], said: list[str]) -> bool
     reading" for `submit_meter_reading` beside `book_meter_visit`; "no power on the street" for
     `report_power_cut`), not held back ("if anyone cancels")."""
     others = {stem(w) for s in specs if s is not spec for w in name_words(s.name)}
-    own = {stem(w) for w in name_words(spec.name)} - others - _SLIGHT
-    return any(stem(w) in own and not _HELD_BACK & set(said[max(0, i - 3):i]) for i, w in enumerate(said))
+    theirs = [declared(s) for s in specs if s is not spec and not s.closes]
+    desk = set.intersection(*theirs) if len(theirs) >= 2 else set()  # "hall" at a hall: every tool's word
+    verb = stem(name_words(spec.name)[0])
+    own = {stem(w) for w in name_words(spec.name)} - others - _SLIGHT - desk
+    return any(stem(w) in own and not _HELD_BACK & set(said[max(0, i - 3):i])
+               and not (stem(w) == verb and object_elsewhere(spec, specs, said[i + 1:i + 7]))
+               for i, w in enumerate(said))
+
 
 
 def must_close(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
@@ -195,7 +210,11 @@ def called_for(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
 def _by_own_verb(spec: ToolSpec, specs: list[ToolSpec], ws: list[Word]) -> bool:
     """The words ask for this tool by a verb no other of `specs` is named by, said as a request."""
     verb = name_words(spec.name)[0]
-    return [name_words(s.name)[0] for s in specs].count(verb) == 1 and _requested(verb, ws)
+    if [name_words(s.name)[0] for s in specs].count(verb) != 1:
+        return False
+    said = [w.text.lower() for w in ws]
+    return _requested(verb, ws) and not any(
+        w == verb and object_elsewhere(spec, specs, said[i + 1:i + 7]) for i, w in enumerate(said))
 
 
 def _by_verb(spec: ToolSpec, said: list[str]) -> bool:

@@ -27,9 +27,9 @@ from collections.abc import Iterable
 from .schema import ToolSpec
 from .spoken.kinds import name_words, stem
 from .spoken.words import words
-from .unasked import NO_LONGER, same_act
+from .unasked import NO_LONGER, asks_state, phrased_acts, same_act
 
-__all__ = ["best_fit"]
+__all__ = ["best_fit", "choice_words", "declared", "object_elsewhere"]
 
 _MARGIN = 2.0  # the best tool's score, at least this many times the next one's
 _FLOOR = 1.0  # ...and at least this much more than it
@@ -53,15 +53,31 @@ def best_fit(specs: Iterable[ToolSpec], said: str) -> ToolSpec | None:
     specs = [spec for spec in specs if not spec.closes]
     if len(specs) < 2:
         return None
-    heard = {stem(w.text) for w in words(NO_LONGER.sub("", said.replace("’", "'")))}
+    ws = [w.text for w in words(NO_LONGER.sub("", said.replace("’", "'")))]
+    heard = {stem(w) for w in ws} | phrased_acts(said) | ({stem("status")} if asks_state(said) else set())
     declared = [_declared(spec) for spec in specs]
     scores = []
-    for own in declared:
+    for spec, own in zip(specs, declared, strict=True):
+        verb = name_words(spec.name)[0]
+        at = [i for i, w in enumerate(ws) if w == verb]
+        if at and all(object_elsewhere(spec, specs, ws[i + 1:i + 7]) for i in at):
+            own = {w: weight for w, weight in own.items() if w != stem(verb)}  # "register a business name"
         shared = [w for w in own if w in heard]
         scores.append(sum(own[w] * math.log((len(specs) + 1) / sum(w in d for d in declared)) for w in shared))
     ranked = sorted(range(len(specs)), key=lambda i: -scores[i])
     best, next_ = scores[ranked[0]], scores[ranked[1]]
     return specs[ranked[0]] if best >= _MARGIN * next_ and best - next_ >= _FLOOR else None
+
+
+def declared(spec: ToolSpec) -> set[str]:
+    """The words this tool declares (see the module), as stems."""
+    return set(_declared(spec))
+
+
+def choice_words(spec: ToolSpec) -> set[str]:
+    """The words of its arguments' choices ("business_name": business, name), as stems."""
+    return {stem(w) for schema in (spec.parameters.get("properties") or {}).values()
+            for choice in schema.get("enum") or () if isinstance(choice, str) for w in _letters(choice)}
 
 
 def _declared(spec: ToolSpec) -> dict[str, float]:
@@ -87,3 +103,17 @@ def _declared(spec: ToolSpec) -> dict[str, float]:
 
 def _letters(text: str) -> list[str]:
     return re.findall(r"[a-z]+", text.lower())
+
+
+def object_elsewhere(spec: ToolSpec, specs: list[ToolSpec], after: list[str]) -> bool:
+    """Do the words after this tool's verb name a choice of another tool's and nothing of this
+    one's? "I want to register a business name" is an appointment whose service may be
+    "business_name", not `register_sms_alerts`, whose verb alone was said. Not for a verb of the
+    acts English has other words for (`same_act`): those act on any kind of thing ("cancel the MOT")."""
+    verb = name_words(spec.name)[0]
+    if same_act(verb):
+        return False  # an act English has other words for acts on any kind of thing: "cancel the MOT"
+    heard = {stem(w) for w in after} - _NO_SENSE
+    if heard & (declared(spec) - {stem(verb)}):
+        return False
+    return any(heard & (choice_words(s) - declared(spec)) for s in specs if s is not spec and not s.closes)

@@ -38,7 +38,7 @@ from .spoken import Source, said_in
 from .spoken.kinds import name_words, stem
 from .spoken.names import choice_said
 
-__all__ = ["NO_LONGER", "STATE_WORDS", "named", "same_act", "unasked", "unasked_refusal"]
+__all__ = ["NO_LONGER", "STATE_WORDS", "act_said", "asks_state", "named", "phrased_acts", "same_act", "unasked", "unasked_refusal"]
 
 # Words English uses for one act; a tool's verb among them is named by any of them.
 _SAME_ACT = [frozenset(group.split()) for group in (
@@ -71,6 +71,14 @@ _SAID_AS = {"cancel": ("call off", "call it off", "calling off", "won't be needi
             "approve": ("go ahead",)}
 # words that ask how a thing stands: a status look-up is named by them
 STATE_WORDS = frozenset("ready sorted progress status".split())
+# ... and a phrase that asks where a thing has got to ("where my KRA PIN thing has reached")
+_WHERE_AT = re.compile(r"\bwhere(?:'s| is| has| have)?\b[^.?!]{0,40}?\b(?:reached|got to|gotten to|at now|up to now)\b")
+
+
+def asks_state(text: str) -> bool:
+    """Do the words ask how a thing stands ("Is my car ready yet?", "where has it reached")?"""
+    lowered = text.replace("’", "'").lower()
+    return bool(STATE_WORDS & set(name_words(lowered))) or bool(_WHERE_AT.search(lowered))
 
 
 def unasked(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> bool:
@@ -108,7 +116,7 @@ def named(spec: ToolSpec, evidence: Evidence) -> bool:
     heard = {form for ws in said for w in ws for form in _forms(w)}
     heard |= {a + b for ws in said for x, b in zip(ws, ws[1:], strict=False) for a in _forms(x)}  # "locked out": lockout
     verb, *rest = name_words(spec.name) or [""]
-    if "status" in rest and heard & STATE_WORDS:
+    if "status" in rest and (heard & STATE_WORDS or any(_WHERE_AT.search(t) for t in lowered)):
         return True  # "Is my car ready yet?" asks for `check_job_status`
     if verb in _KNOWN_VERBS:
         return _act_said(verb, lowered, heard)
@@ -122,6 +130,21 @@ def same_act(verb: str) -> frozenset[str]:
     """The words English uses for this verb's act ("move", "shift" ... for "reschedule"); none for
     a verb not among them."""
     return frozenset().union(*(group for group in _SAME_ACT if verb in group))
+
+
+def phrased_acts(text: str) -> set[str]:
+    """The acts the words say in a phrase ("call off that hayride": cancel), by their verbs."""
+    lowered = text.replace("’", "'").lower()
+    return {verb for verb, phrases in _SAID_AS.items() if any(p in lowered for p in phrases)}
+
+
+def act_said(verb: str, text: str) -> bool:
+    """Do these words say the act of this verb ("call off that hayride" for "cancel")? False for a
+    verb English has no other word for here."""
+    if verb not in _KNOWN_VERBS:
+        return False
+    last = NO_LONGER.sub("", text.replace("’", "'").lower())
+    return _act_said(verb, [last], {form for w in name_words(last) for form in _forms(w)})
 
 
 def _act_said(verb: str, lowered: list[str], heard: set[str]) -> bool:
