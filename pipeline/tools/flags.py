@@ -25,9 +25,9 @@ from .argrules import rules
 from .evidence import Evidence
 from .schema import ToolSpec
 from .spoken import ValueKind, cue_words
-from .spoken.kinds import KIND_KEY, SOURCE_KEY, stem
+from .spoken.kinds import CUES_KEY, KIND_KEY, SOURCE_KEY, name_words, stem
 
-__all__ = ["same_word", "unasked_flags", "unsaid_prose"]
+__all__ = ["flag_as_said", "same_word", "unasked_flags", "unsaid_prose"]
 
 # a flag's description talks about the flag, not about what it is: these words touch nothing
 _FLAG_TALK = frozenset("true false whether set flag yes no want wants wanted ask asked said say "
@@ -54,6 +54,38 @@ def unasked_flags(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence)
         if not any(same_word(word, cue) for word in heard for cue in about):
             out.append(name)
     return out
+
+
+def flag_as_said(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> Any:
+    """An optional flag as the caller's latest words on it say it, where they say it one way: "Just
+    put it on my card" is `use_card_on_file: true`, "No lunch, now" `picnic_lunch: false`, whatever
+    the model wrote (Qwen wrote false for the card). Any other value, as it is."""
+    prop = spec.parameters.get("properties", {}).get(name)
+    if (not isinstance(value, bool) or spec.grounded is not None or not isinstance(prop, dict)
+            or prop.get("type") != "boolean" or name in spec.parameters.get("required", ())
+            or name in spec.spoken or SOURCE_KEY in prop or KIND_KEY in prop):
+        return value
+    about = {stem(w) for w in [*name_words(name), *(str(c) for c in prop.get(CUES_KEY) or ())]
+             if len(w) > 3 and w not in _FLAG_TALK and w not in _FUNCTION}  # its own words: "picnic", "lunch"; not the description's "they"
+    for text in reversed(evidence.said):
+        if (said := _polarity(text, about)) is not None:
+            return said
+    return value
+
+
+_NEGATORS = frozenset("no not never without nae nah nope skip".split())
+
+
+def _polarity(text: str, about: set[str]) -> bool | None:
+    """Do these words want what the flag is about (a word of it, no "not", "no", "don't" in the four
+    words before it, in its clause), or not? None where they do not touch it, or say both."""
+    found: set[bool] = set()
+    for clause in re.split(r"[,.;:!?]|\bbut\b", text.replace("’", "'").lower()):
+        ws = re.findall(r"[a-z0-9']+", clause)
+        for i, word in enumerate(ws):
+            if any(same_word(stem(word), cue) for cue in about):
+                found.add(not any(w in _NEGATORS or w.endswith("n't") for w in ws[max(0, i - 4):i]))
+    return found.pop() if len(found) == 1 else None
 
 
 # words any sentence has: prose sharing only these with the caller shares nothing

@@ -172,7 +172,12 @@ def outside_lists(spans: list[tuple[int, int]], record: str, *, counts: bool = F
     starts = [a for (a, _), shape in zip(codes, shapes, strict=True) if counts or shapes.count(shape) > 1]
     entries = [(m.start(), m.end()) for m in re.finditer(r"[^;\n]+", record)]
     listed = [(a, b) for a, b in entries if any(a <= at < b for at in starts)]
-    return [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in listed)]
+    return [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in listed)
+            and not (counts and _PRICED.search(record, 0, s[0]))]  # "$5 a person" counts nobody
+
+
+# a price's sign before a number: the desk's "entry is $5 a person" is no party of five
+_PRICED = re.compile(r"(?:[$€£¥₹₦]|\b(?:Rs\.?|KSh|Ksh|R|TT\$|J\$|GH₵|USD|EUR|GBP|INR|KES|ZAR|NGN)\s?)\Z")
 
 
 def held_by_digits(digits: str, record: str, rule: Rule) -> str | None:

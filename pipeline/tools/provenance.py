@@ -48,7 +48,7 @@ from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .callers import a_stranger, said_lowercase, spelt_with, titled
 from .evidence import Evidence
-from .flags import unasked_flags, unsaid_prose
+from .flags import flag_as_said, unasked_flags, unsaid_prose
 from .moments import (
     as_date,
     as_hhmm,
@@ -191,7 +191,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             out.missing = [*dict.fromkeys([*out.missing, name])]  # "half five" for a tour at 18:00, 20:00 or 22:00
     out.dropped += (flags := unasked_flags(spec, out.arguments, evidence)  # optional flags nothing touched
                     + unsaid_prose(spec, out.arguments, evidence))  # and prose of nothing said
-    out.arguments = {name: value for name, value in out.arguments.items() if name not in flags}
+    out.arguments = {name: flag_as_said(spec, name, value, evidence) for name, value in out.arguments.items() if name not in flags}
     return out
 
 
