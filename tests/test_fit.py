@@ -109,8 +109,9 @@ def test_the_tool_the_words_fit_lacking_what_it_needs_offers_no_other() -> None:
 
 def test_a_tool_asked_for_by_its_own_verb_is_offered_though_the_words_fit_another_better() -> None:
     """fresh44: "Me son-in-law is after cleanin' the eavestroughs himself ... so ye can cancel
-    Friday's" fits the cleaning (no day said) best, and asks for the cancel by its verb: the cancel
-    is offered (nothing was, and Qwen2.5-0.5B answered in words)."""
+    Friday's" fits the cleaning (no day said) by its words, and asks for the cancel by its verb: the
+    cancel is offered (nothing was, and Qwen2.5-0.5B answered in words); since fresh47 no tool fits
+    best where the words say another tool's act and not its own."""
     clean = ToolSpec.from_openai({"type": "function", "name": "book_cleaning",
                                   "description": "Book an eavestrough cleaning.",
                                   "parameters": {"type": "object", "properties": {
@@ -122,7 +123,7 @@ def test_a_tool_asked_for_by_its_own_verb_is_offered_though_the_words_fit_anothe
                                        "required": ["job_ref"]}})
     record = "The caller is Leo Hickey; on file: job J-5134, eavestrough cleaning on Friday, June 5."
     line = "Me son-in-law is after cleanin' the eavestroughs himself, so ye can cancel Friday's, me son."
-    assert best_fit([clean, cancel], line) is clean
+    assert best_fit([clean, cancel], line) is None  # the words fit the cleaning, but say the cancel's act
     assert offered([clean, cancel], Evidence(said=[line], instructions=record), last_said=line) == [cancel]
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from .schema import ToolSpec
 from .spoken.kinds import name_words, stem
 from .spoken.words import words
-from .unasked import NO_LONGER, asks_state, phrased_acts, same_act
+from .unasked import NO_LONGER, act_said, asks_state, phrased_acts, same_act
 
 __all__ = ["best_fit", "choice_words", "declared", "object_elsewhere"]
 
@@ -66,7 +66,12 @@ def best_fit(specs: Iterable[ToolSpec], said: str) -> ToolSpec | None:
         scores.append(sum(own[w] * math.log((len(specs) + 1) / sum(w in d for d in declared)) for w in shared))
     ranked = sorted(range(len(specs)), key=lambda i: -scores[i])
     best, next_ = scores[ranked[0]], scores[ranked[1]]
-    return specs[ranked[0]] if best >= _MARGIN * next_ and best - next_ >= _FLOOR else None
+    if best < _MARGIN * next_ or best - next_ < _FLOOR:
+        return None
+    verbs = [name_words(spec.name)[0] for spec in specs]  # "call off that wagon ride": no booking of one
+    if not act_said(verbs[ranked[0]], said) and any(act_said(v, said) for v in verbs if v != verbs[ranked[0]]):
+        return None
+    return specs[ranked[0]]
 
 
 def declared(spec: ToolSpec) -> set[str]:
