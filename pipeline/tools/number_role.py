@@ -35,6 +35,7 @@ _PERSONS = frozenset("us them you".split())  # "eight of us", "the two of them"
 _VERBS = frozenset("get want need have like take pick choose see try make give put use do".split())  # no nouns
 _PEOPLE = frozenset("people person folk".split())  # "about eighty people": the guests, the diners, the party
 _HEADS = frozenset("people person player guest party attendee passenger diner adult group size seat".split())
+_COUNTS = frozenset("quantity number count many".split())  # a count of things: "just the one"
 _YOUNG = frozenset("child children kid".split())  # a head count of children ("five altogether")
 _AGED = frozenset("he's she's i'm they're".split())  # "he's four." at a clause's end: an age
 _AGE = frozenset("age aged old years".split())
@@ -82,6 +83,9 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     if first == last and ws[first].text == "one" and first >= 2 and ws[first - 2].text in _POINTING \
             and not ws[first - 1].after_break and ws[first - 1].text not in ("just", "only"):
         return False  # "the premium one", "the nine o'clock one": which, no count ("just the one" is)
+    if first == last and ws[first].text == "one" and not after and [w.text for w in ws[max(0, first - 2):first]] in (
+            ["just", "the"], ["only", "the"]):
+        return bool(rule.cues & (_HEADS | _COUNTS))  # "thirty-four inch, just the one": how many
     if first and (ws[first - 1].text in _AGED and not after or ws[first - 1].text == "aged") \
             or after[:2] in (["year", "old"], ["month", "old"]):
         return bool(rule.cues & _AGE)  # "my little boy, he's four": his age, no count of people

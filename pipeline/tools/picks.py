@@ -12,7 +12,13 @@ from .evidence import Evidence
 from .flags import same_word
 from .schema import ToolSpec
 from .spoken.kinds import name_words, stem
-from .spoken.names import choice_named, choice_words_said, heard_words
+from .spoken.names import (
+    choice_named,
+    choice_tokens,
+    choice_words_said,
+    heard_words,
+    number_with_unit,
+)
 from .spoken.words import fold
 
 __all__ = ["named_choice", "passed_over", "unnamed_pick", "word_choices"]
@@ -103,6 +109,10 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> b
     choices = word_choices(spec, name)
     if value not in choices or len(choices) < 2 or spec.grounded is not None:
         return False
+    lettered = {w for w in choice_tokens(str(value)) if not w.isdigit()} - {
+        w for c in choices if c != value for w in choice_tokens(c) if not w.isdigit()}
+    if not lettered and (by_number := [number_with_unit(str(value), t) for t in evidence.exchanged]) and None not in by_number:
+        return not any(by_number)  # told apart by its number: "9kg" is "a nine-kilogram", not "nine"; no "four things"
     own = _kind_words(str(value))
     own = own - set().union(*(_kind_words(c) for c in choices if c != value)) or own  # "castle": no standard_castle
     own = own - _kind_words(spec.description) or own  # "my bike" names no e_bike_diagnostic where every job is a bike's
@@ -125,7 +135,7 @@ _PHRASAL = re.compile(r"\b(pick|drop|check|take|set|carry|walk|ring|call|top|sig
 def _kind_words(text: str) -> set[str]:
     """The words of a choice (or a description) that could say which kind: "battery_not_charging":
     battery, charging."""
-    return {stem(w) for w in re.split(r"[\W_]+", text.lower()) if len(w) > 1 and w not in _NO_KIND}
+    return {w for w in choice_tokens(text) if len(w) > 1 and w not in _NO_KIND}
 
 
 _COMMON = frozenset("from with that this have will your they them when what into about there their been were "

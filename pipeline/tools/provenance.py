@@ -413,7 +413,7 @@ def _spans(value: Any, text: str, rule: Rule) -> list[tuple[int, int]]:
 
 
 def _numbers_said(evidence: Evidence) -> int:
-    """How many numbers (not times of day) the caller has said in the call."""
-    return sum(1 for text in evidence.said for n in numbers_said(folded(text)) if not n.clock)
+    """How many numbers (not times of day, nor a kind: "nine-kilogram") the caller has said in the call."""
+    return sum(1 for text in map(folded, evidence.said) for n in numbers_said(text) if not n.clock and not n.joined)
 
 

@@ -23,7 +23,7 @@ from collections.abc import Collection
 from functools import lru_cache
 
 from .kinds import stem
-from .words import Word, number_runs, read_ordinal, words
+from .words import NumberRun, Word, number_runs, read_ordinal, words
 
 _SHORT = {
     "st": ("street", "saint"), "str": ("street",), "ave": ("avenue",), "av": ("avenue",),
@@ -114,12 +114,42 @@ def heard_words(text: str) -> set[str]:
     ws = words(text)
     joined = {stem(a.text + b.text) for a, b in zip(ws, ws[1:], strict=False)  # "hard-shell", "hard shell": hardshell
               if b.start - a.end == 1 and text[a.end] in "- " and a.text.isalpha() and b.text.isalpha()}
-    return {stem(w.text) for w in ws} | joined | {str(int(v)) for run in number_runs(ws) for v in run.values
-                                                  if v == v.to_integral()}
+    return {_UNITS.get(stem(w.text), stem(w.text)) if w.raw.islower() else stem(w.text) for w in ws} | joined | {
+        str(int(v)) for run in number_runs(ws) for v in run.values if v == v.to_integral()}
+
+
+# a unit's spoken names, as a choice writes it: "a nine-kilogram" or "a nine-kay" is the choice "9kg"
+_UNITS = {"kilo": "kg", "kilogram": "kg", "kilogramme": "kg", "kay": "kg", "kgs": "kg", "pound": "lb", "lbs": "lb",
+          "litre": "l", "liter": "l", "ltr": "l", "foot": "ft", "feet": "ft", "inch": "in", "inche": "in"}
+
+
+_MEASURES = frozenset(_UNITS.values()) | frozenset("cubic metre meter yard seater seat gallon ml cm mm oz".split())
+
+
+def choice_tokens(choice: str) -> list[str]:
+    """A choice's words, a number apart from its unit, each unit as choices write it ("9kg": 9 and
+    kg; "16_seater")."""
+    return [_UNITS.get(stem(w), stem(w)) for w in re.findall(r"\d+|[^\W\d_]+", choice.lower())]
+
+
+def number_with_unit(choice: str, text: str) -> bool | None:
+    """Does the text say a choice written as a number and a measure ("9kg", "16_seater",
+    "4_cubic_metres") as that number beside that measure ("a nine-kilogram", "sixteen-seater", "four
+    cubic metres"; not "four things")? None for a choice that is no number and measure."""
+    tokens = choice_tokens(choice)
+    numbers, rest = {t for t in tokens if t.isdigit()}, {t for t in tokens if not t.isdigit()}
+    if not numbers or not rest or rest - _MEASURES:
+        return None  # a size "10" is its digits (`choice_words_said`); "batteries_312" its word too
+    ws = words(text)
+
+    def beside(run: NumberRun) -> set[str]:  # the word after the number, and the one before ("stage one")
+        return {_UNITS.get(stem(w.text), stem(w.text)) for w in ws[max(0, run.start - 1):run.start] + ws[run.end:run.end + 1]}
+    return any(str(int(v)) in numbers and (not rest or beside(run) & rest) for run in number_runs(ws)
+               for v in run.values if v == v.to_integral())
 
 
 def _choice_words(choices: tuple[str, ...]) -> dict[str, set[str]]:
-    return {c: {stem(w) for w in re.split(r"[\W_]+", c.lower()) if w and w not in _FILLER} for c in choices}
+    return {c: {w for w in choice_tokens(c) if w not in _FILLER} for c in choices}
 
 
 Slot = tuple[int, int, frozenset[str]]  # words [start, end) and what they can be read as

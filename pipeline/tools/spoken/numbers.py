@@ -38,7 +38,8 @@ _BEFORE_PRONOUN = frozenset("this that which each another every any other same u
 @dataclass(frozen=True)
 class NumberSaid:
     """One number in a text: characters start:end, what it can mean, the words around it
-    (nearest first, not past a pause or another number) and whether it was a time of day."""
+    (nearest first, not past a pause or another number), whether it was a time of day, and whether
+    a hyphen joins it to the word after as a kind of thing ("a nine-kilogram refill": `joined`)."""
 
     start: int
     end: int
@@ -46,6 +47,7 @@ class NumberSaid:
     before: tuple[str, ...]
     after: tuple[str, ...]
     clock: bool
+    joined: bool = False
 
 
 _DETERMINERS = frozenset("the my your his her our their this that".split())
@@ -96,8 +98,9 @@ def numbers_said(text: str) -> tuple[NumberSaid, ...]:
             after.append(stem(ws[k].text))
             k += 1
         clock = ws[run.start].text != "half" and _clock_starts(ws, run.start)  # "half a dozen"
+        joined = run.end < len(ws) and ws[run.end].hyphened and not is_number_word(ws[run.end].text)
         out.append(NumberSaid(ws[run.start].start, ws[run.end - 1].end, run.values,
-                              tuple(before), tuple(after), clock))
+                              tuple(before), tuple(after), clock, joined))
     for k, w in enumerate(ws):  # "another week", "an extra night": one of that unit
         unit = k + 1 + (w.text == "an" and k + 1 < len(ws) and ws[k + 1].text in ("extra", "additional"))
         if (w.text == "another" or unit == k + 2) and unit < len(ws) and stem(ws[unit].text) in _UNITS \

@@ -50,13 +50,15 @@ _HOW_OFTEN = {"a", "an", "per", "every", "each", "daily", "weekly", "monthly", "
 @dataclass(frozen=True)
 class Word:
     """One token: `text` lower-cased, `raw` as written, its characters `start:end` in the text,
-    and whether a pause (punctuation) stands between it and the word before (`after_break`)."""
+    whether a pause (punctuation) stands between it and the word before (`after_break`), and
+    whether a hyphen joins it to that word (`hyphened`)."""
 
     text: str
     raw: str
     start: int
     end: int
     after_break: bool = False
+    hyphened: bool = False  # joined to the word before by a hyphen ("nine-kilogram")
 
 
 def fold(text: str) -> str:
@@ -100,7 +102,7 @@ def words(text: str) -> list[Word]:
                 last_end = m.end()
                 continue
             pause = bool(_BREAK.search(gap.replace(",", "") if hesitated is not None else gap))
-            out.append(Word(said, raw, m.start(), m.end(), bool(out) and (pause or bool(hesitated))))
+            out.append(Word(said, raw, m.start(), m.end(), bool(out) and (pause or bool(hesitated)), gap == "-"))
             hesitated = None
         last_end = m.end()
     return out
@@ -229,8 +231,9 @@ def number_runs(ws: list[Word]) -> list[NumberRun]:
                 j = taken[2]
                 continue
             taken = read_group(ws, j, in_run=bool(groups))
-            if taken is None:
-                break
+            if taken is None or groups and taken[2] < len(ws) and ws[taken[2]].hyphened \
+                    and not is_number_word(ws[taken[2]].text):
+                break  # "six nine-kilogram refills": six of the nine-kilogram kind, not 69
             groups.append((taken[0], taken[1]))
             j = taken[2]
         if not groups:
