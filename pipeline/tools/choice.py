@@ -65,7 +65,7 @@ from .schema import ToolSpec
 from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
 from .spoken.words import Word, words
-from .unasked import act_said, asks_state
+from .unasked import act_said, asks_state, same_act
 
 # Words that close a conversation; "thanks" alone does not (the caller may go on).
 _CLOSING = re.compile(r"\b(good ?bye|bye|bye-bye|that'?s (all|it|everything)|that is (all|it)|"
@@ -208,12 +208,17 @@ def called_for(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
 
 
 def _by_own_verb(spec: ToolSpec, specs: list[ToolSpec], ws: list[Word]) -> bool:
-    """The words ask for this tool by a verb no other of `specs` is named by, said as a request."""
+    """The words ask for this tool by a verb no other of `specs` is named by, or a word English
+    uses for its act no other's act has ("kindly prepone it" for `reschedule_booking`), said as a
+    request."""
     verb = name_words(spec.name)[0]
-    if [name_words(s.name)[0] for s in specs].count(verb) != 1:
+    act = {verb} | same_act(verb) - _LOOSE
+    if sum(name_words(s.name)[0] in act for s in specs) != 1:
         return False
     said = [w.text.lower() for w in ws]
-    return _requested(verb, ws) and not any(
+    if verb in _WEAK and not any(stem(w) in {stem(o) for o in name_words(spec.name)[1:]} for w in said):
+        return False  # "Can ye get someone out today?" asks for no `get_job_status`; "get me a quote" does
+    return (_requested(verb, ws) or any(_requested(v, ws, strict=True) for v in act - {verb})) and not any(
         w == verb and object_elsewhere(spec, specs, said[i + 1:i + 7]) for i, w in enumerate(said))
 
 
@@ -227,20 +232,27 @@ def _by_verb(spec: ToolSpec, said: list[str]) -> bool:
                 and not all(_HELD_BACK & {w.lower() for w in said[max(0, i - 3):i]} for i in at))
 
 
-_ASKING = frozenset("to please you can could would and just".split())  # "could you extend ...", "please cancel it"
+_WEAK = frozenset("get set do make have take give put".split())  # verbs that say little without their object
+# words of an act that say others as often: "make it two months", "bring it round Saturday"
+_LOOSE = frozenset("make bring send post mail drop pick collect deliver add include join".split())
+_ASKING = frozenset("to please kindly you ye yous youse can could would and just".split())  # "could you extend ...", "please cancel it"
+_WISHES = frozenset("like love want wanted wanting".split())  # "I'd like to ...", a request
 _OBJECT = frozenset("the my it our his her a an this that me us them those these".split())
 
 
-def _requested(verb: str, ws: list[Word]) -> bool:
+def _requested(verb: str, ws: list[Word], *, strict: bool = False) -> bool:
     """Is the verb said as a request, with what it acts on: after "please", "to", "could you" ("so
     please cancel it", "I'd like to extend it"), or opening a sentence ("Reorder the carprofen");
     not held back ("don't cancel it")? A past ("I reset my password") or a noun ("Ticket INC-2093
-    was opened") is none."""
+    was opened") is none. `strict` (another word for a tool's act): after "to" only where the
+    caller wishes it ("I'd like to move it", not "I'll need to move the ute")."""
     for i, w in enumerate(ws):
         if w.text.lower() != verb or _HELD_BACK & {x.text.lower() for x in ws[max(0, i - 5):i]}:
             continue
         before = ws[i - 1].text.lower() if i and not w.after_break else ""
         follows = ws[i + 1].text.lower() if i + 1 < len(ws) and not ws[i + 1].after_break else ""
+        if strict and before == "to" and (i < 2 or ws[i - 2].text.lower() not in _WISHES):
+            continue  # "I'll need to move the ute": the caller's own doing; "I'd like to move it" asks
         if follows and (before in _ASKING or (not before and follows in _OBJECT)):
             return True
     return False

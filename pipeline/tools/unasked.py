@@ -43,7 +43,7 @@ __all__ = ["NO_LONGER", "STATE_WORDS", "act_said", "asks_state", "named", "phras
 # Words English uses for one act; a tool's verb among them is named by any of them.
 _SAME_ACT = [frozenset(group.split()) for group in (
     "cancel scrap void terminate withdraw unbook",
-    "reschedule move change rearrange postpone push shift swap switch rebook amend modify update "
+    "reschedule move change rearrange postpone prepone push shift swap switch rebook amend modify update "
     "exchange bring",
     "book reserve schedule arrange make",
     "renew extend longer",  # "could we hang onto it a wee bit longer?" (not "no longer": `NO_LONGER`)
