@@ -182,6 +182,11 @@ def test_a_reply_about_making_a_call_that_names_no_tool_is_not_said_either(tmp_p
     assert talks_about_calling("To respond to this, you could return the following JSON object:")
     assert talks_about_calling("Here's a json object with the function name and arguments:")
     assert not talks_about_calling("The function room is upstairs.")
+    # fresh14, fresh27, fresh48: the tool prompt said back, word for word
+    assert talks_about_calling("To answer the phone for Kirkstall Pest Solutions, you may call one or more functions "
+                               "to assist with the user query.")
+    assert talks_about_calling("You are provided with function signatures within <tools></tools> XML tags: <tools>")
+    assert not talks_about_calling("We have two function suites, both free on Saturday.")
     assert not talks_about_calling("I'll call you back when the refund lands.")
     talk = "To respond to this, you could return the following JSON object with the function arguments."
     rec = one_turn(tmp_path, "I want a refund.", ScriptedLLM(rules=[[r"refund", talk]]), refund_desk([]))

@@ -82,8 +82,11 @@ def names_a_tool(sentence: str, specs: Iterable[ToolSpec]) -> str | None:
     return None
 
 
-_CALL_TALK = re.compile(r"```|\bjson\b|\bfunction\b.*\b(?:call|calls|arguments?|parameters?|return)\b"
-                        r"|\b(?:call|calls|arguments?|parameters?|return)\b.*\bfunction\b", re.I)
+# ... and the tool prompt said back ("you may call one or more functions to assist with the user
+# query. You are provided with function signatures within <tools></tools> XML tags")
+_CALL_TALK = re.compile(r"```|</?tools?>|\btool_call\b|\bjson\b|\bfunction signatures?\b"
+                        r"|\bfunctions?\b.*\b(?:call|calls|arguments?|parameters?|return)\b"
+                        r"|\b(?:call|calls|arguments?|parameters?|return)\b.*\bfunctions?\b", re.I)
 
 
 def talks_about_calling(sentence: str) -> bool:
