@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from .days import month_of, weekday_of
-from .words import Word, read_group
+from .words import TENS, Word, read_group
 
 Span = tuple[int, int]  # minutes after midnight, both ends included; a point is (m, m)
 
@@ -155,7 +155,7 @@ def _hour_minutes(ws: list[Word], i: int, *, written: bool) -> Clock | None:
         if value > 24:
             return None
         h, minute, clocky = value, 0, False
-        taken = _minutes_after(ws, j)
+        taken = _minutes_after(ws, j, pointed=i > 0 and ws[i - 1].text in ("the", "that", "this"))
         if taken is not None:
             minute, j = taken
     if h > 24 or minute > 59:
@@ -179,10 +179,13 @@ def _hour_minutes(ws: list[Word], i: int, *, written: bool) -> Clock | None:
     return Clock(i, j, spans, False, bare=bare)
 
 
-def _minutes_after(ws: list[Word], j: int) -> tuple[int, int] | None:
-    """The minutes of "six thirty", "six oh five", "7 45" (not after a pause)."""
+def _minutes_after(ws: list[Word], j: int, *, pointed: bool = False) -> tuple[int, int] | None:
+    """The minutes of "six thirty", "six oh five", "7 45" (not after a pause). `pointed`: the time
+    follows "the", where "one" after its tens is the thing ("the ten-thirty one": 10:30, not 10:31)."""
     if j >= len(ws) or ws[j].after_break:
         return None
+    if pointed and ws[j].text in TENS and j + 1 < len(ws) and ws[j + 1].text == "one" and not ws[j + 1].hyphened:
+        return TENS[ws[j].text], j + 1
     if ws[j].text in ("oh", "o") and (group := read_group(ws, j + 1)) is not None \
             and 0 <= group[0] <= 9 and group[2] == j + 2:
         return int(group[0]), group[2]

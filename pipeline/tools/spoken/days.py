@@ -2,11 +2,10 @@
 June", "2026-06-03", relative to the moment they were said.
 
 A day is (year, month, day), the year None when the caller did not say one ("June 3rd"). A word
-that can mean more than one day names them all: "next Thursday" said on a Monday is the
-Thursday of this week to some callers and of the next to others (said on a Friday, when this
-week's has gone by, it is the coming one); "Thursday" said on a Thursday
-is today or a week from today.
-"""
+that can mean more than one day names them all: "next Thursday" said on a Monday is the Thursday
+of this week to some callers and of the next to others (said on a Friday, when this week's has
+gone by, it is the coming one; after "not this Thursday", the next week's); "Thursday" said on a
+Thursday is today or a week from today."""
 
 from __future__ import annotations
 
@@ -176,7 +175,8 @@ def _weekday(ws: list[Word], i: int, today: date, *, written: bool) -> Days | No
         first = today + timedelta(ahead or 7)
         if wd < today.weekday():  # gone by this week: "next Tuesday" said on a Wednesday is the coming one
             return Days(i, j + 1, frozenset({as_day(first)}))
-        return Days(i, j + 1, frozenset({as_day(first), as_day(first + timedelta(7))}))
+        not_this = ["not", "this", ws[j].text] in ([w.text for w in ws[k:k + 3]] for k in range(max(0, i - 6), i))
+        return Days(i, j + 1, frozenset({as_day(first + timedelta(7)), *([] if not_this else [as_day(first)])}))
     found = {as_day(today + timedelta(ahead))}
     if ahead == 0:
         found.add(as_day(today + timedelta(7)))

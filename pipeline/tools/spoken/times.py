@@ -9,8 +9,7 @@ is among what the words name: its day among the days said, its time of day withi
 "now", "right now", "as soon as possible", "in twenty minutes" name the moment they were said
 in: a value within `slack_min` of it was said. Without a `now`, they match only a value that is
 itself such a word. A value that names a time of day but no day ("pickup 18:00"), or a day and
-time where the caller named only the time ("at six": today or tomorrow), is held to the time.
-"""
+time where the caller named only the time ("at six": today or tomorrow), is held to the time."""
 
 from __future__ import annotations
 
@@ -284,7 +283,8 @@ def days_named(text: str, now: datetime) -> list[str] | None:
     ws, out, last = words(text), list[str](), -1
     for m in (said := moments(ws, now)):  # a weekday alone of another day said is it ("the Saturday ... the 13th")
         if not m.days or _taken_back(ws, m.start) or (m.start and ws[m.start - 1].text in _TOLD_OF) or any(
-                o.days != m.days and not o.now and its_day(ws[m.start:m.end], o.days, now.year) for o in said):
+                o.days != m.days and not o.now and not _taken_back(ws, o.start) and its_day(ws[m.start:m.end], o.days, now.year)
+                for o in said):  # not of one taken back: "not this Saturday, next Saturday"
             continue
         if [w.text for w in ws[m.end:m.end + 2]] in (["or", "so"], ["or", "two"], ["or", "thereabouts"]):
             last = m.end + 2  # "I'll be in a week or so": how long, roughly
