@@ -14,6 +14,7 @@ from pipeline.tools.fit import best_fit
 from pipeline.tools.provenance import trace
 from pipeline.tools.schema import ToolSpec
 from pipeline.tools.spoken.numbers import numbers_said
+from tests.test_fit import _tool
 from tests.test_provenance import NOW, client_tool, said
 
 
@@ -79,10 +80,6 @@ def test_a_price_on_the_desk_is_no_count_of_people() -> None:
     traced = trace(PICKING, {"picker_name": "Dana Kerr", "date": "2026-06-20", "people": 5}, line)
     assert "people" in traced.missing
 
-
-def _tool(name: str, description: str, **properties: dict) -> ToolSpec:
-    return ToolSpec.from_openai({"type": "function", "name": name, "description": description,
-                                 "parameters": {"type": "object", "properties": properties, "required": []}})
 
 
 # a boathouse: every tool speaks of the boathouse, one has it in its name

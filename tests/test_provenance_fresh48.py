@@ -10,9 +10,9 @@ import pytest
 
 from pipeline.tools.choice import called_for
 from pipeline.tools.provenance import trace
-from pipeline.tools.schema import ToolSpec
 from pipeline.tools.spoken.names import number_with_unit
 from pipeline.tools.spoken.numbers import numbers_said
+from tests.test_fit import _tool
 from tests.test_provenance import client_tool, said
 
 ORDER = client_tool("order_paddles", {
@@ -68,10 +68,6 @@ def test_a_size_said_with_its_unit_names_the_choice_and_a_bare_count_does_not() 
     assert trace(GAS, {"customer_name": "Thabo Nkosi", "cylinder_size": "9kg"},
                  said("Thabo Nkosi. Nine of your cylinders, please.")).missing == ["cylinder_size"]
 
-
-def _tool(name: str, description: str, **properties: dict) -> ToolSpec:
-    return ToolSpec.from_openai({"type": "function", "name": name, "description": description,
-                                 "parameters": {"type": "object", "properties": properties, "required": []}})
 
 
 BOOK = _tool("book_session", "Book a henna session.", date={"type": "string", "format": "date"})
