@@ -174,7 +174,8 @@ _SLIGHT = frozenset("up in out on off to for of at by from with my new get set a
 def _named_apart(spec: ToolSpec, specs: list[ToolSpec], said: list[str]) -> bool:
     """The caller's words name this tool by a word of its name no other tool's name has ("a meter
     reading" for `submit_meter_reading` beside `book_meter_visit`; "no power on the street" for
-    `report_power_cut`), not held back ("if anyone cancels")."""
+    `report_power_cut`), not held back ("if anyone cancels"); not by a word every other tool
+    declares ("hall" at a hall), nor by its verb alone where what follows is another tool's choice."""
     others = {stem(w) for s in specs if s is not spec for w in name_words(s.name)}
     theirs = [declared(s) for s in specs if s is not spec and not s.closes]
     desk = set.intersection(*theirs) if len(theirs) >= 2 else set()  # "hall" at a hall: every tool's word
@@ -183,7 +184,6 @@ def _named_apart(spec: ToolSpec, specs: list[ToolSpec], said: list[str]) -> bool
     return any(stem(w) in own and not _HELD_BACK & set(said[max(0, i - 3):i])
                and not (stem(w) == verb and object_elsewhere(spec, specs, said[i + 1:i + 7]))
                for i, w in enumerate(said))
-
 
 
 def must_close(specs: Iterable[ToolSpec], last_said: str) -> list[ToolSpec]:
