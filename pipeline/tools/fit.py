@@ -55,15 +55,15 @@ def best_fit(specs: Iterable[ToolSpec], said: str) -> ToolSpec | None:
         return None
     ws = [w.text for w in words(NO_LONGER.sub("", said.replace("’", "'")))]
     heard = {stem(w) for w in ws} | phrased_acts(said) | ({stem("status")} if asks_state(said) else set())
-    declared = [_declared(spec) for spec in specs]
+    owns = [_declared(spec) for spec in specs]
     scores = []
-    for spec, own in zip(specs, declared, strict=True):
+    for spec, own in zip(specs, owns, strict=True):
         verb = name_words(spec.name)[0]
         at = [i for i, w in enumerate(ws) if w == verb]
         if at and all(object_elsewhere(spec, specs, ws[i + 1:i + 7]) for i in at):
             own = {w: weight for w, weight in own.items() if w != stem(verb)}  # "register a business name"
         shared = [w for w in own if w in heard]
-        scores.append(sum(own[w] * math.log((len(specs) + 1) / sum(w in d for d in declared)) for w in shared))
+        scores.append(sum(own[w] * math.log((len(specs) + 1) / sum(w in d for d in owns)) for w in shared))
     ranked = sorted(range(len(specs)), key=lambda i: -scores[i])
     best, next_ = scores[ranked[0]], scores[ranked[1]]
     if best < _MARGIN * next_ or best - next_ < _FLOOR:
@@ -117,7 +117,7 @@ def object_elsewhere(spec: ToolSpec, specs: list[ToolSpec], after: list[str]) ->
     acts English has other words for (`same_act`): those act on any kind of thing ("cancel the MOT")."""
     verb = name_words(spec.name)[0]
     if same_act(verb):
-        return False  # an act English has other words for acts on any kind of thing: "cancel the MOT"
+        return False
     heard = {stem(w) for w in after} - _NO_SENSE
     if heard & (declared(spec) - {stem(verb)}):
         return False

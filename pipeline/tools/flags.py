@@ -47,8 +47,7 @@ def unasked_flags(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence)
     out = []
     for name, value in arguments.items():
         prop = props.get(name)
-        if (not isinstance(value, bool) or not isinstance(prop, dict) or prop.get("type") != "boolean"
-                or name in required or name in spec.spoken or SOURCE_KEY in prop or KIND_KEY in prop):
+        if not isinstance(value, bool) or not _optional_flag(spec, name, prop, required):
             continue
         about = cue_words(name, prop) - _FLAG_TALK  # its name's, description's and `x-cues` words
         if not any(same_word(word, cue) for word in heard for cue in about):
@@ -61,9 +60,8 @@ def flag_as_said(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> A
     put it on my card" is `use_card_on_file: true`, "No lunch, now" `picnic_lunch: false`, whatever
     the model wrote (Qwen wrote false for the card). Any other value, as it is."""
     prop = spec.parameters.get("properties", {}).get(name)
-    if (not isinstance(value, bool) or spec.grounded is not None or not isinstance(prop, dict)
-            or prop.get("type") != "boolean" or name in spec.parameters.get("required", ())
-            or name in spec.spoken or SOURCE_KEY in prop or KIND_KEY in prop):
+    if not isinstance(value, bool) or spec.grounded is not None or not _optional_flag(
+            spec, name, prop, set(spec.parameters.get("required", ()))):
         return value
     about = {stem(w) for w in [*name_words(name), *(str(c) for c in prop.get(CUES_KEY) or ())]
              if len(w) > 3 and w not in _FLAG_TALK and w not in _FUNCTION}  # its own words: "picnic", "lunch"; not the description's "they"
@@ -71,6 +69,12 @@ def flag_as_said(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> A
         if (said := _polarity(text, about)) is not None:
             return said
     return value
+
+
+def _optional_flag(spec: ToolSpec, name: str, prop: Any, required: set[str]) -> bool:
+    """Is this argument an optional flag the caller's words decide (not traced another way)?"""
+    return isinstance(prop, dict) and prop.get("type") == "boolean" and name not in required \
+        and name not in spec.spoken and SOURCE_KEY not in prop and KIND_KEY not in prop
 
 
 _NEGATORS = frozenset("no not never without nae nah nope skip".split())
