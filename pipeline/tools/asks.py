@@ -108,6 +108,9 @@ _REQUEST_ASKED = re.compile(r"\W*(is there any (way|chance)|is it possible|are y
                             re.I)  # "Is there any way I could be seen tomorrow?": a request
 
 
+# "Tomorrow night got any large room or not?", "This Sunday still got rooms or not?": whether there is,
+# as Singapore's and Malaysia's English asks it ("Can book or not?" asks for the booking)
+_GOT_OR_NOT = re.compile(r"^(?!\W*(?:can|could|help)\b)[^?]*\bgot\b[^?]*\bor not\b", re.I)
 # "I'm still on every four weeks, aren't I?": a tag asks whether what was said is so
 # a sentence that orders ("How much is it? Book it for Friday then."): it asks, whatever came before
 _ORDER = re.compile(r"\W*(?:(?:just|then|so|and|oh|ok|okay|right|please|well)\W+)*(?:book|cancel|move|change|put|make|"
@@ -152,7 +155,8 @@ def asks_about_only(said: str) -> bool:
             if _TAG.search(question) or tagged and not any(w.text in _ASKING for w in words(question)):
                 tagged = True  # "..., aren't I? At twenty-two pounds?": what it checks, said after
                 continue
-            if not (ABOUT.match(question) or _CHECKING.match(question)) or _REQUEST_ASKED.match(question):
+            if not (ABOUT.match(question) or _CHECKING.match(question) or _GOT_OR_NOT.search(question)) \
+                    or _REQUEST_ASKED.match(question):
                 return False
         elif any(w.text in _ASKING for w in words(sentence)) and (
                 _TOLD_OF.match(sentence) is None or any(w.text in _ME_YOU for w in words(sentence))) \
