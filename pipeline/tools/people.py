@@ -26,7 +26,8 @@ _DETERMINERS = frozenset("my me our the ma mi mah a an his her their yer of mine
 _DESCRIBING = frozenset("young wee little small baby best old older elder eldest younger youngest teenage "
                         "grown adult two-year-old".split())
 _YOUNG = frozenset("kid child children son daughter boy girl wean bairn one grandson granddaughter grandkid "
-                   "grandchild youngster toddler baby nipper".split())
+                   "grandchild youngster toddler baby nipper young'un young'uns youngun younguns grandbaby "
+                   "grandbabies kiddie kiddies kiddo kiddos".split())
 _GROWN = frozenset("wife husband partner missus hubby fella boyfriend girlfriend mate friend buddy pal cousin "
                    "brother sister mum mam mom mother dad da father colleague fiance fiancee neighbour neighbor "
                    "gran nan granny grandad grandpa grandma uncle aunt auntie bloke wifey".split())
