@@ -19,7 +19,7 @@ from typing import Any
 from .argrules import Rule
 from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
-from .spoken.names import STREETS, edit_distance
+from .spoken.names import STREETS, UNITS, edit_distance
 from .spoken.words import is_number_word, words
 
 __all__ = ["folded", "keyed_scalars", "names_other", "question_role", "role_here"]
@@ -109,17 +109,10 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     return None
 
 
-# a unit's other names: "six kilo" for a weight in `kg`
-_UNITS = {"kilo": "kilogram", "kg": "kilogram", "kgs": "kilogram", "kilogramme": "kilogram", "lb": "pound",
-          "lbs": "pound", "litre": "liter", "ltr": "liter", "metre": "meter", "min": "minute", "mins": "minute",
-          "hr": "hour", "hrs": "hour", "gramme": "gram", "ft": "foot", "feet": "foot", "km": "kilometer",
-          "kilometre": "kilometer"}
-
-
 def _names(word: str, cues: frozenset[str]) -> bool:
     """Is the word one of these, or one Whisper writes for it ("cart" for "card"), or the same unit
     ("kilo" for "kg")?"""
-    if word in cues or word in _UNITS and _UNITS[word] in {_UNITS.get(c, c) for c in cues}:
+    if word in cues or word in UNITS and UNITS[word] in {UNITS.get(c, c) for c in cues}:
         return True
     return len(word) >= 4 and any(len(c) >= 4 and c[0] == word[0] and edit_distance(word, c) == 1
                                   for c in cues)

@@ -114,22 +114,24 @@ def heard_words(text: str) -> set[str]:
     ws = words(text)
     joined = {stem(a.text + b.text) for a, b in zip(ws, ws[1:], strict=False)  # "hard-shell", "hard shell": hardshell
               if b.start - a.end == 1 and text[a.end] in "- " and a.text.isalpha() and b.text.isalpha()}
-    return {_UNITS.get(stem(w.text), stem(w.text)) if w.raw.islower() else stem(w.text) for w in ws} | joined | {
+    return {UNITS.get(stem(w.text), stem(w.text)) if w.raw.islower() else stem(w.text) for w in ws} | joined | {
         str(int(v)) for run in number_runs(ws) for v in run.values if v == v.to_integral()}
 
 
-# a unit's spoken names, as a choice writes it: "a nine-kilogram" or "a nine-kay" is the choice "9kg"
-_UNITS = {"kilo": "kg", "kilogram": "kg", "kilogramme": "kg", "kay": "kg", "kgs": "kg", "pound": "lb", "lbs": "lb",
-          "litre": "l", "liter": "l", "ltr": "l", "foot": "ft", "feet": "ft", "inch": "in", "inche": "in"}
+# a unit's other names, each to one (as stems): "six kilo" for a weight in `kg`, "a nine-kay" for the choice "9kg"
+UNITS = {"kilo": "kilogram", "kg": "kilogram", "kgs": "kilogram", "kilogramme": "kilogram", "kay": "kilogram",
+         "lb": "pound", "lbs": "pound", "litre": "liter", "ltr": "liter", "metre": "meter", "min": "minute",
+         "mins": "minute", "hr": "hour", "hrs": "hour", "gramme": "gram", "ft": "foot", "feet": "foot",
+         "km": "kilometer", "kilometre": "kilometer", "inche": "inch"}
 
 
-_MEASURES = frozenset(_UNITS.values()) | frozenset("cubic metre meter yard seater seat gallon ml cm mm oz".split())
+_MEASURES = frozenset(UNITS.values()) | frozenset("cubic yard seater seat gallon ml cm mm oz".split())
 
 
 def choice_tokens(choice: str) -> list[str]:
     """A choice's words, a number apart from its unit, each unit as choices write it ("9kg": 9 and
     kg; "16_seater")."""
-    return [_UNITS.get(stem(w), stem(w)) for w in re.findall(r"\d+|[^\W\d_]+", choice.lower())]
+    return [UNITS.get(stem(w), stem(w)) for w in re.findall(r"\d+|[^\W\d_]+", choice.lower())]
 
 
 def number_with_unit(choice: str, text: str) -> bool | None:
@@ -143,7 +145,7 @@ def number_with_unit(choice: str, text: str) -> bool | None:
     ws = words(text)
 
     def beside(run: NumberRun) -> set[str]:  # the word after the number, and the one before ("stage one")
-        return {_UNITS.get(stem(w.text), stem(w.text)) for w in ws[max(0, run.start - 1):run.start] + ws[run.end:run.end + 1]}
+        return {UNITS.get(stem(w.text), stem(w.text)) for w in ws[max(0, run.start - 1):run.start] + ws[run.end:run.end + 1]}
     return any(str(int(v)) in numbers and (not rest or beside(run) & rest) for run in number_runs(ws)
                for v in run.values if v == v.to_integral())
 
