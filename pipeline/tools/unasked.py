@@ -151,7 +151,7 @@ def _act_said(verb: str, lowered: list[str], heard: set[str]) -> bool:
     """Is this known verb's act said: a word English uses for it among `heard` (the words of
     `lowered`, each as the verbs it may be), or a phrase for it ("won't be needing")?"""
     same = same_act(verb)
-    return bool(same & heard) or any(p in t for t in lowered for v in same for p in _SAID_AS.get(v, ()))
+    return bool(same & heard) or any(same & phrased_acts(t) for t in lowered)
 
 
 # asked for as a request: "can you check order O, seven, seven ...", "could you shift it to Wednesday"
