@@ -1810,3 +1810,39 @@ def test_read_from_fresh18() -> None:
     isla = said("Could you check where job three oh eight one five's at? Isla's heard nothing.", instructions=record)
     assert trace(status, {"job_id": "3081"}, isla).arguments == {"job_id": "MM-30815"}
     assert asks_about_only("That's Fraser still coming for the brakes on Friday morning, aye? Nine o'clock?")
+
+
+# --- an entry on file named by the things its tool acts on (fresh50, read after its run) ----------
+
+ROOFER = ("You answer the phone for a roofer. The caller is Dana Price, customer code RP-6604; on file: "
+          "inspection I-2291 on Friday, June 5 at 9:00, for hail damage; replacement job J-880 starting "
+          "Monday, June 22. Her son, Wade Price, customer code RP-6619; on file: leak repair R-4473 on "
+          "Thursday, June 11 at 13:00.")
+MOVE = ToolSpec.from_openai({"type": "function", "name": "reschedule_appointment",
+                             "description": "Move an inspection, repair or replacement job to another day.",
+                             "parameters": {"type": "object", "properties": {
+                                 "appointment_ref": {"type": "string", "description": "The reference"},
+                                 "new_date": {"type": "string", "format": "date", "description": "The new day"}},
+                                 "required": ["appointment_ref", "new_date"]}})
+TARP = ToolSpec.from_openai({"type": "function", "name": "request_tarp",
+                             "description": "Send a crew to put a tarp on a damaged roof.",
+                             "parameters": {"type": "object", "properties": {
+                                 "phone_number": {"type": "string", "description": "A number to call"}},
+                                 "required": ["phone_number"]}})
+
+
+def test_an_entry_the_callers_words_point_at_is_the_reference_its_tool_acts_on() -> None:
+    """"Could we move Friday's inspection to Monday?": the record writes "inspection I-2291", no
+    word of the argument's ("appointment", "reference") beside it; the tool moves inspections."""
+    from pipeline.tools.given import lacking
+    friday = said("Could we move Friday's inspection to Monday, hon?", instructions=ROOFER)
+    assert trace(MOVE, {"appointment_ref": "I-2291", "new_date": "2026-06-08"}, friday).missing == []
+    assert lacking(MOVE, friday) == []
+    unsaid = said("Could we move it to Tuesday, hon?", instructions=ROOFER)  # which of three: not said
+    assert trace(MOVE, {"appointment_ref": "I-2291", "new_date": "2026-06-08"}, unsaid).missing == ["appointment_ref"]
+    assert lacking(MOVE, unsaid) == ["appointment_ref"]
+    # a code on file is no number to ring, whatever entry the words point at
+    assert lacking(TARP, friday) == ["phone_number"]
+    assert trace(TARP, {"phone_number": "I-2291"}, friday).missing == ["phone_number"]
+    # the customer code is the account's, not a thing the tool moves
+    assert trace(MOVE, {"appointment_ref": "RP-6604", "new_date": "2026-06-08"}, unsaid).missing == ["appointment_ref"]

@@ -50,6 +50,7 @@ class Rule:
     tool: frozenset[str] = frozenset()  # the words of its tool's name ("book", "mot"): they point at no record
     things: frozenset[str] = frozenset()  # of its one count, the words of the tool's choices it counts, as said
     shared: frozenset[str] = frozenset()  # its cues another number of the tool has too ("tickets" of two counts)
+    about: frozenset[str] = frozenset()  # the words of its tool's description, stemmed: what it acts on
 
     @property
     def traced(self) -> bool:
@@ -59,12 +60,13 @@ class Rule:
 def rules(spec: ToolSpec) -> dict[str, Rule]:
     """Each argument's rule, read from the tool's schema (cached per tool)."""
     fresh = bool(verb := name_words(spec.name)[:1]) and verb[0] in _MAKES
-    return _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded, fresh, frozenset(name_words(spec.name)))
+    return _rules(json.dumps(spec.parameters), spec.spoken, spec.grounded, fresh, frozenset(name_words(spec.name)),
+                  frozenset(stem(w) for w in re.findall(r"[a-z]{3,}", spec.description.lower())))
 
 
 @lru_cache(maxsize=256)
 def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] | None, fresh: bool,
-           tool: frozenset[str] = frozenset()) -> dict[str, Rule]:
+           tool: frozenset[str] = frozenset(), about: frozenset[str] = frozenset()) -> dict[str, Rule]:
     schema = json.loads(parameters)
     props: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", ()))
@@ -109,7 +111,7 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                                                              or "24-hour" in description or bool(_choices(prop))),
                          written=written_as(kind, prop, description),
                          choices=tuple(_choices(prop) or ()) if kind is ValueKind.TEXT else (), fresh=fresh,
-                         form=example_form(description) if kind is ValueKind.CODE else None, tool=tool)
+                         form=example_form(description) if kind is ValueKind.CODE else None, tool=tool, about=about)
     counts = [n for n, r in out.items() if kinds[n] is ValueKind.NUMBER and not r.money]
     if len(counts) == 1:  # a tool's one count counts its things: "four lemon sole" for `product`'s lemon_sole
         things = {stem(w) for prop in props.values() if isinstance(prop, dict) for v in _choices(prop) or ()

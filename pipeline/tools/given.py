@@ -27,10 +27,11 @@ from typing import Any
 
 from .evidence import Evidence
 from .number_role import folded, keyed_scalars, names_other, question_role, role_here
-from .provenance import Rule, accepts, rules, spans_of_numbers
+from .provenance import Rule, accepts, pointed_at, rules, spans_of_numbers
+from .record import as_record
 from .schema import ToolSpec
 from .spoken import Source, ValueKind, said_in
-from .spoken.codes import code_said
+from .spoken.codes import code_said, codes_in
 from .spoken.kinds import stem
 from .spoken.times import moments
 from .spoken.words import words
@@ -121,7 +122,12 @@ def _candidate(rule: Rule, evidence: Evidence) -> bool:
         if instructions and any(role_here(instructions, span, rule) is True
                                 for span in spans_of_numbers(instructions)):
             return True
-        return False
+        # an entry on file no word names in this role, which the caller's words point at
+        # ("Could we move Friday's inspection?": "inspection I-2291 on Friday, June 5")
+        record = as_record(instructions)
+        return bool(record) and rule.kind is ValueKind.CODE and any(
+            pointed_at(record[a:b], rule, evidence) for a, b, code in codes_in(record, pauses=False)
+            if any(ch.isdigit() for ch in code) and any(ch.isalpha() for ch in code))
     if rule.kind is ValueKind.NAME:
         if any(_PROPER.search(sentence) for text in said for sentence in _SENTENCE.split(text)):
             return True

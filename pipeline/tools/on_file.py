@@ -45,7 +45,8 @@ def on_file(value: Any, record: str, rule: Rule) -> list[tuple[int, int]]:
             loose.append(whole)
     shapes = {code_shape(record[a:b]) for a, b in out}
     found = out + [s for s in loose if s not in out and (code_shape(record[s[0]:s[1]]) in shapes
-                                                          or code_form(record[s[0]:s[1]]) == rule.form)]
+                                                          or code_form(record[s[0]:s[1]]) == rule.form
+                                                          or not out and _of_its_things(record, s, rule))]
     # where the schema shows its code's form, the record's values of that form are the role's
     # ("e.g. FRE-A1-TUE": the courses, not "£120 at the concession rate" beside "course")
     if rule.form is None:
@@ -60,6 +61,17 @@ def _an_account(record: str, span: tuple[int, int], rule: Rule) -> bool:
     KS-0918"), where this argument is not one: a scooter's or an Eircode's role holds none."""
     before = [w.text for w in words(record[max(0, span[0] - 40):span[0]])][-2:]
     return "account" in before and "account" not in rule.cues
+
+
+def _of_its_things(record: str, span: tuple[int, int], rule: Rule) -> bool:
+    """Is the code at record[span] one of the things its tool acts on, by the word it is written
+    after ("inspection I-2291" for a tool that moves "an inspection, repair or replacement job";
+    not "customer code TR-6604"), where no word names a code in this argument's own role?"""
+    before = [w.text for w in words(record[max(0, span[0] - 40):span[0]])][-1:]
+    return bool(before) and stem(before[0]) in rule.about - rule.tool - _NAMES_NO_THING
+
+
+_NAMES_NO_THING = frozenset(stem(w) for w in "code number ref reference account customer".split())
 
 
 def _form(code: str) -> str:

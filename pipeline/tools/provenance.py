@@ -160,7 +160,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
                 and restated(value, rule.kind, rule.written, evidence)
                 or amends.read_back_code(value, rule, evidence, [v for n, v in arguments.items() if n != name])
                 or new_ending(value, rule, evidence)  # "No sir, it ends three eight one"
-                or Source.INSTRUCTIONS in rule.sources and _pointed_at(value, rule, evidence)
+                or Source.INSTRUCTIONS in rule.sources and pointed_at(value, rule, evidence)
                 or kept_from_booking(value, rule, evidence, [v for n, v in arguments.items() if n != name])
                 or _the_callers_one(value, rule, evidence, {squash(str(v)) for n, v in arguments.items() if n != name})
                 or amended(value, rule, evidence, partial(given, rule=rule, evidence=evidence))):
@@ -309,7 +309,7 @@ def _meant(value: Any, record: str, rule: Rule, evidence: Evidence) -> bool:
     return singled_out(spans, role, record, evidence.said, {*name_words(rule.name), *rule.rivals, *rule.tool}, evidence.now)
 
 
-def _pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
+def pointed_at(value: Any, rule: Rule, evidence: Evidence) -> str | None:
     """The record's one code in this role, of the value's form, the caller's words point at
     (`record.the_one_meant`); none where the caller said one of their own (in this role, or one no
     count could be: "the reg is Y-R-six-eight, space, K-L-O")."""
