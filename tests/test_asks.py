@@ -53,6 +53,9 @@ def test_a_line_that_tells_of_the_past_and_asks_nothing(line) -> None:
     ("I wanted to book the same table as last time.", ""),  # "wanted to" a tool's action asks
     # fresh45: "Better" opening a request, as "we'd better" does
     ("The crater thing on the twelfth, two of 'em came down with the flu. Better knock it on the head, mate.", ""),
+    # fresh50: an order said without a verb; "chopped" describes the meat, no past
+    ("Ramon Villamor here. Three kilos of chopped lechon, pickup on Friday at twelve noon.", ""),
+    ("Two smoked hams for Saturday, the name is Quinn.", ""),
 ])
 def test_a_request_a_problem_a_question_or_an_answer_is_not_only_telling(line, asked) -> None:
     assert not tells_only(line, asked, TOOLS)

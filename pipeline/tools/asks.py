@@ -27,7 +27,7 @@ from collections.abc import Iterable
 
 from .schema import ToolSpec
 from .spoken.kinds import name_words
-from .spoken.words import words
+from .spoken.words import is_number_word, words
 
 _ASKING = frozenset("please pls want wants wanna need needs needed can could would will "
                     "might shall should must help let let's lets wondering hoping trying calling "
@@ -195,7 +195,17 @@ def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:
         if w in _ASKING or w in _PROBLEM or w.endswith("n't") or w in verbs \
                 or w == "wanted" and not _WANTED_TO_TELL.search(text):
             return False
-    return bool(_PAST_PHRASE.search(text)) or any(w in _PAST or _regular_past(w) for w in said_words)
+    return bool(_PAST_PHRASE.search(text)) or any(w in _PAST or _regular_past(w) and not _describes(said_words[:i])
+                                                  for i, w in enumerate(said_words))
+
+
+_DETERMINERS = frozenset("of a an the some my your our their his her this that these those".split())
+
+
+def _describes(before: list[str]) -> bool:
+    """Is an "-ed" word after these words one that describes a thing ("three kilos of chopped
+    lechon", "the smoked one", "two dried"), not a verb in the past?"""
+    return bool(before) and (before[-1] in _DETERMINERS or is_number_word(before[-1]) or before[-1].isdigit())
 
 
 def called_off(said: str) -> bool:
