@@ -136,3 +136,26 @@ def test_a_question_asks_of_a_look_up_by_its_own_words(line, looks) -> None:
 def test_an_act_meant_and_then_let_go_offers_no_tool(line: str, offered: bool) -> None:
     evidence = Evidence(said=[line], asked=[""], now=datetime(2026, 6, 3, 10, 0))
     assert bool([s.name for s in offered_tools(TOOLS, evidence, last_said=line)]) is offered
+
+
+SUPPERS = [_desk_tool("book_room", "Book a private room.", date={"type": "string", "format": "date"}),
+           _desk_tool("cancel_booking", "Cancel a room booking.", booking_ref={"type": "string"}),
+           _desk_tool("change_booking", "Move a room booking to another day or time.", booking_ref={"type": "string"},
+                      new_date={"type": "string", "format": "date"}),
+           _desk_tool("check_availability", "Free rooms on a day.", date={"type": "string", "format": "date"})]
+
+
+@pytest.mark.parametrize(("said", "offered"), [
+    # fresh50: a thing on file said "instead" of another day; Qwen booked the room again
+    (["Eh, can shift my Friday night booking, the big room, to Saturday instead? Same time, eight o'clock."],
+     ["change_booking"]),
+    (["The christening got moved. Can the room be on Sunday instead, same time, eleven?"], ["change_booking"]),
+    # a correction of what this call asked: the booking asked for, said again
+    (["Book the big room for Friday night, eight o'clock.", "Sorry, make it Saturday instead."],
+     ["book_room", "cancel_booking", "change_booking", "check_availability"]),
+    # "instead of" says no other day
+    (["Could you book the big room for Friday instead of me coming in to do it?"], ["book_room"]),
+])
+def test_a_day_said_instead_changes_the_thing_on_file(said, offered) -> None:
+    evidence = Evidence(said=said, asked=[""] * len(said), now=datetime(2026, 6, 3, 10, 0))
+    assert [s.name for s in offered_tools(SUPPERS, evidence, last_said=said[-1])] == offered

@@ -39,7 +39,10 @@ that reaches for a tool it cannot use answers in words instead:
   likewise where the tool the caller's words fit best (`fit.best_fit`) may act and has not got
   what it needs ("Can I keep the skip a bit longer? Not sure how long yet.": the hire was looked up),
   unless the words ask for another by its verb ("after cleanin' the eavestroughs himself ... so ye
-  can cancel Friday's": the cancel, not the cleaning the words fit best).
+  can cancel Friday's": the cancel, not the cleaning the words fit best);
+- where the caller's first request says a day or a time "instead" ("That repair visit on
+  Tuesday, can the engineer come Wednesday instead?"), the one tool that moves a thing to a new
+  day or time (`_moved_instead`): Qwen2.5-0.5B booked the visit again, or the room the words named.
 
 And one it must make (`must_close`): a caller who closes and asks nothing more ("That's all,
 thanks, goodbye.") is answered by the hang-up tool, whose spoken goodbye the model writes; a
@@ -57,6 +60,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .argrules import rules
 from .asks import ABOUT, asks_about_only, called_off, checks_with_tag, may_act, tells_only
 from .evidence import Evidence
 from .fit import best_fit, declared, object_elsewhere
@@ -64,8 +68,9 @@ from .given import lacking, offers_value
 from .schema import ToolSpec
 from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
+from .spoken.times import moments
 from .spoken.words import Word, words
-from .unasked import act_said, asks_state, same_act
+from .unasked import act_said, asks_state, known_acts, same_act
 
 # Words that close a conversation; "thanks" alone does not (the caller may go on).
 _CLOSING = re.compile(r"\b(good ?bye|bye|bye-bye|that'?s (all|it|everything)|that is (all|it)|"
@@ -117,9 +122,34 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
                common=common)))]
     named = [s for s in out if not s.closes and _named_apart(s, specs, said)
              and not _other_act(s, specs, last_said)] if narrow else []
+    if narrow and not done and (moved := _moved_instead(out, last_said, evidence)) is not None:
+        named = [moved]  # "That repair visit on Tuesday, can the engineer come Wednesday instead?"
     if narrow and len(named) != 1 and not done and (fit := best_fit(out, last_said)) is not None:
         named = [fit]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
+
+
+def _moved_instead(specs: list[ToolSpec], last_said: str, evidence: Evidence) -> ToolSpec | None:
+    """The one tool that moves or changes a thing, where the caller's first words of a request
+    say a day or a time "instead" ("Can the lechon come on Sunday instead, same time?", "can
+    shift my Friday night booking ... to Saturday instead?"): a thing on file is to change, not
+    be booked again. Not a correction of what this call asked for ("Actually, make it Sunday
+    instead": an earlier turn said when), nor "instead of" ("couriered back instead of me coming in")."""
+    sentence = next((s for s in _SENTENCE.split(last_said) if _INSTEAD.search(s)), None)
+    if sentence is None or not moments(words(sentence), evidence.now) or any(
+            moments(words(text), evidence.now) for text in evidence.said[:-1]):
+        return None
+    if known_acts({w.text.lower() for w in words(sentence)}) - _MOVES - same_act("book"):
+        return None  # "could you send them to my flat on Saturday instead?": another act, asked
+    moving = [s for s in specs if not s.closes and name_words(s.name)[:1] and name_words(s.name)[0] in _MOVES
+              and any(r.kind in _WHEN for r in rules(s).values())]  # a move has a new day or time
+    return moving[0] if len(moving) == 1 else None
+
+
+_INSTEAD = re.compile(r"\binstead\b(?!\s+of\b)", re.I)
+_MOVES = same_act("reschedule")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+_WHEN = (ValueKind.DATE, ValueKind.TIME, ValueKind.DATETIME)
 
 
 def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidence, *, by_value: bool = True,

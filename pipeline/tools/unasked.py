@@ -132,6 +132,11 @@ def same_act(verb: str) -> frozenset[str]:
     return frozenset().union(*(group for group in _SAME_ACT if verb in group))
 
 
+def known_acts(heard: set[str]) -> frozenset[str]:
+    """The words among these that say an act English has other words for ("send", "cancel")."""
+    return frozenset(w for w in heard if w in _KNOWN_VERBS)
+
+
 def phrased_acts(text: str) -> set[str]:
     """The acts the words say in a phrase ("call off that hayride": cancel), by their verbs."""
     lowered = text.replace("’", "'").lower()
