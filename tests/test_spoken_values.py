@@ -133,6 +133,7 @@ def test_in_a_while() -> None:
     ("2026-06-11", "Thursday the eleventh"), ("2026-06-11", "Thursday, June 11, 2026"),
     ("2026-06-11", "next Thursday the eleventh"), ("2026-06-08", "on Monday, the 8th"),
     ("2026-06-16", "it's the sixteenth. The Tuesday."), ("2026-06-16", "June 16th, a Tuesday"),
+    ("2026-06-28", "Sunday 28th"), ("2026-06-16", "Tuesday sixteenth, six o'clock"),  # no "the"
 ])
 def test_dates_and_date_times(value: str, said: str) -> None:
     kind = DT if ("T" in value or ":" in value or "pm" in value) else D
@@ -140,6 +141,7 @@ def test_dates_and_date_times(value: str, said: str) -> None:
 
 
 @pytest.mark.parametrize(("value", "said"), [
+    ("2026-06-07", "Sunday 28th"),  # the Sunday that is the 28th, not this one
     ("2026-06-03T09:30", "tomorrow morning"), ("2026-06-04T14:00", "tomorrow morning"),
     ("2026-06-04", "last Thursday"), ("2026-06-04", "I had an appointment last Thursday"),
     ("2026-06-05T18:00", "at 6 pm"), ("2026-06-04T06:00", "tomorrow at six in the evening"),

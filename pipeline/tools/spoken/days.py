@@ -126,11 +126,11 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
     return None
 
 
-def _the_nth(ws: list[Word], i: int, today: date) -> Days | None:
-    """ "the 3rd", "the sixteenth" ("Di fourteenth", opening a sentence): of this month, or the next
-    once it has passed (not "the 3rd of June", read as a month's day)."""
-    if _texts(ws, i, 1) not in (["the"], ["di"], ["da"], ["de"]) or (taken := read_ordinal(ws, i + 1)) is None or not 1 <= taken[0] <= 31 \
-            or taken[1] < len(ws) and ws[taken[1]].text == "of":
+def _the_nth(ws: list[Word], i: int, today: date, *, bare: bool = False) -> Days | None:
+    """ "the 3rd", "the sixteenth" ("Di fourteenth", opening a sentence; `bare`: "Sunday 28th"): of
+    this month, or the next once it has passed (not "the 3rd of June", read as a month's day)."""
+    if not bare and _texts(ws, i, 1) not in (["the"], ["di"], ["da"], ["de"]) or (taken := read_ordinal(ws, i + (not bare))) is None \
+            or not 1 <= taken[0] <= 31 or taken[1] < len(ws) and ws[taken[1]].text == "of":
         return None
     return Days(i, taken[1], frozenset(_day_of_month(taken[0], today)))
 
@@ -292,7 +292,7 @@ def _dated(ws: list[Word], named: Days, today: date, *, written: bool) -> Days:
     if j >= len(ws) or len(weekdays) != 1:
         return named  # "the weekend" is two weekdays
     if (dated := _month_day(ws, j, today, written=written)) is None:
-        if (dated := _the_nth(ws, j, today)) is None:
+        if (dated := _the_nth(ws, j, today) or _the_nth(ws, j, today, bare=True)) is None:
             return named
         agree = _agreeing(dated, weekdays, today)
     else:
