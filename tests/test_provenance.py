@@ -1440,6 +1440,9 @@ def test_a_word_for_kin_is_no_name() -> None:
     line = said("My mother died last night. Could we come in tomorrow? Mam was Eileen Kelleher.")
     assert trace(meeting, {"deceased_name": "Mam", "date": "2026-06-04"}, line).missing == ["deceased_name"]
     assert trace(meeting, {"deceased_name": "Eileen Kelleher", "date": "2026-06-04"}, line).missing == []
+    # fresh51: "Amma is starting hers on the fifteenth ... Anand Krishnan" booked a patient "Amma"
+    amma = said("Amma is starting hers on the fifteenth, so book me from Monday the twenty-second. Anand Krishnan.")
+    assert trace(meeting, {"deceased_name": "Amma", "date": "2026-06-22"}, amma).missing == ["deceased_name"]
     # fresh28: "the open doubles, with my lad, Sam Whitworth" entered a partner named "my lad"
     entry = client_tool("enter_league", {
         "player_name": {"type": "string", "description": "The player's full name"},

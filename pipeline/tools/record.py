@@ -269,7 +269,8 @@ def _label(record: str, span: tuple[int, int], role_spans: Sequence[tuple[int, i
 _KIN = {"mum": "mother", "mom": "mother", "mam": "mother", "mummy": "mother", "mommy": "mother",
         "dad": "father", "daddy": "father", "gran": "grandmother", "granny": "grandmother",
         "nan": "grandmother", "nana": "grandmother", "grandma": "grandmother", "grandad": "grandfather",
-        "granddad": "grandfather", "grandpa": "grandfather", "auntie": "aunt", "aunty": "aunt"}
+        "granddad": "grandfather", "grandpa": "grandfather", "auntie": "aunt", "aunty": "aunt", "amma": "mother", "ammi": "mother",
+        "mama": "mother", "appa": "father", "papa": "father", "nani": "grandmother", "dadi": "grandmother", "ouma": "grandmother"}
 
 
 _KINSHIP = frozenset(_KIN.values()) | {"husband", "wife", "son", "daughter", "brother", "sister", "uncle", "aunt",
