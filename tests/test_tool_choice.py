@@ -41,6 +41,10 @@ TOOLS = [_tool("book_appointment"), _tool("cancel_appointment"), _tool("freeze_c
     ("I froze it myself and then I unfroze it.", []),
     ("They said they would freeze.", []),  # nothing it acts on
     ("I don't want you to cancel it.", []),
+    # fresh51: a noun naming a thing on file is no verb ("The order number's S two seven seven four")
+    ("The book appointment number is B four four one. Is it still on?", []),
+    ("My book appointment B four four one, what time is it?", []),
+    ("Could y'all cancel my appointment on Friday?", ["cancel_appointment"]),  # "y'all" asks as "you" does
 ])
 def test_a_tool_asked_for_by_its_verb_and_object_must_be_called(line, called) -> None:
     assert [s.name for s in called_for(TOOLS, line)] == called
@@ -159,3 +163,29 @@ SUPPERS = [_desk_tool("book_room", "Book a private room.", date={"type": "string
 def test_a_day_said_instead_changes_the_thing_on_file(said, offered) -> None:
     evidence = Evidence(said=said, asked=[""] * len(said), now=datetime(2026, 6, 3, 10, 0))
     assert [s.name for s in offered_tools(SUPPERS, evidence, last_said=said[-1])] == offered
+
+
+@pytest.mark.parametrize(("line", "offered"), [
+    # fresh51: a goodbye asks for nothing; Qwen booked an assessment for today at ten
+    ("Alright, that's everything I needed. Y'all have a blessed day now.", []),
+    ("Thank you so much, sugar. Y'all have a blessed day now.", []),
+    # a request with its values before the goodbye still asks
+    ("Book me a room for Friday, that's all, bye.", ["book_room"]),
+])
+def test_a_goodbye_that_asks_nothing_offers_no_tool(line, offered) -> None:
+    evidence = Evidence(said=[line], asked=[""], now=datetime(2026, 6, 3, 10, 0))
+    assert [s.name for s in offered_tools(SUPPERS, evidence, last_said=line)] == offered
+
+
+def test_a_verb_before_a_count_is_still_a_verb() -> None:
+    """"Can I book three tickets?": "book" before a count asks (not a label, as "order S one eight
+    zero six" is)."""
+    assert [s.name for s in called_for(TOOLS, "Can I book three appointments for Saturday?")] == ["book_appointment"]
+
+
+def test_that_s_all_right_closes_nothing() -> None:
+    """fresh4: "... and I'll collect it from Millbrook if that's all right" asks for the hold."""
+    from pipeline.tools.choice import sounds_closing
+
+    assert not sounds_closing("I'll collect it from Millbrook if that's all right, it's nearer my work.")
+    assert sounds_closing("That's all, thanks.")

@@ -73,8 +73,8 @@ from .spoken.words import Word, words
 from .unasked import act_said, asks_state, known_acts, same_act
 
 # Words that close a conversation; "thanks" alone does not (the caller may go on).
-_CLOSING = re.compile(r"\b(good ?bye|bye|bye-bye|that'?s (all|it|everything)|that is (all|it)|"
-                      r"nothing else|no more questions|have a (nice|good|great|lovely) (day|night|evening|one)|"
+_CLOSING = re.compile(r"\b(good ?bye|bye|bye-bye|that'?s (all(?! right)|it|everything)|that is (all(?! right)|it)|"
+                      r"nothing else|no more questions|have a (nice|good|great|lovely|blessed) (day|night|evening|one)|"
                       r"talk (to you )?later|see you|hang up)\b", re.I)
 
 
@@ -107,6 +107,8 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     specs, done = list(specs), set(called)
     if not done and (tells_only(last_said, evidence.asked[-1] if evidence.asked else "", specs) or called_off(last_said)):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
+    if not done and _only_closing(specs, last_said, evidence):
+        return [s for s in specs if s.closes]  # "Alright, that's everything I needed. Y'all have a blessed day now."
     if (wanted := asked_for(specs, last_said)) is not None and lacking(wanted, evidence):
         return [s for s in specs if s.closes and sounds_closing(last_said)]
     if not done and not ABOUT.match(last_said) and (fit := best_fit(specs, last_said)) is not None \
@@ -127,6 +129,19 @@ def offered(specs: Iterable[ToolSpec], evidence: Evidence, *, last_said: str,
     if narrow and len(named) != 1 and not done and (fit := best_fit(out, last_said)) is not None:
         named = [fit]
     return [*named, *(s for s in out if s.closes)] if len(named) == 1 else out
+
+
+def _only_closing(specs: list[ToolSpec], last_said: str, evidence: Evidence) -> bool:
+    """Do the caller's words close the call and ask nothing: no question, no tool asked for by
+    name or verb, no day, time, number or code a tool could take ("That's all, thanks, have a
+    blessed day")? Not "Book me in for Friday at ten, that's all, bye"."""
+    plain = _NOW.sub(" ", last_said)  # "have a blessed day now", "that's all for now": no moment
+    return sounds_closing(last_said) and "?" not in last_said and asked_for(specs, last_said) is None and not any(
+        offers_value(s, plain, evidence, loose=(ValueKind.TEXT, ValueKind.ADDRESS, ValueKind.NAME))
+        for s in specs if not s.closes)
+
+
+_NOW = re.compile(r"\bnow\b", re.I)
 
 
 def _moved_instead(specs: list[ToolSpec], last_said: str, evidence: Evidence) -> ToolSpec | None:
@@ -256,16 +271,26 @@ def _by_verb(spec: ToolSpec, said: list[str]) -> bool:
     """The words ask for this tool by its verb, as said ("book", not "booked"), and an object of
     its name, the verb not held back ("don't cancel", "if I cancel")."""
     verb, *objects = name_words(spec.name)
-    at = [i for i, w in enumerate(said) if w.lower() == verb]
+    at = [i for i, w in enumerate(said) if w.lower() == verb and not _a_label(said, i)]
     stems = {stem(w) for w in said}
     return bool(objects and at and any(stem(o) in stems for o in objects)
                 and not all(_HELD_BACK & {w.lower() for w in said[max(0, i - 3):i]} for i in at))
 
 
+def _a_label(said: list[str], i: int) -> bool:
+    """Is said[i] a noun naming a thing on file, not a verb: after "the", "my", "our" ("The order
+    number's S two seven seven four") or before its code's first letter or the word for one ("order
+    S one eight zero six", "booking number"); not before a count ("book three tickets")?"""
+    after = said[i + 1].lower() if i + 1 < len(said) else ""
+    return i > 0 and said[i - 1].lower() in _OWNED or after in _CODE_WORDS or len(after) == 1 and after not in ("a", "i")
+
+
+_OWNED = frozenset("the my our your his her their this that its an".split())
+_CODE_WORDS = frozenset("number no ref reference code id".split())
 _WEAK = frozenset("get set do make have take give put".split())  # verbs that say little without their object
 # words of an act that say others as often: "make it two months", "bring it round Saturday"
 _LOOSE = frozenset("make bring send post mail drop pick collect deliver add include join".split())
-_ASKING = frozenset("to please kindly you ye yous youse can could would and just".split())  # "could you extend ...", "please cancel it"
+_ASKING = frozenset("to please kindly you ye yous youse y'all yall can could would and just".split())  # "could you extend ...", "please cancel it"
 _WISHES = frozenset("like love want wanted wanting".split())  # "I'd like to ...", a request
 _OBJECT = frozenset("the my it our his her a an this that me us them those these".split())
 
