@@ -34,6 +34,9 @@ TOOLS = [_tool("book_appointment"), _tool("cancel_booking"), _tool("report_lost_
     "The groomer trimmed Biscuit's nails on May 2nd.",
     "Your plumber came out on Friday and he was brilliant. I just wanted to say thank you, that's all.",
     "The tour was better than last year, honestly.",  # "better" compared, nothing asked
+    # fresh51: sayings with a "no" or a "n't" that tell of no trouble
+    "We had a red-bellied black in the yard a few weeks back, but it slithered off on its own, no dramas.",
+    "Your bloke got a carpet python out of Dad's shed on Monday. Dad hasn't stopped yakking about it.",
 ])
 def test_a_line_that_tells_of_the_past_and_asks_nothing(line) -> None:
     assert tells_only(line, "", TOOLS)

@@ -44,6 +44,10 @@ _PAST_PHRASE = re.compile(r"\b(used to|last (night|week|month|year|time|summer|w
                           r"fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|back when|"
                           r"the other day|(i|we)'ve been)\b", re.I)
 _TAKEN_BACK = re.compile(r"\bnever ?mind\b", re.I)
+# sayings with a "no" or a "n't" that tell of no problem: "it slithered off on its own, no dramas";
+# "Dad hasn't stopped yakking about it"
+_NO_TROUBLE = re.compile(r"\bno (?:dramas?|worries|problems?|bother|rush|stress|fuss|harm done|complaints)\b"
+                         r"|\b\w+n't (?:stopped|stop) \w+ing\b", re.I)
 # "I wanted to book" asks; "I just wanted to say thank you", "wanted someone to know" tell
 _WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|share|pass (?:(?:that|it|this) )?on)"
                              r"|(?:someone|somebody|you) to know)\b")
@@ -54,7 +58,7 @@ _WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|shar
 # no. Four.") (`corrects`)
 _CORRECTING = re.compile(r"^\W*(?:(?:o+h+|a+h+|hmm+|um+|uh|er+m?|well|hang on|hold on|a?ch|och|aw+|eh|ugh|oops|whoops)\W+)*"
                          r"(no|nope|nah|naw|sorry|actually|wait|i said|it'?s|(?:yes|yeah|yep),? but)\b"
-                         r"|\b(not|instead|i meant|make (it|that)|my mistake|(read|got|said|wrote) (that|it) wrong|"
+                         r"|\b(not|instead|i meant|make (it|that)|scratch (it|that)|my mistake|(read|got|said|wrote) (that|it) wrong|"
                          r"wrong (one|number|code|day|date|time))\b", re.I)
 # A no that calls the action off rather than changing a value ("No, don't, I'll ring back Tuesday")
 # ("No, don't, I'll ring back Tuesday", "Actually, don't cancel it"), not a reason given beside a
@@ -184,7 +188,7 @@ def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:
     the agent's words before it."""
     if "?" in said or "?" in asked:
         return False
-    text = _TAKEN_BACK.sub(" ", said.replace("’", "'")).lower()
+    text = _NO_TROUBLE.sub(" ", _TAKEN_BACK.sub(" ", said.replace("’", "'"))).lower()
     if re.search(r"(?:^|[.!?,;]\s*)better\s+(?!than\b|off\b)[a-z]+", text):
         return False  # "... done his back. Better knock it on the head, mate.": asked, as "we'd better" is
     said_words = [w.text.lower() for w in words(text)]
