@@ -218,3 +218,74 @@ def test_a_clause_is_no_persons_name() -> None:
     assert "caller_name" in trace(tow, {"caller_name": "Boss, mih car dead on de highway", "location": "by de flyover"},
                                   line).missing
     assert trace(tow, {"caller_name": "Marlon Baptiste", "location": "by de flyover"}, line).missing == []
+
+
+def test_a_number_said_after_another_arguments_new_value_corrects_nothing_of_this_one() -> None:
+    """fresh50: "Wait ah, make it three hours. Once they start singing Jay Chou, confirm cannot
+    stop one." after a room read back for six people: the hours are three, the guests still six
+    (the Singlish "one" closing a sentence is no count)."""
+    room = client_tool("book_room", {
+        "hours": {"type": "integer", "description": "How many hours"},
+        "guests": {"type": "integer", "description": "Number of guests"},
+    }, ["hours", "guests"])
+    line = said("A room for six people, two hours, please.",
+                "Wait ah, make it three hours. Once they start singing, confirm cannot stop one.",
+                asked=["", "A room for 6 people for 2 hours. Shall I book it?"])
+    assert trace(room, {"hours": 3, "guests": 6}, line).arguments == {"hours": 3, "guests": 6}
+    # a count said as new beside it is still the count's
+    both = said("A room for six people, two hours, please.", "Wait, make it three hours, and make it seven people.",
+                asked=["", "A room for 6 people for 2 hours. Shall I book it?"])
+    assert trace(room, {"hours": 3, "guests": 6}, both).arguments == {"hours": 3, "guests": 7}
+
+
+def test_a_count_said_after_scratch_that_is_the_new_count() -> None:
+    """fresh51: "Ah, scratch that, it's seven. The in-laws wanna come along too." after five
+    places read back: seven places (not seven o'clock)."""
+    places = client_tool("book_workshop", {
+        "contact_name": {"type": "string", "description": "Who the booking is under"},
+        "people": {"type": "integer", "description": "Number of places"},
+    }, ["contact_name", "people"])
+    line = said("Can you book five of us into the workshop? Under Hamish Reid.",
+                "Ah, scratch that, it's seven. The in-laws wanna come along too.",
+                asked=["", "Five places at the workshop under Hamish Reid. Shall I book it?"])
+    assert trace(places, {"contact_name": "Hamish Reid", "people": 5}, line).arguments["people"] == 7
+    assert trace(places, {"contact_name": "Hamish Reid", "people": 7}, line).missing == []
+
+
+def test_the_one_number_no_word_names_for_another_argument_is_the_count() -> None:
+    """fresh51: "an outfitting package for two, starting Monday the twenty-second, for three
+    days": three are the days, so two is the people; with two numbers unnamed, neither is."""
+    package = client_tool("book_package", {
+        "days": {"type": "integer", "description": "Trip length in days"},
+        "people": {"type": "integer", "description": "Number of people on the trip"},
+    }, ["days", "people"])
+    line = said("I'd like an outfitting package for two, starting Monday the twenty-second, for three days.")
+    assert trace(package, {"days": 3, "people": 2}, line).missing == []
+    assert trace(package, {"days": 3, "people": 3}, line).missing == ["people"]
+    unnamed = said("I'd like an outfitting package for two, or maybe three, starting Monday, for three days.")
+    assert trace(package, {"days": 3, "people": 2}, unnamed).missing == ["people"]
+
+
+def test_a_correction_of_a_number_read_back_for_another_argument_sets_no_count_of_its_own() -> None:
+    """fresh49: "Oh, shoot, scratch that, it's three hundred sixty." after "300 acres of wheat ...
+    Shall I book it?": the acres are corrected; the combines nobody counted stay unsaid."""
+    harvest = client_tool("book_harvest", {
+        "acres": {"type": "integer", "description": "How many acres"},
+        "combines": {"type": "integer", "description": "How many combines, if the caller said"},
+    }, ["acres"])
+    line = said("Put me down for three hundred acres of wheat.", "Oh, shoot, scratch that, it's three hundred sixty.",
+                asked=["", "300 acres of wheat. Shall I book it?"])
+    assert "combines" not in trace(harvest, {"acres": 360, "combines": 2}, line).arguments
+
+
+def test_two_days_of_a_span_written_one_right_one_wrong_keep_the_start_first() -> None:
+    """fresh23: "From Saturday the twentieth to the Tuesday after, the twenty-third." written
+    start "Saturday, 20th" (said) and end "2026-06-09" (nobody's): the end is the 23rd, the start
+    still the 20th (the model's earlier day was not the start's)."""
+    boarding = client_tool("book_boarding", {
+        "start_date": {"type": "string", "format": "date", "description": "First night"},
+        "end_date": {"type": "string", "format": "date", "description": "Day of collection"},
+    }, ["start_date", "end_date"])
+    line = said("Could I book her in? From Saturday the twentieth to the Tuesday after, the twenty-third.")
+    traced = trace(boarding, {"start_date": "Saturday, 20th", "end_date": "2026-06-09"}, line)
+    assert traced.arguments == {"start_date": "2026-06-20", "end_date": "2026-06-23"}

@@ -188,10 +188,12 @@ def in_span_order(values: dict[str, Any], evidence: Evidence) -> dict[str, str]:
     return {first: days[1], second: days[0]}
 
 
-def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence) -> dict[str, str]:
+def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence, *,
+                order: list[str] | None = None) -> dict[str, str]:
     """The caller's day for each argument written as a date (`wrong`: those holding a day nobody
-    said, `right`: those holding one said; each name to the model's value); see the module. {}
-    where the caller's last words naming a day do not name one for each wrong one."""
+    said, `right`: those holding one said; each name to the model's value; `order`: the schema's
+    order of the names, the order the days are said in); see the module. {} where the caller's
+    last words naming a day do not name one for each wrong one."""
     if not wrong or not all(_a_moment(value, evidence) for value in wrong.values()):
         return {}  # "soonest" is no day the model meant to write: judged as it is
     if any(in_its_month(value, evidence) for value in [*wrong.values(), *right.values()]):
@@ -200,13 +202,16 @@ def spread_days(wrong: dict[str, Any], right: dict[str, Any], evidence: Evidence
         return {}
     _, named = last
     every = {**wrong, **right}
+    every = {n: every[n] for n in [*(order or []), *every] if n in every}  # a start before its end
     written = {name: as_date(value, evidence) if isinstance(value, str) else None for name, value in every.items()}
     if len(named) == len(every) > 1 and (placed := _in_order(list(every), named, written)):
-        return placed  # a day said in the wrong place ("tomorrow" as the return) is set right with the others
-    free = [day for day in named if day not in {written[n] for n in right}]
-    if len(free) != len(wrong):
+        pass  # a day said in the wrong place ("tomorrow" as the return) is set right with the others
+    elif len(free := [day for day in named if day not in {written[n] for n in right}]) != len(wrong):
         return {}
-    return _in_order(list(wrong), free, written) or dict(zip(wrong, free, strict=True))
+    else:
+        placed = _in_order(list(wrong), free, written) or dict(zip(wrong, free, strict=True))
+    # a start's and an end's, the start first ("From Saturday the twentieth to the Tuesday after")
+    return {**placed, **in_span_order({n: placed.get(n, every[n]) for n in every}, evidence)}
 
 
 def moved(value: Any, evidence: Evidence) -> str | None:

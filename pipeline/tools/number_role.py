@@ -20,6 +20,7 @@ from .argrules import Rule
 from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
 from .spoken.names import STREETS, UNITS, edit_distance
+from .spoken.numbers import numbers_said
 from .spoken.words import is_number_word, words
 
 __all__ = ["folded", "keyed_scalars", "names_other", "question_role", "role_here"]
@@ -165,3 +166,35 @@ def keyed_scalars(value: Any, key: str = "") -> Iterable[tuple[str, Any]]:
             yield from keyed_scalars(item, key)
     elif value is not None and not isinstance(value, bool):
         yield key, value
+
+
+def the_one_unclaimed(said: Iterable[str], text: str, span: tuple[int, int], rule: Rule) -> bool:
+    """Is the number at text[span] (one of `said`, folded), which no word names, the only number
+    the caller said that no word names for another argument ("an outfitting package for two,
+    starting Monday, for three days": three are the days, so two is the people)? A count of one
+    kind only, and required: not a price, nor a length, nor where the tool takes no other number
+    (`Rule.lone` judges that)."""
+    if rule.kind is not ValueKind.NUMBER or rule.money or rule.lone or not rule.required or role_here(text, span, rule) is not None:
+        return False
+    found = [(t, n) for t in map(folded, said) for n in numbers_said(t) if not n.clock and not n.joined]
+    if any(t == text and (n.start, n.end) == span and n.after and _measured(n.after[0]) for t, n in found):
+        return False  # "two hours" is a length, whatever the argument's words
+    others = [(t, (n.start, n.end)) for t, n in found if not (t == text and (n.start, n.end) == span)]
+    return bool(others) and all(role_here(t, s, rule) is False for t, s in others)
+
+
+def _measured(word: str) -> bool:
+    """Does this word, after a number, make it a length, a weight or a measure ("hours", "kilos")?"""
+    return stem(word) in _LENGTHS or word.lower() in UNITS or stem(word) in UNITS.values()
+
+
+_LENGTHS = frozenset(stem(w) for w in "minute min hour hr day night week month year mile km metre meter foot feet inch acre".split())
+
+
+def read_for_another(asked: str, rule: Rule) -> bool:
+    """Did the agent's read-back give its numbers to other arguments and none to this one ("300
+    acres of wheat in Ellis County ... Shall I book it?" for a count of combines)? A correction of a
+    number is then another's ("scratch that, it's three hundred sixty"), not this one's."""
+    text = folded(asked)
+    read = [role_here(text, (n.start, n.end), rule) for n in numbers_said(text) if not n.clock]
+    return False in read and True not in read

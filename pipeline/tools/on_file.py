@@ -4,7 +4,7 @@ number at all: what `provenance` reads a record's entries and the caller's numbe
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -16,11 +16,11 @@ from .record import alike, code_form, code_shape
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import cue_words, stem
-from .spoken.numbers import numbers_said
+from .spoken.numbers import NumberSaid, numbers_said
 from .spoken.words import words
 
 __all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "lettered", "named_on_file", "on_file", "other_code_said",
-           "outside_lists", "new_ending", "put_right", "said_as_new", "shaped_alike", "spans_of_numbers", "unmistakable"]
+           "outside_lists", "made_new_for_another", "new_ending", "put_right", "said_as_new", "shaped_alike", "spans_of_numbers", "unmistakable"]
 
 _CLOCKISH = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{1,2}-\d{1,2}.*|\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 
@@ -127,6 +127,14 @@ def said_as_new(text: str, start: int, end: int, cues: frozenset[str]) -> bool:
 
 
 _PRONOUN_ONE = re.compile(r"\b(the|that|this|which|each|any|every|no|a|another|other|same)\s+one$", re.I)
+
+
+def made_new_for_another(text: str, numbers: Iterable[NumberSaid], rule: Rule) -> bool:
+    """Do the words say one of these numbers as another argument's new value ("make it three
+    hours", for a count of guests)? Another number they say is then no correction of this one
+    ("Wait ah, make it three hours. Once they start singing, confirm cannot stop one.")."""
+    return any(role_here(text, (n.start, n.end), rule) is False and said_as_new(text, n.start, n.end, rule.rivals)
+               for n in numbers)
 
 
 def put_right(asked: str, said: str, span: tuple[int, int], rule: Rule) -> bool | None:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from . import amends
+from . import amends, number_role
 from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, retold, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .callers import a_stranger, said_lowercase, spelt_with, titled
@@ -132,7 +132,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             for name, rule in checked.items()}
     days = {name for name, rule in checked.items() if rule.written == "date" and Source.CALLER in rule.sources}
     days_said = spread_days({n: arguments[n] for n in days if not held[n]}, {n: arguments[n] for n in days if held[n]},
-                            evidence) or in_span_order({n: arguments[n] for n in checked if n in days}, evidence)
+                            evidence, order=list(checked)) or in_span_order({n: arguments[n] for n in checked if n in days}, evidence)
     span = spread_times([n for n, r in checked.items() if r.kind is ValueKind.TIME and Source.CALLER in r.sources],
                         evidence)  # "One till half five": the start's and the end's, each its own
     for name, rule in checked.items():
@@ -394,7 +394,8 @@ def accepts(text: str, span: tuple[int, int], rule: Rule, evidence: Evidence, as
         return True  # "It's six oh four seven four, SN-60474": the last words' one code with letters
     question = question_role(asked, rule)
     return question is True or (question is None and (_numbers_said(evidence) <= 1 or rule.lone
-                                                      and unmistakable(text[span[0]:span[1]])))
+                                                      and unmistakable(text[span[0]:span[1]])
+                                                      or number_role.the_one_unclaimed(evidence.said, text, span, rule)))
 
 
 def _priced(said: str) -> bool:
