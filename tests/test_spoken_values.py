@@ -134,6 +134,9 @@ def test_in_a_while() -> None:
     ("2026-06-11", "next Thursday the eleventh"), ("2026-06-08", "on Monday, the 8th"),
     ("2026-06-16", "it's the sixteenth. The Tuesday."), ("2026-06-16", "June 16th, a Tuesday"),
     ("2026-06-28", "Sunday 28th"), ("2026-06-16", "Tuesday sixteenth, six o'clock"),  # no "the"
+    ("2026-06-17", "Could you do a fortnight today, nine in the morning?"), ("2026-06-17", "two weeks today"),
+    ("2026-06-19", "a fortnight on Friday"), ("2026-06-17", "in a fortnight"),
+    ("2026-06-08", "for two weeks from Monday"), ("2026-06-08", "for a week from Monday"),  # a stay's first day
 ])
 def test_dates_and_date_times(value: str, said: str) -> None:
     kind = DT if ("T" in value or ":" in value or "pm" in value) else D

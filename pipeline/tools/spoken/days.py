@@ -20,13 +20,12 @@ Day = tuple[int | None, int, int]  # (year, or None when not said; month; day)
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY_SHORT = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # in written values only
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
 CALENDAR = frozenset((*WEEKDAYS, *_MONTHS))  # capitalised, yet no name of a thing
 _MONTH_SHORT = {m[:3]: n + 1 for n, m in enumerate(_MONTHS)} | {"sept": 9}
-_ISO = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
-_SLASHED = re.compile(r"(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?")
-_UNITS_OF_DAYS = {"day": 1, "days": 1, "week": 7, "weeks": 7}
+_ISO, _SLASHED = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})"), re.compile(r"(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?")
+_UNITS_OF_DAYS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "fortnight": 14, "fortnights": 14}
+_WEEKS = {"a week": 1, "a fortnight": 2, "two weeks": 2}  # "a fortnight today", "two weeks on Friday"
 
 
 @dataclass(frozen=True)
@@ -106,9 +105,10 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
     if _texts(ws, i, 3) in (["day", "after", "tomorrow"], ["day", "before", "yesterday"]):  # "the" or not
         sign = 1 if ws[i + 1].text == "after" else -1
         return Days(i, i + 3, frozenset({as_day(today + timedelta(2 * sign))}))
-    if _texts(ws, i, 2) == ["a", "week"] and (later := _a_week_on(ws, i + 2, today, written=written)) is not None:
+    if (weeks := _WEEKS.get(" ".join(_texts(ws, i, 2)))) and not (i and ws[i - 1].text == "for") \
+            and (later := _a_week_on(ws, i + 2, today, written=written, weeks=weeks)) is not None:  # not "for two weeks from Monday"
         return later
-    if _texts(ws, i, 2) == ["week", "from"] and not ws[i + 1].after_break and not (i and is_number_word(ws[i - 1].text)) \
+    if _texts(ws, i, 2) == ["week", "from"] and not ws[i + 1].after_break and not (i and (is_number_word(ws[i - 1].text) or ws[i - 1].text == "a")) \
             and (later := _a_week_on(ws, i + 1, today, written=written)) is not None:
         return Days(i, later.end, later.days)  # "week from Friday", no "a" (not "for one week, from Monday")
     if (named := _weekday(ws, i, today, written=written)) is not None:
@@ -207,9 +207,9 @@ def _told_of(ws: list[Word], i: int) -> bool:
     return False
 
 
-def _a_week_on(ws: list[Word], j: int, today: date, *, written: bool) -> Days | None:
-    """ "a week today", "a week tomorrow", "a week on Monday", "a week from Friday": that day, a
-    week on (ws[j] is the word after "a week")."""
+def _a_week_on(ws: list[Word], j: int, today: date, *, written: bool, weeks: int = 1) -> Days | None:
+    """ "a week today", "a week tomorrow", "a week on Monday", "a week from Friday", "a fortnight
+    today": that day, a week (or `weeks`) on (ws[j] is the word after "a week")."""
     k = j + 1 if _texts(ws, j, 1) in (["on"], ["from"], ["after"]) else j
     if k >= len(ws) or (base := days_at(ws, k, today, written=written)) is None or len(base.days) != 1:
         return None
@@ -218,7 +218,7 @@ def _a_week_on(ws: list[Word], j: int, today: date, *, written: bool) -> Days | 
     (year, month, day), = base.days
     if year is None:
         return None
-    return Days(j - 2, base.end, frozenset({as_day(date(year, month, day) + timedelta(7))}))
+    return Days(j - 2, base.end, frozenset({as_day(date(year, month, day) + timedelta(7 * weeks))}))
 
 
 _THEN = frozenset("instead then please if would could maybe yeah".split())  # "the Saturday after instead"
