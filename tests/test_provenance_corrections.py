@@ -289,3 +289,21 @@ def test_two_days_of_a_span_written_one_right_one_wrong_keep_the_start_first() -
     line = said("Could I book her in? From Saturday the twentieth to the Tuesday after, the twenty-third.")
     traced = trace(boarding, {"start_date": "Saturday, 20th", "end_date": "2026-06-09"}, line)
     assert traced.arguments == {"start_date": "2026-06-20", "end_date": "2026-06-23"}
+
+
+def test_a_one_closing_a_clause_after_a_verb_is_no_count() -> None:
+    """fresh52: "Wait ah, sorry, make it lunch, not dinner. Dinner time I always OT one, nobody at
+    home." after three dishes read back set the dishes to 1 ("one" closing a clause, in Singapore
+    English, is no number); "Sorry, just one." still is."""
+    from pipeline.tools.number_role import closing_one
+
+    tiffin = client_tool("start_subscription", {
+        "meal": {"type": "string", "enum": ["lunch", "dinner"], "description": "Which meal"},
+        "dishes": {"type": "integer", "description": "Dishes a day"},
+    }, ["meal", "dishes"])
+    line = said("Dinner, three dishes, please.", "Wait ah, sorry, make it lunch, not dinner. Dinner time I always OT one, nobody at home.",
+                asked=["", "Dinner with 3 dishes. Shall I start it?"])
+    assert trace(tiffin, {"meal": "lunch", "dishes": 3}, line).arguments == {"meal": "lunch", "dishes": 3}
+    text = "Sorry, just one. I always OT one, nobody home. Cannot stop one."
+    found = [closing_one(text, m.start(), m.end()) for m in __import__("re").finditer("one", text)]
+    assert found == [False, True, True]

@@ -43,7 +43,7 @@ from .argrules import Rule
 from .asks import corrects
 from .callers import introduced
 from .evidence import Evidence
-from .number_role import folded, question_role, read_for_another, role_here
+from .number_role import closing_one, folded, question_role, read_for_another, role_here
 from .on_file import made_new_for_another, said_as_new, shaped_alike, spans_of_numbers
 from .record import FULL_NAME, items_of, name_beside, named_as, the_callers_name
 from .spoken import Source, ValueKind, said_in
@@ -197,7 +197,7 @@ def corrected_to(rule: Rule, evidence: Evidence) -> Decimal | None:
             or not corrects(evidence.said[-1]) or question_role(evidence.last_asked, rule) is False or read_for_another(evidence.last_asked, rule):
         return None  # "It's 5521" answers "What's the order number?": another argument's number
     text = folded(evidence.said[-1])
-    said = [n for n in numbers_said(text) if not n.clock and len(n.values) == 1]  # "nineteen Fulford Road. One nine."
+    said = [n for n in numbers_said(text) if not n.clock and len(n.values) == 1 and not closing_one(text, n.start, n.end)]  # "nineteen Fulford Road. One nine."
     found = [n for n in said if not n.values <= {v for o in said if role_here(text, (o.start, o.end), rule) is False
                                                   for v in o.values}]
     found = found if len(found) < 2 and not made_new_for_another(text, said, rule) else [n for n in found if said_as_new(text, n.start, n.end, rule.cues)]

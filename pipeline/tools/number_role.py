@@ -198,3 +198,17 @@ def read_for_another(asked: str, rule: Rule) -> bool:
     text = folded(asked)
     read = [role_here(text, (n.start, n.end), rule) for n in numbers_said(text) if not n.clock]
     return False in read and True not in read
+
+
+def closing_one(text: str, start: int, end: int) -> bool:
+    """Is the "one" at text[start:end] one that closes a clause after a verb or a word of manner,
+    no count ("confirm cannot stop one", "Dinner time I always OT one, nobody at home": Singapore
+    English), not "just one.", "make it one.", "I only want one."?"""
+    if text[start:end].lower() != "one" or not re.match(r"\s*(?:[.,!?;:]|$)", text[end:]):
+        return False
+    before = [w.text.lower() for w in words(text[:start])][-1:]
+    return bool(before) and before[0] not in _COUNTED_BY and not is_number_word(before[0]) and not before[0].isdigit()
+
+
+_COUNTED_BY = frozenset("it just only make the a to for is be that want need take have get of than and or plus extra "
+                        "another with add same no more at but about around maybe".split())
