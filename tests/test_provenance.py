@@ -1849,3 +1849,18 @@ def test_an_entry_the_callers_words_point_at_is_the_reference_its_tool_acts_on()
     assert trace(TARP, {"phone_number": "I-2291"}, friday).missing == ["phone_number"]
     # the customer code is the account's, not a thing the tool moves
     assert trace(MOVE, {"appointment_ref": "RP-6604", "new_date": "2026-06-08"}, unsaid).missing == ["appointment_ref"]
+
+
+def test_a_list_of_choices_is_the_ones_the_caller_named() -> None:
+    """fresh52: "Thyroid profile and HbA1c, this Friday" booked "cbc", "lipid_profile", "hba1c":
+    the tests are the two the caller named; where they name none, the model's list stands (a
+    required list of the schema's choices is its to fill)."""
+    lab = client_tool("book_home_collection", {
+        "tests": {"type": "array", "description": "The tests to do", "items": {
+            "type": "string", "enum": ["cbc", "lipid_profile", "hba1c", "thyroid_profile", "vitamin_d"]}},
+    }, ["tests"])
+    line = said("Thyroid profile and HbA1c, this Friday, quarter to seven.")
+    assert trace(lab, {"tests": ["cbc", "lipid_profile", "hba1c"]}, line).arguments["tests"] == ["hba1c", "thyroid_profile"]
+    assert trace(lab, {"tests": ["hba1c", "thyroid_profile"]}, line).arguments["tests"] == ["hba1c", "thyroid_profile"]
+    vague = said("The usual blood tests, this Friday, quarter to seven.")
+    assert trace(lab, {"tests": ["cbc"]}, vague).arguments["tests"] == ["cbc"]

@@ -43,10 +43,13 @@ def word_choices(spec: ToolSpec, name: str) -> tuple[str, ...]:
     return choices if all(isinstance(c, str) for c in choices) else ()
 
 
-def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> str | None:
+def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> str | list[str] | None:
     """The schema's choice the caller named (`names.choice_named`: "the gutters" is gutter_clear),
     in their latest turn that names one, where the model wrote another ("windows_exterior"); the
-    choice for both or all where that turn names it, or two others."""
+    choice for both or all where that turn names it, or two others. Of a list of choices, the ones
+    that turn names (`_named_list`)."""
+    if isinstance(value, list):
+        return _named_list(spec, name, value, evidence)
     choices = word_choices(spec, name)
     if not choices or not isinstance(value, str):
         return None
@@ -67,6 +70,21 @@ def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> s
         if (named := choice_named(choices, text)) is not None:
             return named if named != value else None
     return None
+
+
+def _named_list(spec: ToolSpec, name: str, value: list[Any], evidence: Evidence) -> list[str] | None:
+    """The choices of a list argument ("tests": an array of "cbc", "lipid_profile", ...) the
+    caller's latest words naming any name ("Thyroid profile and HbA1c"), where the model listed
+    others (fresh52: "cbc", "lipid_profile", "hba1c", two tests nobody asked for); None where they
+    name none, or the model's."""
+    prop = spec.parameters.get("properties", {}).get(name)
+    items = prop.get("items") if isinstance(prop, dict) else None
+    choices = tuple(items.get("enum") or ()) if isinstance(items, dict) else ()
+    if not choices or not all(isinstance(c, str) for c in choices):
+        return None
+    last = next((found for text in reversed(evidence.said) if (found := choice_words_said(choices, text))), {})
+    named = [c for c in choices if c in last]
+    return named if named and set(named) != set(value) else None
 
 
 # a clause that turns a choice down: "Monday mornin' don't work no more", "not the morning",
