@@ -130,3 +130,16 @@ def test_a_verb_only_one_tool_has_counts_for_nothing_where_its_object_is_another
     assert "book_appointment" in _offered("I want to register a business name, Tuesday the ninth at two.", desk)
     assert _offered("I want to register for the text alerts, my number is 0712 345 678.", desk) == ["register_text_alerts"]
     assert best_fit(desk, "Could you cancel the land search on Friday?") is desk[2]  # a cancel acts on any kind of thing
+
+
+def test_a_flag_named_for_what_is_left_out_is_wanted_by_saying_no() -> None:
+    """fresh52: "tell Auntie Lim no chilli ah, my kids cannot take spicy" is `no_chilli: true`;
+    Qwen wrote false, and "no" before "chilli" read it as not wanted."""
+    tiffin = client_tool("start_subscription", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "no_chilli": {"type": "boolean", "description": "Cook without chilli, if the caller asked"},
+    }, ["customer_name"])
+    line = said("Jasmine Goh. Lunch from Monday, and tell Auntie Lim no chilli ah, my kids cannot take spicy.")
+    assert trace(tiffin, {"customer_name": "Jasmine Goh", "no_chilli": False}, line).arguments["no_chilli"] is True
+    spicy = said("Jasmine Goh. Lunch from Monday, and the chilli is fine, we like it spicy.")
+    assert trace(tiffin, {"customer_name": "Jasmine Goh", "no_chilli": True}, spicy).arguments["no_chilli"] is False

@@ -65,9 +65,10 @@ def flag_as_said(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> A
         return value
     about = {stem(w) for w in [*name_words(name), *(str(c) for c in prop.get(CUES_KEY) or ())]
              if len(w) > 3 and w not in _FLAG_TALK and w not in _FUNCTION}  # its own words: "picnic", "lunch"; not the description's "they"
+    negated = name_words(name)[:1] in (["no"], ["without"], ["skip"])  # "no_chilli": "no chilli ah" wants it
     for text in reversed(evidence.said):
         if (said := _polarity(text, about)) is not None:
-            return said
+            return not said if negated else said
     return value
 
 
