@@ -168,3 +168,13 @@ def test_still_in_a_story_is_no_problem_and_passing_praise_on_asks_nothing() -> 
         assert tells_only(line, "", []), line
     for line in ("I ordered it last week and it's still broken.", "I paid last week and it still hasn't come."):
         assert not tells_only(line, "", []), line
+
+
+@pytest.mark.parametrize(("line", "about"), [
+    # fresh52: a question opened by "has" or "have you" asks whether there is; Qwen booked the job
+    ("Has Ngaire got anything free on Friday the twelfth? She did me mum's place and she was ace.", True),
+    ("Have you got a table for two on Friday?", True),
+    ("Have a look at my booking and move it to Friday, please.", False),  # "have" as a request
+])
+def test_a_question_opened_by_has_or_have_you_asks_about(line, about) -> None:
+    assert asks_about_only(line) is about

@@ -117,6 +117,9 @@ KAYAKS = [_desk_tool("book_kayak", "Book a kayak for a day on the river.", date=
     # how a thing stands asks of the look-up of its status, whatever words the desk shares
     ("Is my kayak ready yet?", ["get_hire_details"]),
     ("Any free slots on Sunday?", ["check_river_slots"]),
+    # fresh52: a question whether there is asks of the look-ups that check or search
+    ("Have you got any doubles going on Sunday?", ["check_river_slots"]),
+    ("Has Jim got anything free on Sunday?", ["check_river_slots"]),
 ])
 def test_a_question_asks_of_a_look_up_by_its_own_words(line, looks) -> None:
     from pipeline.tools.choice import offered

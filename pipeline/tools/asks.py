@@ -106,7 +106,8 @@ def declines(said: str) -> bool:
 
 
 # A question about a thing ("How long does a refund take?", "Do little ones go free?") asks for no action.
-ABOUT = re.compile(r"\W*(how|what|when|why|where|who|which|whose|is|are|was|were|does|do|did)\b", re.I)
+ABOUT = re.compile(r"\W*(how|what|when|why|where|who|which|whose|is|are|was|were|does|do|did|has|"
+                   r"have(?= (?:you|ye|yous|youse|y'all|ya|we|they|i)\b))\b", re.I)  # "Has Ngaire got anything free?"
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _REQUEST_ASKED = re.compile(r"\W*(is there any (way|chance)|is it possible|are you able|is there (room|space) for me)\b",
                             re.I)  # "Is there any way I could be seen tomorrow?": a request

@@ -179,6 +179,8 @@ def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidenc
     looked up free slots for the caller's own booking (`by_value`)."""
     verb, *objects = name_words(spec.name)
     own = _tool_words(spec) - {verb}
+    if _HAVE_GOT.match(last_said) and verb in ("check", "search", "find"):
+        return True  # "Have you got Wolf Hall as an audiobook?", "Has Gareth got anything free on Monday?"
     if asks_state(last_said) and _OF_A_STATE & set(objects):
         return True  # "Is my car ready yet?" asks of `check_job_status`, whatever the desk's words
     return bool(own - _SLIGHT - _PLAIN - common & {stem(w) for w in said}) or by_value and offers_value(
@@ -186,6 +188,7 @@ def _asked_of(spec: ToolSpec, said: list[str], last_said: str, evidence: Evidenc
 
 
 _OF_A_STATE = frozenset("status details progress".split())  # a look-up's words for how a thing stands
+_HAVE_GOT = re.compile(r"\W*(?:has|have)\b(?:\s+[\w']+){0,2}?\s+(?:got|any|anything|room|space)\b", re.I)  # whether there is
 _PLAIN = frozenset("the and for with you your this that from are can any has have was will its day time".split())
 # a question about a price ("How much would it be for six of us on a Thursday?") asks of no
 # look-up by the day or the count it gives: only one whose words it says (a quote, a price list)
