@@ -23,7 +23,8 @@ from .spoken.names import STREETS, UNITS, edit_distance
 from .spoken.numbers import numbers_said
 from .spoken.words import is_number_word, words
 
-__all__ = ["folded", "keyed_scalars", "names_other", "question_role", "role_here"]
+__all__ = ["closing_one", "folded", "keyed_scalars", "names_other", "question_role", "read_for_another", "role_here",
+           "the_one_unclaimed"]
 
 _BEFORE, _AFTER = 5, 4  # words around a value that may say what it is
 _LAST_FOUR = re.compile(r"\blast\s+(?:four|4)\b", re.I)  # "the last four": no number of its own

@@ -73,10 +73,10 @@ def named_choice(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> s
 
 
 def _named_list(spec: ToolSpec, name: str, value: list[Any], evidence: Evidence) -> list[str] | None:
-    """The choices of a list argument ("tests": an array of "cbc", "lipid_profile", ...) the
-    caller's latest words naming any name ("Thyroid profile and HbA1c"), where the model listed
-    others (fresh52: "cbc", "lipid_profile", "hba1c", two tests nobody asked for); None where they
-    name none, or the model's."""
+    """The choices of a list argument ("tests": an array of "cbc", "lipid_profile", ...) that the
+    caller's latest turn naming any of them names ("Thyroid profile and HbA1c"), where the model
+    listed others (fresh52: "cbc", "lipid_profile", "hba1c", two tests nobody asked for); None
+    where no turn names one, or the turn names the model's."""
     prop = spec.parameters.get("properties", {}).get(name)
     items = prop.get("items") if isinstance(prop, dict) else None
     choices = tuple(items.get("enum") or ()) if isinstance(items, dict) else ()
