@@ -105,7 +105,7 @@ def days_at(ws: list[Word], i: int, today: date, *, written: bool = False) -> Da
     if _texts(ws, i, 3) in (["day", "after", "tomorrow"], ["day", "before", "yesterday"]):  # "the" or not
         sign = 1 if ws[i + 1].text == "after" else -1
         return Days(i, i + 3, frozenset({as_day(today + timedelta(2 * sign))}))
-    if (weeks := _WEEKS.get(" ".join(_texts(ws, i, 2)))) and not (i and ws[i - 1].text == "for") \
+    if (weeks := _WEEKS.get(" ".join(_texts(ws, i, 2)))) and not (i and ws[i - 1].text == "for" and _texts(ws, i + 2, 1) == ["from"]) \
             and (later := _a_week_on(ws, i + 2, today, written=written, weeks=weeks)) is not None:  # not "for two weeks from Monday"
         return later
     if _texts(ws, i, 2) == ["week", "from"] and not ws[i + 1].after_break and not (i and (is_number_word(ws[i - 1].text) or ws[i - 1].text == "a")) \
