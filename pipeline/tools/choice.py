@@ -69,7 +69,7 @@ from .schema import ToolSpec
 from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
 from .spoken.times import moments
-from .spoken.words import Word, words
+from .spoken.words import Word, sentences, words
 from .unasked import act_said, asks_state, known_acts, same_act
 
 # Words that close a conversation; "thanks" alone does not (the caller may go on).
@@ -150,7 +150,7 @@ def _moved_instead(specs: list[ToolSpec], last_said: str, evidence: Evidence) ->
     shift my Friday night booking ... to Saturday instead?"): a thing on file is to change, not
     be booked again. Not a correction of what this call asked for ("Actually, make it Sunday
     instead": an earlier turn said when), nor "instead of" ("couriered back instead of me coming in")."""
-    sentence = next((s for s in _SENTENCE.split(last_said) if _INSTEAD.search(s)), None)
+    sentence = next((s for s in sentences(last_said) if _INSTEAD.search(s)), None)
     if sentence is None or not moments(words(sentence), evidence.now) or any(
             moments(words(text), evidence.now) for text in evidence.said[:-1]):
         return None
@@ -163,7 +163,6 @@ def _moved_instead(specs: list[ToolSpec], last_said: str, evidence: Evidence) ->
 
 _INSTEAD = re.compile(r"\binstead\b(?!\s+of\b)", re.I)
 _MOVES = same_act("reschedule")
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _WHEN = (ValueKind.DATE, ValueKind.TIME, ValueKind.DATETIME)
 
 

@@ -34,11 +34,10 @@ from .spoken import Source, ValueKind, said_in
 from .spoken.codes import code_said, codes_in
 from .spoken.kinds import stem
 from .spoken.times import moments
-from .spoken.words import words
+from .spoken.words import sentences, words
 
 # A capitalised word after a sentence's first word ("the name is Patel"), not "I", "I'm", "I'd"
 _PROPER = re.compile(r"(?<=\s)(?!I\b|I'[a-z]+\b)[A-Z][a-zA-Z'-]+")
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _TIMES = (ValueKind.TIME, ValueKind.DATE, ValueKind.DATETIME)
 
 
@@ -129,7 +128,7 @@ def _candidate(rule: Rule, evidence: Evidence) -> bool:
             pointed_at(record[a:b], rule, evidence) for a, b, code in codes_in(record, pauses=False)
             if any(ch.isdigit() for ch in code) and any(ch.isalpha() for ch in code))
     if rule.kind is ValueKind.NAME:
-        if any(_PROPER.search(sentence) for text in said for sentence in _SENTENCE.split(text)):
+        if any(_PROPER.search(sentence) for text in said for sentence in sentences(text)):
             return True
         named = {stem(w.text) for w in words(instructions)}
         return bool(named & (rule.cues - rule.rivals))

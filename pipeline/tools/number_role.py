@@ -21,7 +21,7 @@ from .spoken import ValueKind
 from .spoken.kinds import name_words, stem
 from .spoken.names import STREETS, UNITS, edit_distance
 from .spoken.numbers import numbers_said
-from .spoken.words import is_number_word, words
+from .spoken.words import is_number_word, sentences, words
 
 __all__ = ["closing_one", "folded", "keyed_scalars", "names_other", "question_role", "read_for_another", "role_here",
            "the_one_unclaimed"]
@@ -32,7 +32,6 @@ _LABELS = frozenset("number no nr id code reference ref".split())  # "<noun> num
 _LINKS = frozenset("is was are be it it's its s".split())  # "my order number is 204"
 _DETERMINERS = frozenset("my the your our a an this that his her their its which what for to on "
                          "in at of with under by from".split())
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _PERSONS = frozenset("us them you".split())  # "eight of us", "the two of them"
 _VERBS = frozenset("get want need have like take pick choose see try make give put use do".split())  # no nouns
 _PEOPLE = frozenset("people person folk".split())  # "about eighty people": the guests, the diners, the party
@@ -50,7 +49,7 @@ def folded(text: str) -> str:
 
 def question_role(asked: str, rule: Rule) -> bool | None:
     """Does the agent's last question name this argument (True), another (False), or none?"""
-    questions = [q for q in _SENTENCE.split(folded(asked)) if q.rstrip().endswith("?")]
+    questions = [q for q in sentences(folded(asked)) if q.rstrip().endswith("?")]
     if not questions:
         return None
     said = {stem(w.text) for w in words(questions[-1])}
@@ -186,10 +185,10 @@ def the_one_unclaimed(said: Iterable[str], text: str, span: tuple[int, int], rul
 
 def _measured(word: str) -> bool:
     """Does this word, after a number, make it a length, a weight or a measure ("hours", "kilos")?"""
-    return stem(word) in _LENGTHS or word.lower() in UNITS or stem(word) in UNITS.values()
+    return stem(word) in _LENGTHS or UNITS.get(stem(word), stem(word)) in UNITS.values()
 
 
-_LENGTHS = frozenset(stem(w) for w in "minute min hour hr day night week month year mile km metre meter foot feet inch acre".split())
+_LENGTHS = frozenset(stem(w) for w in "day night week month year mile acre".split())  # besides the UNITS (hour, kilogram)
 
 
 def read_for_another(asked: str, rule: Rule) -> bool:

@@ -292,3 +292,11 @@ def spoken_number(text: str) -> Decimal | None:
 
 _NUMBER_DECOR = {"$", "€", "£", "#", "usd", "eur", "gbp", "dollars", "dollar", "euros", "euro",
                  "pounds", "number", "no"}
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences (and clauses a semicolon ends), as a transcript punctuates them."""
+    return _SENTENCE_BREAK.split(text)
