@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from .moments import written_as
-from .record import example_form
+from .record import code_shape, example_form
 from .schema import ToolSpec
 from .spoken import SOURCE_KEY, Source, ValueKind, cue_words, kind_from_schema, sources_of
 from .spoken.kinds import name_words, stem
@@ -51,6 +51,7 @@ class Rule:
     things: frozenset[str] = frozenset()  # of its one count, the words of the tool's choices it counts, as said
     shared: frozenset[str] = frozenset()  # its cues another number of the tool has too ("tickets" of two counts)
     about: frozenset[str] = frozenset()  # the words of its tool's description, stemmed: what it acts on
+    shapes: frozenset[str] = frozenset()  # of the codes its description gives as examples ("e.g. C-9814 or S-441")
 
     @property
     def traced(self) -> bool:
@@ -111,9 +112,11 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
                                                              or "24-hour" in description or bool(_choices(prop))),
                          written=written_as(kind, prop, description),
                          choices=tuple(_choices(prop) or ()) if kind is ValueKind.TEXT else (), fresh=fresh,
-                         form=example_form(description) if kind is ValueKind.CODE else None, tool=tool, about=about)
+                         form=example_form(description) if kind is ValueKind.CODE else None, tool=tool, about=about,
+                         shapes=_example_shapes(description) if kind is ValueKind.CODE else frozenset())
     counts = [n for n, r in out.items() if kinds[n] is ValueKind.NUMBER and not r.money]
-    if len(counts) == 1:  # a tool's one count counts its things: "four lemon sole" for `product`'s lemon_sole
+    if len(counts) == 1 and not set(name_words(counts[0])) & _MEASURES:  # a tool's one count counts its things:
+        # "four lemon sole" for `product`'s lemon_sole; an age or a length counts none ("Stage 6" is no age)
         things = {stem(w) for prop in props.values() if isinstance(prop, dict) for v in _choices(prop) or ()
                   if isinstance(v, str) for w in re.findall(r"[a-z]{3,}", v.lower())}
         out[counts[0]] = replace(out[counts[0]], cues=out[counts[0]].cues | things, things=frozenset(things))
@@ -146,3 +149,14 @@ def _cues(name: str, prop: dict[str, Any], kind: ValueKind | None) -> frozenset[
     if kind is ValueKind.CODE:
         cues |= {"#"}
     return frozenset(cues)
+
+
+_MEASURES = frozenset("age aged year years minute minutes hour hours day days night nights week weeks month months".split())
+
+
+def _example_shapes(description: str) -> frozenset[str]:
+    """The shapes of the codes a description gives as its examples ("The booking reference, e.g.
+    R-2217, LN-530 or P-118": R-9999, LN-999, P-999): each is a code of the argument's role."""
+    shown = re.search(r"\b(?:e\.g\.?|for example|such as|like)\s", description)
+    return frozenset(code_shape(code) for code in re.findall(r"\b[A-Z][A-Z0-9-]*\d[A-Z0-9-]*\b",
+                                                             description[shown.end():])) if shown else frozenset()

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .record import NOT_NAMES, kin_word
+from .kin import kin_word
+from .record import NOT_NAMES
 from .spoken.days import CALENDAR
 from .spoken.names import name_said
 from .spoken.words import is_number_word

@@ -324,7 +324,8 @@ def _replaced(value: str, kind: ValueKind | None, evidence: Evidence) -> bool:
     if kind is ValueKind.TIME:  # "Ooh, sorry, the morning one. Eleven o'clock." after "at three"
         now = one_moment(evidence.said[-1], evidence.now, "time", hours=open_hours(evidence.instructions))
         return now is not None and (hhmm := as_hhmm(value)) is not None and hhmm != now
-    named = days_named(evidence.said[-1], evidence.now)
+    named = days_named(re.sub(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days\b", " ", evidence.said[-1], flags=re.I),
+                       evidence.now)  # "Thursday the eleventh. I'm in the office on Fridays": a habit is no day
     day = as_date(value, evidence)
     spans = [said for text in evidence.said[:-1] if day in (said := days_named(text, evidence.now) or [])]
     return named is not None and len(named) == 1 and day is not None and day != named[0] \

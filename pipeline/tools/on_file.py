@@ -43,7 +43,7 @@ def on_file(value: Any, record: str, rule: Rule) -> list[tuple[int, int]]:
             out.append(whole)
         elif role is None and rule.kind is ValueKind.CODE and not _an_account(record, whole, rule):
             loose.append(whole)
-    shapes = {code_shape(record[a:b]) for a, b in out}
+    shapes = {code_shape(record[a:b]) for a, b in out} | rule.shapes  # and the shapes its examples show
     found = out + [s for s in loose if s not in out and (code_shape(record[s[0]:s[1]]) in shapes
                                                           or code_form(record[s[0]:s[1]]) == rule.form
                                                           or not out and _of_its_things(record, s, rule))]

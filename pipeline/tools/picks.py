@@ -5,6 +5,7 @@ that is none of those they named (`provenance.trace` asks these)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 from .asks import corrects
@@ -114,7 +115,7 @@ def _chosen_instead(choices: tuple[str, ...], value: str, last: dict[str, int], 
 _NO_KIND = frozenset("and or the of an with to in on for at by not no non un".split())  # "battery_not_charging"
 
 
-def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
+def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence, given: Collection[str] = ()) -> bool:
     """A required choice of words the model picked with no word of it in what the caller said, or
     in the agent's question they answered: fresh16's "Something's not right with the system. Can
     you log it as a fault?" logged `battery_not_charging`, a kind nobody named; the caller is
@@ -123,9 +124,14 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> b
     on lines that asked for nothing or left a value out. A word the instructions join to one the
     caller said names it too (`_joined`). A word other choices have too names none of them
     ("one of your bouncy castles": no `standard_castle` of four castles), nor one the tool's own
-    description has ("Book a bike in for a service": "my bike" is no `e_bike_diagnostic`)."""
+    description has ("Book a bike in for a service": "my bike" is no `e_bike_diagnostic`). Nor is
+    one another, optional argument is named for, whose value was `given` ("Can Meera come to my flat? Address
+    is Flat 302, ...": `home` beside a `home_address` said; "three cases to the Paarl house":
+    `delivery` beside a `delivery_address` on file)."""
     choices = word_choices(spec, name)
-    if value not in choices or len(choices) < 2 or spec.grounded is not None:
+    if value not in choices or len(choices) < 2 or spec.grounded is not None or any(
+            w in name_words(other) for other in given if other not in spec.parameters.get("required", ())
+            for w in choice_tokens(str(value)) if len(w) > 2):
         return False
     lettered = {w for w in choice_tokens(str(value)) if not w.isdigit()} - {
         w for c in choices if c != value for w in choice_tokens(c) if not w.isdigit()}

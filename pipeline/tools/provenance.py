@@ -49,6 +49,7 @@ from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .callers import a_stranger, said_lowercase, spelt_with, titled
 from .evidence import Evidence
 from .flags import flag_as_said, unasked_flags, unsaid_prose
+from .kin import is_kin
 from .moments import (
     as_date,
     as_hhmm,
@@ -84,7 +85,6 @@ from .record import (
     as_record,
     code_form,
     in_form,
-    is_kin,
     named_as,
     one_of_several,
     singled_out,
@@ -126,8 +126,8 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
     out = Traced(dict(arguments))  # of a list of choices, those said ("teeth cleaned", not "paw balm")
     held = {name: all(given(v, rule, evidence) for v in (arguments[name] if isinstance(arguments[name], list)
                                                           else [arguments[name]]))
-            and not took_back(arguments[name], rule.kind, evidence, rule.written)
-            and retold(arguments[name], rule, evidence) is None
+            and not took_back(arguments[name], rule.kind, evidence, rule.written) and retold(arguments[name], rule, evidence) is None
+            and not (rule.choices and isinstance(arguments[name], str) and named_choice(spec, name, arguments[name], evidence))  # "Monday, not Tuesday"
             and not amends.read_back_code(arguments[name], rule, evidence, [v for n, v in arguments.items() if n != name])
             for name, rule in checked.items()}
     days = {name for name, rule in checked.items() if rule.written == "date" and Source.CALLER in rule.sources}
@@ -181,7 +181,7 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
             continue
         if (named := named_choice(spec, name, value, evidence)) is not None:
             out.arguments[name] = named
-        elif (passed_over(spec, name, value, evidence) or unnamed_pick(spec, name, value, evidence)) \
+        elif (passed_over(spec, name, value, evidence) or unnamed_pick(spec, name, value, evidence, set(out.arguments) - {*out.missing})) \
                 and name in spec.parameters.get("required", ()):
             out.missing.append(name)  # "try singing ... after her piano", written "drums": which is asked
     for name, rule in checked.items():  # "BF20260147" as the schema's example writes its codes: BF-2026-0147

@@ -26,6 +26,8 @@ import re
 from collections.abc import Collection, Sequence
 from datetime import datetime
 
+from .kin import ASSOCIATE, KINSHIP
+from .kin import record_word as _word
 from .spoken.codes import codes_in, squash
 from .spoken.days import CALENDAR, days_at, month_of
 from .spoken.kinds import stem
@@ -96,7 +98,8 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     # Of several entries it points at ("Biscuit's in on Saturday, and I'd like to bring Pepper for
     # a bath and brush"), the one it names most, a name counting twice
     cue, days, near, own_name = heard - own - _QUIET, _days_said(said), _days_from_now(said, now), _own_name(record)
-    pointed: list[tuple[int, str]] = []
+    pointed: list[tuple[int, str, int]] = []
+    desk = m.start() if (m := _CALLER_ENTRY.search(record)) else 0
     for entry in ENTRY.split(record):
         said_of, on_day = {_word(w.text) for w in words(entry)}, 2 * bool(days & _days_in(entry)) or bool(near & _days_in(entry))  # "Friday": half "the 12th"
         if not cue & said_of and not on_day:
@@ -104,18 +107,19 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
         present = values & ({_digits(w.text) for w in words(entry) if any(ch.isdigit() for ch in w.text)}
                             | {_digits(code) for _, _, code in codes_in(entry, pauses=False)})  # "SV-448120-7"
         if len(present) == 1:  # the day it is on names it as a name does ("the sweep on the twelfth")
-            pointed.append((_weighed(entry, cue, own_name) + on_day, next(iter(present))))
-        if not present and _DIGIT.search(_HOURS_AND_PRICES.sub(" ", entry)):  # a record's line, not the desk's prose
-            heard |= said_of  # (whose hours and prices are no record's: "a morning slot (9:00 to 12:00)")
-    if not pointed and (callers := _the_callers(record, role_spans)) and (
-            _of_mine(said, own) or shared and not heard & _KINSHIP):  # of alike values ("account ..."), none said
+            pointed.append((_weighed(entry, cue, own_name) + on_day, next(iter(present)), on_day))
+        if not present and _DIGIT.search(_HOURS_AND_PRICES.sub(" ", entry)) and record.find(entry) >= desk:
+            heard |= said_of  # a record's line, not the desk's prose (before "The caller is ..."; its hours and
+            # prices are no record's: "a morning slot (9:00 to 12:00)", "Sessions last 60 minutes (RM 90)")
+    if not pointed and (callers := _the_callers(record, role_spans, said if _of_mine(said, own) else ())) and (
+            _of_mine(said, own) or shared and not heard & KINSHIP):  # of alike values ("account ..."), none said
         return callers == mine  # "Can I freeze my membership?", "Nothing came this morning": the caller's own, not their daughter's
     if pointed:
-        best = max(score for score, _ in pointed)
-        if value in {v for score, v in pointed if score == best}:
+        if value in {v for score, v, _ in pointed if score == max(p[0] for p in pointed)}:
             return True
-        if len({v for _, v in pointed}) > 1 or len({code_shape(record[a:b]) for a, b in role_spans}) == 1:
-            return False  # it points at several, another one most; or at another of a list of records
+        if len({v for _, v, _ in pointed}) > 1 or len({code_shape(record[a:b]) for a, b in role_spans}) == 1 \
+                or any(day for _, _, day in pointed):  # "the party on the fourteenth": P-118, no cage rental
+            return False  # it points at several, another one most; or at another of a list of records, or day
     # of one list's values, not one whose own words the caller names less than another's ("the
     # Mandarin beginners": MAN-A1-TUE, "Mandarin beginners", not SPA-A1-MON, "Spanish beginners")
     form = code_form(record[mine[0][0]:mine[0][1]])  # among the list's values of one form (not a price)
@@ -125,12 +129,22 @@ def singled_out(value_spans: Sequence[tuple[int, int]], role_spans: Sequence[tup
     return any((labels[r] - shared - own - _QUIET) & heard for r in mine)
 
 
-def _the_callers(record: str, role_spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+def _the_callers(record: str, role_spans: Sequence[tuple[int, int]], mine: Sequence[str] = ()) -> list[tuple[int, int]]:
     """The role's values in the record's entry about the caller ("The caller is Fiona Gallagher,
-    member number SA-30582"), where exactly one is."""
+    member number SA-30582"), where exactly one is; else, given the words that asked for their own
+    ("my membership"), in the sentence about whom they said they are ("It's Mélanie Lafleur. Can
+    you move my delivery?": "Their daughter, Mélanie Lafleur, ...; on file: order F-9034"), or,
+    naming nobody, the caller's ("The caller is ..., PP-5108; on file: membership M-2093, ...")."""
     entries = [(m.start(), m.end()) for m in re.finditer(r"[^.;\n]+", record) if _CALLER_ENTRY.search(m.group())]
-    found = [r for r in role_spans if any(a <= r[0] and r[1] <= b for a, b in entries)]
-    return found if len(found) == 1 else []
+    if len(found := [r for r in role_spans if any(a <= r[0] and r[1] <= b for a, b in entries)]) == 1 or not mine:
+        return found if len(found) == 1 else []
+    named = {w.text for text in mine for w in words(" ".join(re.findall(r"(?<=[^.!?\s] )(?!I\b|I')[A-Z][\w'-]+", text)))
+             if w.text not in CALENDAR | _QUIET}  # a name, not a sentence's first word, a day or "I've"
+    sentences = [(m.start(), m.end(), len(named & {w.text for w in words(m.group())}), bool(_CALLER_ENTRY.search(m.group())))
+                 for m in re.finditer(r"(?:[^.\n]|\.(?!\s))+", record)]
+    best = max((hits for _, _, hits, _ in sentences), default=0)
+    entries = [(a, b) for a, b, hits, caller in sentences if (hits == best if best else caller)]
+    return found if len(found := [r for r in role_spans if any(a <= r[0] and r[1] <= b for a, b in entries)]) == 1 else []
 
 
 def _own_name(record: str) -> set[str]:
@@ -172,7 +186,7 @@ def _weighed(entry: str, cue: set[str], own_name: Collection[str] = ()) -> int:
     introduces them ("It's Lorraine. Can you up me dad's milk": her father's)."""
     named = {_word(w.text): w.raw for w in words(entry) if _word(w.text) in cue}
     return sum(2 if (text[:1].isupper() and not text.isupper() and word not in CALENDAR and word not in own_name)
-               or word in _KINSHIP else 1 for word, text in named.items())  # "MOT" is no name; "mother" says who
+               or word in KINSHIP else 1 for word, text in named.items())  # "MOT" is no name; "mother" says who
 
 
 _ONE_OF = re.compile(r"\bone of (?:the|my|our|your|them|those|these|his|her|their)\b", re.I)
@@ -217,8 +231,18 @@ def named_as(name: str, record: str, cues: Collection[str], said: Sequence[str] 
     wanted = {w.text for w in words(name) if len(w.text) > 1}
     holding = [entry for entry in ENTRY.split(record) if wanted <= {w.text for w in words(entry)}]
     own = (set(cues) - {"name", "s"}) | _CALLER
-    return not holding or any({stem(w.text) for w in words(entry)} & own or _kin_account(entry) and (
+    return not holding or any({stem(w.text) for w in words(entry)} & own or (_kin_account(entry) or _kin_named(name, entry, said)) and (
         said is None or _spoken_of(name, entry, said)) for entry in holding)
+
+
+def _kin_named(name: str, entry: str, said: Sequence[str] | None) -> bool:
+    """Is the name written as the caller's kin's ("for his son Mateo Castillo"), a customer's, where
+    the caller's last words are not of themselves ("Would Donal give me a lesson? ... since I was
+    expecting Ciara": Ciara is no rider)?"""
+    held, first = [w.text for w in words(entry)], words(name)[0].text
+    if not said or {"me", "myself"} & {w.text for w in words(said[-1])}:
+        return False
+    return any(_word(held[i - 1]) in KINSHIP | {"law"} for i in range(1, len(held)) if held[i] == first)
 
 
 def _spoken_of(name: str, entry: str, said: Sequence[str]) -> bool:
@@ -227,17 +251,18 @@ def _spoken_of(name: str, entry: str, said: Sequence[str]) -> bool:
     spoken = [w.text for text in said for w in words(text)]
     named = words(name)
     return bool(named) and named[0].text in spoken \
-        or bool({_word(w) for w in spoken} & _KINSHIP & {_word(w.text) for w in words(entry)})
+        or bool({_word(w) for w in spoken} & KINSHIP & {_word(w.text) for w in words(entry)})
 
 
 def _kin_account(entry: str) -> bool:
-    """The caller's kin with an account of their own ("Her son, Daniel Ellison, has his own entry,
-    account PT-4471"): a customer of the desk, as the caller is."""
+    """The caller's kin or associate with an account of their own ("Her son, Daniel Ellison, has his
+    own entry, account PT-4471"; "His business partner, Nomsa Dlamini, customer code KW-2237"): a
+    customer of the desk, as the caller is."""
     held = {_word(w.text) for w in words(entry)}
-    return bool(held & _KINSHIP) and bool(held & _AN_ACCOUNT)
+    return bool(held & (KINSHIP | ASSOCIATE)) and bool(held & _AN_ACCOUNT)
 
 
-_AN_ACCOUNT = frozenset("account entry member membership customer".split())  # "His grandson, ..., member OB-601"
+_AN_ACCOUNT = frozenset("account entry member membership customer".split())
 
 
 def alike(value: object, other: str) -> bool:
@@ -263,35 +288,6 @@ def _label(record: str, span: tuple[int, int], role_spans: Sequence[tuple[int, i
         end = comma if comma != -1 else span[1]
     return {_word(w.text) for w in words(record[start:span[0]] + " " + record[span[1]:end])
             if not any(ch.isdigit() for ch in w.text)}
-
-
-# a caller's word for kin, as a record writes it ("Mum's morning visit": "her mother, Edith")
-_KIN = {"mum": "mother", "mom": "mother", "mam": "mother", "mummy": "mother", "mommy": "mother",
-        "dad": "father", "daddy": "father", "gran": "grandmother", "granny": "grandmother",
-        "nan": "grandmother", "nana": "grandmother", "grandma": "grandmother", "grandad": "grandfather",
-        "granddad": "grandfather", "grandpa": "grandfather", "auntie": "aunt", "aunty": "aunt", "amma": "mother", "ammi": "mother",
-        "mama": "mother", "appa": "father", "papa": "father", "nani": "grandmother", "dadi": "grandmother", "ouma": "grandmother"}
-
-
-_KINSHIP = frozenset(_KIN.values()) | {"husband", "wife", "son", "daughter", "brother", "sister", "uncle", "aunt",
-                                         "grandson", "granddaughter", "grandchild", "nephew", "niece"}
-_FAMILIAR = frozenset("lad lass boy girl kid partner missus hubby nephew niece cousin grandson granddaughter".split())  # as kin, in a name's place only
-
-
-def is_kin(value: str) -> bool:
-    """Is this a word for kin ("Mam", "my dad", "ma lad"), which names nobody on its own?"""
-    ws, kin = [w.text for w in words(value)], _KINSHIP | _FAMILIAR
-    return len(ws) in (1, 2) and ws[0] in ("my", "our", "ma", "me", *_KIN, *kin) and _word(ws[-1]) in kin
-
-
-def kin_word(text: str) -> str | None:
-    """The word a record writes this kin in ("auntie": aunt, "mam": mother), or None: no kin."""
-    return word if (word := _word(text.lower())) in _KINSHIP else None
-
-
-def _word(text: str) -> str:
-    """A word as a record's entries are compared by: its stem, a word for kin as records write it."""
-    return _KIN.get(s := stem(text), s)
 
 
 def _digits(text: str) -> str:
@@ -364,11 +360,11 @@ def someone_elses(value: object, instructions: str, said: Sequence[str]) -> bool
     text = str(value).strip().lower()
     sentences = [(m.group(), bool(_CALLER_ENTRY.search(m.group()))) for m in re.finditer(r"(?:[^.\n]|\.(?!\s))+", as_record(instructions))]
     holding = [s for s, callers in sentences if text and text in s.lower() and not callers
-               and {_word(w.text) for w in words(s)} & (_KINSHIP | {"another"})]  # the kin's, another customer's
+               and {_word(w.text) for w in words(s)} & (KINSHIP | {"another"})]  # the kin's, another customer's
     if not holding or not any(callers for _, callers in sentences) or any(text in s.lower() for s, callers in sentences if callers):
         return False
     heard = {_word(w.text) for line in said for w in words(line)}
-    return not any({_word(w.text) for w in words(s) if w.raw[:1].isupper() and w.text not in CALENDAR or _word(w.text) in _KINSHIP}
+    return not any({_word(w.text) for w in words(s) if w.raw[:1].isupper() and w.text not in CALENDAR or _word(w.text) in KINSHIP}
                    & heard for s in holding)
 
 

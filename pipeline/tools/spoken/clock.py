@@ -73,8 +73,8 @@ def clock_at(ws: list[Word], i: int, *, written: bool = False) -> Clock | None:
 
 
 def _to_or_past(ws: list[Word], i: int) -> Clock | None:
-    """ "half past five", "quarter to seven", "ten past six", "twenty five minutes to eight",
-    "half nine"."""
+    """ "half past five", "quarter to seven", "quarter of seven", "ten past six", "twenty five
+    minutes to eight", "half nine"."""
     t = ws[i].text
     if t == "half" and (hour := _hour_of(ws, i + 1)) is not None and not ws[i + 1].after_break:
         h, end = hour  # "half nine": half past nine, as said in Britain
@@ -93,9 +93,10 @@ def _to_or_past(ws: list[Word], i: int) -> Clock | None:
             return None  # "fae eight till eleven": no one says 10:52 so, without "minutes"
     else:
         return None
-    if j >= len(ws) or ws[j].text not in _AFTER_HOUR or ws[j].after_break:
+    quarter_of = j < len(ws) and ws[j].text == "of" and t in ("quarter", "a")  # "quarter of six": 5:45, in America
+    if j >= len(ws) or ws[j].text not in _AFTER_HOUR and not quarter_of or ws[j].after_break:
         return None
-    sign = _AFTER_HOUR[ws[j].text]
+    sign = -1 if quarter_of else _AFTER_HOUR[ws[j].text]
     if ws[j].text in ("after", "before", "till", "til") and t not in ("half", "quarter", "a"):
         if not (j + 1 < len(ws) and _hour_word(ws, j + 1)):
             return None

@@ -88,7 +88,7 @@ _SAME = (frozenset("phone mobile cell cellphone telephone tel landline".split())
          frozenset("seat ticket".split()))  # "four tickets" is four seats
 _STOP = frozenset("a an the of to for in on at by with from and or is are be it its this that "
                   "as if any e g eg ie etc how many much what which your my our their his her "
-                  "caller user please".split())
+                  "caller user please said gave given asked told".split())  # "if the caller said"
 
 
 def kind_from_schema(name: str, schema: dict[str, Any]) -> ValueKind | None:

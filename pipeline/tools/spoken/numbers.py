@@ -145,8 +145,9 @@ def _role(said: NumberSaid, own: set[str], other: set[str]) -> bool | None:
 
 
 def _clock_starts(ws: list[Word], i: int) -> bool:
-    """Is the number at ws[i] a time of day ("6 pm", "at 6", "six thirty tonight")?"""
-    for start in (i, i - 1):
+    """Is the number at ws[i] a time of day ("6 pm", "at 6", "six thirty tonight", the hour of "a
+    quarter to six")?"""
+    for start in range(i, i - 4, -1):
         found = clock_at(ws, start) if start >= 0 else None
         if found is not None and found.end > i and not (found.daypart or found.bare):
             return True

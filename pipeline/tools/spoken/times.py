@@ -143,8 +143,8 @@ def _now_at(ws: list[Word], i: int, now: datetime | None, slack_min: int) -> Mom
         if tuple(w.text for w in ws[i:i + len(phrase)]) != phrase:
             continue
         end = i + len(phrase)
-        if phrase == ("now",) and (_before(ws, i) in _NOT_NOW_BEFORE | _SO_FAR_BEFORE or _opens_clause(ws, i)):
-            return None  # "for now", "Now, about my ...", "ninety thousand miles now": not a time
+        if phrase == ("now",) and (_before(ws, i) in _NOT_NOW_BEFORE | _SO_FAR_BEFORE or _opens_clause(ws, i) or is_number_word(_before(ws, i)) or _before(ws, i).isdigit()):
+            return None  # "for now", "Now, about my ...", "ninety thousand miles now", "more like sixteen now": no time
         return _at_offset(i, end, now, 0, slack_min, now_itself=True)
     return _in_a_while(ws, i, now, slack_min)
 

@@ -1,0 +1,204 @@
+"""The rules read from fresh53 (jet boats in Queenstown, a wine estate in Stellenbosch, a yoga
+studio in Pune, batting cages in San Antonio): each behaviour on a desk of its own shape, not the
+split's lines word for word."""
+
+from __future__ import annotations
+
+from pipeline.tools.provenance import trace
+from pipeline.tools.schema import ToolSpec
+from pipeline.tools.spoken.numbers import numbers_said
+from tests.test_provenance import client_tool, said
+
+
+def _tool(name: str, description: str, properties: dict, required: list[str]) -> ToolSpec:
+    return ToolSpec.from_openai({"type": "function", "name": name, "description": description,
+                                 "parameters": {"type": "object", "properties": properties, "required": required}})
+
+
+SAUNA = ("You answer the phone for Harbour Sauna, Tromso. Passes can be frozen for 7 to 30 days once a year. "
+         "The caller is Ines Moreau, customer code HS-1102; on file: season pass P-4410, valid to September 30; "
+         "towel locker 88. Her husband, Luc Moreau, customer code HS-1103; on file: season pass P-4425, valid to "
+         "December 31.")
+FREEZE = _tool("freeze_pass", "Freeze a season pass for a number of days.", {
+    "pass_ref": {"type": "string", "description": "The pass reference, e.g. P-4410"},
+    "days": {"type": "integer", "description": "How many days, 7 to 30"},
+}, ["pass_ref", "days"])
+
+
+def test_my_pass_is_the_one_in_the_sentence_of_whom_the_caller_is() -> None:
+    """ "please pause my membership" on a record whose caller's sentence runs on past a semicolon
+    ("The caller is ..., customer code ...; on file: quarterly membership M-2093") was refused: the
+    caller's own is in their sentence; said by one who names themselves, in theirs."""
+    mine = said("Can you freeze my pass for ten days? I'm off to Lisbon.", instructions=SAUNA)
+    assert trace(FREEZE, {"pass_ref": "P-4410", "days": 10}, mine).missing == []
+    assert trace(FREEZE, {"pass_ref": "P-4425", "days": 10}, mine).arguments["pass_ref"] == "P-4410"
+    luc = said("It's Luc Moreau. Can you freeze my pass for ten days?", instructions=SAUNA)
+    assert trace(FREEZE, {"pass_ref": "P-4425", "days": 10}, luc).missing == []
+    assert trace(FREEZE, {"pass_ref": "P-4410", "days": 10}, luc).arguments["pass_ref"] == "P-4425"
+    nobodys = said("Can you freeze a pass for ten days?", instructions=SAUNA)
+    assert trace(FREEZE, {"pass_ref": "P-4410", "days": 10}, nobodys).missing == ["pass_ref"]
+
+
+STUDIO = ("You answer the phone for Lotus Room, a dance studio in Leeds. Classes last 60 minutes. The caller "
+          "is Asha Patel, customer code LR-201; on file: class booking C-7713 on Saturday, June 6 at 10:00 with "
+          "Meera; private session S-52 on Friday, June 5 at 18:00 at home with Rohan; card on file Visa ending 1180.")
+CANCEL = _tool("cancel_booking", "Cancel a class booking or a private session.", {
+    "booking_ref": {"type": "string", "description": "The booking reference, e.g. C-7713 or S-52"},
+}, ["booking_ref"])
+
+
+def test_the_codes_shaped_as_any_example_of_the_description_are_the_roles() -> None:
+    """ "Friday's home session with Rohan, please cancel it." cancelled the Saturday class: its code
+    was the only one of the description's first example's shape. Each example's shape is the role's,
+    and the caller's words pick the session (the class's code, twice its digits, is not put right)."""
+    line = said("Friday's home session with Rohan, please cancel it. My knee is bad.", instructions=STUDIO)
+    assert trace(CANCEL, {"booking_ref": "S-52"}, line).missing == []
+    assert trace(CANCEL, {"booking_ref": "C-7713"}, line).missing == ["booking_ref"]
+
+
+CAGES = ("You answer the phone for Home Run Alley, Tulsa. Parties last 2 hours with two lanes and the party "
+         "room, $300 for up to 10 kids. Coaching sessions last 60 minutes, every day from 9:00 to 21:00. "
+         "The caller is Dana Price, customer code HR-88; on file: lane rental R-4410 on Saturday, June 6 at "
+         "10:00, 60 minutes; coaching session LN-51 for her son Theo Price on Tuesday, June 9 at 17:30. Her "
+         "neighbour, Shay Cole, customer code HR-91; on file: birthday party P-72 on Sunday, June 14 at 13:00 "
+         "for 12 kids.")
+CANCEL_CAGE = _tool("cancel_booking", "Cancel a lane rental, a coaching session or a party.", {
+    "booking_ref": {"type": "string", "description": "The booking reference, e.g. R-4410, LN-51 or P-72"},
+}, ["booking_ref"])
+
+
+def test_an_entry_the_day_points_at_leaves_the_other_lists_codes_unmeant() -> None:
+    """ "I gotta call off the party on the fourteenth" let the lane rental through: the desk's
+    prose of parties ("two lanes ... up to 10 kids") lent the rental its words. The desk's prose,
+    before the caller's record, lends no entry words; an entry the day said points at is the one."""
+    line = said("Shay Cole. I gotta call off the party on the fourteenth, my little one broke his arm.",
+                instructions=CAGES)
+    assert trace(CANCEL_CAGE, {"booking_ref": "P-72"}, line).missing == []
+    assert trace(CANCEL_CAGE, {"booking_ref": "R-4410"}, line).missing == ["booking_ref"]
+    theo = said("Theo twisted his ankle, so Tuesday's coaching can't happen. Please cancel it.", instructions=CAGES)
+    assert trace(CANCEL_CAGE, {"booking_ref": "LN-51"}, theo).missing == []
+    assert trace(CANCEL_CAGE, {"booking_ref": "R-4410"}, theo).missing == ["booking_ref"]
+
+
+LESSON = client_tool("book_lesson", {
+    "player_name": {"type": "string", "description": "The player's full name"},
+    "date": {"type": "string", "format": "date", "description": "Day of the lesson"},
+    "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
+}, ["player_name", "date", "time"])
+
+
+def test_kin_the_record_writes_so_is_named_by_their_first_name_unless_the_caller_books_themselves() -> None:
+    """ "Can Mateo get thirty minutes ...?" was refused "Mateo Castillo", written in the record "for
+    his son Mateo Castillo"; "Would Donal give me a lesson? ... since I was expecting Ciara" books
+    the caller, not her daughter."""
+    theo = said("Can Theo get a lesson Thursday the eleventh at four?", instructions=CAGES)
+    assert trace(LESSON, {"player_name": "Theo Price", "date": "2026-06-11", "time": "16:00"}, theo).missing == []
+    me = said("Would you give me a lesson Thursday the eleventh at four? I've not swung a bat since Theo was born.",
+              instructions=CAGES)
+    assert trace(LESSON, {"player_name": "Theo Price", "date": "2026-06-11", "time": "16:00"}, me).missing \
+        == ["player_name"]
+
+
+TOUR = client_tool("book_tour", {
+    "lead_name": {"type": "string", "description": "The group leader's full name"},
+    "date": {"type": "string", "format": "date", "description": "Day of the tour"},
+    "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
+}, ["lead_name", "date", "time"])
+
+
+def test_an_associate_with_an_account_of_their_own_is_a_customer_by_name() -> None:
+    """ "Nomsa Dlamini. Another cellar tour, please" was refused her name: the record's "His
+    business partner, Nomsa Dlamini, customer code KW-2237" is a customer, not the desk's staff."""
+    farm = ("You answer the phone for Rooiberg Cellars. Tours are led by Pieter Louw. The caller is Johan Smit, "
+            "customer code RC-10. His business partner, Nomsa Dlamini, customer code RC-14; on file: tour T-8.")
+    line = said("Nomsa Dlamini. A cellar tour, please, Wednesday the seventeenth at eleven.", instructions=farm)
+    assert trace(TOUR, {"lead_name": "Nomsa Dlamini", "date": "2026-06-17", "time": "11:00"}, line).missing == []
+    assert trace(TOUR, {"lead_name": "Pieter Louw", "date": "2026-06-17", "time": "11:00"}, line).missing \
+        == ["lead_name"]
+
+
+def test_a_required_choice_an_optional_argument_given_is_named_for_is_implied() -> None:
+    """ "Can Meera come to my flat? Address is Flat 302, ..." was asked where: a `home_address` said
+    names `home`; a required argument sharing a choice's word names nothing ("my plots": no
+    `overgrown_plot`)."""
+    session = client_tool("book_session", {
+        "student_name": {"type": "string", "description": "The student's full name"},
+        "location": {"type": "string", "enum": ["studio", "home"], "description": "Where it takes place"},
+        "home_address": {"type": "string", "description": "Address for a home session, if the caller gave one"},
+    }, ["student_name", "location"])
+    line = said("Kavya Rao this side. Can Meera come to my flat? Address is Flat 302, Silver Oak, Baner.")
+    args = {"student_name": "Kavya Rao", "location": "home", "home_address": "Flat 302, Silver Oak, Baner"}
+    assert trace(session, args, line).missing == []
+    assert trace(session, {"student_name": "Kavya Rao", "location": "home"}, line).missing == ["location"]
+    report = client_tool("report_issue", {
+        "plot_reference": {"type": "string", "description": "The plot, e.g. H-14"},
+        "issue_type": {"type": "string", "enum": ["overgrown_plot", "broken_tap"], "description": "What is wrong"},
+    }, ["plot_reference", "issue_type"])
+    vague = said("Can you log a problem on H-14? Something's not right up there.")
+    assert "issue_type" in trace(report, {"plot_reference": "H-14", "issue_type": "overgrown_plot"}, vague).missing
+
+
+PARTY = client_tool("book_party", {
+    "host_name": {"type": "string", "description": "The full name of the adult booking"},
+    "date": {"type": "string", "format": "date", "description": "Day of the party"},
+    "kids": {"type": "integer", "description": "Number of children coming"},
+}, ["host_name", "date", "kids"])
+
+
+def test_more_like_corrects_the_count_read_back_and_a_count_before_now_is_no_moment() -> None:
+    """ "Hold up, it's more like sixteen now" after "for 12 kids ... Shall I book it?" was refused
+    the 16, and its "now" let today through as the day."""
+    line = said("Birthday party for twelve kids, Sunday the twenty-first. Name's Jolene Parker.",
+                "Hold up, it's more like sixteen now, my sister's bringing all her boys.",
+                asked=["", "A birthday party for 12 kids for Jolene Parker on Sunday, June 21. Shall I book it?"])
+    traced = trace(PARTY, {"host_name": "Jolene Parker", "date": "2026-06-03", "kids": 16}, line)
+    assert traced.arguments["kids"] == 16 and traced.arguments["date"] == "2026-06-21" and traced.missing == []
+
+
+def test_a_quarter_of_six_is_a_time_of_day() -> None:
+    """ "He's got band practice till quarter of six" set a 30-minute lesson's length to 6."""
+    assert [n.clock for n in numbers_said("till quarter of six")] == [True]
+    assert [n.clock for n in numbers_said("till a quarter to six")] == [True]
+    assert [n.clock for n in numbers_said("a quarter of the cake, six slices")] == [False]
+    lesson = client_tool("book_lesson", {
+        "player_name": {"type": "string", "description": "The player's full name"},
+        "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
+        "duration_minutes": {"type": "integer", "description": "Length of the lesson: 30 or 60"},
+    }, ["player_name", "time", "duration_minutes"])
+    line = said("Book Theo Price a half hour at five-thirty.",
+                "Wait, scratch that, six o'clock would work better. He's got band practice till quarter of six.",
+                asked=["", "A 30-minute lesson for Theo Price at 17:30. Shall I book it?"])
+    assert "duration_minutes" in trace(lesson, {"player_name": "Theo Price", "time": "18:00",
+                                                "duration_minutes": 6}, line).missing
+
+
+ENROL = client_tool("enrol_lesson", {
+    "swimmer_name": {"type": "string", "description": "Full name of the swimmer"},
+    "level": {"type": "string", "enum": ["stage_5", "stage_6"], "description": "The lesson level"},
+    "day": {"type": "string", "enum": ["monday", "tuesday"], "description": "Preferred day, if the caller said"},
+    "swimmer_age": {"type": "integer", "description": "The swimmer's age in years, if the caller said"},
+}, ["swimmer_name", "level"])
+
+
+def test_a_choice_taken_back_is_not_kept_and_an_age_counts_no_choices() -> None:
+    """ "Oh, hang on, Kofi said Stage 6 is Mondays, didn't he. Yeah, Monday, not Tuesday." kept
+    the Tuesday read back, and took "Stage 6" for the swimmer's age ("said" of "if the caller
+    said" named it, and an age counted the tool's choices as its things)."""
+    line = said("Can Ada Oyelaran move up to Stage 6 on Tuesdays?",
+                "Oh, hang on, Kofi said Stage 6 is Mondays, didn't he. Yeah, Monday, not Tuesday.",
+                asked=["", "I'll put Ada Oyelaran down for Stage 6 on Tuesdays. Correct?"])
+    traced = trace(ENROL, {"swimmer_name": "Ada Oyelaran", "level": "stage_6", "day": "tuesday", "swimmer_age": 6}, line)
+    assert traced.arguments["day"] == "monday" and "swimmer_age" in traced.dropped
+
+
+def test_a_habit_is_no_day_of_a_correction() -> None:
+    """ "Wait, no, Thursday the eleventh. I'm in the office on Fridays." after "to Friday, June 12"
+    was read back kept the Friday: "on Fridays" was read as a second new day."""
+    move = client_tool("change_delivery_date", {
+        "order_ref": {"type": "string", "description": "The order reference, e.g. F-9021"},
+        "new_date": {"type": "string", "format": "date", "description": "The new delivery day"},
+    }, ["order_ref", "new_date"])
+    line = said("Can you move order F-9034 to Friday the twelfth?",
+                "Wait, no, Thursday the eleventh. I'm in the office on Fridays.",
+                asked=["", "I'll move order F-9034 to Friday, June 12. Is that right?"])
+    assert "new_date" in trace(move, {"order_ref": "F-9034", "new_date": "2026-06-12"}, line).missing
