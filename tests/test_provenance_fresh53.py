@@ -202,3 +202,95 @@ def test_a_habit_is_no_day_of_a_correction() -> None:
                 "Wait, no, Thursday the eleventh. I'm in the office on Fridays.",
                 asked=["", "I'll move order F-9034 to Friday, June 12. Is that right?"])
     assert "new_date" in trace(move, {"order_ref": "F-9034", "new_date": "2026-06-12"}, line).missing
+
+
+# --- read from fresh54 (a livestock mart in Mullingar, a pawnshop in Cebu, land surveyors in Abuja, a
+# metal fabricator in Kingston), after its one run
+
+MOVE = client_tool("reschedule_visit", {
+    "job_ref": {"type": "string", "description": "The job reference, e.g. J-4471"},
+    "new_date": {"type": "string", "format": "date", "description": "The new day"},
+}, ["job_ref", "new_date"])
+
+
+def test_a_day_the_words_after_it_turn_down_is_no_new_day() -> None:
+    """ "Please move the Mabushi survey, Monday is no longer good for me." moved it to Monday; so
+    "di sixteenth nah work fi mi"."""
+    for text, day in (("Please move job J-4471, Monday is no longer good for me.", "2026-06-08"),
+                      ("Mi need fi move job J-4471, di sixteenth nah work fi mi.", "2026-06-16"),
+                      ("Can you move job J-4471? Friday doesn't really suit.", "2026-06-05")):
+        assert trace(MOVE, {"job_ref": "J-4471", "new_date": day}, said(text)).missing == ["new_date"], text
+    kept = said("Can you move job J-4471 to Monday? Monday is not a problem for us.")
+    assert trace(MOVE, {"job_ref": "J-4471", "new_date": "2026-06-08"}, kept).missing == []
+
+
+FINISH = client_tool("change_finish", {
+    "order_ref": {"type": "string", "description": "The order reference, e.g. G-3318"},
+    "finish": {"type": "string", "enum": ["black", "white", "bronze"], "description": "The new paint colour"},
+}, ["order_ref", "finish"])
+
+
+def test_a_choice_the_caller_says_they_no_longer_like_is_not_theirs_but_a_fault_told_is() -> None:
+    """ "Change di colour pon mi grill order, mi nuh like di black again." changed it to black; a
+    fault told with a negation ("the van won't start") still names its choice."""
+    line = said("Change di colour pon order G-3318, mi nuh like di black again.")
+    assert trace(FINISH, {"order_ref": "G-3318", "finish": "black"}, line).missing == ["finish"]
+    fault = client_tool("report_fault", {
+        "booking_ref": {"type": "string", "description": "The booking, e.g. WA-77163"},
+        "problem": {"type": "string", "enum": ["wont_start", "flat_tyre", "warning_light"], "description": "What is wrong"},
+    }, ["booking_ref", "problem"])
+    van = said("Booking WA-77163. The van won't start at all, not a sound.")
+    assert trace(fault, {"booking_ref": "WA-77163", "problem": "wont_start"}, van).missing == []
+
+
+def test_ay_and_mek_it_open_a_correction() -> None:
+    """ "Ay, sorry, Talisay pala. ... Colon is so traffic." kept the Colon read back; "No, mek it
+    eleven" is Jamaican for "make it"."""
+    from pipeline.tools.asks import corrects
+    assert corrects("Ay, sorry, Talisay pala. Tabunok is near my house.")
+    assert corrects("Mek it eleven, mi haffi drop di likkle one first.")
+    book = client_tool("book_appraisal", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "branch": {"type": "string", "enum": ["colon", "mandaue", "talisay"], "description": "Which branch"},
+    }, ["customer_name", "branch"])
+    line = said("Book me an appraisal at Colon. Name is Kristine Go.",
+                "Ay, sorry, Talisay pala. Tabunok is near my house, Colon is so traffic.",
+                asked=["", "An appraisal for Kristine Go at the Colon branch. Shall I book it?"])
+    assert trace(book, {"customer_name": "Kristine Go", "branch": "colon"}, line).arguments["branch"] == "talisay"
+
+
+def test_an_irish_county_address_on_file_is_one_entry_and_a_story_of_a_neighbour_is_no_errand() -> None:
+    """ "Co. Westmeath" ended the record's entry, so the caller's address on file read as pieced
+    together from two; "A neighbour of mine made me an offer" took the caller for a stranger ringing
+    about the neighbour's thing."""
+    mart = ("You answer the phone for Lakeside Mart. The caller is Seamus Walsh, customer code LM-55, of Clonmore, "
+            "Rathowen, Co. Westmeath N91 X2F7; on file: entry E-2304, 40 lambs for Thursday, June 11. His brother, "
+            "Francis Walsh, customer code LM-56, of Ballinalack, Co. Westmeath N91 K6R3; on file: entry E-2310, 12 "
+            "weanlings for Saturday, June 6.")
+    haul = client_tool("book_haulage", {
+        "entry_ref": {"type": "string", "description": "The entry, e.g. E-2304"},
+        "pickup_address": {"type": "string", "description": "Where the lorry should collect the animals"},
+    }, ["entry_ref", "pickup_address"])
+    home = said("Can the lorry collect the lambs for the eleventh from the home place?", instructions=mart)
+    args = {"entry_ref": "E-2304", "pickup_address": "Clonmore, Rathowen, Co. Westmeath N91 X2F7"}
+    assert trace(haul, args, home).missing == []
+    withdraw = client_tool("withdraw_entry", {
+        "entry_ref": {"type": "string", "description": "The entry, e.g. E-2304"}}, ["entry_ref"])
+    story = said("Francis Walsh here. Take the weanlings out of Saturday's sale. A neighbour of mine made me an offer.",
+                 instructions=mart)
+    assert trace(withdraw, {"entry_ref": "E-2310"}, story).missing == []
+    friend = said("Could I get the weanlings taken out of Saturday's sale for a friend of mine?", instructions=mart)
+    assert trace(withdraw, {"entry_ref": "E-2310"}, friend).missing == ["entry_ref"]
+
+
+def test_a_word_the_instructions_write_in_brackets_after_a_choice_names_it() -> None:
+    """ "I want una to do the boundary survey" was asked which kind, where the desk prices a
+    "perimeter (boundary) survey"."""
+    survey = client_tool("book_survey", {
+        "client_name": {"type": "string", "description": "The client's full name"},
+        "survey_type": {"type": "string", "enum": ["perimeter", "topographic", "as_built"], "description": "Kind of survey"},
+    }, ["client_name", "survey_type"])
+    desk = "Prices: perimeter (boundary) survey 350,000; topographic survey 600,000; as-built survey 450,000."
+    line = said("My name is Emeka Nwosu. I want the boundary survey before I fence the plot.", instructions=desk)
+    assert trace(survey, {"client_name": "Emeka Nwosu", "survey_type": "perimeter"}, line).missing == []
+    assert trace(survey, {"client_name": "Emeka Nwosu", "survey_type": "topographic"}, line).missing == ["survey_type"]

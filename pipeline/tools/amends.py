@@ -312,7 +312,7 @@ def a_piece(value: Any, record: str, kind: ValueKind | None) -> bool:
 
 
 # where one entry of a record ends: a ";", a line's end, or a sentence's ("Kent St. New Farm" goes on)
-_ENTRY_END = re.compile(r"[;\n]|(?<!\bSt)(?<!\bRd)(?<!\bDr)(?<!\bAve)(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bNo)\.\s")
+_ENTRY_END = re.compile(r"[;\n]|(?<!\bSt)(?<!\bRd)(?<!\bDr)(?<!\bAve)(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bNo)(?<!\bCo)(?<!\bMt)(?<!\bFt)(?<!\bLn)\.\s")  # "Co. Westmeath" ends none
 
 
 def scattered(value: Any, record: str, kind: ValueKind | None) -> bool:

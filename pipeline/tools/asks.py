@@ -56,9 +56,9 @@ _WANTED_TO_TELL = re.compile(r"\bwanted (?:to (?:say|tell|let|thank|mention|shar
 # A line that corrects what was said or read back: "No, five pm", "Sorry, I meant Friday",
 # "Actually, make it Sunday instead", after a sound first ("Ah, no, it's the sixteenth", "Hang on,
 # no. Four.") (`corrects`)
-_CORRECTING = re.compile(r"^\W*(?:(?:o+h+|a+h+|hmm+|um+|uh|er+m?|well|hang on|hold on|hold up|a?ch|och|aw+|eh|ugh|oops|whoops)\W+)*"
+_CORRECTING = re.compile(r"^\W*(?:(?:o+h+|a+h+|hmm+|um+|uh|er+m?|well|hang on|hold on|hold up|ay+e?|ai+|eish|ag|a?ch|och|aw+|eh|ugh|oops|whoops)\W+)*"
                          r"(no|nope|nah|naw|sorry|actually|wait|i said|it'?s|(?:yes|yeah|yep),? but)\b"
-                         r"|\b(not|instead|i meant|more like|make (it|that)|scratch (it|that)|my mistake|(read|got|said|wrote) (that|it) wrong|"
+                         r"|\b(not|instead|i meant|more like|make (it|that)|mek (it|that)|scratch (it|that)|my mistake|(read|got|said|wrote) (that|it) wrong|"
                          r"wrong (one|number|code|day|date|time))\b", re.I)
 # A no that calls the action off rather than changing a value ("No, don't, I'll ring back Tuesday")
 # ("No, don't, I'll ring back Tuesday", "Actually, don't cancel it"), not a reason given beside a

@@ -61,10 +61,12 @@ _NAMED = re.compile(r"\b([A-Z][\w'\-]+\s+[A-Z][\w\-]+)(?:'s|\s+is)\s+the\s+name\
                     r"(?!(?:Good|Morning|Afternoon|Evening)\b)([A-Z][\w'\-]+\s+[A-Z][\w'\-]+)(?=,|\.\s|$)")
 _FRIENDS = "friend mate buddy pal neighbour neighbor colleague boss".split()  # not the caller's kin, nor on file
 _OUTSIDER = re.compile(rf"\b(?:(?:my|me|a|our)\s+(?:{'|'.join(_FRIENDS)})(?:'s(?!\s+(?:got|gotten|gone|been|"
-                       r"gonna|just|not|had|a|an|the|always|sellin'?g?))|\s+of\s+(?:mine|ours))|"
+                       r"gonna|just|not|had|a|an|the|always|sellin'?g?))|\s+of\s+(?:mine|ours)(?=\s*[?.!]|\s*$|,?\s+(?:(?:she|he|they)\s+)?(?:has|had|have|is|was|booked|"
+                       r"ordered|wants|needs|asked|would|can'?t|couldn'?t)\b))|"
                        rf"(?:ringing|calling|phoning|booking|ordering)\s+for\s+(?:my|me|a|our)\s+(?:{'|'.join(_FRIENDS)}))\b",
                        re.I)  # "my buddy's repair", "a friend of mine has a berth booked", "I'm ringing for me neighbour"
-# (not "My buddy's got a whole trailer-load he's sellin' me": the buddy has, not owns the thing asked of)
+# (not "My buddy's got a whole trailer-load he's sellin' me": the buddy has, not owns the thing asked of;
+# nor "A neighbour of mine made me an offer": a story, no thing of theirs)
 
 
 # a thing under another's name, that name unsaid: "it's booked under me husband's name, and I haven't

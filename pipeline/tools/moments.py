@@ -85,7 +85,7 @@ def restated(value: Any, kind: ValueKind | None, written: Written | None, eviden
         if (found := one_moment(text, evidence.now, asked, hours=hours)
                 or k == 0 and asked == "time" and one_moment(text, evidence.now, asked, hours=_near_read_back(evidence))):
             gone = asked != "time" and found < evidence.now.isoformat()[:len(found)]
-            return None if gone else found
+            return None if gone or taken_back(found, text, evidence.now) else found  # "Monday is no longer good"
         named = moments(words(text), evidence.now)
         if any(m.days if asked == "date" else m.spans if asked == "time" else True for m in named):
             return None  # the caller's last words of this kind name several, or a part of a day

@@ -28,10 +28,14 @@ __all__ = ["named_choice", "passed_over", "unnamed_pick", "word_choices"]
 def passed_over(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
     """The caller named choices of the schema's (two, as much: "singing", "piano"), none of them the
     model's ("drums"), and no word of the model's said: its pick is against their words, and which
-    they meant is not said."""
+    they meant is not said. Or their latest words naming one turn the model's down ("Change di
+    colour pon mi grill order, mi nuh like di black again": no `black`)."""
     choices = word_choices(spec, name)
     if value not in choices:
         return False
+    latest = next((text for text in reversed(evidence.said) if choice_words_said(choices, text)), "")
+    if any(_DISLIKED.search(part) and value in choice_words_said(choices, part) for part in _CLAUSES.split(latest)):
+        return True  # not "the van won't start": a fault told, no choice turned down
     said = [choice_words_said(choices, text) for text in evidence.said]
     touched = any(choice_words_said(choices, text, shared=True).get(value) for text in evidence.said)
     return any(said) and not any(value in named for named in said) and not touched  # "ballet": childrens_ballet may be
@@ -90,7 +94,9 @@ def _named_list(spec: ToolSpec, name: str, value: list[Any], evidence: Evidence)
 
 # a clause that turns a choice down: "Monday mornin' don't work no more", "not the morning",
 # "evenings are no good for me"
-_TURNED_DOWN = re.compile(r"\b(not|don'?t|doesn'?t|won'?t|can'?t|cannot|isn'?t|ain'?t|never|no good|no use)\b", re.I)
+_TURNED_DOWN = re.compile(r"\b(not|don'?t|doesn'?t|won'?t|can'?t|cannot|isn'?t|ain'?t|never|no good|no use|no longer|nuh|"
+                          r"nah (?:work|like|want|good))\b", re.I)  # "mi nuh like di black again"
+_DISLIKED = re.compile(r"\b(?:don'?t|doesn'?t|nuh|not|no longer|never) (?:like|want|fancy|suit|work|good)\b", re.I)
 _CLAUSES = re.compile(r"[,.;:!?]|\bbut\b", re.I)
 
 
@@ -176,7 +182,8 @@ def _joined(instructions: str, heard: set[str]) -> set[str]:
     their "electric hook-up" where the caller said "the hook-up's tripped" (words of four letters
     or more; not the tool's own words: "session" of "book_session" joins no "one-to-one")."""
     out: set[str] = set()
-    for m in re.finditer(r"\b(?=([a-z]+)[ -]([a-z]+))", instructions.lower()):  # every pair, overlapping
+    for m in re.finditer(r"\b(?=([a-z]+)(?:[ -]| \()([a-z]+))", instructions.lower()):  # every pair, overlapping,
+        # and a word with another in brackets after it: "perimeter (boundary) survey"
         first, second = stem(m.group(1)), stem(m.group(2))
         if _content(second) and second in heard and _content(first):
             out.add(first)

@@ -22,7 +22,7 @@ from typing import Literal
 
 from .clock import DAYPARTS, Clock, Span, clock_at, settle
 from .days import Day, as_day, day_matches, days_at, its_day, its_weekday, month_of, weekday_of
-from .words import Word, is_number_word, read_group, spoken_number, words
+from .words import Word, is_number_word, read_group, spoken_number, turned_down, words
 
 _REFERENCE = datetime(2000, 1, 3, 12, 0)  # stands for "now" when none is given: both sides alike
 _NOW_WORDS = (("right", "now"), ("right", "away"), ("straight", "away"), ("straightaway",),
@@ -278,11 +278,11 @@ _TOLD_OF = frozenset({"since", "ago", "last"})  # "limping since the weekend": a
 def days_named(text: str, now: datetime) -> list[str] | None:
     """The days these words name to act on, each once, in the order said ("from tomorrow to
     Saturday": ["2026-06-04", "2026-06-06"]); a day told of ("since the weekend"), taken back ("Friday,
-    not Monday") or rough ("in a week or so") is not one. None where a moment names several ("the
+    not Monday", "Monday is no longer good") or rough ("in a week or so") is not one. None where a moment names several ("the
     weekend"), two are choices ("Monday or Tuesday"), or one is gone by: which is meant is not said."""
     ws, out, last = words(text), list[str](), -1
     for m in (said := moments(ws, now)):  # a weekday alone of another day said is it ("the Saturday ... the 13th")
-        if not m.days or _taken_back(ws, m.start) or (m.start and ws[m.start - 1].text in _TOLD_OF) or any(
+        if not m.days or _taken_back(ws, m.start) or turned_down(text[ws[m.end - 1].end:]) or (m.start and ws[m.start - 1].text in _TOLD_OF) or any(
                 o.days != m.days and not o.now and not _taken_back(ws, o.start) and its_day(ws[m.start:m.end], o.days, now.year)
                 for o in said):  # not of one taken back: "not this Saturday, next Saturday"
             continue
@@ -316,12 +316,12 @@ def moved_to(text: str, now: datetime) -> str | None:
 
 def taken_back(value: str, text: str, now: datetime | None) -> bool:
     """Do these words take this moment back ("Friday, not Monday" for "2026-06-08"; "the thirteenth...
-    no, hang on, the twentieth" for the thirteenth)?"""
+    no, hang on, the twentieth" for the thirteenth; "Monday is no longer good for me")?"""
     wanted = moments(words(value), now, written=True, slack_min=0)
     ws = words(text)
     said = moments(ws, now)
     over = [m for m, _ in _said_over(ws, now)]
-    back = [m for m in said if _taken_back(ws, m.start) or m in over]
+    back = [m for m in said if _taken_back(ws, m.start) or m in over or turned_down(text[ws[m.end - 1].end:])]
     return any(any(_overlap(s, w) for s in m.spans for w in v.spans) or
                any(day_matches(s, w) for s in m.days for w in v.days)
                for m in back for v in wanted)

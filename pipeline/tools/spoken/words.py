@@ -300,3 +300,16 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+")
 def sentences(text: str) -> list[str]:
     """The text's sentences (and clauses a semicolon ends), as a transcript punctuates them."""
     return _SENTENCE_BREAK.split(text)
+
+
+# what follows a day, a time or a choice to turn it down: "Monday is no longer good for me", "the
+# sixteenth nah work fi mi", "Friday's no good", "Saturday doesn't suit"
+_TURNS_DOWN = re.compile(r"\W*(?:is|'s|are|was)?\s*(?:no longer|not|no|nah|nuh|doesn'?t|don'?t|won'?t|wouldn'?t|"
+                         r"can'?t|isn'?t)(?:\s+(?:really|be|going to|gonna|any))*\s+(?:good|work|suit|possible|ok|okay|do)\b",
+                         re.I)
+
+
+def turned_down(after: str) -> bool:
+    """Do the words after a value turn it down ("is no longer good", "nah work", "doesn't suit")?"""
+    return _TURNS_DOWN.match(after.replace("’", "'")) is not None
+
