@@ -294,3 +294,26 @@ def test_a_word_the_instructions_write_in_brackets_after_a_choice_names_it() -> 
     line = said("My name is Emeka Nwosu. I want the boundary survey before I fence the plot.", instructions=desk)
     assert trace(survey, {"client_name": "Emeka Nwosu", "survey_type": "perimeter"}, line).missing == []
     assert trace(survey, {"client_name": "Emeka Nwosu", "survey_type": "topographic"}, line).missing == ["survey_type"]
+
+
+def test_the_callers_own_name_is_not_the_customer_where_they_book_another_they_name() -> None:
+    """ "Hi po, Joy Dela Cruz. Can I book my mother for an appraisal? Lourdes Abellana, A-B-E-L-L-A-N-A."
+    booked the appraisal for Joy: the customer is the mother the caller names; one who books
+    herself keeps her own name, and a booker's argument (`host_name`) is the caller's."""
+    appraisal = client_tool("book_appraisal", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "item_type": {"type": "string", "enum": ["gold_jewellery", "phone"], "description": "What is appraised"},
+    }, ["customer_name", "item_type"])
+    line = said("Hi po, Joy Dela Cruz. Can I book my mother for an appraisal? Lourdes Abellana, "
+                "A-B-E-L-L-A-N-A. She has two gold bangles.")
+    assert trace(appraisal, {"customer_name": "Joy Dela Cruz", "item_type": "gold_jewellery"}, line).missing \
+        == ["customer_name"]
+    assert trace(appraisal, {"customer_name": "Lourdes Abellana", "item_type": "gold_jewellery"}, line).missing == []
+    herself = said("Hi po, Joy Dela Cruz. Can I book an appraisal for my gold bangles?")
+    assert trace(appraisal, {"customer_name": "Joy Dela Cruz", "item_type": "gold_jewellery"}, herself).missing == []
+    host = client_tool("book_party", {
+        "host_name": {"type": "string", "description": "The full name of the adult booking"},
+        "child_name": {"type": "string", "description": "The birthday child's full name"},
+    }, ["host_name", "child_name"])
+    party = said("Hiya, Dawn Ridley. I'd like a party for my daughter, Ellie Ridley, please.")
+    assert trace(host, {"host_name": "Dawn Ridley", "child_name": "Ellie Ridley"}, party).missing == []

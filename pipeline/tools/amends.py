@@ -41,7 +41,7 @@ from typing import Any
 
 from .argrules import Rule
 from .asks import corrects
-from .callers import introduced
+from .callers import introduced, own_for_another
 from .evidence import Evidence
 from .number_role import closing_one, folded, question_role, read_for_another, role_here
 from .on_file import made_new_for_another, said_as_new, shaped_alike, spans_of_numbers
@@ -111,16 +111,16 @@ def for_another(said: str) -> bool:
     """Does the caller speak of someone of theirs, and not of themselves ("Can I book my
     granddaughter in?"; not "book me and my husband in")?"""
     ws = [w.text for w in words(said)]
-    return any(a in _MINE and b in _RELATIONS for a, b in zip(ws, ws[1:], strict=False)) \
-        and not {"me", "myself"} & set(ws)
+    return any(a in _MINE and b in _RELATIONS for a, b in zip(ws, ws[1:], strict=False)) and not {"me", "myself"} & set(ws)
 
 
 def not_introduced(value: Any, rule: Rule, evidence: Evidence) -> bool:
-    """Is this, for the person served, a name the caller gave someone else, where they gave their
-    own and speak for nobody else ("... she's called Pepper. I'm Dawn Fenwick": the customer is not
-    the mare)? Their own name is the value instead (`_the_caller`)."""
-    own = _introduced_for(rule, evidence)
-    return bool(own) and all(name_said(str(value), name) is None and name_said(name, str(value)) is None for name in own)
+    """Is this, for the person served, a name the caller gave someone else, where they gave their own and speak for
+    nobody else ("... she's called Pepper. I'm Dawn Fenwick": not the mare; their own name is, `_the_caller`)? Or their
+    own, where they book another they name ("Joy Dela Cruz. Can I book my mother? Lourdes Abellana, A-B-E-...")?"""
+    own, said = _introduced_for(rule, evidence), evidence.said[-1] if evidence.said else ""
+    return bool(own) and all(name_said(str(value), name) is None and name_said(name, str(value)) is None for name in own) or (
+        rule.kind is ValueKind.NAME and serves(rule) and not set(name_words(rule.name)) & _BOOKER and for_another(said) and own_for_another(str(value), said))
 
 
 def _introduced_for(rule: Rule, evidence: Evidence) -> set[str]:

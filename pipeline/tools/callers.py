@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from .kin import kin_word
-from .record import NOT_NAMES
+from .record import FULL_NAME, NOT_NAMES
 from .spoken.days import CALENDAR
 from .spoken.names import name_said
 from .spoken.words import is_number_word
@@ -57,8 +57,8 @@ _ITS = re.compile(r"\b[Ii]t's\s+((?:[A-Z][\w'\-]+)(?=\s+here\b)|[A-Z][\w'\-]+\s+
 # "Eileen Byrne's the name", "Yeah, g'day, Tom Reilly, I rent one of yours": a full name given as
 # the caller's own, after a greeting that opens the turn or before "'s the name"
 _NAMED = re.compile(r"\b([A-Z][\w'\-]+\s+[A-Z][\w\-]+)(?:'s|\s+is)\s+the\s+name\b|(?:^|[.!?]\s+)(?i:(?:yeah|yes|oh|hi|hello|"
-                    r"hiya|hey|g'day|gidday|howya|howdy|morning|good\s+(?:morning|afternoon|evening)|kia\s+ora),?\s+)+"
-                    r"(?!(?:Good|Morning|Afternoon|Evening)\b)([A-Z][\w'\-]+\s+[A-Z][\w'\-]+)(?=,|\.\s|$)")
+                    r"hiya|hey|g'day|gidday|howya|howdy|morning|good\s+(?:morning|afternoon|evening)|kia\s+ora)(?:\s+po)?,?\s+)+"
+                    r"(?!(?:Good|Morning|Afternoon|Evening)\b)([A-Z][\w'\-]+\s+[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+)?)(?=,|\.\s|$)")
 _FRIENDS = "friend mate buddy pal neighbour neighbor colleague boss".split()  # not the caller's kin, nor on file
 _OUTSIDER = re.compile(rf"\b(?:(?:my|me|a|our)\s+(?:{'|'.join(_FRIENDS)})(?:'s(?!\s+(?:got|gotten|gone|been|"
                        r"gonna|just|not|had|a|an|the|always|sellin'?g?))|\s+of\s+(?:mine|ours)(?=\s*[?.!]|\s*$|,?\s+(?:(?:she|he|they)\s+)?(?:has|had|have|is|was|booked|"
@@ -143,3 +143,12 @@ def a_stranger(said: Sequence[str], instructions: str) -> bool:
         return True  # the thing is a friend's, or another's by a name unsaid, or the caller new: none of theirs
     return any(all(name_said(w, instructions) is None for w in name.split())  # as Whisper may misspell it
                for name in introduced(said))
+
+
+def own_for_another(value: str, said: str) -> bool:
+    """Is this the name the caller gives first as their own in these words, which name someone else
+    in full too ("Hi po, Joy Dela Cruz. Can I book my mother for an appraisal? Lourdes Abellana")?"""
+    names = introduced([said], surely=True)
+    return bool(names) and name_said(value, names[0]) is not None \
+        and any(name_said(m.group(), names[0]) is None for m in FULL_NAME.finditer(said))
+
