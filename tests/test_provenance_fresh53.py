@@ -317,3 +317,51 @@ def test_the_callers_own_name_is_not_the_customer_where_they_book_another_they_n
     }, ["host_name", "child_name"])
     party = said("Hiya, Dawn Ridley. I'd like a party for my daughter, Ellie Ridley, please.")
     assert trace(host, {"host_name": "Dawn Ridley", "child_name": "Ellie Ridley"}, party).missing == []
+
+
+# --- read from fresh55 (a grain elevator near Brandon, a hatchery near Kumasi, a wool shop in
+# Lerwick, a genealogy service in St. John's), after its one run
+
+def test_a_time_before_suit_or_do_is_a_time_and_twa_is_two() -> None:
+    """ "Would Monday at ten suit?" was refused its 10:00 ("ten suit" read as ten of something);
+    "Could du make dat twa places?" is two, in Scots."""
+    from pipeline.tools.spoken import ValueKind, said_in
+    from tests.test_provenance import NOW
+    assert said_in("10:00", "Would Monday at ten suit?", kind=ValueKind.TIME, now=NOW)
+    assert not said_in("10:00", "I need ten work gloves.", kind=ValueKind.TIME, now=NOW)
+    assert [n.values for n in numbers_said("twa places")] == [frozenset({2})]
+
+
+def test_a_correction_naming_the_day_read_back_beside_another_takes_it_back() -> None:
+    """ "Ach, sorry, I've got dat wrang, Friday I'm on da boat sooth. Thursday, same time." after
+    "Friday, June 5 at 14:00" was read back kept the Friday."""
+    visit = client_tool("book_fitting", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "date": {"type": "string", "format": "date", "description": "Day of the fitting"},
+    }, ["customer_name", "date"])
+    line = said("A fitting for Lewis Manson on Friday, please.",
+                "Ach, sorry, I've got dat wrang, Friday I'm on da boat sooth. Thursday, same time.",
+                asked=["", "A fitting for Lewis Manson on Friday, June 5 at 14:00. Shall I book it?"])
+    assert trace(visit, {"customer_name": "Lewis Manson", "date": "2026-06-05"}, line).missing == ["date"]
+
+
+def test_a_name_said_outright_is_the_callers_over_one_only_spelled() -> None:
+    """ "I wants to find me great-grandfather's marriage. Patrick Hynes, H-Y-N-E-S, ... I'm Gloria
+    Dalton." took Patrick Hynes, spelled at a sentence's start, for the caller; and the spelled
+    name alone is no name of the caller's that another's would rule out ("Could I get my dad on
+    the knife skills one? ... Ray Milburn, M-I-L-B-U-R-N.")."""
+    from pipeline.tools.callers import introduced
+    line = ("I wants to find me great-grandfather's marriage. Patrick Hynes, H-Y-N-E-S, married in "
+            "Trepassey. I'm Gloria Dalton.")
+    assert introduced([line]) == ["Gloria Dalton"]
+    search = client_tool("order_record_search", {
+        "client_name": {"type": "string", "description": "The client's full name"},
+        "ancestor_name": {"type": "string", "description": "The ancestor's full name"},
+    }, ["client_name", "ancestor_name"])
+    assert trace(search, {"client_name": "Patrick Hynes", "ancestor_name": "Gloria Dalton"}, said(line)) \
+        .arguments["client_name"] == "Gloria Dalton"
+    workshop = client_tool("book_workshop", {
+        "attendee_name": {"type": "string", "description": "The attendee's full name"},
+    }, ["attendee_name"])
+    dad = said("Could I get my dad on the knife skills one? It's his Father's Day present. Ray Milburn, M-I-L-B-U-R-N.")
+    assert trace(workshop, {"attendee_name": "Ray Milburn"}, dad).missing == []

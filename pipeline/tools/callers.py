@@ -14,10 +14,10 @@ import re
 from collections.abc import Sequence
 
 from .kin import kin_word
-from .record import FULL_NAME, NOT_NAMES
+from .record import NOT_NAMES
 from .spoken.days import CALENDAR
 from .spoken.names import name_said
-from .spoken.words import is_number_word
+from .spoken.words import is_number_word, sentences
 
 __all__ = ["a_stranger", "introduced", "said_lowercase", "spelt_with", "titled"]
 
@@ -103,12 +103,14 @@ _PLACES = frozenset("inn hotel motel lodge house hall farm court centre center p
                     "station cottage barn mill manor suites apartments flats village estate".split())
 
 
-def introduced(said: Sequence[str], *, surely: bool = False) -> list[str]:
+def introduced(said: Sequence[str], *, surely: bool = False, outright: bool = False) -> list[str]:
     """The names the caller gives as their own ("I'm Dawn Fenwick", "Conor Hegarty here", "It's
     Geordie Bell", "Eileen Byrne's the name", "G'day, Tom Reilly, I rent ..."), titles and days
-    aside, in the order said. `surely`: not "Name is ..." or "Here is ...", which give a guest's
+    aside, in the order said; a name given only by its spelling or a sign-off ("Patrick Hynes,
+    H-Y-N-E-S") is none where another is given outright ("I'm Gloria Dalton"), nor at all given
+    `outright`. `surely`: not "Name is ..." or "Here is ...", which give a guest's
     name as often ("register one guest for me ... Name is Farhan")."""
-    out = []
+    out, weak = [], set()  # a name spelled or signed off with is weaker than "I'm Gloria Dalton" said too
     for text in said:
         for m in sorted([*_INTRO.finditer(text), *_ITS.finditer(text), *_NAMED.finditer(text)], key=lambda m: m.start()):
             if surely and m.re is _INTRO and re.match(r"(?:[Nn]ame|[Hh]ere)\b", m.group(0)):
@@ -121,7 +123,9 @@ def introduced(said: Sequence[str], *, surely: bool = False) -> list[str]:
                 continue  # "Oh, Saturday Morning, is that free?": no full name
             if name and name[-1].lower() not in _PLACES:  # "Hampton Inn, 4105 West Wall Street": a place
                 out.append(" ".join(name))
-    return out
+                if m.re is _INTRO and m.group(2) and not m.group(0).rstrip().endswith("here"):
+                    weak.add(" ".join(name))
+    return [n for n in out if n not in weak] if set(out) - weak or outright else out  # "Patrick Hynes, H-Y-N-E-S ... I'm Gloria Dalton"
 
 
 def a_stranger(said: Sequence[str], instructions: str) -> bool:
@@ -146,9 +150,10 @@ def a_stranger(said: Sequence[str], instructions: str) -> bool:
 
 
 def own_for_another(value: str, said: str) -> bool:
-    """Is this the name the caller gives first as their own in these words, which name someone else
-    in full too ("Hi po, Joy Dela Cruz. Can I book my mother for an appraisal? Lourdes Abellana")?"""
-    names = introduced([said], surely=True)
-    return bool(names) and name_said(value, names[0]) is not None \
-        and any(name_said(m.group(), names[0]) is None for m in FULL_NAME.finditer(said))
-
+    """Is this the name the caller gives outright as their own in these words, which give someone
+    else's too ("Hi po, Joy Dela Cruz. Can I book my mother for an appraisal? Lourdes Abellana,
+    A-B-E-L-L-A-N-A")? Not one spelled alone ("... Ray Milburn, M-I-L-B-U-R-N": the dad's)."""
+    names = introduced([said], surely=True, outright=True)
+    every = [name for sentence in sentences(said) for name in introduced([sentence], surely=True)]
+    mine = set(names[0].lower().split()) if names else set()
+    return bool(names) and name_said(value, names[0]) is not None and any(not mine & set(n.lower().split()) for n in every)

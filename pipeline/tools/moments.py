@@ -315,11 +315,11 @@ def in_its_month(value: Any, evidence: Evidence) -> str | None:
 
 def _replaced(value: str, kind: ValueKind | None, evidence: Evidence) -> bool:
     """A day the caller said earlier, where their last words correct it to another one day ("make
-    it Sunday instead" after "Saturday"); not one of a span they said ("from the 24th to the 29th":
-    "No, out on the 29th" sets the last day right, `spread_days`, not the first). A time, where
-    their correcting words name one other time ("sorry, the morning one, eleven o'clock")."""
-    if kind not in (ValueKind.DATE, ValueKind.TIME) or evidence.now is None or len(evidence.said) < 2 \
-            or not corrects(evidence.said[-1]):
+    it Sunday instead" after "Saturday"), or name it beside another ("Sorry, I've got dat wrang,
+    Friday I'm on da boat sooth. Thursday, same time." after Friday was read back); not one of a
+    span they said ("from the 24th to the 29th": "No, out on the 29th" sets the last day right,
+    `spread_days`, not the first). A time, where their correcting words name one other time."""
+    if kind not in (ValueKind.DATE, ValueKind.TIME) or evidence.now is None or len(evidence.said) < 2 or not corrects(evidence.said[-1]):
         return False
     if kind is ValueKind.TIME:  # "Ooh, sorry, the morning one. Eleven o'clock." after "at three"
         now = one_moment(evidence.said[-1], evidence.now, "time", hours=open_hours(evidence.instructions))
@@ -328,8 +328,8 @@ def _replaced(value: str, kind: ValueKind | None, evidence: Evidence) -> bool:
                        evidence.now)  # "Thursday the eleventh. I'm in the office on Fridays": a habit is no day
     day = as_date(value, evidence)
     spans = [said for text in evidence.said[:-1] if day in (said := days_named(text, evidence.now) or [])]
-    return named is not None and len(named) == 1 and day is not None and day != named[0] \
-        and not any(len(said) > 1 for said in spans)
+    return named is not None and day is not None and not any(len(said) > 1 for said in spans) and (len(named) == 1 and day != named[0] or len(
+        named) == 2 and day in named and day in (days_named(evidence.last_asked, evidence.now) or []))
 
 
 def _open(hhmm: str, hours: tuple[tuple[int, int], ...]) -> bool:

@@ -34,7 +34,8 @@ _PLACING = {"at", "around", "by", "until", "till", "til", "before", "after", "fr
             "about"}
 _FOLLOWS_TIME = {"today", "tonight", "tomorrow", "please", "then", "this", "in", "on", "and",
                  "or", "sharp", "ish", "latest", "the", "if", "so", "that", "is", "works", "would",
-                 "instead", "not", "rather", "next", "yesterday", "to", "for", "with", "at", "again"}
+                 "instead", "not", "rather", "next", "yesterday", "to", "for", "with", "at", "again",
+                 "suit", "suits", "work", "do", "ok", "okay", "fine"}  # "Would Monday at ten suit?"
 _DAYPART_AFTER = [["in", "the", p] for p in ("morning", "afternoon", "evening")] + [
     ["this", p] for p in ("morning", "afternoon", "evening")] + [["at", "night"]]
 _AFTER_HOUR = {"past": 1, "after": 1, "to": -1, "till": -1, "til": -1, "before": -1}

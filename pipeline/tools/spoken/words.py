@@ -31,7 +31,7 @@ _NAMES_TOO = frozenset({"em", "emm"})  # ... and a letter ("em en four five six"
 _PAUSE_AFTER = re.compile(r"\s*(?:[,.;!?\u2014\u2013]|$)")
 
 UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine".split())}
-UNITS |= {"nought": 0, "naught": 0}
+UNITS |= {"nought": 0, "naught": 0, "twa": 2}  # "twa places", in Scots
 TEENS = {w: 10 + i for i, w in enumerate(
     "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
 TENS = {w: 10 * (i + 2) for i, w in enumerate(
