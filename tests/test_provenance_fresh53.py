@@ -365,3 +365,17 @@ def test_a_name_said_outright_is_the_callers_over_one_only_spelled() -> None:
     }, ["attendee_name"])
     dad = said("Could I get my dad on the knife skills one? It's his Father's Day present. Ray Milburn, M-I-L-B-U-R-N.")
     assert trace(workshop, {"attendee_name": "Ray Milburn"}, dad).missing == []
+
+
+def test_a_look_ups_today_said_in_passing_asks_for_nothing() -> None:
+    """ "What're ya payin' for canola today?" and "... or is it all direct deposit now?" ran a
+    client's slot look-up for today: today, said in passing, rests no look-up on the caller; a
+    look-up the words name ("anything open today?") or another day still runs."""
+    from pipeline.tools.unasked import unasked
+    slots = _tool("check_delivery_slots", "List open delivery slots on a day.", {
+        "date": {"type": "string", "format": "date", "description": "The day to look at"},
+    }, ["date"])
+    for text in ("What're ya payin' for canola today?", "Do you fellas still pay by cheque, or is it all direct deposit now?"):
+        assert unasked(slots, {"date": "2026-06-03"}, said(text)), text
+    assert not unasked(slots, {"date": "2026-06-03"}, said("Have you got any slots open today?"))
+    assert not unasked(slots, {"date": "2026-06-05"}, said("What about Friday?"))

@@ -17,7 +17,8 @@ at all, and one that ends the call, are not judged here.
 
 A client's look-up is judged the same way (Qwen looked up the ticket on file on "How much would a
 setup be on an acoustic? I'm just pricing it up"); a status look-up is named by words that ask
-how a thing stands ("Is my car ready yet?"). Our own tools' look-ups are not judged here.
+how a thing stands ("Is my car ready yet?"); its day, where that is today, rests it on nothing
+("What're ya payin' for canola today?"). Our own tools' look-ups are not judged here.
 
 Nothing here knows a domain: the verbs are English's, the rest is the tool's own name.
 """
@@ -94,6 +95,8 @@ def unasked(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> bo
     for name, rule in traced.items():
         caller = replace(rule, sources=frozenset({Source.CALLER}))
         values = arguments[name] if isinstance(arguments[name], list) else [arguments[name]]
+        if not may_act(spec) and rule.written == "date" and evidence.now is not None and values == [evidence.now.date().isoformat()]:
+            continue  # "What're ya payin' for canola today?": a look-up's today, said in passing, asks for nothing
         if values and all(given(v, caller, evidence) or any(  # said, whatever role it was said in
                 rule.kind is not None and said_in(v, text, kind=rule.kind, now=evidence.now) for text in evidence.said) for v in values):
             return False
