@@ -19,7 +19,7 @@ from .spoken.days import CALENDAR
 from .spoken.names import name_said
 from .spoken.words import is_number_word, sentences
 
-__all__ = ["a_stranger", "introduced", "said_lowercase", "spelt_with", "titled"]
+__all__ = ["a_stranger", "introduced", "own_for_another", "said_lowercase", "spelt_with", "titled"]
 
 
 def titled(value: str, said: list[str]) -> bool:

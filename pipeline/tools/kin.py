@@ -36,5 +36,5 @@ def record_word(text: str) -> str:
     return KIN.get(s := stem(text), s)
 
 
-
-ASSOCIATE = frozenset("partner neighbour neighbor friend colleague boss flatmate housemate landlord tenant".split())  # "His grandson, ..., member OB-601"
+# who a desk may keep an account for beside the caller's ("His business partner, Nomsa Dlamini, customer code KW-2237")
+ASSOCIATE = frozenset("partner neighbour neighbor friend colleague boss flatmate housemate landlord tenant".split())

@@ -131,9 +131,9 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence, give
     caller said names it too (`_joined`). A word other choices have too names none of them
     ("one of your bouncy castles": no `standard_castle` of four castles), nor one the tool's own
     description has ("Book a bike in for a service": "my bike" is no `e_bike_diagnostic`). Nor is
-    one another, optional argument is named for, whose value was `given` ("Can Meera come to my flat? Address
-    is Flat 302, ...": `home` beside a `home_address` said; "three cases to the Paarl house":
-    `delivery` beside a `delivery_address` on file)."""
+    one another, optional argument is named for, whose value was `given` ("Can Meera come to my
+    flat? Address is Flat 302, ...": `home` beside a `home_address` said; "three cases to the
+    Paarl house": `delivery` beside a `delivery_address` on file)."""
     choices = word_choices(spec, name)
     if value not in choices or len(choices) < 2 or spec.grounded is not None or any(
             w in name_words(other) for other in given if other not in spec.parameters.get("required", ())
