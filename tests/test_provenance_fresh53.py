@@ -379,3 +379,25 @@ def test_a_look_ups_today_said_in_passing_asks_for_nothing() -> None:
         assert unasked(slots, {"date": "2026-06-03"}, said(text)), text
     assert not unasked(slots, {"date": "2026-06-03"}, said("Have you got any slots open today?"))
     assert not unasked(slots, {"date": "2026-06-05"}, said("What about Friday?"))
+
+
+# --- read from fresh56 (hurricane shutters in Nassau, an interpreting agency in Kampala, an
+# agricultural show office near Rothbury, announcements on a Berbice radio station), after its run
+
+def test_a_count_said_as_times_a_thing_is_done_is_the_count_of_its_doings() -> None:
+    """ "Start it tomorrow in the evenin', and read it four times." was refused its `readings`: the
+    verb before "four times" names the count written as its noun ("read": readings); another verb
+    names nothing ("I've rung four times")."""
+    announce = client_tool("book_announcement", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "readings": {"type": "integer", "description": "Total number of readings"},
+        "guests": {"type": "integer", "description": "How many guests, if the caller said"},
+    }, ["customer_name", "readings"])
+    line = said("Me grandfather pass away last night, ninety-one years old. Me name is Anita Persaud. "
+                "Start it tomorrow in the evenin', and read it four times.")
+    assert trace(announce, {"customer_name": "Anita Persaud", "readings": 4}, line).missing == []
+    from pipeline.tools.argrules import rules
+    from pipeline.tools.number_role import role_here
+    readings = rules(announce)["readings"]
+    for text, role in (("read it four times", True), ("I've rung four times", None)):
+        assert role_here(text, (text.index("four"), text.index("four") + 4), readings) is role, text
