@@ -401,3 +401,30 @@ def test_a_count_said_as_times_a_thing_is_done_is_the_count_of_its_doings() -> N
     readings = rules(announce)["readings"]
     for text, role in (("read it four times", True), ("I've rung four times", None)):
         assert role_here(text, (text.index("four"), text.index("four") + 4), readings) is role, text
+
+
+def test_a_choice_taken_back_in_the_same_breath_is_the_later_one() -> None:
+    """ "I need the Bahama shutters, no, wait, the storm panels, for the shop front." booked a survey
+    for Bahama shutters; "grab 'em Tuesday, nah, Wednesday's better" takes back no choice."""
+    survey = client_tool("book_survey", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "shutter_type": {"type": "string", "enum": ["bahama", "storm_panels", "roll_down"], "description": "Which shutters"},
+    }, ["customer_name", "shutter_type"])
+    line = said("It's Anya Strachan. I need the Bahama shutters, no, wait, the storm panels, for the shop front.")
+    assert trace(survey, {"customer_name": "Anya Strachan", "shutter_type": "bahama"}, line).arguments["shutter_type"] \
+        == "storm_panels"
+    assert trace(survey, {"customer_name": "Anya Strachan", "shutter_type": "storm_panels"}, line).missing == []
+
+
+def test_a_number_beside_the_one_said_instead_of_the_read_back_is_not_its_correction() -> None:
+    """ "Wait, it's sixteen, not twelve. I forgot the four on the back porch." after "for 12 openings"
+    was read back booked 4 openings: the correction is sixteen."""
+    visit = client_tool("book_visit", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "openings": {"type": "integer", "description": "Number of windows and doors"},
+    }, ["customer_name", "openings"])
+    line = said("Put up my shutters Friday. Kendra Sawyer. Twelve openings.",
+                "Wait, it's sixteen, not twelve. I forgot the four on the back porch.",
+                asked=["", "A put-up visit for Kendra Sawyer, for 12 openings on Friday. Shall I book it?"])
+    assert trace(visit, {"customer_name": "Kendra Sawyer", "openings": 4}, line).missing == ["openings"]
+    assert trace(visit, {"customer_name": "Kendra Sawyer", "openings": 16}, line).missing == []

@@ -17,7 +17,7 @@ from .spoken import Source, ValueKind
 from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import cue_words, stem
 from .spoken.numbers import NumberSaid, numbers_said
-from .spoken.words import words
+from .spoken.words import spoken_number, words
 
 __all__ = ["a_piece_said", "by_its_digits", "held_by_digits", "lettered", "named_on_file", "on_file", "other_code_said",
            "outside_lists", "made_new_for_another", "new_ending", "put_right", "said_as_new", "shaped_alike", "spans_of_numbers", "unmistakable"]
@@ -142,7 +142,8 @@ def put_right(asked: str, said: str, span: tuple[int, int], rule: Rule) -> bool 
     image 22. Shall I order it?" "Oh shoot, sorry, not twenty-two. Twenty-seven."), this argument's?
     A new number takes the role of the one the agent's words gave this argument (True: 27), where
     they gave it one; that one said again is the number taken back (False: 22). None: the agent
-    gave this argument no number, or the words correct nothing."""
+    gave this argument no number, or the words correct nothing; nor a number beside the one said
+    "X, not" the read-back's ("it's sixteen, not twelve. I forgot the four on the back porch")."""
     if not asked or not corrects(said) or _PRONOUN_ONE.search(said[:span[1]]) and said[span[0]:span[1]].lower() == "one":
         return None  # "the one you've got", "the one where he's throwing his cap": no number
     agent, own = folded(asked), replace(rule, cues=rule.cues - rule.shared)  # "four tickets": no concessions
@@ -150,7 +151,13 @@ def put_right(asked: str, said: str, span: tuple[int, int], rule: Rule) -> bool 
     if len(read) > 1:  # "16x20 canvas of image 22 from gallery G-7719": the one the caller says again
         again = {spelled(said[a:b]) for a, b in spans_of_numbers(said)}
         read = [number for number in read if number in again]
-    return spelled(said[span[0]:span[1]]) != read[0] if len(read) == 1 else None
+    if len(read) != 1:
+        return None
+    instead = [(a, b) for a, b in spans_of_numbers(said) if (m := re.match(r",?\s+not\s+([\w-]+)", said[b:b + 40]))
+               and (spelled(m.group(1)) or str(spoken_number(m.group(1)))) == read[0]]
+    if instead and span not in instead and spelled(said[span[0]:span[1]]) != read[0]:
+        return None  # "it's sixteen, not twelve. I forgot the four on the back porch": sixteen, not four
+    return spelled(said[span[0]:span[1]]) != read[0]
 
 
 # "it ends three eight one", "five five oh at the end", "the last three are ...": a code's ending
