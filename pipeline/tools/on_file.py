@@ -153,11 +153,10 @@ def put_right(asked: str, said: str, span: tuple[int, int], rule: Rule) -> bool 
         read = [number for number in read if number in again]
     if len(read) != 1:
         return None
+    new = spelled(said[span[0]:span[1]]) != read[0]
     instead = [(a, b) for a, b in spans_of_numbers(said) if (m := re.match(r",?\s+not\s+([\w-]+)", said[b:b + 40]))
                and (spelled(m.group(1)) or str(spoken_number(m.group(1)))) == read[0]]
-    if instead and span not in instead and spelled(said[span[0]:span[1]]) != read[0]:
-        return None  # "it's sixteen, not twelve. I forgot the four on the back porch": sixteen, not four
-    return spelled(said[span[0]:span[1]]) != read[0]
+    return None if new and instead and span not in instead else new  # "it's sixteen, not twelve. I forgot the four": not four
 
 
 # "it ends three eight one", "five five oh at the end", "the last three are ...": a code's ending

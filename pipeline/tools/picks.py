@@ -20,7 +20,8 @@ from .spoken.names import (
     heard_words,
     number_with_unit,
 )
-from .spoken.words import fold
+from .spoken.times import corrected_between
+from .spoken.words import fold, words
 
 __all__ = ["named_choice", "passed_over", "unnamed_pick", "word_choices"]
 
@@ -97,7 +98,6 @@ def _named_list(spec: ToolSpec, name: str, value: list[Any], evidence: Evidence)
 _TURNED_DOWN = re.compile(r"\b(not|don'?t|doesn'?t|won'?t|can'?t|cannot|isn'?t|ain'?t|never|no good|no use|no longer|nuh|"
                           r"nah (?:work|like|want|good))\b", re.I)  # "mi nuh like di black again"
 _DISLIKED = re.compile(r"\b(?:don'?t|doesn'?t|nuh|not|no longer|never) (?:like|want|fancy|suit|work|good)\b", re.I)
-_TAKE_BACK = re.compile(r"(?:no|nah|wait|sorry|i mean|i meant|actually|hang on|hold on|scratch that)(?: ?,? ?(?:no|wait|sorry))*", re.I)
 _CLAUSES = re.compile(r"[,.;:!?]|\bbut\b", re.I)
 
 
@@ -107,8 +107,8 @@ def _refused(choices: tuple[str, ...], text: str) -> set[str]:
     clauses = _CLAUSES.split(text.replace("’", "'"))
     down = {c for part in clauses if _TURNED_DOWN.search(part) for c in choice_words_said(choices, part)}
     named = [set(choice_words_said(choices, part)) for part in clauses]
-    over = {c for k, chosen in enumerate(named) if chosen and any(_TAKE_BACK.fullmatch(p.strip()) for p in clauses[k + 1:k + 2])
-            and any(later - chosen for later in named[k + 1:]) for c in chosen}
+    over = {c for k, chosen in enumerate(named) if chosen and (j := next((j for j in range(k + 1, len(named)) if named[j]), 0))
+            and named[j] - chosen and corrected_between(ws := words(" ".join(clauses[k + 1:j])), 0, len(ws)) for c in chosen}
     return down - {c for part in clauses if not _TURNED_DOWN.search(part) for c in choice_words_said(choices, part)} | over
 
 

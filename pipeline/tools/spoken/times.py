@@ -360,7 +360,7 @@ def _said_over(ws: list[Word], now: datetime | None) -> list[tuple[Moment, Momen
     twentieth"), with it: not where the next is itself taken back ("Sunday, sorry, not Saturday")."""
     said = sorted(moments(ws, now), key=lambda m: m.start)  # as said: days and times are found apart
     return [(m, later) for m, later in zip(said, said[1:], strict=False)
-            if _another(m, later) and _corrected_between(ws, m.end, later.start) and not _taken_back(ws, later.start)
+            if _another(m, later) and corrected_between(ws, m.end, later.start) and not _taken_back(ws, later.start)
             and not its_weekday(m.days, ws[later.start:later.end], (now or _REFERENCE).year)]
 
 
@@ -374,8 +374,8 @@ def _another(m: Moment, later: Moment) -> bool:
     return not any(_overlap(a, b) for a in m.spans for b in later.spans)
 
 
-def _corrected_between(ws: list[Word], start: int, end: int) -> bool:
-    """Do the words just before the later moment take the first back ("the thirteenth... no, hang on,
+def corrected_between(ws: list[Word], start: int, end: int) -> bool:
+    """Do the words just before the later moment (or choice: `picks`) take the first back ("the thirteenth... no, hang on,
     the twentieth", "at two, sorry, I mean three"; not "eight, sorry. The kids have netball till five")?"""
     between = [w.text for w in ws[start:end]][-5:]
     return bool(set(between) & _OWN_WORDS_BACK) or any(
