@@ -403,6 +403,24 @@ def test_a_count_said_as_times_a_thing_is_done_is_the_count_of_its_doings() -> N
         assert role_here(text, (text.index("four"), text.index("four") + 4), readings) is role, text
 
 
+def test_twice_and_thrice_are_counts_of_the_doing_they_follow() -> None:
+    """ "I want an anniversary greeting on Saturday the thirteenth, in the midday, read it twice." was
+    refused its two readings: "twice" is a count wherever it stands ("once" only before "a", "every":
+    "once I'm in" is no count), and names the readings after "read" as "read it four times" does;
+    "rung twice" names none of them."""
+    announce = client_tool("book_announcement", {
+        "customer_name": {"type": "string", "description": "The customer's full name"},
+        "readings": {"type": "integer", "description": "Total number of readings"},
+    }, ["customer_name", "readings"])
+    line = said("Hi, my name is Marcia Bacchus. I want an anniversary greeting on Saturday, read it twice.")
+    assert trace(announce, {"customer_name": "Marcia Bacchus", "readings": 2}, line).missing == []
+    assert trace(announce, {"customer_name": "Marcia Bacchus", "readings": 3}, line).arguments["readings"] == 2
+    rung = said("Hi, my name is Marcia Bacchus. I've rung twice about a greeting, and I want it read three times.")
+    assert trace(announce, {"customer_name": "Marcia Bacchus", "readings": 2}, rung).arguments["readings"] == 3
+    once = said("Hi, my name is Marcia Bacchus. Once I'm in, I'll want a greeting.")
+    assert trace(announce, {"customer_name": "Marcia Bacchus", "readings": 1}, once).missing == ["readings"]
+
+
 def test_a_choice_taken_back_in_the_same_breath_is_the_later_one() -> None:
     """ "I need the Bahama shutters, no, wait, the storm panels, for the shop front." booked a survey
     for Bahama shutters; "grab 'em Tuesday, nah, Wednesday's better" takes back no choice."""

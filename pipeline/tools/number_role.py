@@ -97,7 +97,7 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     if after[:1] == ["altogether"] or after[:2] in (["in", "total"], ["in", "all"], ["all", "told"], ["all", "together"]):
         if rule.cues & (_HEADS | _YOUNG) or rule.lone and not rule.money and not rule.cues & _AGE:
             return True  # "my two and my sister's three, so five altogether": the tool's count
-    if after[:1] == ["time"] and any(b + "ing" in rule.cues or b + "ings" in rule.cues for b in before[:2]):
+    if (after[:1] == ["time"] or ws[last].text in ("twice", "thrice")) and any(b + "ing" in rule.cues or b + "ings" in rule.cues for b in before[:2]):
         return True  # "read it four times": four readings; "air it three times", of `airings`
     if (labelled := _label(before, rule)) is not None:
         return labelled

@@ -134,7 +134,7 @@ def read_group(ws: list[Word], i: int, *, in_run: bool = False) -> tuple[Decimal
     if in_run and token in _ZERO_IN_RUN and ws[i - 1].text not in SCALES and (
             token == "oh" or i + 1 < len(ws) and is_number_word(ws[i + 1].text)):  # not "a dozen o dem"
         return Decimal(0), "0", i + 1
-    if not in_run and token in _TIMES_OVER and i + 1 < len(ws) and ws[i + 1].text in _HOW_OFTEN:
+    if not in_run and token in _TIMES_OVER and (token != "once" or i + 1 < len(ws) and ws[i + 1].text in _HOW_OFTEN):
         return Decimal(_TIMES_OVER[token]), str(_TIMES_OVER[token]), i + 1  # "once a week", not "once I'm in"
     total, current, j, last = 0, 0, i, ""  # last: the previous word's class
     while j < len(ws):
