@@ -446,3 +446,53 @@ def test_a_number_beside_the_one_said_instead_of_the_read_back_is_not_its_correc
                 asked=["", "A put-up visit for Kendra Sawyer, for 12 openings on Friday. Shall I book it?"])
     assert trace(visit, {"customer_name": "Kendra Sawyer", "openings": 4}, line).missing == ["openings"]
     assert trace(visit, {"customer_name": "Kendra Sawyer", "openings": 16}, line).missing == []
+
+
+TAKEAWAY = ("You take phone orders for Spice Lane, Leicester. Today is Wednesday, June 3, 2026. Menu: starters "
+            "1 onion bhaji, 2 vegetable samosa, 3 chicken pakora; mains 10 chicken korma, 12 lamb rogan josh, "
+            "14 vegetable biryani; sides 20 pilau rice, 21 garlic naan. The caller is Priya Shah; on file: "
+            "3 poppadoms, 5 chutneys from her last visit.")
+ADD_DISH = _tool("add_dish", "Add a dish to the caller's takeaway.", {
+    "dish_number": {"type": "integer", "description": "The dish's number on the menu"},
+    "course": {"type": "string", "enum": ["starters", "mains", "sides"], "description": "Which part of the menu"},
+    "portions": {"type": "integer", "description": "How many portions"},
+}, ["dish_number", "course", "portions"])
+
+
+def test_a_number_the_desks_list_gives_the_thing_the_caller_names_is_theirs() -> None:
+    """ "Ah've a grand Cheviot tup this year ... Ah want him in the tup class." was refused its class
+    14 and section `sheep`: the schedule in the instructions ("Classes: sheep 12 Blackface ewe, 14
+    Cheviot tup, ...") numbers the thing the caller named, and heads its group. A number of another
+    entry, a record's counts and a count argument are not given so."""
+    line = said("Hiya, it's Priya. Could I get two of the lamb rogan josh, please?", instructions=TAKEAWAY)
+    assert trace(ADD_DISH, {"dish_number": 12, "course": "mains", "portions": 2}, line).missing == []
+    assert trace(ADD_DISH, {"dish_number": 14, "course": "mains", "portions": 2}, line).missing == ["dish_number"]
+    assert trace(ADD_DISH, {"dish_number": 12, "course": "sides", "portions": 2}, line).missing == ["course"]
+    both = said("Hiya, could I get two of the chicken, please?", instructions=TAKEAWAY)  # korma or pakora
+    assert trace(ADD_DISH, {"dish_number": 10, "course": "mains", "portions": 2}, both).missing == ["dish_number", "course"]
+    from pipeline.tools.catalogue import entries
+    assert {e.number for e in entries(TAKEAWAY)} == {1, 2, 3, 10, 12, 14, 20, 21}  # not her 3 poppadoms
+    counted = said("Could I get some of the garlic naan?", instructions=TAKEAWAY)
+    assert trace(ADD_DISH, {"dish_number": 21, "course": "sides", "portions": 21}, counted).missing == ["portions"]
+
+
+GARDEN_SHOW = ("You answer the phone for the Ambleside Flower Show. Today is Wednesday, June 3, 2026. Classes: "
+               "flowers 1 single rose, 2 sweet peas, 3 dahlia; fruit 10 gooseberries, 11 rhubarb. The caller is "
+               "Tom Birch, member code AF-220.")
+ENTER_SHOW = _tool("enter_show", "Enter an exhibit in a class of the show.", {
+    "entrant_name": {"type": "string", "description": "The entrant's full name"},
+    "class_number": {"type": "integer", "description": "The class number from the schedule"},
+    "exhibit_name": {"type": "string", "description": "The variety's name, if the caller gave one"},
+}, ["entrant_name", "class_number"])
+
+
+def test_a_lists_entry_is_no_name_and_an_entrant_is_the_one_who_says_who_they_are() -> None:
+    """ "Howay, it's Norman Dodd ... enter me Border terrier in the best terrier. She's called Nell"
+    gave `entry_name` "best terrier", the class, and `exhibitor_name` "Nell", the dog: a list's entry
+    names no animal or variety, and an exhibitor, like a customer, is the one who said who they are."""
+    line = said("It's Tom Birch. Put me in for the sweet peas, they're called Cupid.", instructions=GARDEN_SHOW)
+    entered = trace(ENTER_SHOW, {"entrant_name": "Tom Birch", "class_number": 2, "exhibit_name": "sweet peas"}, line)
+    assert entered.missing == [] and "exhibit_name" not in entered.arguments
+    assert trace(ENTER_SHOW, {"entrant_name": "Tom Birch", "class_number": 2, "exhibit_name": "Cupid"},
+                 line).arguments["exhibit_name"] == "Cupid"
+    assert trace(ENTER_SHOW, {"entrant_name": "Cupid", "class_number": 2}, line).arguments["entrant_name"] != "Cupid"

@@ -88,9 +88,9 @@ def amended(value: Any, rule: Rule, evidence: Evidence, given: Callable[[str], b
 
 
 # the person a tool serves, by its argument's name ("patient_name", "customer_name", "name")
-_SERVED = frozenset("customer patient caller client member guest passenger pupil student learner holder "
-                    "tenant owner policyholder account contact booking lead your full adult parent person "
-                    "attendee participant visitor booker purchaser buyer organiser organizer payer".split())
+_SERVED = frozenset("customer patient caller client member guest passenger pupil student learner holder tenant owner "
+                    "policyholder account contact booking lead your full adult parent person attendee participant visitor "
+                    "booker purchaser buyer organiser organizer payer exhibitor entrant competitor applicant subscriber resident".split())
 # the people a caller books for, in any domain ("my granddaughter needs her eyes testing")
 _RELATIONS = frozenset("son daughter wife husband partner mum mom mother dad father grandson granddaughter "
                        "grandma grandmother granny nan nana grandad grandpa grandfather brother sister kid kids "

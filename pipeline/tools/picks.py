@@ -9,6 +9,7 @@ from collections.abc import Collection
 from typing import Any
 
 from .asks import corrects
+from .catalogue import named_entry
 from .evidence import Evidence
 from .flags import same_word
 from .schema import ToolSpec
@@ -135,7 +136,8 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence, give
     on lines that asked for nothing or left a value out. A word the instructions join to one the
     caller said names it too (`_joined`). A word other choices have too names none of them
     ("one of your bouncy castles": no `standard_castle` of four castles), nor one the tool's own
-    description has ("Book a bike in for a service": "my bike" is no `e_bike_diagnostic`). Nor is
+    description has ("Book a bike in for a service": "my bike" is no `e_bike_diagnostic`). The heading
+    of a numbered list's group whose entry the caller names is named (`catalogue`). Nor is
     one another, optional argument is named for, whose value was `given` ("Can Meera come to my
     flat? Address is Flat 302, ...": `home` beside a `home_address` said; "three cases to the
     Paarl house": `delivery` beside a `delivery_address` on file)."""
@@ -158,6 +160,8 @@ def unnamed_pick(spec: ToolSpec, name: str, value: Any, evidence: Evidence, give
               for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", fold(text.lower()))}
     heard |= {verb + particle for text in evidence.exchanged for verb, particle in _PHRASAL.findall(fold(text.lower()))}
     heard |= _joined(evidence.instructions, heard - {stem(w) for w in name_words(spec.name) + name_words(name)})
+    if entry := named_entry(evidence.instructions, evidence.said):
+        heard.add(stem(entry.head))  # "the tup class": the sheep of the schedule's "sheep 12 ..., 14 Cheviot tup"
     return not any(same_word(w, h) or len(w) >= 3 and h.startswith(w) for w in own for h in heard)  # "cattery": cat
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from . import amends, number_role
+from . import amends, catalogue, number_role
 from .amends import a_piece, amended, for_another, in_its_unit, more_than_itself, retold, serves
 from .argrules import MONEY_MARKS, NUMBERS, Rule, rules
 from .callers import a_stranger, said_lowercase, spelt_with, titled
@@ -245,8 +245,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
     if rule.kind is ValueKind.NAME and serves(rule) and said_lowercase(str(value), evidence.said) or amends.not_introduced(value, rule, evidence):
         return False  # "We've jackdaws nesting in the chimney": no customer called Jackdaws; "she's called Pepper. I'm Dawn Fenwick"
     if rule.kind is ValueKind.NAME and (is_kin(str(value)) or is_greeting(str(value)) or spelt_with(str(value), evidence.said)
-                                        or not rule.required and amends.spelling_only(str(value))):
-        return False  # "Mam" for the deceased's name: who she is to the caller; "Kia ora"; "V for Victor"; a partner "R-A-O"
+                                        or not rule.required and amends.spelling_only(str(value)) or catalogue.thing_listed(value, rule, evidence)):
+        return False  # "Mam" for the deceased's name: who she is to the caller; "Kia ora"; "V for Victor"; a partner "R-A-O"; a class
     if rule.kind is ValueKind.NAME and serves(rule) and not named_as(str(value), evidence.instructions, rule.cues, evidence.said):
         return False  # "Is Joanne in on Tuesday?": the photographer the instructions list, no customer
     if rule.kind in (ValueKind.ADDRESS, ValueKind.NAME) and re.search(r"[()\[\]]", str(value)):
@@ -261,8 +261,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         for text, asked in zip(evidence.said, [*evidence.asked, *[""] * len(evidence.said)], strict=False):
             if _in_text(value, text, rule, evidence, asked, caller=True):
                 return True
-    if amends.corrected_here(value, rule, evidence):
-        return True  # "Ah, make it two, mate." after the read-back's "3 extra days": this argument's
+    if amends.corrected_here(value, rule, evidence) or catalogue.listed(value, rule, evidence):
+        return True  # "Ah, make it two, mate." after the read-back's "3 extra days"; "the tup class": "14 Cheviot tup"
     if Source.CALLER in rule.sources and amends.said_short(value, rule, evidence):
         return True  # "up to Manchester": the instructions' "Manchester Shudehill", their only one
     if Source.CALLER in rule.sources and Source.INSTRUCTIONS in rule.sources and evidence.instructions \
