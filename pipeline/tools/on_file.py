@@ -12,7 +12,7 @@ from .argrules import Rule
 from .asks import corrects
 from .evidence import Evidence
 from .number_role import folded, role_here
-from .record import alike, code_form, code_shape
+from .record import alike, as_record, code_form, code_shape
 from .spoken import Source, ValueKind
 from .spoken.codes import code_said, codes_in, spelled, squash
 from .spoken.kinds import cue_words, stem
@@ -252,10 +252,15 @@ def other_code_said(value: Any, rule: Rule, evidence: Evidence) -> bool:
     """The caller said a code of their own in this role, not this one ("His number's B W two oh
     four one eight"): the record's other code (BW-20417, hers) is not the one they gave. A code
     of the value's letters and shape is in its role though no word names it ("cancel a booking,
-    it's P T, two oh five five two": not PT-20417 on file)."""
+    it's P T, two oh five five two": not PT-20417 on file). Of codes of digits alone, another of the
+    record's in this role said whole ("My file is ... twenty-four, oh eight one seven": not 11-2290)."""
     mine = squash(str(value))
-    if rule.kind is not ValueKind.CODE or Source.CALLER not in rule.sources or not any(ch.isalpha() for ch in mine):
-        return False  # digits alone: an amount, a time or a phone's pieces may be read as one
+    if rule.kind is not ValueKind.CODE or Source.CALLER not in rule.sources:
+        return False
+    if not any(ch.isalpha() for ch in mine):  # digits alone: an amount, a time or a phone's pieces may be read as
+        record = as_record(evidence.instructions)  # one; only another code on file in this role, said whole, is one
+        return any(squash(record[a:b]) != mine and code_said(record[a:b], text) is not None
+                   for a, b in on_file(value, record, rule) for text in evidence.said)  # "My file is, uh, twenty-four, oh eight one seven"
     return any(squash(code) != mine and shaped_alike(squash(code), mine)
                and ((role := role_here(text, (a, b), rule)) is True or role is None and _letters(code) == _letters(mine))
                for text in map(folded, evidence.said) for a, b, code in codes_in(text))

@@ -77,7 +77,7 @@ _WORDS: tuple[tuple[ValueKind, frozenset[str]], ...] = (
         "problem issue complaint feedback symptoms".split())),
 )
 _LENGTHS = frozenset("hours days nights weeks months years".split())  # an integer so named is a length
-_CODE_EXAMPLE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{2,}\b")  # "AB12", "BW-1234567"
+_CODE_EXAMPLE = re.compile(r"\b(?:(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{2,}|\d{1,4}-\d{3,})\b")  # "AB12", "BW-1234567", "24-0817"
 _PROSE_LENGTH = 80  # a string allowed more characters than a name or an address is prose
 # Words people use for the same thing in any domain: a record's "mobile 07712 448390" is the
 # number a `phone_number` wants, "my cell" names it as "my phone" does

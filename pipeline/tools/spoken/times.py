@@ -111,7 +111,8 @@ def time_said(value: str, text: str, now: datetime | None, *,
     ws, said = _read(text, now, slack_min)
     hits: list[Moment] = []
     if want_spans:
-        hit = next((m for m in said if any(_overlap(s, w) for s in m.spans for w in want_spans)), None)
+        hit = next((m for m in said if any(_overlap(s, w) for s in m.spans for w in want_spans) and not (m.daypart and any(
+            p.start > m.start and p.spans and not p.daypart for p in said))), None)  # "Her Thursday evening one ... at ten?"
         if hit is None:
             return None
         hits.append(hit)
@@ -121,8 +122,7 @@ def time_said(value: str, text: str, now: datetime | None, *,
             return None
         hits.append(hit)
     if want_days:
-        hit = next((m for m in said if any(day_matches(s, w) for s in m.days for w in want_days)),
-                   None)
+        hit = next((m for m in said if any(day_matches(s, w) for s in m.days for w in want_days)), None)
         if hit is not None:
             hits.append(hit)
         elif not (hits and not any(m.days for m in said) and _soon(want_days, now)):
@@ -197,10 +197,10 @@ def _settled(ws: list[Word], clocks: list[Clock]) -> list[Clock]:
 
 
 def _same_clause(ws: list[Word], a: Clock, b: Clock) -> bool:
-    lo, hi = (a, b) if a.start < b.start else (b, a)
-    if hi.start - lo.end > 4:
-        return False  # a comma alone between them keeps them one ("tomorrow evening, eight o'clock")
-    return hi.start == lo.end or not any(w.after_break for w in ws[lo.end:hi.start + 1])
+    lo, hi = (a, b) if a.start < b.start else (b, a)  # a comma and a "the" keep them one ("in the evening, the eight o'clock one")
+    glued = all(w.text in ("the", "at", "around", "about") and w.raw.islower() for w in ws[lo.end:hi.start]) \
+        and not any(w.after_break for w in ws[lo.end + 1:hi.start + 1])  # not "... evening. The eight o'clock one is full"
+    return hi.start - lo.end <= 4 and (hi.start == lo.end or glued or not any(w.after_break for w in ws[lo.end:hi.start + 1]))
 
 
 def _iso_time(token: str) -> int | None:
@@ -299,7 +299,7 @@ def days_named(text: str, now: datetime) -> list[str] | None:
     return out
 
 
-_MOVED_TO = frozenset({"to", "till", "until", "onto", "into"})  # "move it to Monday": where it goes
+_MOVED_TO = frozenset({"to", "till", "until", "onto", "into", "be"})  # "move it to Monday", "could it be Friday": where it goes
 
 
 def moved_to(text: str, now: datetime) -> str | None:
