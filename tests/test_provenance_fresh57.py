@@ -76,3 +76,41 @@ def test_a_code_of_digits_said_whole_is_the_callers_and_another_on_file_is_not()
                 instructions=LETTINGS)
     assert trace(COPY, {"client_file": "52-1190", "document": "lease"}, line).arguments["client_file"] == "31-4407"
     assert trace(COPY, {"client_file": "31-4407", "document": "lease"}, line).missing == []
+
+
+PASSES = _tool("buy_pass", {
+    "holder": {"type": "string", "description": "The pass holder's full name"},
+    "pass_type": {"type": "string", "enum": ["weekly", "annual"], "description": "Which pass"},
+}, ["holder", "pass_type"])
+SLOTS = _tool("book_slot", {
+    "customer_name": {"type": "string", "description": "The customer's full name"},
+    "date": {"type": "string", "format": "date", "description": "Day of the visit"},
+    "slot_time": {"type": "string", "enum": ["08:00", "10:00", "13:00", "15:00"], "description": "Start of the slot"},
+}, ["customer_name", "date", "slot_time"])
+
+
+def test_a_choice_asked_between_turned_down_or_named_by_a_part_of_the_day_is_not_the_callers() -> None:
+    """Three picks nobody made (fresh57): "Which ones do you have, the ten times or the month? Ah,
+    I'll decide later" (asked between two); "Move me to a different section, please, I tired of
+    Flying Fish" (the one turned down); "tomorrow ... Morning time is better" for slots at 9:00 and
+    11:00 (a part of the day holding two slots). Said outright, or with "whichever", each stands."""
+    asked = said("It's Jo Hart. Do you do a weekly or an annual pass? I'll think about it, just put me down.")
+    assert trace(PASSES, {"holder": "Jo Hart", "pass_type": "weekly"}, asked).missing == ["pass_type"]
+    either = said("It's Jo Hart. A weekly or an annual pass, whichever, I don't mind.")
+    assert trace(PASSES, {"holder": "Jo Hart", "pass_type": "weekly"}, either).missing == []
+    tired = said("It's Jo Hart. Change my pass, I'm sick of the weekly one.")
+    assert trace(PASSES, {"holder": "Jo Hart", "pass_type": "weekly"}, tired).missing == ["pass_type"]
+    morning = said("It's Jo Hart, for tomorrow. Morning time is better.")
+    assert trace(SLOTS, {"customer_name": "Jo Hart", "date": "2026-06-04", "slot_time": "08:00"}, morning).missing == ["slot_time"]
+    ten = said("It's Jo Hart, for tomorrow morning at ten.")
+    assert trace(SLOTS, {"customer_name": "Jo Hart", "date": "2026-06-04", "slot_time": "10:00"}, ten).missing == []
+    afternoon = said("It's Jo Hart, tomorrow, but not before lunch: the afternoon.")
+    assert trace(SLOTS, {"customer_name": "Jo Hart", "date": "2026-06-04", "slot_time": "13:00"}, afternoon).missing == ["slot_time"]
+
+
+def test_i_must_say_asks_for_nothing() -> None:
+    """ "Last time your boys did a superb job ... Very happy, I must say." was offered a look-up:
+    "I must say" is a way of telling, no request ("must" is one elsewhere)."""
+    from pipeline.tools.asks import tells_only
+    assert tells_only("Last time your lads did a grand job, they even swept up. Very happy, I must say.", "", [SLOTS])
+    assert not tells_only("Your lads did a grand job last time. I must book them again.", "", [SLOTS])

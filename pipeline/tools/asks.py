@@ -43,7 +43,7 @@ _PAST = frozenset("was were had did saw took went came got made paid flew bought
 _PAST_PHRASE = re.compile(r"\b(used to|last (night|week|month|year|time|summer|winter|spring|autumn|"
                           r"fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|back when|"
                           r"the other day|(i|we)'ve been)\b", re.I)
-_TAKEN_BACK = re.compile(r"\bnever ?mind\b", re.I)
+_TAKEN_BACK = re.compile(r"\bnever ?mind\b|\bi (?:must|have to|gotta|got to|will) (?:say|admit)\b", re.I)  # "Very happy, I must say"
 # sayings with a "no" or a "n't" that tell of no problem: "it slithered off on its own, no dramas";
 # "Dad hasn't stopped yakking about it"
 _NO_TROUBLE = re.compile(r"\bno (?:dramas?|worries|problems?|bother|rush|stress|fuss|harm done|complaints)\b"

@@ -21,10 +21,10 @@ from .spoken.names import (
     heard_words,
     number_with_unit,
 )
-from .spoken.times import corrected_between
+from .spoken.times import corrected_between, moments
 from .spoken.words import fold, words
 
-__all__ = ["named_choice", "passed_over", "unnamed_pick", "word_choices"]
+__all__ = ["named_choice", "one_part_of_day", "passed_over", "unnamed_pick", "word_choices"]
 
 
 def passed_over(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bool:
@@ -38,6 +38,8 @@ def passed_over(spec: ToolSpec, name: str, value: Any, evidence: Evidence) -> bo
     latest = next((text for text in reversed(evidence.said) if choice_words_said(choices, text)), "")
     if any(_DISLIKED.search(part) and value in choice_words_said(choices, part) for part in _CLAUSES.split(latest)):
         return True  # not "the van won't start": a fault told, no choice turned down
+    if _open_either(choices, value, latest):
+        return True  # "Which ones do you have, the ten times or the month? Ah, I'll decide later"
     said = [choice_words_said(choices, text) for text in evidence.said]
     touched = any(choice_words_said(choices, text, shared=True).get(value) for text in evidence.said)
     return any(said) and not any(value in named for named in said) and not touched  # "ballet": childrens_ballet may be
@@ -98,7 +100,21 @@ def _named_list(spec: ToolSpec, name: str, value: list[Any], evidence: Evidence)
 # "evenings are no good for me"
 _TURNED_DOWN = re.compile(r"\b(not|don'?t|doesn'?t|won'?t|can'?t|cannot|isn'?t|ain'?t|never|no good|no use|no longer|nuh|"
                           r"nah (?:work|like|want|good))\b", re.I)  # "mi nuh like di black again"
-_DISLIKED = re.compile(r"\b(?:don'?t|doesn'?t|nuh|not|no longer|never) (?:like|want|fancy|suit|work|good)\b", re.I)
+_DISLIKED = re.compile(r"\b(?:don'?t|doesn'?t|nuh|not|no longer|never) (?:like|want|fancy|suit|work|good)\b"
+                       r"|\b(?:tired|sick|fed up) (?:of|with)\b", re.I)  # "I tired of Flying Fish"
+_INDIFFERENT = re.compile(r"\b(?:either|whichever|any of|don'?t mind|doesn'?t matter)\b", re.I)
+
+
+def _open_either(choices: tuple[str, ...], value: str, latest: str) -> bool:
+    """The caller's latest words naming choices ask between two ("the ten times or the month?") in
+    their last sentence that names any, the model's among them, and do not say either will do
+    ("whichever", "I don't mind")."""
+    sentences = [(sentence, found) for sentence in re.split(r"(?<=[.!?])\s+", latest)
+                 if (found := choice_words_said(choices, sentence))]
+    return bool(sentences) and not _INDIFFERENT.search(latest) and value in sentences[-1][1] \
+        and len(sentences[-1][1]) >= 2 and re.search(r"\bor\b", sentences[-1][0]) is not None
+
+
 _CLAUSES = re.compile(r"[,.;:!?]|\bbut\b", re.I)
 
 
@@ -199,3 +215,17 @@ def _joined(instructions: str, heard: set[str]) -> set[str]:
         if _content(first) and first in heard and _content(second):
             out.add(second)
     return out
+
+
+def one_part_of_day(value: Any, times: tuple[str, ...], evidence: Evidence) -> bool:
+    """A slot of the schema's times ("09:00", "11:00", "14:00", "16:00") the caller named only by a
+    part of the day that holds two or more of them ("Morning time is better": 9:00 or 11:00), no
+    clock time of theirs being it: which one is theirs to say."""
+    at = [int(h) * 60 + int(m) for h, m in (re.fullmatch(r"(\d{1,2}):(\d{2})", str(t)).groups()  # type: ignore[union-attr]
+                                            for t in (value, *times) if re.fullmatch(r"\d{1,2}:\d{2}", str(t)))]
+    if len(at) != len(times) + 1 or evidence.now is None:
+        return False
+    said = [m for text in evidence.said for m in moments(words(text), evidence.now)]
+    within = [(lo, hi) for m in said if m.daypart for lo, hi in m.spans if lo <= at[0] <= hi]
+    return bool(within) and not any(lo <= at[0] <= hi for m in said if not m.daypart for lo, hi in m.spans) \
+        and sum(lo <= t <= hi for t in at[1:] for lo, hi in within[-1:]) >= 2

@@ -80,7 +80,7 @@ from .on_file import (
     written_as_money,
 )
 from .people import counted
-from .picks import named_choice, passed_over, unnamed_pick, word_choices
+from .picks import named_choice, one_part_of_day, passed_over, unnamed_pick, word_choices
 from .record import (
     as_record,
     code_form,
@@ -187,8 +187,9 @@ def trace(spec: ToolSpec, arguments: dict[str, Any], evidence: Evidence) -> Trac
     for name, rule in checked.items():  # "BF20260147" as the schema's example writes its codes: BF-2026-0147
         if rule.form and isinstance(out.arguments.get(name), str) and (shaped := in_form(out.arguments[name], rule.form)):
             out.arguments[name] = shaped
-        elif rule.kind is ValueKind.TIME and (times := word_choices(spec, name)) and out.arguments.get(name, times[0]) not in times:
-            out.missing = [*dict.fromkeys([*out.missing, name])]  # "half five" for a tour at 18:00, 20:00 or 22:00
+        elif rule.kind is ValueKind.TIME and (times := word_choices(spec, name)) and (out.arguments.get(name, times[0]) not in times
+                                                                                 or one_part_of_day(out.arguments.get(name), times, evidence)):
+            out.missing = [*dict.fromkeys([*out.missing, name])]  # "half five" for a tour at 18:00, 20:00 or 22:00; "Morning time"
     out.dropped += (flags := unasked_flags(spec, out.arguments, evidence)  # optional flags nothing touched
                     + unsaid_prose(spec, out.arguments, evidence))  # and prose of nothing said
     out.arguments = {name: flag_as_said(spec, name, value, evidence) for name, value in out.arguments.items() if name not in flags}
@@ -335,8 +336,7 @@ def refusal(spec: ToolSpec, missing: list[str]) -> dict[str, Any]:
 
 # --- matching --------------------------------------------------------------------------------------
 
-def _in_text(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, *,
-             caller: bool) -> bool:
+def _in_text(value: Any, text: str, rule: Rule, evidence: Evidence, asked: str, *, caller: bool) -> bool:
     """Is the value in this text, as its kind is said, and in its role where it is a number?"""
     assert rule.kind is not None
     text = folded(text)
