@@ -114,3 +114,20 @@ def test_i_must_say_asks_for_nothing() -> None:
     from pipeline.tools.asks import tells_only
     assert tells_only("Last time your lads did a grand job, they even swept up. Very happy, I must say.", "", [SLOTS])
     assert not tells_only("Your lads did a grand job last time. I must book them again.", "", [SLOTS])
+
+
+REGISTER = _tool("register_player", {
+    "player_name": {"type": "string", "description": "The player's full name"},
+    "team": {"type": "string", "enum": ["red_kites", "blue_herons"], "description": "Which team"},
+    "nickname": {"type": "string", "description": "What the team calls them, if the caller said"},
+}, ["player_name", "team"])
+
+
+def test_another_arguments_choice_is_no_name() -> None:
+    """ "No, no, Sugar Apple. I mix up de names. Sugar Apple, frontline." registered a masquerader
+    named "Sugar Apple", the section: a name that is one of the tool's other arguments' choices is
+    that choice, no one's name (re-judging also dropped an `occasion` "Lab 13", the room)."""
+    line = said("It's Sam Reid. No, no, the Red Kites. I mix up the names. Red Kites.")
+    assert trace(REGISTER, {"player_name": "Red Kites", "team": "red_kites"}, line).missing == ["player_name"]
+    assert trace(REGISTER, {"player_name": "Sam Reid", "team": "red_kites", "nickname": "Red Kites"}, line).dropped == ["nickname"]
+    assert trace(REGISTER, {"player_name": "Sam Reid", "team": "red_kites"}, line).missing == []

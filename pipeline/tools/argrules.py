@@ -52,6 +52,7 @@ class Rule:
     shared: frozenset[str] = frozenset()  # its cues another number of the tool has too ("tickets" of two counts)
     about: frozenset[str] = frozenset()  # the words of its tool's description, stemmed: what it acts on
     shapes: frozenset[str] = frozenset()  # of the codes its description gives as examples ("e.g. C-9814 or S-441")
+    others: frozenset[str] = frozenset()  # of a name, the tool's other arguments' word choices, as said ("sugar apple")
 
     @property
     def traced(self) -> bool:
@@ -122,8 +123,10 @@ def _rules(parameters: str, spoken: tuple[str, ...], grounded: tuple[str, ...] |
         out[counts[0]] = replace(out[counts[0]], cues=out[counts[0]].cues | things, things=frozenset(things))
     for name, rule in out.items():  # the words that name the other numbers, and not this one
         rivals = frozenset().union(*(r.cues for o, r in out.items() if o != name and kinds[o] in NUMBERS))
+        others = frozenset(c.replace("_", " ").lower() for o, p in props.items() if o != name and isinstance(p, dict)
+                           for c in _choices(p) or () if isinstance(c, str)) if kinds[name] is ValueKind.NAME else frozenset()
         out[name] = replace(rule, rivals=rivals - rule.cues, shared=rivals & rule.cues, lone=kinds[name] in NUMBERS and not any(
-            kinds[o] in NUMBERS for o in out if o != name))
+            kinds[o] in NUMBERS for o in out if o != name), others=others)
     return out
 
 

@@ -108,8 +108,9 @@ def listed(value: Any, rule: Rule, evidence: Evidence) -> bool:
 def thing_listed(value: Any, rule: Rule, evidence: Evidence) -> bool:
     """A name that is a list's entry ("Ah want to enter me Border terrier in the best terrier. She's
     called Nell": no dog called "best terrier"), for an argument whose words name neither the list
-    nor the entry's group."""
+    nor the entry's group; or one of the tool's other arguments' choices ("No, no, Sugar Apple ...
+    frontline": a section, no masquerader's name)."""
     cues = _stems(rule.cues)
-    return rule.kind is ValueKind.NAME and any(
+    return rule.kind is ValueKind.NAME and (str(value).strip().lower().replace("_", " ") in rule.others or any(
         e.name.lower() == str(value).strip().lower() and not cues & (e.label | _stems([e.head]))
-        for e in entries(evidence.instructions))
+        for e in entries(evidence.instructions)))
