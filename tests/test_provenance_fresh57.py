@@ -131,3 +131,23 @@ def test_another_arguments_choice_is_no_name() -> None:
     assert trace(REGISTER, {"player_name": "Red Kites", "team": "red_kites"}, line).missing == ["player_name"]
     assert trace(REGISTER, {"player_name": "Sam Reid", "team": "red_kites", "nickname": "Red Kites"}, line).dropped == ["nickname"]
     assert trace(REGISTER, {"player_name": "Sam Reid", "team": "red_kites"}, line).missing == []
+
+
+TEES = _tool("order_tees", {
+    "buyer_name": {"type": "string", "description": "The buyer's full name"},
+    "size": {"type": "string", "enum": ["XS", "S", "M", "L", "XL", "XXL"], "description": "T-shirt size"},
+}, ["buyer_name", "size"])
+
+
+def test_a_clothing_size_said_in_words_is_its_letters() -> None:
+    """ "Register my lil sister too ... size medium" left `costume_size` "M" out as nobody's; "Nah,
+    extra large, man" put right no read-back: sizes written as letters are said in words, each
+    phrase whole ("extra large" is XL, not L), and "I'm", "it's" say no M or S."""
+    from pipeline.tools.spoken.names import choice_words_said
+    sizes = ("XS", "S", "M", "L", "XL", "XXL")
+    assert choice_words_said(sizes, "Backline, size medium.") == {"M": 1}
+    assert choice_words_said(sizes, "Nah, extra large, man.") == {"XL": 1}
+    assert choice_words_said(sizes, "Double extra large, he's a big lad.") == {"XXL": 1}
+    assert choice_words_said(sizes, "I'm sure it's fine.") == {}
+    line = said("It's Ife Bello. One shirt, a large, please.")
+    assert trace(TEES, {"buyer_name": "Ife Bello", "size": "XL"}, line).arguments["size"] == "L"

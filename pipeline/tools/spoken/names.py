@@ -97,6 +97,8 @@ def choice_words_said(choices: tuple[str, ...], text: str, *, shared: bool = Fal
     though ski_performance and snowboard_standard share a word each), or all of whose words are, no
     other choice more ("ballet" beside childrens_ballet), how many of its words are (`shared`: of
     every choice)."""
+    if choices and all(c.lower() in _SIZES for c in choices):
+        return _sizes_said(choices, text)
     heard, plain = heard_words(text), {stem(w.text) for w in words(text)}
     own = _choice_words(choices)
     said = {c: ws & (plain if all(w.isdigit() for w in ws) else heard) for c, ws in own.items()}  # "ten packs" names no size "10"
@@ -152,6 +154,19 @@ def number_with_unit(choice: str, text: str) -> bool | None:
 
 def _choice_words(choices: tuple[str, ...]) -> dict[str, set[str]]:
     return {c: {w for w in choice_tokens(c) if w not in _FILLER} for c in choices}
+
+
+# clothing sizes as a schema writes them, and as callers say them, the longest first
+_SIZES = {"xxs": "double extra small", "xxl": "double extra large", "2xl": "double extra large",
+          "xs": "extra small", "xl": "extra large", "s": "small", "m": "medium", "l": "large"}
+_SIZE_SAID = re.compile(r"(?<![\w'’])(" + "|".join(sorted({*_SIZES.values(), *_SIZES}, key=len, reverse=True)) + r")(?![\w'’])", re.I)
+
+
+def _sizes_said(choices: tuple[str, ...], text: str) -> dict[str, int]:
+    """Of clothing sizes ("XS" to "XXL"), those said by their letters or in words, each phrase read
+    whole ("extra large" is XL, not L; "size medium" is M)."""
+    said = {m.group(1).lower() for m in _SIZE_SAID.finditer(text)}
+    return {c: 1 for c in choices if c.lower() in said or _SIZES[c.lower()] in said}
 
 
 Slot = tuple[int, int, frozenset[str]]  # words [start, end) and what they can be read as
