@@ -39,6 +39,7 @@ _HEADS = frozenset("people person player guest party attendee passenger diner ad
 _COUNTS = frozenset("quantity number count many".split())  # a count of things: "just the one"
 _YOUNG = frozenset("child children kid".split())  # a head count of children ("five altogether")
 _AGED = frozenset("he's she's i'm they're".split())  # "he's four." at a clause's end: an age
+_AGED_SPLIT = frozenset({"he is", "she is", "i am", "they are"})
 _AGE = frozenset("age aged old years".split())
 
 
@@ -87,8 +88,9 @@ def role_here(text: str, span: tuple[int, int], rule: Rule) -> bool | None:
     if first == last and ws[first].text == "one" and not after and [w.text for w in ws[max(0, first - 2):first]] in (
             ["just", "the"], ["only", "the"]):
         return bool(rule.cues & (_HEADS | _COUNTS))  # "thirty-four inch, just the one": how many
-    if first and (ws[first - 1].text in _AGED and not after or ws[first - 1].text == "aged") \
-            or after[:2] in (["year", "old"], ["month", "old"]):
+    if first and ((ws[first - 1].text in _AGED or " ".join(w.text for w in ws[max(0, first - 2):first]) in _AGED_SPLIT)
+                  and after[:1] in ([], ["but"]) or ws[first - 1].text == "aged") \
+            or after[:2] in (["year", "old"], ["month", "old"]):  # "He is sixty-eight but very fit"
         return bool(rule.cues & _AGE)  # "my little boy, he's four": his age, no count of people
     if after[:1] == ["of"] and after[1:2] and after[1] in _PERSONS:
         after[:2] = ["people"]  # "eight of us": a count of people, whatever the tool calls them

@@ -173,7 +173,8 @@ def new_ending(value: Any, rule: Rule, evidence: Evidence) -> str | None:
     if rule.kind is not ValueKind.CODE or not evidence.said or not corrects(said := evidence.said[-1]) \
             or _MISSED.search(said) or (m := _ENDING.search(said)) is None:
         return None
-    ending = "".join(ch for ch in spelled(next(g for g in m.groups() if g)) or "" if ch.isdigit())
+    told = re.sub(r"^\s*(?:it'?s|it is|that'?s)\s+", "", next(g for g in m.groups() if g), flags=re.I)  # "it's two three eight one at the end"
+    ending = "".join(ch for ch in spelled(told) or "" if ch.isdigit())
     mine, agent, out = squash(str(value)), evidence.last_asked, set()
     for a, b, read in codes_in(agent, pauses=False):
         code, digits = list(agent[a:b]), iter(reversed(ending))

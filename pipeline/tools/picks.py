@@ -22,7 +22,7 @@ from .spoken.names import (
     number_with_unit,
 )
 from .spoken.times import corrected_between, moments
-from .spoken.words import fold, words
+from .spoken.words import fold, is_number_word, words
 
 __all__ = ["named_choice", "one_part_of_day", "passed_over", "unnamed_pick", "word_choices"]
 
@@ -199,7 +199,7 @@ _COMMON = frozenset("from with that this have will your they them when what into
 
 
 def _content(word: str) -> bool:
-    return len(word) >= 4 and word not in _COMMON
+    return len(word) >= 4 and word not in _COMMON and not is_number_word(word)  # "three weeks" joins no "week" to a "three"
 
 
 def _joined(instructions: str, heard: set[str]) -> set[str]:

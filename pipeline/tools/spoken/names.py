@@ -124,7 +124,9 @@ def heard_words(text: str) -> set[str]:
 UNITS = {"kilo": "kilogram", "kg": "kilogram", "kgs": "kilogram", "kilogramme": "kilogram", "kay": "kilogram",
          "lb": "pound", "lbs": "pound", "litre": "liter", "ltr": "liter", "metre": "meter", "min": "minute",
          "mins": "minute", "hr": "hour", "hrs": "hour", "gramme": "gram", "ft": "foot", "feet": "foot",
-         "km": "kilometer", "kilometre": "kilometer", "inche": "inch"}
+         "km": "kilometer", "kilometre": "kilometer", "inche": "inch",
+         # how often, as the period: "the yearly membership" is `annual`, "the month" `monthly`
+         "yearly": "year", "annual": "year", "annually": "year", "monthly": "month", "weekly": "week", "daily": "day"}
 
 
 _MEASURES = frozenset(UNITS.values()) | frozenset("cubic yard seater seat gallon ml cm mm oz".split())
