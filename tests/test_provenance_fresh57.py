@@ -5,18 +5,11 @@ the split's lines word for word."""
 from __future__ import annotations
 
 from pipeline.tools.provenance import trace
-from pipeline.tools.schema import ToolSpec
 from pipeline.tools.spoken import ValueKind
 from pipeline.tools.spoken.kinds import kind_from_schema
-from tests.test_provenance import said
+from tests.test_provenance import client_tool, said
 
-
-def _tool(name: str, properties: dict, required: list[str]) -> ToolSpec:
-    return ToolSpec.from_openai({"type": "function", "name": name, "description": f"{name} it.",
-                                 "parameters": {"type": "object", "properties": properties, "required": required}})
-
-
-SWIM = _tool("book_swim", {
+SWIM = client_tool("book_swim", {
     "swimmer_name": {"type": "string", "description": "The swimmer's full name"},
     "date": {"type": "string", "format": "date", "description": "Day of the swim"},
     "time": {"type": "string", "description": "Start time, HH:MM on the 24-hour clock"},
@@ -35,7 +28,7 @@ def test_a_part_of_the_day_and_the_clock_after_a_comma_and_the_are_one_time() ->
     assert trace(SWIM, {"swimmer_name": "Ola Berg", "date": "2026-06-06", "time": "07:00"}, apart).missing == []
 
 
-MOVE = _tool("move_visit", {
+MOVE = client_tool("move_visit", {
     "visit_ref": {"type": "string", "description": "The visit reference, e.g. V-1180"},
     "new_date": {"type": "string", "format": "date", "description": "The new day"},
     "new_time": {"type": "string", "description": "The new start time, HH:MM on the 24-hour clock"},
@@ -58,7 +51,7 @@ def test_a_day_after_could_it_be_is_where_the_visit_goes_and_a_part_of_the_day_b
     assert trace(MOVE, {"visit_ref": "V-1180", "new_date": "2026-06-05", "new_time": "18:30"}, evening).missing == []
 
 
-COPY = _tool("send_copy", {
+COPY = client_tool("send_copy", {
     "client_file": {"type": "string", "description": "The client's file, e.g. 31-4407"},
     "document": {"type": "string", "enum": ["lease", "deed"], "description": "Which document"},
 }, ["client_file", "document"])
@@ -78,11 +71,11 @@ def test_a_code_of_digits_said_whole_is_the_callers_and_another_on_file_is_not()
     assert trace(COPY, {"client_file": "31-4407", "document": "lease"}, line).missing == []
 
 
-PASSES = _tool("buy_pass", {
+PASSES = client_tool("buy_pass", {
     "holder": {"type": "string", "description": "The pass holder's full name"},
     "pass_type": {"type": "string", "enum": ["weekly", "annual"], "description": "Which pass"},
 }, ["holder", "pass_type"])
-SLOTS = _tool("book_slot", {
+SLOTS = client_tool("book_slot", {
     "customer_name": {"type": "string", "description": "The customer's full name"},
     "date": {"type": "string", "format": "date", "description": "Day of the visit"},
     "slot_time": {"type": "string", "enum": ["08:00", "10:00", "13:00", "15:00"], "description": "Start of the slot"},
@@ -116,7 +109,7 @@ def test_i_must_say_asks_for_nothing() -> None:
     assert not tells_only("Your lads did a grand job last time. I must book them again.", "", [SLOTS])
 
 
-REGISTER = _tool("register_player", {
+REGISTER = client_tool("register_player", {
     "player_name": {"type": "string", "description": "The player's full name"},
     "team": {"type": "string", "enum": ["red_kites", "blue_herons"], "description": "Which team"},
     "nickname": {"type": "string", "description": "What the team calls them, if the caller said"},
@@ -133,7 +126,7 @@ def test_another_arguments_choice_is_no_name() -> None:
     assert trace(REGISTER, {"player_name": "Sam Reid", "team": "red_kites"}, line).missing == []
 
 
-TEES = _tool("order_tees", {
+TEES = client_tool("order_tees", {
     "buyer_name": {"type": "string", "description": "The buyer's full name"},
     "size": {"type": "string", "enum": ["XS", "S", "M", "L", "XL", "XXL"], "description": "T-shirt size"},
 }, ["buyer_name", "size"])

@@ -5,16 +5,9 @@ shape, not the split's lines word for word."""
 from __future__ import annotations
 
 from pipeline.tools.provenance import trace
-from pipeline.tools.schema import ToolSpec
-from tests.test_provenance import said
+from tests.test_provenance import client_tool, said
 
-
-def _tool(name: str, properties: dict, required: list[str]) -> ToolSpec:
-    return ToolSpec.from_openai({"type": "function", "name": name, "description": f"{name} it.",
-                                 "parameters": {"type": "object", "properties": properties, "required": required}})
-
-
-ENTER = _tool("enter_swimmer", {
+ENTER = client_tool("enter_swimmer", {
     "swimmer_name": {"type": "string", "description": "The swimmer's full name"},
     "age": {"type": "integer", "description": "The swimmer's age on the day"},
     "lane_number": {"type": "integer", "description": "The lane, if the caller asked for one"},
@@ -30,7 +23,7 @@ def test_he_is_and_a_number_then_but_is_an_age() -> None:
     assert trace(ENTER, {"swimmer_name": "Tom Price", "age": 4, "lane_number": 4}, line).arguments["age"] == 71
 
 
-PLAN = _tool("join_club", {
+PLAN = client_tool("join_club", {
     "member_name": {"type": "string", "description": "The member's full name"},
     "plan": {"type": "string", "enum": ["annual", "monthly", "day_pass"], "description": "Which plan"},
 }, ["member_name", "plan"])
@@ -46,7 +39,7 @@ def test_how_often_is_said_as_its_period() -> None:
         == "monthly"
 
 
-REFUND = _tool("refer_student", {
+REFUND = client_tool("refer_student", {
     "student_number": {"type": "string", "description": "The nine-digit student number"},
 }, ["student_number"])
 
@@ -59,7 +52,7 @@ def test_its_and_an_ending_at_the_end_puts_the_read_back_right() -> None:
     assert trace(REFUND, {"student_number": "620152318"}, line).arguments["student_number"] == "620152381"
 
 
-DELIVERY = _tool("register_delivery", {
+DELIVERY = client_tool("register_delivery", {
     "reader_name": {"type": "string", "description": "The reader's full name"},
     "frequency": {"type": "string", "enum": ["weekly", "fortnightly", "monthly"], "description": "How often"},
 }, ["reader_name", "frequency"])
