@@ -2,8 +2,8 @@
 
 "Could I book me and my cousin on the bridge bungy?" asks for two jumpers; "myself and the wife
 and our two young lads" for two adults and two children, four in all; "Just me, on my own" for
-one. The caller said the count as surely as "two of us", so a count argument holding it is given
-(`provenance`): the whole party for a count of people ("jumpers", "guests", "passengers"), the
+one, and "just him alone" one, the caller not among them. The caller said the count as surely as
+"two of us", so a count argument holding it is given (`provenance`): the whole party for a count of people ("jumpers", "guests", "passengers"), the
 grown-ups for "adults", the young for "children". A list the words do not close ("me and me
 mates": how many?) counts nothing, and nor does one that is no list of people ("behind me and my
 keys are inside").
@@ -22,6 +22,8 @@ __all__ = ["counted", "party"]
 
 _SELF = frozenset("me myself meself mysel".split())
 _ALONE = re.compile(r"\b(?:just|only)\s+(?:me|myself|meself)\b(?!\s+and\b)|\bon\s+my\s+own\b|\bby\s+myself\b", re.I)
+_ANOTHER_ALONE = re.compile(r"\b(?:just|only)\s+(?:him|her)\b(?!\s+and\b)|\b(?:him|her)\s+alone\b"
+                            r"|\bon\s+(?:his|her)\s+own\b|\bby\s+(?:himself|herself)\b", re.I)
 _DETERMINERS = frozenset("my me our the ma mi mah a an his her their yer of mine ours".split())
 _DESCRIBING = frozenset("young wee little small baby best old older elder eldest younger youngest teenage "
                         "grown adult two-year-old".split())
@@ -34,7 +36,7 @@ _GROWN = frozenset("wife husband partner missus hubby fella boyfriend girlfriend
 _NOT_A_LIST = frozenset("i i'll i'm i've i'd we we'll we're you he he's she she's they they're it it's "
                         "that's there's".split())
 # a count of people by the argument's own words; "adults" and "children" count their part only
-_PARTY = frozenset("people person guest passenger party pax player rider jumper thrower traveller traveler "
+_PARTY = frozenset("people person guest passenger party pax player rider jumper thrower traveller traveler group "
                    "bowler diver swimmer climber walker attendee place seat ticket head".split())
 _ADULTS = frozenset({"adult", "grown"})
 _CHILDREN = frozenset({"child", "children", "kid", "junior", "young"})
@@ -45,6 +47,8 @@ def party(text: str) -> tuple[int, int | None, int | None] | None:
     where a word does not say which ("me and Amy"); None where they count no one surely."""
     if _ALONE.search(text.replace("\u2019", "'")):
         return 1, 1, 0
+    if _ANOTHER_ALONE.search(text.replace("\u2019", "'")):
+        return 1, None, None  # "he wants to join a tour also ... just him alone": one, grown or not
     ws = words(text)
     for i, w in enumerate(ws[:-2]):
         if w.text in _SELF and ws[i + 1].text == "and" and not ws[i + 1].after_break \

@@ -250,8 +250,8 @@ def given(value: Any, rule: Rule, evidence: Evidence) -> bool:
         return False  # "Mam" for the deceased's name: who she is to the caller; "Kia ora"; "V for Victor"; a partner "R-A-O"; a class
     if rule.kind is ValueKind.NAME and serves(rule) and not named_as(str(value), evidence.instructions, rule.cues, evidence.said):
         return False  # "Is Joanne in on Tuesday?": the photographer the instructions list, no customer
-    if rule.kind in (ValueKind.ADDRESS, ValueKind.NAME) and re.search(r"[()\[\]]", str(value)):
-        return False  # "27 Larch Avenue ... M20 6RT (Worcester Bosch combi boiler, ...)": a note, copied on
+    if rule.kind in (ValueKind.ADDRESS, ValueKind.NAME) and re.search(r"[()\[\]]|,\s*(?:sorry|nah|no|wait|I mean),", str(value), re.I):
+        return False  # "27 Larch Avenue ... M20 6RT (Worcester Bosch combi boiler, ...)": a note; "twenty-two, sorry, twenty-four"
     if more_than_itself(value, rule.kind, evidence) or amends.code_taken_back(value, rule, evidence):
         return False  # "Roisin R O I S I N Gallagher", "Mill Road, not Mill Lane": more than the name; a code put right
     assert rule.kind is not None
