@@ -221,9 +221,8 @@ def one_part_of_day(value: Any, times: tuple[str, ...], evidence: Evidence) -> b
     """A slot of the schema's times ("09:00", "11:00", "14:00", "16:00") the caller named only by a
     part of the day that holds two or more of them ("Morning time is better": 9:00 or 11:00), no
     clock time of theirs being it: which one is theirs to say."""
-    at = [int(h) * 60 + int(m) for h, m in (re.fullmatch(r"(\d{1,2}):(\d{2})", str(t)).groups()  # type: ignore[union-attr]
-                                            for t in (value, *times) if re.fullmatch(r"\d{1,2}:\d{2}", str(t)))]
-    if len(at) != len(times) + 1 or evidence.now is None:
+    at = [int(m[1]) * 60 + int(m[2]) if (m := re.fullmatch(r"(\d{1,2}):(\d{2})", str(t))) else -1 for t in (value, *times)]
+    if -1 in at or evidence.now is None:
         return False
     said = [m for text in evidence.said for m in moments(words(text), evidence.now)]
     within = [(lo, hi) for m in said if m.daypart for lo, hi in m.spans if lo <= at[0] <= hi]

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from .times import corrected_between
 from .words import Word, is_number_word, number_runs, read_group, words
 
 _LETTER_NAMES = {
@@ -57,15 +58,11 @@ def code_said(value: str, text: str) -> tuple[int, int] | None:
                 break  # the code said started earlier: "k k seven" is not "K7"
             if j < len(ws) and _spells(ws, j) and not ws[j].after_break:
                 continue  # the code said goes on: "k seven q two three" is not K7Q2
-            if _TAKEN_BACK.match(text, ws[j - 1].end):
+            again = next((k for k in range(j + 1, min(j + 4, len(ws))) if ws[k].text[:1].isdigit() or is_number_word(ws[k].text)), 0)
+            if again and corrected_between(ws, j, again):
                 continue  # "two two nine one, no, two two nine zero": its end said again otherwise
             return ws[i].start, ws[j - 1].end
     return None
-
-
-# a take-back and a digit said at once after a code: the code's end is put right in the same breath
-_TAKEN_BACK = re.compile(r"\s*,?\s*(?:no|nah|sorry|I mean|wait)\s*,?\s*(?:\d|zero|oh|one|two|three|four|five|six|seven|eight|nine)\b",
-                         re.I)
 
 
 def spelled(value: str) -> str | None:
