@@ -43,7 +43,8 @@ _PAST = frozenset("was were had did saw took went came got made paid flew bought
 _PAST_PHRASE = re.compile(r"\b(used to|last (night|week|month|year|time|summer|winter|spring|autumn|"
                           r"fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|back when|"
                           r"the other day|(i|we)'ve been)\b", re.I)
-_TAKEN_BACK = re.compile(r"\bnever ?mind\b|\bi (?:must|have to|gotta|got to|will) (?:say|admit)\b", re.I)  # "Very happy, I must say"
+_TAKEN_BACK = re.compile(r"\bnever ?mind\b", re.I)
+_TELLING = re.compile(r"\bi (?:must|have to|gotta|got to|will) (?:say|admit)\b", re.I)  # "Very happy, I must say": no "must" asked
 # sayings with a "no" or a "n't" that tell of no problem: "it slithered off on its own, no dramas";
 # "Dad hasn't stopped yakking about it"
 _NO_TROUBLE = re.compile(r"\bno (?:dramas?|worries|problems?|bother|rush|stress|fuss|harm done|complaints)\b"
@@ -189,7 +190,7 @@ def tells_only(said: str, asked: str, specs: Iterable[ToolSpec]) -> bool:
     the agent's words before it."""
     if "?" in said or "?" in asked:
         return False
-    text = _NO_TROUBLE.sub(" ", _TAKEN_BACK.sub(" ", said.replace("’", "'"))).lower()
+    text = _NO_TROUBLE.sub(" ", _TELLING.sub(" ", _TAKEN_BACK.sub(" ", said.replace("’", "'")))).lower()
     if re.search(r"(?:^|[.!?,;]\s*)better\s+(?!than\b|off\b)[a-z]+", text):
         return False  # "... done his back. Better knock it on the head, mate.": asked, as "we'd better" is
     said_words = [w.text.lower() for w in words(text)]
