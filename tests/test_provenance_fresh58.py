@@ -68,3 +68,22 @@ def test_a_number_word_joins_no_word_of_the_instructions_to_the_callers() -> Non
     assert trace(DELIVERY, {"reader_name": "Ann Lowe", "frequency": "weekly"}, line).missing == ["frequency"]
     weekly = said("It's Ann Lowe. I'd like the home delivery, every week.", instructions=LIBRARY)
     assert trace(DELIVERY, {"reader_name": "Ann Lowe", "frequency": "weekly"}, weekly).missing == []
+
+
+GALLERY = ("You answer the phone for Quayside Galleries. Upcoming shows: the Spring Ceramics show (show code SC26) on "
+           "May 2; the Coastal Photography show (CP26) on June 6; the Printmakers show (PM26) on July 11.")
+SHOW_TICKETS = client_tool("buy_show_tickets", {
+    "show_code": {"type": "string", "enum": ["SC26", "CP26", "PM26"], "description": "Which show"},
+    "tickets": {"type": "integer", "description": "How many tickets"},
+}, ["show_code", "tickets"])
+
+
+def test_a_named_thing_the_desk_lists_with_its_code_is_that_code() -> None:
+    """ "What's the estimate on lot fifty-seven in the winter sale?" was asked which sale: the desk
+    lists "the Winter Fine Art & Antiques sale (sale code WA26)", and the caller named it by its
+    words. A word every entry has ("show") names none of them."""
+    line = said("Two tickets for the photography show, please.", instructions=GALLERY)
+    assert trace(SHOW_TICKETS, {"show_code": "CP26", "tickets": 2}, line).missing == []
+    assert trace(SHOW_TICKETS, {"show_code": "PM26", "tickets": 2}, line).missing == ["show_code"]
+    vague = said("Two tickets for the show, please.", instructions=GALLERY)
+    assert trace(SHOW_TICKETS, {"show_code": "CP26", "tickets": 2}, vague).missing == ["show_code"]

@@ -14,6 +14,7 @@ from typing import Any
 from .argrules import Rule
 from .evidence import Evidence
 from .spoken import Source, ValueKind
+from .spoken.codes import squash
 from .spoken.kinds import name_words, stem
 from .spoken.words import is_number_word, spoken_number
 
@@ -22,6 +23,8 @@ __all__ = ["Entry", "entries", "listed", "named_entry", "thing_listed"]
 # one entry: an optional group heading before its number ("sheep 12 ..."), then a name of words
 _ENTRY = re.compile(r"^\s*(?:(?P<head>[A-Za-z][\w'-]*)\s+)?(?:no\.?\s*|#)?(?P<number>\d{1,4})\.?\s+"
                     r"(?P<name>[A-Za-z][^,;:()\d$€£]*?)\s*(?:\([^)]*\)\s*)?$")  # no size: "4 cubic metres $280"
+# or a named thing and its code in brackets after it: "the Winter Fine Art & Antiques sale (sale code WA26) on ..."
+_CODED = re.compile(r"^\s*(?:the\s+)?(?P<name>[A-Za-z][^,;:()]*?)\s*\((?:[a-z ]*\s)?(?P<code>[A-Z]{1,4}-?\d{1,6})\)")
 _SMALL = frozenset("a an the and or of for to in on at with by from per".split())
 
 
@@ -34,6 +37,7 @@ class Entry:
     head: str
     number: int
     name: str
+    code: str = ""  # of a named thing with a code ("WA26"); its number is then -1
 
     @property
     def words(self) -> frozenset[str]:
@@ -57,14 +61,17 @@ def entries(instructions: str) -> tuple[Entry, ...]:
         found: list[Entry] = []
         for group in body.rstrip(".!? ").split(";"):
             head = ""
+            if (coded := _CODED.match(group)) is not None:  # one named thing a group, its words no list's
+                found.append(Entry(_stems(re.findall(r"[a-z]+", label.lower())[-3:]), "", -1, coded["name"], coded["code"]))
+                continue
             for k, item in enumerate(group.split(",")):
                 if (m := _ENTRY.match(item)) is None or m["head"] and k:
                     continue
                 head = (m["head"] or head).lower() if k == 0 else head
                 found.append(Entry(_stems(re.findall(r"[a-z]+", label.lower())[-3:]), head, int(m["number"]), m["name"]))
-        rising = all(a.number < b.number for a, b in zip(found, found[1:], strict=False) if a.head == b.head)
-        if len(found) >= 3 and rising and "file" not in found[0].label:  # "on file: 4 adults, 0 children": a record
-            out.extend(found)
+        rising = all(a.number < b.number for a, b in zip(found, found[1:], strict=False) if a.head == b.head and not a.code)
+        if (len(found) >= 3 or len(found) >= 2 and all(e.code for e in found)) and rising and "file" not in found[0].label:
+            out.extend(found)  # not "on file: 4 adults, 0 children", a record
     return tuple(out)
 
 
@@ -88,7 +95,7 @@ def named_entry(instructions: str, said: Iterable[str], cues: Iterable[str] = ()
     return scored[0][1]
 
 
-_AN_ID = frozenset("number no num id".split())  # an argument that holds which one, not how many
+_AN_ID = frozenset("number no num id code ref".split())  # an argument that holds which one, not how many
 
 
 def listed(value: Any, rule: Rule, evidence: Evidence) -> bool:
@@ -96,13 +103,14 @@ def listed(value: Any, rule: Rule, evidence: Evidence) -> bool:
     holding such a number ("class_number": "The class number from the schedule"); not an entry
     the instructions name again elsewhere (the caller's record: "on file: entry E-4415 in class 48,
     stottie cake"), which the caller may speak of as theirs."""
-    if rule.kind not in (ValueKind.NUMBER, ValueKind.CODE) or Source.INSTRUCTIONS not in rule.sources or not evidence.instructions \
-            or not _AN_ID & set(name_words(rule.name)):
+    picked = rule.kind is ValueKind.TEXT and str(value) in rule.choices  # "the winter sale" names the choice WA26
+    if not (picked or rule.kind in (ValueKind.NUMBER, ValueKind.CODE) and Source.INSTRUCTIONS in rule.sources) \
+            or not evidence.instructions or not _AN_ID & set(name_words(rule.name)):
         return False
     entry = named_entry(evidence.instructions, evidence.said, rule.cues - _AN_ID)
     if entry is None or evidence.instructions.lower().count(entry.name.lower()) > 1:
         return False  # "ah'm not to enter the stottie again": the one on file ("class 48, stottie cake"), no new pick
-    return spoken_number(str(value)) == entry.number
+    return squash(str(value)) == squash(entry.code) if entry.code else spoken_number(str(value)) == entry.number
 
 
 def thing_listed(value: Any, rule: Rule, evidence: Evidence) -> bool:
