@@ -50,7 +50,9 @@ class Entry:
 def entries(instructions: str) -> tuple[Entry, ...]:
     """The entries of every numbered list the instructions hold: a sentence "<label>: ..." whose
     comma-separated items, three or more of them, are each a number and the words of a thing, its
-    groups split at semicolons, each group's first entry perhaps after a heading. A record's lines
+    groups split at semicolons, each group's first entry perhaps after a heading; or two or more
+    groups each naming one thing with its code in brackets ("the Jewellery & Watches sale (JW26)").
+    A record's lines
     ("on file: ... 3 bridesmaid bouquets, 6 buttonholes"), counts ("4 adults, 0 children") and a price
     list ("adult £15", "4 cubic metres $280") are none: a list's numbers rise within each group."""
     out: list[Entry] = []
@@ -59,16 +61,17 @@ def entries(instructions: str) -> tuple[Entry, ...]:
         if not colon or re.search(r"\d$", label):  # "8:00": a clock, no list
             continue
         found: list[Entry] = []
+        of = _stems(re.findall(r"[a-z]+", label.lower())[-3:])  # what the list is of: "Classes", "Upcoming sales"
         for group in body.rstrip(".!? ").split(";"):
             head = ""
             if (coded := _CODED.match(group)) is not None:  # one named thing a group, its words no list's
-                found.append(Entry(_stems(re.findall(r"[a-z]+", label.lower())[-3:]), "", -1, coded["name"], coded["code"]))
+                found.append(Entry(of, "", -1, coded["name"], coded["code"]))
                 continue
             for k, item in enumerate(group.split(",")):
                 if (m := _ENTRY.match(item)) is None or m["head"] and k:
                     continue
                 head = (m["head"] or head).lower() if k == 0 else head
-                found.append(Entry(_stems(re.findall(r"[a-z]+", label.lower())[-3:]), head, int(m["number"]), m["name"]))
+                found.append(Entry(of, head, int(m["number"]), m["name"]))
         rising = all(a.number < b.number for a, b in zip(found, found[1:], strict=False) if a.head == b.head and not a.code)
         if (len(found) >= 3 or len(found) >= 2 and all(e.code for e in found)) and rising and "file" not in found[0].label:
             out.extend(found)  # not "on file: 4 adults, 0 children", a record
