@@ -2,8 +2,9 @@
 
 The same replies, streamed word by word, through four chunkings: whole sentences, the comma
 fragment alone (the first chunk may end at a comma after six words), today's default (a comma
-after four words, a reply's opener, "Sure,", and a clause start without punctuation after four
-words), and the default as it was with the comma after six words. For each:
+after four words, a reply's opener, "Sure,", a clause start without punctuation after four
+words, and a phrase a preposition starts after a clause's object and three words), the default
+without that last, and the default as it was with the comma after six words. For each:
 the first chunk's words, Piper's synthesis time for it (median of three) and its audio length.
 The replies are the kind a voice agent says (openers, confirmations with amounts and order ids,
 questions back, explanations); naturalness is held by tests/test_chunker.py's table (no boundary
@@ -58,11 +59,17 @@ REPLIES = (
 CHUNKINGS: dict[str, dict[str, Any]] = {
     "sentence": {"quick_first_fragment": False},
     "comma fragment": {"quick_first_fragment": True, "min_fragment_words": 6,
-                       "first_phrase_words": 0, "opener_fragments": False},
+                       "first_phrase_words": 0, "opener_fragments": False, "head_phrase_words": 0},
     "default with a comma after 6 words": {"quick_first_fragment": True, "min_fragment_words": 6,
-                                           "first_phrase_words": ChunkerPolicy.first_phrase_words},
+                                           "first_phrase_words": ChunkerPolicy.first_phrase_words,
+                                           "head_phrase_words": 0},
+    "default without phrase heads": {"quick_first_fragment": True,
+                                     "min_fragment_words": ChunkerPolicy.min_fragment_words,
+                                     "first_phrase_words": ChunkerPolicy.first_phrase_words,
+                                     "head_phrase_words": 0},
     "default": {"quick_first_fragment": True, "min_fragment_words": ChunkerPolicy.min_fragment_words,
-                "first_phrase_words": ChunkerPolicy.first_phrase_words},
+                "first_phrase_words": ChunkerPolicy.first_phrase_words,
+                "head_phrase_words": ChunkerPolicy.head_phrase_words},
 }
 
 

@@ -136,6 +136,7 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
         speculations: list[dict[str, Any]] = []  # the server's `speculation` marks' details
         prefills: list[tuple[float, dict[str, Any]]] = []  # first-token marks' prompt and held tokens
         stops: list[float] = []  # the server's speech-stop marks (its perf clock)
+        said: list[tuple[float, str]] = []  # the first-chunk marks' text: what the voice got first
 
         async def read() -> None:
             async for now, event, kind in server_events(ws, loop, offset):
@@ -151,6 +152,8 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
                     marks.append((event["stage"], event["perf"], now))
                     if event["stage"] == "llm_first_token" and "prompt_tokens" in event.get("detail", {}):
                         prefills.append((event["perf"], event["detail"]))
+                    if event["stage"] == "first_chunk":
+                        said.append((event["perf"], str(event.get("detail", {}).get("text", ""))))
                 elif kind == "x.stage" and event.get("stage") == "speculation":
                     speculations.append(event.get("detail", {}))
                 elif kind == "response.output_audio.delta" and now > end_s and "audio" not in seen:
@@ -176,6 +179,8 @@ async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
     ours = [d for perf, d in prefills if perf + offset[0] > end_s - 1.0]
     row["prompt_tokens"] = ours[0]["prompt_tokens"] if ours else None
     row["cached_tokens"] = ours[0]["cached_tokens"] if ours else None
+    first = [text for perf, text in said if perf + offset[0] > end_s - 1.0]
+    row["first_chunk_text"] = first[0] if first else None
     row["commit_to_audio_out"] = (row["first_audio_out"] - row["commit"]
                                   if row["first_audio_out"] is not None and row["commit"] is not None
                                   else None)

@@ -16,6 +16,7 @@ from .stages.sentence_ends import (
     CLOSERS,
     EMOJI,
     TERMINALS,
+    WORD_EDGE,
     bare,
     count_words,
     is_opener,
@@ -43,6 +44,24 @@ _COORDINATORS = frozenset("and but or so".split())
 _SUBJECTS = frozenset(
     "i i'm i'll i've i'd we we're we'll we've you you're you'll you've it it's it'll "
     "they they're they'll he he's she she's that's there there's this".split())
+# A phrase these start may follow a whole clause unpunctuated ("I close today | at ten"): the
+# first chunk may end before one. Not the particles of phrasal verbs ("log | in", "pick | up"),
+# and not "of" or "to", which bind to the word before ("a cup | of", "happy | to").
+_PHRASE_HEADS = frozenset("at for with from after before until till during within".split())
+# ...only once the words before hold a clause's object: a pronoun, a time or place word, or a
+# noun right after its determiner ("your email", "a table"): never after a bare verb ("look |
+# at", "wait | for"), inside a phrase already begun ("from Monday | to"), a number, or a question.
+_OBJECT_ENDS = frozenset("you it them me us him her that this these those today tomorrow tonight "
+                         "now here there more everything something anything".split())
+_DETERMINERS = frozenset("the a an your our my his her their its this that these those any some "
+                         "every each no another".split())
+_PREPOSITIONS = _PHRASE_HEADS | frozenset(
+    "of in on by about into onto between through over under around than like near".split())
+# a question, a clause that leads to another ("To book a table | for two, ..."), a subject
+# with no verb yet ("All the wood | after ...")
+_NOT_STATEMENTS = _SUBORDINATORS | frozenset(
+    "would could can do does did is are was were will shall should may might have has what "
+    "how why to all both half most many".split())
 
 
 _CLEANUP: list[tuple[re.Pattern[str], str]] = [
@@ -85,6 +104,11 @@ class SentenceChunker:
         starts without punctuation ("I can look that up | because…", "Your refund is on its way
         | and you will…") once it holds this many words; 0 turns it off (default 4). Never
         inside a number, a name or a fixed pair ("rock and roll": no subject follows "and").
+    head_phrase_words: with quick_first_fragment, the first chunk may also end before a phrase
+        a preposition starts, after a clause and its object ("I close today | at 10 AM.",
+        "Check your email | for updates.") once it holds this many words; 0 turns it off
+        (default 3). A reply's first sentence is often its only one: without this its sound
+        waits for all of it (`_OBJECT_ENDS` says which words may end such a chunk).
     max_chunk_chars: text with no boundary is split at the last whitespace within this many
         characters (default 400), so runaway output still reaches the speaker.
     drop_repeats: a chunk that says again a sentence this response already said (`sentence_key`)
@@ -99,6 +123,7 @@ class SentenceChunker:
         quick_first_fragment: bool = True,
         min_fragment_words: int = 4,
         first_phrase_words: int = 4,
+        head_phrase_words: int = 3,
         opener_fragments: bool = True,
         max_chunk_chars: int = 400,
         drop_repeats: bool = True,
@@ -107,11 +132,14 @@ class SentenceChunker:
             raise ValueError("min_fragment_words must be >= 0")
         if first_phrase_words < 0:
             raise ValueError("first_phrase_words must be >= 0")
+        if head_phrase_words < 0:
+            raise ValueError("head_phrase_words must be >= 0")
         if max_chunk_chars < 1:
             raise ValueError("max_chunk_chars must be >= 1")
         self.quick_first_fragment = quick_first_fragment
         self.min_fragment_words = min_fragment_words
         self.first_phrase_words = first_phrase_words
+        self.head_phrase_words = head_phrase_words
         self.opener_fragments = opener_fragments
         self.max_chunk_chars = max_chunk_chars
         self.drop_repeats = drop_repeats
@@ -216,7 +244,8 @@ class SentenceChunker:
                 end = self._clause_end(s, i, final)
                 if end != 0:
                     return end
-            if clauses and self.first_phrase_words and c.isspace() and i > 0 and not s[i - 1].isspace():
+            if (clauses and (self.first_phrase_words or self.head_phrase_words) and c.isspace()
+                    and i > 0 and not s[i - 1].isspace()):
                 end = self._phrase_end(s, i, final)
                 if end != 0:
                     return end
@@ -249,9 +278,16 @@ class SentenceChunker:
 
 
     def _phrase_end(self, s: str, i: int, final: bool) -> int | None:
-        """End of a first chunk at the whitespace at i, where a clause starts without
+        """End of a first chunk at the whitespace at i, where a clause or a phrase starts without
         punctuation; 0 if not a boundary, None while the words after it have not arrived."""
-        if count_words(s[:i]) < self.first_phrase_words:
+        words = count_words(s[:i])
+        if self.head_phrase_words and words >= self.head_phrase_words:
+            head = next_words(s, i, 1, final)
+            if head is None:
+                return None
+            if head and head[0] in _PHRASE_HEADS and self._clause_with_object(s[:i]):
+                return i
+        if not self.first_phrase_words or words < self.first_phrase_words:
             return 0
         after = next_words(s, i, 2, final)
         if after is None:
@@ -266,3 +302,19 @@ class SentenceChunker:
         if after[0] in _COORDINATORS and len(after) > 1 and after[1] in _SUBJECTS:
             return i
         return 0
+
+    @staticmethod
+    def _clause_with_object(text: str) -> bool:
+        """Whether `text` (a reply's first words) is a statement whose last word ends its object,
+        with no phrase begun in it: a phrase a preposition starts may follow it."""
+        tokens = text.split()
+        if any(t[-1:] in WORD_EDGE for t in tokens):  # a comma, a quote: not plain words
+            return False
+        words = [bare(t) for t in tokens]
+        if words[0] in _NOT_STATEMENTS or any(w in _PREPOSITIONS for w in words):
+            return False
+        last = words[-1]
+        if not last.isalpha():
+            return False
+        return last in _OBJECT_ENDS or (len(words) > 2 and words[-2] in _DETERMINERS
+                                        and last not in _DETERMINERS)

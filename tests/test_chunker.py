@@ -194,6 +194,48 @@ QUICK: list[tuple[str, list[str]]] = [
         "I will check the order but it may take a minute.",
         ["I will check the order", "but it may take a minute."],
     ),
+    # a phrase a preposition starts, after a clause and its object: the first chunk ends before it
+    (
+        "I close today at 10:45 AM.",
+        ["I close today", "at 10:45 AM."],
+    ),
+    (
+        "Check your email for any updates. If it is still missing, call us.",
+        ["Check your email", "for any updates.", "If it is still missing, call us."],
+    ),
+    (
+        "I can help you with that right away.",
+        ["I can help you", "with that right away."],
+    ),
+    # ...not after a bare verb, a number, inside a phrase, in a question or a leading clause
+    (
+        "You can look at your order online.",
+        ["You can look at your order online."],
+    ),
+    (
+        "We are open from Monday until Friday.",
+        ["We are open from Monday until Friday."],
+    ),
+    (
+        "It costs 20 dollars for the day.",
+        ["It costs 20 dollars for the day."],
+    ),
+    (
+        "Can you hold the line for a moment?",
+        ["Can you hold the line for a moment?"],
+    ),
+    (
+        "To book a table for two tonight, call us.",
+        ["To book a table for two tonight,", "call us."],
+    ),
+    (
+        "All the rooms for Friday are taken.",
+        ["All the rooms for Friday are taken."],
+    ),
+    (
+        "Please log in with your email.",
+        ["Please log in with your email."],
+    ),
     # a sentence end comes first: the rest are whole sentences
     (
         "Okay. I think we should probably go now, because it is late.",
@@ -454,6 +496,20 @@ def test_opener_fragments_and_phrase_starts_can_be_turned_off() -> None:
                                                  "and you will see it soon."]
     with pytest.raises(ValueError):
         SentenceChunker(first_phrase_words=-1)
+    close = "I close today at ten in the morning."
+    assert feed(SentenceChunker(head_phrase_words=0), [close]) == [close]
+    assert feed(SentenceChunker(head_phrase_words=4), [close]) == [close]  # three words before
+    assert feed(SentenceChunker(quick_first_fragment=False), [close]) == [close]
+    with pytest.raises(ValueError):
+        SentenceChunker(head_phrase_words=-1)
+
+
+def test_a_phrase_start_waits_for_the_whole_word_after_the_cut() -> None:
+    chunker = SentenceChunker()
+    assert chunker.push("I close today a") == []  # "a" may grow into "at" or "around"
+    assert chunker.push("t") == []  # "at", or "attend"?
+    assert chunker.push(" ") == ["I close today"]
+    assert chunker.flush() == ["at"]
 
 
 # --- a reply that repeats itself, a reply cut at its token limit ---------------------------------
@@ -514,3 +570,13 @@ def test_stop_at_repeat_ends_a_scripted_models_loop() -> None:
     call = '{"name": "say", "arguments": {"text": "One moment please. One moment please. "}}'
     assert "".join(stop_at_repeat(list(call))) == call
     assert "".join(stop_at_repeat(["No. ", "No. ", "Dr. Lee is in."])) == "No. No. Dr. Lee is in."
+
+
+def test_the_calls_chunker_takes_the_phrase_heads_from_the_configuration() -> None:
+    from pipeline.base.config import load
+    from pipeline.call.response_speech import sentence_chunker
+
+    close = "I close today at ten in the morning."
+    assert feed(sentence_chunker(load(None, [])), [close]) == ["I close today", "at ten in the morning."]
+    off = load(None, ["chunker.head_phrase_words=0"])
+    assert feed(sentence_chunker(off), [close]) == [close]

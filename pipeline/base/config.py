@@ -147,6 +147,9 @@ class ChunkerPolicy:
     min_fragment_words: int = 4  # the first chunk may end at a comma after this many words
     # the first chunk may end where a clause starts unpunctuated, after this many words (0: off)
     first_phrase_words: int = 4
+    # the first chunk may end before a phrase a preposition starts, after a clause and its object
+    # ("I close today | at 10 AM."), once it holds this many words (0: off)
+    head_phrase_words: int = 3
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ def sentence_chunker(config: Config) -> SentenceChunker:
     policy = config.chunker
     return SentenceChunker(quick_first_fragment=policy.quick_first_fragment,
                            min_fragment_words=policy.min_fragment_words,
-                           first_phrase_words=policy.first_phrase_words)
+                           first_phrase_words=policy.first_phrase_words,
+                           head_phrase_words=policy.head_phrase_words)
 
 
 class Speech:
