@@ -86,6 +86,8 @@ def signals(heads: dict[str, dict[str, float]]) -> dict[str, Callable[[Row], boo
         "heuristic, as the code is now": lambda r: now.probability(r["transcript"]) >= 0.5,
         "smart-turn": lambda r: audio(r) >= 0.5,
         "combined (heuristic, smart-turn veto)": lambda r: r["combined"]["p"] >= 0.5,
+        "combined, the heuristic as the code is now": lambda r: (
+            now.probability(r["transcript"]) >= 0.5 and audio(r) >= VETO),
         "text-eot qwen, alone": lambda r: text(r) >= 0.5,
         "text-eot qwen, heuristic veto (as shipped)": lambda r: text(r) >= 0.5 and heur(r),
     }

@@ -232,7 +232,7 @@ def _default_stages() -> dict[str, StageConfig]:
     return {
         "vad": StageConfig("silero"),
         "stt": StageConfig("faster-whisper"),
-        "turns": StageConfig("heuristic"),
+        "turns": StageConfig("combined"),
         # the embedded model that calls tools (README, "Embedded LLMs"); smollm2-135m: faster, no tools
         "llm": StageConfig("llama-cpp", {"model": "qwen2.5-coder-0.5b"}, frozenset({"model"})),
         "tts": StageConfig("piper"),
