@@ -31,7 +31,6 @@ from .eot_rescore import RESULTS
 from .machine import describe_machine, machine_line
 from .summary import publish
 
-STEM = "2026-12-04-pauses"
 # (why the pause is mid-sentence, the pieces)
 SENTENCES: tuple[tuple[str, list[str]], ...] = (
     ("a number said in groups", ["My number is five five five,", "two one two,", "three four five six."]),
@@ -93,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                "command": "python -m bench.pauses " + " ".join(argv if argv is not None else sys.argv[1:]),
                "pause_s": args.pause, "rows": run(stages, args.pause),
                "load_average": [round(v, 2) for v in os.getloadavg()]}
-    publish(args.out, STEM, results, render(results))
+    publish(args.out, f"{results['machine']['date'][:10]}-pauses", results, render(results))
     return 0
 
 
