@@ -86,10 +86,11 @@ def clips(sound: dict[str, np.ndarray]) -> list[EotClip]:
     return out
 
 
-def pause_s(row: dict[str, Any]) -> float:
-    """How long the speaker really paused there (bench/human_pauses.json; 0 at the last words)."""
-    name, rest = str(row["name"]).split("/", 1)
-    return float(labels()[name][int(rest.split("@")[0]) - 1].get("pause", 0.0))
+def pauses_by_clip() -> dict[str, float]:
+    """How long the speaker really paused at each clip's pause (bench/human_pauses.json; 0 at the
+    last words), by the clip's name."""
+    return {f"{name}/{k + 1}@{float(m['at']):.2f}": float(m.get("pause", 0.0))  # type: ignore[arg-type]
+            for name, marks in labels().items() for k, m in enumerate(marks)}
 
 
 def summarise(rows: list[dict[str, Any]], names: list[str],
@@ -101,6 +102,8 @@ def summarise(rows: list[dict[str, Any]], names: list[str],
     signal says)."""
     policy = policy or vars(TurnPolicy())
     short_s, long_s = policy["min_silence_ms"] / 1000, policy["max_silence_ms"] / 1000
+    paused = pauses_by_clip()
+    pause_s = lambda r: paused[str(r["name"])]  # noqa: E731
 
     def shares(group: list[dict[str, Any]], name: str) -> dict[str, Any]:
         scored = [r for r in group if name in r]

@@ -95,9 +95,9 @@ def _row(name: str, kind: str, ended: bool) -> dict:
 
 
 def test_the_judgement_counts_cut_offs_on_mid_pauses_and_waits_on_finished_sentences() -> None:
-    rows = [_row("lecture/1@1.00", "mid", True), _row("lecture/2@2.00", "mid", False),
-            _row("lecture/3@3.00", "end", False), _row("sonnet/1@1.00", "last", True),
-            _row("novel-0870/1@6.88", "last", False), {"name": "meeting/1@1.0", "kind": "mid",
+    rows = [_row("lecture/1@2.02", "mid", True), _row("lecture/2@4.64", "mid", False),
+            _row("lecture/3@6.85", "end", False), _row("sonnet/16@52.22", "last", True),
+            _row("novel-0870/1@6.88", "last", False), {"name": "meeting/1@1.73", "kind": "mid",
                                                          "said": "x", "no_speech": True}]
     summary = summarise(rows, ["sig"])["sig"]
     # the lecture's first two pauses last 672 and 352 ms: only the first is long enough to end a turn
