@@ -276,11 +276,10 @@ class TurnTaking:
             return
         self.core.emit(ev.StageMark(stage=ev.Milestone.FINAL_PASS, turn_id=turn.item_id))
         self._tell_words(turn, text, final=True)
-        await self.speculation.confirm(turn, text)  # begun from words the final did not say?
-        if self.turn is turn and self.detector.stopping:  # the reply first: the score runs beside it
-            self.speculation.start(turn, text, source=TranscriptSource.FINAL)
         await self._score(turn, text)
+        await self.speculation.confirm(turn, text)  # begun from words the final did not say?
         if self.turn is turn and self.detector.stopping:
+            self.speculation.start(turn, text, source=TranscriptSource.FINAL)
             self._check_end_of_turn(self.now_ms())
 
     async def _after_pass(self, turn: Turn, settled: Awaitable[str | None], source: TranscriptSource) -> None:
