@@ -131,6 +131,41 @@ def summarise(rows: list[dict[str, Any]], names: list[str],
     return {name: {g: shares(group, name) for g, group in groups.items()} for name in names}
 
 
+def replay(rows: list[dict[str, Any]], name: str, policy: dict[str, Any], *, learn: bool) -> dict[str, Any]:
+    """Each recording as one call at its own pause lengths, its pauses in order: a pause ends the
+    turn if it outlasts max_silence_ms, or min_silence_ms with the signal saying finished. With
+    `learn`, the waits of each new turn come from the pauses the caller went on after so far
+    (`LearnedPauses`, `turn.learn_pauses`), as in a live call. Mid pauses that ended a turn, and the
+    silence the speakers' last words waited."""
+    from pipeline.stages.eou_pauses import LearnedPauses
+
+    paused = pauses_by_clip()
+    cut = mids = 0
+    waits: list[float] = []
+    calls: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if name in r:
+            calls.setdefault(str(r["name"]).split("/")[0], []).append(r)
+    for call_rows in calls.values():
+        learner = LearnedPauses(min_silence_ms=policy["min_silence_ms"], max_silence_ms=policy["max_silence_ms"])
+        short, long = policy["min_silence_ms"], policy["max_silence_ms"]
+        for r in call_rows:
+            finished = r[name]["ended"] == "min_silence"
+            if r["kind"] == "last":
+                waits.append(short if finished else long)
+                continue
+            pause = paused[str(r["name"])] * 1000
+            ended = pause >= long or (pause >= short and finished)
+            mids += r["kind"] == "mid"
+            cut += ended and r["kind"] == "mid"
+            if ended and learn:
+                short, long = learner.waits()  # a new turn takes the waits learned so far
+            elif not ended and learn:
+                learner.observed_pause(pause)
+    return {"mid": mids, "cut_off": cut / mids if mids else None,
+            "last_wait_ms": sum(waits) / len(waits) if waits else None}
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
@@ -164,6 +199,15 @@ def render(results: dict[str, Any]) -> str:
     for name in names:
         lines.append(f"| {name} | " + " | ".join(_pct(summary[name][g]["cut_off_as_paused"])
                                                   for g in groups) + " |")
+    lines += ["", "Each recording as one call at its own pauses, the waits fixed (600 / 1500 ms) or learned "
+              "per caller (`turn.learn_pauses`): mid pauses that ended a turn, and the mean silence "
+              "the speakers' last words waited:", "",
+              "| signal | fixed: cut off | fixed: last words waited | learned: cut off | learned: last words waited |",
+              "|---|---|---|---|---|"]
+    for name in names:
+        fixed, learned = (replay(results["clips"], name, results["policy"], learn=k) for k in (False, True))
+        lines.append(f"| {name} | {_pct(fixed['cut_off'])} | {fixed['last_wait_ms']:.0f} ms | "
+                     f"{_pct(learned['cut_off'])} | {learned['last_wait_ms']:.0f} ms |")
     lines += ["", "| pause | label | said | heard | "
               + " | ".join(names) + " |", "|---|---|---|---|" + "---|" * len(names)]
     for r in results["clips"]:

@@ -120,3 +120,21 @@ def test_the_judgement_counts_cut_offs_on_mid_pauses_and_waits_on_finished_sente
 def test_the_labels_file_says_how_it_was_made() -> None:
     doc = json.loads(hs.LABELS.read_text(encoding="utf-8"))
     assert "before any end-of-turn signal was scored" in doc["about"]
+
+
+def test_a_recording_replayed_as_a_call_ends_a_turn_only_where_its_pause_lets_it() -> None:
+    from bench.human_turns import replay
+
+    policy = {"min_silence_ms": 600, "max_silence_ms": 1500}
+    rows = [_row("lecture/4@13.28", "mid", True),  # 288 ms: too short to end anything
+            _row("lecture/8@19.58", "mid", True),  # 768 ms and "finished": cut off
+            _row("lecture/10@38.91", "mid", False),  # 992 ms, not finished: the turn goes on
+            _row("jfk/4@10.53", "last", False)]  # the last words wait the long silence
+    fixed = replay(rows, "sig", policy, learn=False)
+    assert fixed == {"mid": 3, "cut_off": 1 / 3, "last_wait_ms": 1500}
+    # learned: the 992 ms pause the speaker went on after lengthens the waits of the turn after the
+    # next one that ends (2112 ms); a 768 ms pause there no longer ends it (waits are set per turn)
+    call = [_row("lecture/10@38.91", "mid", False), _row("lecture/13@46.75", "end", False),
+            _row("lecture/8@19.58", "mid", True)]
+    assert replay(call, "sig", policy, learn=False)["cut_off"] == 0.5
+    assert replay(call, "sig", policy, learn=True)["cut_off"] == 0.0
