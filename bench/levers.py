@@ -13,8 +13,8 @@ Variants, each a call per clip on the real clock (bench/calls.py), order rotated
 - final from the confirmed words: the final pass with the words LocalAgreement confirmed forced
   as its prefix (`stt.prefix_final`, off by default); compare STT final ready and the adoption
   rate, and `bench.stt_prefix` for what it costs in accuracy;
-- llm signal, cache kept / cache reset: the `llm` completeness signal scores every partial on
-  the LLM; with the cache reset the reply re-evaluates instructions and history
+- llm signal, cache kept / cache reset: the `llm` completeness signal scores each final
+  transcript on the LLM (every partial too until 2026-12-06); with the cache reset the reply re-evaluates instructions and history
   (`llm.keep_prompt_cache`); compare LLM request -> first token.
 
 Piper warm-up is measured apart (it only touches a call's first synthesis): first synthesis of

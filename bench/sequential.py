@@ -19,7 +19,10 @@ SETTINGS = {"preemptive": False}
 
 
 class FinalAtCommit(TurnTaking):
-    """Speech-stop starts nothing: the final pass runs at commit (`TurnTaking._finish_turn`)."""
+    """Speech-stop starts nothing: the final pass runs at commit (`TurnTaking._finish_turn`), so
+    the turn ends on the last partial's score."""
+
+    scores_partials = True
 
     def _begin_final(self, turn: Turn) -> None:
         return None

@@ -3,7 +3,7 @@
 Per window it reads the voice probability: speech start opens a turn (with prefix padding from
 the input history) and its streaming transcription; speech stop starts the final pass at once,
 so the transcript is ready when the turn ends; the dual-threshold detector (`turns.py`) ends the
-turn, with the "looks complete" signal scored off the loop once per distinct transcript. A pass
+turn, with the "looks complete" signal scored off the loop once per final transcript. A pass
 ready before the commit starts a held reply, adopted at commit if the final says the same words
 (`speculation.py`). Without server VAD the client commits turns.
 """
@@ -35,14 +35,14 @@ from .turn_signal import TurnSignal
 
 
 class TurnTaking:
+    scores_partials = False  # the final pass starts at speech-stop: a partial's score decides nothing
+
     def __init__(self, core: SessionCore, *, stt: STT, completeness: Completeness, playback: Playback,
                  responder: Responder, control: CallControl,
                  history_since: Callable[..., np.ndarray], now_ms: Callable[[], float]) -> None:
         self.core, self.stt = core, stt
         self.completeness = TurnSignal(core, completeness)
-        self.playback = playback
-        self.responder = responder
-        self.control = control
+        self.playback, self.responder, self.control = playback, responder, control
         self.history_since = history_since
         self.now_ms = now_ms
         self.policy = core.config.turn
@@ -293,7 +293,8 @@ class TurnTaking:
         self.core.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta,
                                              stable=partial.stable, tentative=partial.tentative))
         self._tell_words(turn, turn.stt.latest_text, final=False)
-        self.core.spawn(self._score(turn, turn.stt.latest_text))
+        if self.scores_partials:  # (Smart Turn's veto would run its pass on every one)
+            self.core.spawn(self._score(turn, turn.stt.latest_text))
 
     def _tell_words(self, turn: Turn, text: str, *, final: bool) -> None:
         if self.words:
