@@ -130,7 +130,7 @@ def pytest_collection_modifyitems(config: pytest.Config,
 
 @pytest.fixture(scope="session")
 def real_stages():
-    """VAD, whisper tiny.en, the default LLM (Qwen2.5-Coder-0.5B), Piper and the heuristic turn
+    """VAD, whisper tiny.en, the default LLM (Qwen2.5-Coder-0.5B), Piper and the default turn
     signal, loaded once."""
     from pipeline.call.session import Stages
 

@@ -150,3 +150,24 @@ def test_in_a_call_the_audio_model_holds_a_thinking_pause_the_text_takes_for_an_
 
     assert turns(HeuristicCompleteness()) == said  # the text alone ends the turn at the pause
     assert turns(CombinedCompleteness()) == said[1:]  # the audio model keeps it open
+
+
+@pytest.mark.models
+def test_only_the_final_pass_words_are_scored_for_the_end_of_the_turn(real_stages, say):
+    """Partials are not scored: the final pass starts at speech-stop and its words decide the
+    commit, so a signal with a model pass (Smart Turn's veto) runs once a pause, not every half
+    second of speech."""
+    scored: list[str] = []
+
+    class Counting:
+        def probability(self, text: str, audio: np.ndarray | None = None) -> float:
+            scored.append(text)
+            return HeuristicCompleteness().probability(text)
+
+    rec = call(with_stages(real_stages, completeness=Counting(), llm=ScriptedLLM(replies=["Okay."])),
+               [say("Can you tell me how to reset the password for my account, please?")])
+    partials = rec.of("conversation.item.input_audio_transcription.delta")
+    stops = rec.stages("speech_stopped")
+    assert len(rec.commits) == 1 and len(partials) > len(stops) >= 1
+    assert 1 <= len(scored) <= len(stops), (scored, len(partials))  # a final pass a speech-stop
+    assert scored[-1] == rec.transcripts[-1]
