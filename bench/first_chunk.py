@@ -20,6 +20,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pipeline.base.config import ChunkerPolicy
 from pipeline.chunker import SentenceChunker
 
@@ -128,15 +130,75 @@ def report(result: dict[str, Any], machine: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stored_replies() -> list[str]:
+    """The embedded model's replies in the stored tool-domain runs (bench/results), each once."""
+    import glob
+    import json
+
+    out: set[str] = set()
+    for path in glob.glob(str(Path(__file__).resolve().parent / "results" / "*tool-domains*.json")):
+        out.update(str(r.get("reply") or "").strip() for r in json.loads(Path(path).read_text()).get("rows", []))
+    return sorted(r for r in out if r)
+
+
+def heard(replies: list[str]) -> dict[str, Any]:
+    """Every reply whose first chunk the phrase heads change: its first sentence voiced whole and
+    voiced as the two chunks it is now sent in, each heard by whisper base; words wrong in each.
+    Not how it sounds to a person (no one listened), but whether the cut loses words."""
+    from faster_whisper import WhisperModel
+
+    from pipeline.base.audio import INPUT_RATE_HZ, resample
+    from pipeline.base.models import model_file
+    from pipeline.stages.stt_text import word_errors
+    from pipeline.stages.tts import PiperTTS
+
+    tts = PiperTTS(model_path=str(VOICE), noise_scale=0.0, noise_w_scale=0.0)
+    ear = WhisperModel(str(model_file("stt/whisper-base")), device="cpu", compute_type="int8")
+    default = CHUNKINGS["default"]
+    without = CHUNKINGS["default without phrase heads"]
+    rows = []
+    for reply in replies:
+        first = first_chunk(reply, **default)
+        if first == first_chunk(reply, **without):
+            continue
+        chunker = SentenceChunker(**without)
+        sentence = (chunker.push(reply + " ") + chunker.flush())[0]
+        rest = sentence[len(first):].strip()
+        said = {"whole": [tts.synthesize(sentence)], "cut": [tts.synthesize(first), tts.synthesize(rest)]}
+        row: dict[str, Any] = {"sentence": sentence, "first": first}
+        for way, pieces in said.items():
+            audio = resample(np.concatenate(pieces), tts.sample_rate_hz, INPUT_RATE_HZ)
+            text = " ".join(seg.text.strip() for seg in ear.transcribe(audio, beam_size=5, language="en")[0])
+            row[way] = {"heard": text, "errors": word_errors(sentence, text)[0]}
+        rows.append(row)
+    return {"rows": rows, "words": sum(len(r["sentence"].split()) for r in rows),
+            "errors": {way: sum(r[way]["errors"] for r in rows) for way in ("whole", "cut")}}
+
+
+def heard_report(result: dict[str, Any], machine: str) -> str:
+    lines = ["# First chunk before a phrase: does the cut lose words?", "", f"Machine: {machine}", "",
+             f"{len(result['rows'])} first sentences (of the embedded model's stored replies) whose first "
+             "chunk the phrase heads change, voiced by Piper (no sampling noise) whole and as the two "
+             "chunks now sent, joined; heard by whisper base. Words wrong of "
+             f"{result['words']}: whole {result['errors']['whole']}, cut {result['errors']['cut']}.",
+             "", "| first chunk | rest | heard whole | heard cut |", "|---|---|---|---|"]
+    for r in result["rows"]:
+        lines.append(f"| {r['first']} | {r['sentence'][len(r['first']):].strip()} | {r['whole']['heard']} "
+                     f"({r['whole']['errors']}) | {r['cut']['heard']} ({r['cut']['errors']}) |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--heard", action="store_true", help="the stored replies whose first chunk the "
+                        "phrase heads change, voiced whole and cut, heard by whisper base")
     args = parser.parse_args()
     before = os.getloadavg()
-    result = run()
+    result = heard(stored_replies()) if args.heard else run()
     load = " ".join(f"{x:.2f}" for x in before + os.getloadavg())
     machine = f"{machine_line(describe_machine())}; load average (1, 5, 15 min) before, after: {load}"
-    text = report(result, machine)
+    text = heard_report(result, machine) if args.heard else report(result, machine)
     print(text)
     if args.out:
         args.out.write_text(text)
