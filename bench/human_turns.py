@@ -66,6 +66,11 @@ def recordings() -> dict[str, np.ndarray]:
     return out
 
 
+def clip_name(recording: str, k: int, at: float) -> str:
+    """A labelled pause's clip: its recording, its place among the recording's marks, its time."""
+    return f"{recording}/{k + 1}@{at:.2f}"
+
+
 def clips(sound: dict[str, np.ndarray]) -> list[EotClip]:
     """One clip per labelled pause: the turn so far, then PAUSE_S of silence."""
     out = []
@@ -78,7 +83,7 @@ def clips(sound: dict[str, np.ndarray]) -> list[EotClip]:
             speech = x[int(begin * INPUT_RATE_HZ):int(at * INPUT_RATE_HZ)]
             lead = np.zeros(int(LEAD_S * INPUT_RATE_HZ), np.float32)
             tail = np.zeros(int(PAUSE_S * INPUT_RATE_HZ), np.float32)
-            out.append(EotClip(name=f"{name}/{k + 1}@{at:.2f}", text=str(mark.get("before", "")),
+            out.append(EotClip(name=clip_name(name, k, at), text=str(mark.get("before", "")),
                                finished=label != "mid", kind=label, voice=name, condition="recorded",
                                speech_end_s=LEAD_S + len(speech) / INPUT_RATE_HZ,
                                audio=np.concatenate([lead, speech, tail]).astype(np.float32)))
@@ -90,7 +95,7 @@ def clips(sound: dict[str, np.ndarray]) -> list[EotClip]:
 def pauses_by_clip() -> dict[str, float]:
     """How long the speaker really paused at each clip's pause (bench/human_pauses.json; 0 at the
     last words), by the clip's name."""
-    return {f"{name}/{k + 1}@{float(m['at']):.2f}": float(m.get("pause", 0.0))  # type: ignore[arg-type]
+    return {clip_name(name, k, float(m["at"])): float(m.get("pause", 0.0))  # type: ignore[arg-type]
             for name, marks in labels().items() for k, m in enumerate(marks)}
 
 
