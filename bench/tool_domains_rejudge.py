@@ -5,6 +5,12 @@ change to the guard does to the same model outputs, without the model; a fresh r
 as the tool choice changes what the model is offered.
 
     python -m bench.tool_domains_rejudge bench/results/2026-12-02-tool-domains.json
+    python -m bench.tool_domains_rejudge --written bench/results/2026-12-06-tool-domains-fresh*.json
+
+`--written`: what the model itself wrote on the lines that need a tool, before any guard (the
+calls that ran and those withheld together), beside what ran: on how many it wrote the right tool
+at all, and with every labelled value right. No guard can run the right tool more often than the
+model writes it, so the first is recall's ceiling for this model.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from pipeline.tools.provenance import trace
 from pipeline.tools.unasked import unasked
 
 from . import tool_domains as td
-from .tool_domains_score import unsaid
+from .tool_domains_score import offered_first, unsaid
 
 
 def evidence(case: dict[str, Any]) -> Evidence:
@@ -73,6 +79,50 @@ def rejudge(rows: list[dict[str, Any]]) -> dict[str, collections.Counter[str]]:
     return out
 
 
+def written(rows: list[dict[str, Any]]) -> collections.Counter[str]:
+    """Of the lines that need a tool: the model wrote the right tool (run or withheld), wrote it
+    with every labelled value right, and the guard ran it (`judge`'s recall); and of the values
+    the guard refuses now in the right tool's withheld calls, those the label gives otherwise
+    (the guard stopped a wrong value) and those it gives so (a right value refused); and of the
+    lines where it wrote no right tool, those on which the tool choice as it is now does not offer
+    it."""
+    cases = {(c["domain"], c["line"]): c for c in td.cases()}
+    out: collections.Counter[str] = collections.Counter()
+    for r in rows:
+        case = cases[(r["domain"], r["line"])]
+        if case["expect"] != "tool":
+            continue
+        mine = [c for c in [*r["calls"], *r["withheld"]] if c["name"] == case["tool"]]
+        out["tool lines"] += 1
+        out["wrote the right tool"] += bool(mine)
+        if not mine:  # what the tool choice as it is now offers on this line and path
+            out["missed, not offered" if case["tool"] not in offered_first(case, r["path"]) else "missed, offered"] += 1
+        out["with every value right"] += any(all(a in c["arguments"] and td.same_value(case, a, c["arguments"][a])
+                                                 for a in case["arguments"]) for c in mine)
+        out["ran the right tool"] += any(c["name"] == case["tool"] for c in r["calls"])
+        spec, given = td.registry(case["domain"])[case["tool"]], evidence(case)
+        for call in (c for c in r["withheld"] if c["name"] == case["tool"]):
+            for arg in trace(spec, call["arguments"], given).missing:
+                if arg in case["arguments"]:
+                    right = arg in call["arguments"] and td.same_value(case, arg, call["arguments"][arg])
+                    out["refused, right" if right else "refused, wrong"] += 1
+    return out
+
+
+def written_table(runs: dict[str, collections.Counter[str]]) -> str:
+    """One row per run and one for all: each count of `written` as a share of the tool lines."""
+    keys = ("wrote the right tool", "with every value right", "ran the right tool")
+    lines = ["| run | tool lines | " + " | ".join(keys) + " |", "|---|---|" + "---|" * len(keys)]
+    for name, st in [*runs.items(), ("all", sum(runs.values(), collections.Counter()))]:
+        n = st["tool lines"]
+        lines.append(f"| {name} | {n} | " + " | ".join(f"{st[k]} ({st[k] / max(1, n):.0%})" for k in keys) + " |")
+    total = sum(runs.values(), collections.Counter())
+    return "\n".join(lines) + (f"\n\nValues refused in the right tool's withheld calls (the label's own arguments): "
+                               f"{total['refused, wrong']} unlike the label, {total['refused, right']} as the label gives them. "
+                               f"Lines where the model wrote no right tool: {total['missed, not offered']} not offered it "
+                               f"by the tool choice as it is now, {total['missed, offered']} offered it.")
+
+
 def table(judged: dict[str, collections.Counter[str]]) -> str:
     lines = ["| path | lines | calls that ran then, refused now | withheld then, would run now | lines with "
              "an unsaid value that would run | tool lines where the right tool would run | none lines "
@@ -89,9 +139,16 @@ def table(judged: dict[str, collections.Counter[str]]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path, help="a run's JSON (bench.tool_domains_run --out)")
+    parser.add_argument("runs", type=Path, nargs="+", help="a run's JSON (bench.tool_domains_run --out)")
+    parser.add_argument("--written", action="store_true", help="what the model wrote before any guard, "
+                        "per run: recall's ceiling for this model")
     args = parser.parse_args(argv)
-    print(table(rejudge(json.loads(args.run.read_text(encoding="utf-8"))["rows"])))
+    rows = {run.stem: json.loads(run.read_text(encoding="utf-8"))["rows"] for run in args.runs}
+    if args.written:
+        print(written_table({name: written(r) for name, r in rows.items()}))
+        return
+    for name, r in rows.items():
+        print(f"{name}\n\n{table(rejudge(r))}\n" if len(rows) > 1 else table(rejudge(r)))
 
 
 if __name__ == "__main__":

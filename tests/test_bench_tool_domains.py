@@ -301,3 +301,17 @@ def test_the_ceiling_counts_every_line_that_needs_a_tool_on_each_path() -> None:
         assert int(of) == sum(1 for c in CASES if c["domain"] == domain and c["expect"] == "tool")
         assert int(of) - int(n) == sum(1 for x in left_out if x.startswith(f"{split} {r.split(' | ')[1]}:"))
     assert "book_appointment" in score.offered_first(MARCUS, "in_process")  # every value given
+
+
+def test_what_the_model_wrote_counts_withheld_calls_and_values_before_any_guard() -> None:
+    from bench.tool_domains_rejudge import written
+
+    case = next(c for c in td.cases("dev") if c["expect"] == "tool" and c["domain"] == "taxi")
+    none = next(c for c in td.cases("dev") if c["expect"] == "none" and c["domain"] == "taxi")
+    made = {"name": case["tool"], "arguments": dict(case["arguments"])}
+    wrong = {"name": case["tool"], "arguments": {**case["arguments"], next(iter(case["arguments"])): "Nowhere Lane 999"}}
+    rows = [{"path": "p", "domain": case["domain"], "line": case["line"], "calls": [], "withheld": [made]},
+            {"path": "q", "domain": case["domain"], "line": case["line"], "calls": [wrong], "withheld": []},
+            {"path": "q", "domain": none["domain"], "line": none["line"], "calls": [made], "withheld": []}]
+    st = written(rows)
+    assert (st["tool lines"], st["wrote the right tool"], st["with every value right"], st["ran the right tool"]) == (2, 2, 1, 1)
