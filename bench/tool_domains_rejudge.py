@@ -113,10 +113,10 @@ def written_table(runs: dict[str, collections.Counter[str]]) -> str:
     """One row per run and one for all: each count of `written` as a share of the tool lines."""
     keys = ("wrote the right tool", "with every value right", "ran the right tool")
     lines = ["| run | tool lines | " + " | ".join(keys) + " |", "|---|---|" + "---|" * len(keys)]
-    for name, st in [*runs.items(), ("all", sum(runs.values(), collections.Counter()))]:
+    total = sum(runs.values(), collections.Counter())
+    for name, st in [*runs.items(), ("all", total)]:
         n = st["tool lines"]
         lines.append(f"| {name} | {n} | " + " | ".join(f"{st[k]} ({st[k] / max(1, n):.0%})" for k in keys) + " |")
-    total = sum(runs.values(), collections.Counter())
     return "\n".join(lines) + (f"\n\nValues refused in the right tool's withheld calls (the label's own arguments): "
                                f"{total['refused, wrong']} unlike the label, {total['refused, right']} as the label gives them. "
                                f"Lines where the model wrote no right tool: {total['missed, not offered']} not offered it "

@@ -312,6 +312,10 @@ def test_what_the_model_wrote_counts_withheld_calls_and_values_before_any_guard(
     wrong = {"name": case["tool"], "arguments": {**case["arguments"], next(iter(case["arguments"])): "Nowhere Lane 999"}}
     rows = [{"path": "p", "domain": case["domain"], "line": case["line"], "calls": [], "withheld": [made]},
             {"path": "q", "domain": case["domain"], "line": case["line"], "calls": [wrong], "withheld": []},
-            {"path": "q", "domain": none["domain"], "line": none["line"], "calls": [made], "withheld": []}]
+            {"path": "q", "domain": none["domain"], "line": none["line"], "calls": [made], "withheld": []},
+            {"path": "p", "domain": case["domain"], "line": case["line"], "calls": [], "withheld": [wrong]},
+            {"path": "p", "domain": case["domain"], "line": case["line"], "calls": [], "withheld": []}]
     st = written(rows)
-    assert (st["tool lines"], st["wrote the right tool"], st["with every value right"], st["ran the right tool"]) == (2, 2, 1, 1)
+    assert (st["tool lines"], st["wrote the right tool"], st["with every value right"], st["ran the right tool"]) == (4, 3, 1, 1)
+    assert st["refused, wrong"] == 1 and st["refused, right"] == 0  # the made-up address, refused
+    assert st["missed, not offered"] + st["missed, offered"] == 1
