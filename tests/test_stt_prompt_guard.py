@@ -46,7 +46,7 @@ class ScriptedSized:
     def features(self, audio):
         return np.zeros((80, len(audio) // 160), np.float32)
 
-    def decode(self, features, frames, *, prefix, max_new_tokens, final=False, prompt=None):
+    def decode(self, features, frames, *, prefix, max_new_tokens, final=False, prompt=None, align=False):
         self.prompts.append(prompt)
         text = self.prompted if prompt else self.unprompted
         return WindowPass(frames=frames, text=text, tokens=min(len(text.split()), max_new_tokens),

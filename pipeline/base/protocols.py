@@ -103,6 +103,9 @@ class SpeechConfidence:
     avg_logprob: float = 0.0
     no_speech_prob: float = 0.0
     compression_ratio: float = 0.0
+    # how many of the last words have no voice under them, where the pass timed its words
+    # (Whisper writes them into the silence after the speech: `stages/unvoiced.py`)
+    unvoiced_words: int = 0
 
 
 @runtime_checkable

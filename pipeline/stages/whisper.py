@@ -4,6 +4,7 @@ on Whisper's full 30 s window or one sized to the audio (`pipeline/stages/stt_wi
 
 from __future__ import annotations
 
+import string
 from collections import Counter
 
 import numpy as np
@@ -14,6 +15,7 @@ from ..base.models import model_file
 from ..base.protocols import SpeechConfidence
 from .stt_context import prompt_failure, words_were_said
 from .stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass, compression_ratio, loops
+from .unvoiced import unvoiced_tail
 
 WINDOWS = ("full", "sized", "sized-final", "sized-partials")
 
@@ -71,6 +73,12 @@ class WhisperSTT:
         # 0.150; `python -m bench.stt_window --floors 10000 --no-finals --phone`,
         # bench/results/2026-12-03-stt-partials.md)
         partial_floor_ms: int = 0,
+        # final passes: time their words against the audio and report the last ones with no
+        # voice under them (`SpeechConfidence.unvoiced_words`), which tiny.en writes into the
+        # silence after a dangling word ("a table for it."); the turn signal scores the words
+        # before them too, and the lower score decides (pipeline/stages/unvoiced.py). ~10 ms a
+        # final pass on 2 cores
+        time_final_words: bool = True,
     ) -> None:
         from faster_whisper import WhisperModel
 
@@ -94,6 +102,7 @@ class WhisperSTT:
         if partial_interval_ms is not None and partial_interval_ms < 100:
             raise ConfigError(f"stt.partial_interval_ms = {partial_interval_ms} is too short; "
                               "use 100 ms or more (a pass takes ~100 ms even on a sized window)")
+        self.time_final_words = time_final_words
         self.quick_pass = quick_pass and window not in ("sized", "sized-final")
         self._quick_window = Window(window_margin_ms, window_floor_ms)
         self.window = self._quick_window if window != "full" else None
@@ -159,7 +168,7 @@ class WhisperSTT:
             if done is not None:
                 return done
         self.window_stats["full"] += 1
-        return self._decode_full(audio, prefix, prompt)
+        return self._decode_full(audio, prefix, prompt, final=final)
 
     def transcribe_quick(self, audio: np.ndarray, *, prompt: str | None = None) -> str | None:
         """One pass on a window sized to `audio`, or None: off, the audio fills the full window
@@ -203,19 +212,22 @@ class WhisperSTT:
             return None
         self.last_pass = done = self._sized.decode(
             features, frames, prefix=prefix, max_new_tokens=window.max_new_tokens(features.shape[-1]),
-            final=final, prompt=prompt)
+            final=final, prompt=prompt, align=final and self.time_final_words)
         doubt = done.doubt
         self.window_stats[doubt or "sized"] += 1
-        confidence = SpeechConfidence(done.avg_logprob, done.no_speech_prob, compression_ratio(done.text))
+        confidence = SpeechConfidence(done.avg_logprob, done.no_speech_prob, compression_ratio(done.text),
+                                      unvoiced_words=unvoiced_tail(audio, done.spans))
         return (done.text, confidence) if doubt is None or (prompt and loops(done.text)) else None
 
     def _decode_full(self, audio: np.ndarray, prefix: str | None,
-                     prompt: str | None = None) -> tuple[str, SpeechConfidence]:
+                     prompt: str | None = None, *, final: bool = False) -> tuple[str, SpeechConfidence]:
+        timed = final and self.time_final_words
         segments, _ = self._model.transcribe(
             audio,
             language=self.language,
             beam_size=self.beam_size,
-            without_timestamps=True,  # we never use them; saves decoder steps
+            without_timestamps=True,  # no segment timestamps: saves decoder steps
+            word_timestamps=timed,  # a final's words timed against the audio (`unvoiced`)
             condition_on_previous_text=False,  # one short utterance: nothing to condition on
             temperature=0.0,  # no fallback re-decodes: bounded latency
             vad_filter=False,  # our own VAD already cut the turn
@@ -224,7 +236,10 @@ class WhisperSTT:
         )
         segments = list(segments)
         text = " ".join(s.text.strip() for s in segments).strip()
+        spans = [(w.start, w.end) for s in segments for w in (getattr(s, "words", None) or [])
+                 if w.word.strip(string.punctuation + " ")]  # a mark alone is no word
         return text, SpeechConfidence(
             avg_logprob=min((s.avg_logprob for s in segments), default=0.0),
             no_speech_prob=max((s.no_speech_prob for s in segments), default=0.0),
-            compression_ratio=max((s.compression_ratio for s in segments), default=0.0))
+            compression_ratio=max((s.compression_ratio for s in segments), default=0.0),
+            unvoiced_words=unvoiced_tail(audio, spans) if timed else 0)

@@ -1,0 +1,108 @@
+"""Words Whisper wrote into the silence after the speech: not evidence that the caller finished.
+
+A caller who pauses after a dangling word ("I'd like to book a table for") often gets a closed
+sentence back from tiny.en: "... a table for it.", "I'd like to order it.", "I'm calling about
+mine.". Whisper's decoder completes the sentence into the silence that follows the voice, and the
+turn signal, reading a finished sentence, ends the turn at the short silence. The final pass
+aligns its words to the audio (CTranslate2's cross-attention alignment, as faster-whisper's word
+timestamps do) and counts the last words with almost no voice under them; the turn ends at the
+short silence only if the words before them look finished as well (`lower_of`). The alignment
+times a real last word late at times (Piper's "Could you send me the..." had "the" start at the
+voice's end), so the shorter reading may only hold a turn open, never end one: a word timed
+wrong costs at most the long silence's wait, never a cut-off. The transcript itself is left as
+Whisper wrote it.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..base.audio import INPUT_RATE_HZ
+
+# a word with less voice than this under it was not said: the shortest said last words in the
+# alignments looked at ("it" in "pay for it", "the" in "send me the") had 70-80 ms, the words
+# written into the silence 0-30 ms (espeak-ng voices, tiny.en, sized final passes)
+MIN_VOICED_MS = 50
+# voice: a 10 ms frame within this many dB of the pass's speech level (its loudest tenth), as the
+# turn's own voice end counts it (`turn.voice_end_db`, `turns.voice_end_ms`)
+VOICE_DB = 25.0
+# and at least this many dB above the pass's quietest tenth: under noise less than VOICE_DB below
+# the speech (pink noise at 20 dB) every frame is within VOICE_DB of it, and a word written into
+# the pause would have "voice" under it. A pass holds 300 ms of lead and 250 ms after the speech
+# (`stt.SPEECH_PAD_MS`), so its quietest tenth is the line's noise
+NOISE_DB = 6.0
+# under louder noise than this many dB below the speech, none: a sentence's last word is often
+# its softest, and under pink noise 10 dB down the alignment's voice test found real last words
+# ("... at eight.", "... for your country.") unvoiced on the end-of-turn set (set after reading
+# that set's own-pace rows; bench/README.md, "Words written into the pause")
+MIN_SNR_DB = 15.0
+_FRAME_MS = 10
+
+
+def word_spans(tokenizer: object, ids: Sequence[int], alignment: object,
+               frames_per_s: float) -> list[tuple[float, float]]:
+    """(start, end) in seconds of each word of `ids` that is not punctuation alone, from
+    CTranslate2's `align` result (pairs of text index and time index)."""
+    words, word_tokens = tokenizer.split_to_word_tokens([*ids, tokenizer.eot])  # type: ignore[attr-defined]
+    pairs = alignment.alignments  # type: ignore[attr-defined]
+    if len(word_tokens) <= 1 or not pairs:
+        return []
+    text_at = np.array([p[0] for p in pairs])
+    time_at = np.array([p[1] for p in pairs])
+    jumps = np.pad(np.diff(text_at), (1, 0), constant_values=1).astype(bool)
+    jump_s = time_at[jumps] / frames_per_s
+    bounds = np.pad(np.cumsum([len(t) for t in word_tokens[:-1]]), (1, 0))
+    if bounds[-1] >= len(jump_s):
+        return []
+    starts, ends = jump_s[bounds[:-1]], jump_s[bounds[1:]]
+    return [(float(s), float(e)) for w, s, e in zip(words, starts, ends, strict=False)
+            if w.strip() and w.strip(string.punctuation + " ")]
+
+
+def unvoiced_tail(audio: np.ndarray, spans: Sequence[tuple[float, float]],
+                  rate_hz: int = INPUT_RATE_HZ) -> int:
+    """How many of the last words (`spans`, seconds into `audio`) have under MIN_VOICED_MS of
+    voice under them; never all of them (a pass with no voiced word is for `backchannel.unspoken`)."""
+    frame = rate_hz * _FRAME_MS // 1000
+    n = len(audio) // frame
+    if n < 2 or not spans:
+        return 0
+    frames = np.asarray(audio[:n * frame], dtype=np.float64).reshape(n, frame)
+    levels = 10.0 * np.log10(np.mean(frames * frames, axis=1) + 1e-12)
+    speech, noise = float(np.percentile(levels, 90)), float(np.percentile(levels, 10))
+    if speech - noise < MIN_SNR_DB:
+        return 0  # the voice's end cannot be told from the noise: no word is doubted
+    voiced = levels >= max(speech - VOICE_DB, noise + NOISE_DB)
+    count = 0
+    for start, end in reversed(spans[1:]):
+        a, b = int(start * 1000 / _FRAME_MS), int(np.ceil(end * 1000 / _FRAME_MS))
+        if int(voiced[a:b].sum()) * _FRAME_MS >= MIN_VOICED_MS:
+            break
+        count += 1
+    return count
+
+
+def said_part(text: str, unvoiced_words: int) -> str:
+    """`text` without its last `unvoiced_words` words (their punctuation with them), its first word
+    kept whatever the count."""
+    if unvoiced_words <= 0:
+        return text
+    kept = text.split()
+    # a word of punctuation alone ("...") is no word of the count: it goes with the word before;
+    # the first word always stays (as `unvoiced_tail` never counts every word)
+    dropped = 0
+    while dropped < unvoiced_words and sum(bool(w.strip(string.punctuation)) for w in kept) > 1:
+        if kept.pop().strip(string.punctuation):
+            dropped += 1
+    return " ".join(kept)
+
+
+def lower_of(probability: Callable[[str], float], text: str, unvoiced_words: int) -> float:
+    """The "looks complete" probability of `text` as written, or of its said part where that is
+    lower: words written into the silence may hold the turn open, never end it."""
+    p = probability(text)
+    said = said_part(text, unvoiced_words)
+    return p if said == text else min(p, probability(said))
