@@ -34,11 +34,12 @@ VOICE_DB = 25.0
 # the pause would have "voice" under it. A pass holds 300 ms of lead and 250 ms after the speech
 # (`stt.SPEECH_PAD_MS`), so its quietest tenth is the line's noise
 NOISE_DB = 6.0
-# under louder noise than this many dB below the speech, none: a sentence's last word is often
-# its softest, and under pink noise 10 dB down the alignment's voice test found real last words
-# ("... at eight.", "... for your country.") unvoiced on the end-of-turn set (set after reading
-# that set's own-pace rows; bench/README.md, "Words written into the pause")
-MIN_SNR_DB = 15.0
+# where the pass's loudest tenth is less than this many dB above its quietest, none: a sentence's
+# last word is often its softest, and under pink noise 10 dB down (14-19 dB between the tenths;
+# 22-28 at 20 dB, 30 and more clean) the voice test found real last words ("... at eight.",
+# "... for your country.") unvoiced on the end-of-turn set. Set after reading that set's
+# own-pace rows (bench/README.md, "Words written into the pause")
+MIN_SNR_DB = 20.0
 _FRAME_MS = 10
 
 
