@@ -28,6 +28,7 @@ import numpy as np
 from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.base.clock import perf_s
 from pipeline.base.config import TurnPolicy
+from pipeline.stages.unvoiced import said_part
 from pipeline.turns import TurnDetector
 
 from .conditions import file_suffix
@@ -101,16 +102,28 @@ def run_clip(clip: EotClip, *, vad: Any, stt: Any, signals: dict[str, Any],
     start_ms, stop_ms = found
     audio = np.concatenate([clip.audio, np.zeros(int(TAIL_S * INPUT_RATE_HZ), np.float32)])
     turn = audio[int(start_ms * INPUT_RATE_HZ / 1000):int(stop_ms * INPUT_RATE_HZ / 1000)]
-    text = stt.transcribe(turn, final=True)
+    text, confidence = stt.transcribe_confident(turn, final=True)
+    # without the last words the pass found no voice under, scored too: the lower score decides,
+    # as in the session's turn signal (`stages/unvoiced.lower_of`)
+    judged = said_part(text, confidence.unvoiced_words)
     row |= {"transcript": text, "stop_after_speech_ms": round(stop_ms - clip.speech_end_s * 1000)}
+    if judged != text:
+        row["judged"] = judged  # the last words had no voice under them (`stages/unvoiced.py`)
     for name, signal in signals.items():
         t0 = perf_s()
         p = float(signal.probability(text, turn))
         ms = (perf_s() - t0) * 1000
-        ended = "min_silence" if p >= policy.complete_threshold else "max_silence"
-        wait = policy.min_silence_ms if ended == "min_silence" else policy.max_silence_ms
-        row[name] = {"p": round(p, 4), "ms": round(ms, 2), "ended": ended, "wait_ms": wait}
+        p_said = float(signal.probability(judged, turn)) if judged != text else p
+        row[name] = {"p": round(min(p, p_said), 4), "ms": round(ms, 2)} | ends(min(p, p_said), policy)
+        if judged != text:  # what the transcript as written scored alone
+            row[name]["p_as_written"] = round(p, 4)
     return row
+
+
+def ends(p: float, policy: TurnPolicy) -> dict[str, Any]:
+    """Where a turn scored `p` ends: at min_silence_ms when it looks complete, else max."""
+    ended = "min_silence" if p >= policy.complete_threshold else "max_silence"
+    return {"ended": ended, "wait_ms": policy.min_silence_ms if ended == "min_silence" else policy.max_silence_ms}
 
 
 def _voice(row: dict[str, Any]) -> str:

@@ -10,6 +10,12 @@ five, | two one two, | three four five six.", whose Piper transcripts the value 
 `pipeline/turns.py` was written after), said here in pieces; the others are not the set's.
 
     python -m bench.pauses [--pause 0.9]
+    python -m bench.pauses --sentences fresh --voices more --set stt.time_final_words=false
+
+`--sentences fresh` says FRESH instead: sentences of other desks, written for judging a change
+and not read for any rule before it was judged; `--voices more` adds three espeak-ng voices no set
+holds (`voices.MORE_ESPEAK_VOICES`); `--set section.key=value` runs with a setting changed, as
+`pipeline call --set` does (the results file then says so in its name).
 """
 
 from __future__ import annotations
@@ -20,12 +26,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pipeline.base.config import Config
+from pipeline.base.config import load
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM
 from pipeline.testing import call, paused_speech, with_stages
 from pipeline.testing.sounds import Speaker
-from pipeline.testing.voices import ESPEAK_VOICES, say_as
+from pipeline.testing.voices import ESPEAK_VOICES, MORE_ESPEAK_VOICES, say_as
 
 from .eot_rescore import RESULTS
 from .machine import describe_machine, machine_line
@@ -42,17 +48,42 @@ SENTENCES: tuple[tuple[str, list[str]], ...] = (
 )
 
 
-def voices() -> dict[str, Any]:
+# Other desks' callers (a clinic, travel, a bank, a pharmacy, a shop, a hotel, an internet
+# provider, an airline), one pause each, for judging a change to the turn's end: written before
+# the change was judged on them, and not read for a rule
+FRESH: tuple[tuple[str, list[str]], ...] = (
+    ("a dangling word", ["Could I get an appointment with", "doctor Patel next week?"]),
+    ("a dangling word", ["I'm looking for a flight to", "Chicago on Monday."]),
+    ("a dangling word", ["Please transfer two hundred dollars from", "my savings account."]),
+    ("a dangling word", ["Can I pick up the prescription at", "the downtown pharmacy?"]),
+    ("a dangling article", ["I'd like to return the", "blue jacket I bought."]),
+    ("a dangling article", ["Is there a", "parking garage near the hotel?"]),
+    ("a conjunction", ["My internet keeps dropping and", "the router lights are red."]),
+    ("a conjunction", ["I called yesterday but", "nobody called me back."]),
+    ("a clause that looks finished", ["I want to move my booking", "to the following Thursday."]),
+    ("a clause that looks finished", ["We need two rooms", "for three nights in May."]),
+    ("a number said in groups", ["My account number is four four one,", "eight two nine."]),
+    ("a number said in groups", ["The flight number is B A", "two seven four."]),
+    ("a filler", ["I'd like, um,", "a refill of my inhaler."]),
+    ("a filler", ["So, uh,", "my package never arrived."]),
+    ("a list", ["I need towels, soap,", "and an extra pillow."]),
+    ("a clause first", ["If the store is open tomorrow,", "I'll come in at noon."]),
+)
+
+
+def voices(more: bool = False) -> dict[str, Any]:
     """Each voice as a function of text, 16 kHz."""
     piper = Speaker()
+    names = [*ESPEAK_VOICES, *(MORE_ESPEAK_VOICES if more else ())]
     return {"Piper (the tests' caller)": piper,
-            **{name: (lambda text, v=name: say_as(text, v)) for name in ESPEAK_VOICES}}
+            **{name: (lambda text, v=name: say_as(text, v)) for name in names}}
 
 
-def run(stages: Stages, pause_s: float) -> list[dict[str, Any]]:
+def run(stages: Stages, pause_s: float, sentences: tuple[tuple[str, list[str]], ...] = SENTENCES,
+        more_voices: bool = False) -> list[dict[str, Any]]:
     rows = []
-    for voice, say in voices().items():
-        for why, pieces in SENTENCES:
+    for voice, say in voices(more_voices).items():
+        for why, pieces in sentences:
             audio = paused_speech(pieces, say, pause_s=pause_s)
             rec = call(with_stages(stages, llm=ScriptedLLM(replies=["Okay."])), [audio])
             rows.append({"voice": voice, "why": why, "said": " | ".join(pieces),
@@ -71,28 +102,42 @@ def render(results: dict[str, Any]) -> str:
            "(min_silence_ms 600, max_silence_ms 1500); each cell: the turns committed (1 is right), "
            "then what Whisper heard.", "",
            "| sentence | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-    for why, _ in SENTENCES:
+    said = list(dict.fromkeys((r["why"], r["said"]) for r in rows))
+    for why, sentence in said:
         cells = []
         for name in names:
-            r = next(x for x in rows if x["voice"] == name and x["why"] == why)
+            r = next(x for x in rows if x["voice"] == name and x["said"] == sentence)
             cells.append(f"{r['turns']}: " + " / ".join(f"\"{h}\"" for h in r["heard"]))
-        out.append(f"| {why} | " + " | ".join(cells) + " |")
+        out.append(f"| {why}: {sentence} | " + " | ".join(cells) + " |")
     right = {n: sum(r["turns"] == 1 for r in rows if r["voice"] == n) for n in names}
-    out += ["", "One turn: " + ", ".join(f"{n} {k} of {len(SENTENCES)}" for n, k in right.items()) + "."]
+    out += ["", "One turn: " + ", ".join(f"{n} {k} of {len(said)}" for n, k in right.items())
+            + f"; all {sum(right.values())} of {len(rows)}."]
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pause", type=float, default=0.9, help="seconds between the pieces")
+    parser.add_argument("--sentences", choices=("set", "fresh"), default="set",
+                        help="the six sentences (one the end-of-turn set's), or FRESH")
+    parser.add_argument("--voices", choices=("set", "more"), default="set",
+                        help="more: three espeak-ng voices no set holds as well")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting changed, as `pipeline call --set` takes it (repeatable)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    stages = Stages.load(Config.default())
+    stages = Stages.load(load(overrides=args.overrides))
+    sentences = FRESH if args.sentences == "fresh" else SENTENCES
     results = {"machine": describe_machine(),
                "command": "python -m bench.pauses " + " ".join(argv if argv is not None else sys.argv[1:]),
-               "pause_s": args.pause, "rows": run(stages, args.pause),
+               "pause_s": args.pause, "overrides": args.overrides,
+               "rows": run(stages, args.pause, sentences, args.voices == "more"),
                "load_average": [round(v, 2) for v in os.getloadavg()]}
-    publish(args.out, f"{results['machine']['date'][:10]}-pauses", results, render(results))
+    stem = "-".join([f"{results['machine']['date'][:10]}-pauses",
+                     *(["fresh"] if args.sentences == "fresh" else []),
+                     *(o.split("=")[0].split(".")[-1].replace("_", "-") + "-" + o.split("=")[1].lower()
+                       for o in args.overrides)])
+    publish(args.out, stem, results, render(results))
     return 0
 
 
