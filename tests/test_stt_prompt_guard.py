@@ -46,6 +46,9 @@ class ScriptedSized:
     def features(self, audio):
         return np.zeros((80, len(audio) // 160), np.float32)
 
+    def spans_of(self, features, frames, text):
+        return ()  # no word timed: none unvoiced
+
     def decode(self, features, frames, *, prefix, max_new_tokens, final=False, prompt=None, align=False):
         self.prompts.append(prompt)
         text = self.prompted if prompt else self.unprompted

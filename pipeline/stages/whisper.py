@@ -4,7 +4,6 @@ on Whisper's full 30 s window or one sized to the audio (`pipeline/stages/stt_wi
 
 from __future__ import annotations
 
-import string
 from collections import Counter
 
 import numpy as np
@@ -221,13 +220,11 @@ class WhisperSTT:
 
     def _decode_full(self, audio: np.ndarray, prefix: str | None,
                      prompt: str | None = None, *, final: bool = False) -> tuple[str, SpeechConfidence]:
-        timed = final and self.time_final_words
         segments, _ = self._model.transcribe(
             audio,
             language=self.language,
             beam_size=self.beam_size,
-            without_timestamps=True,  # no segment timestamps: saves decoder steps
-            word_timestamps=timed,  # a final's words timed against the audio (`unvoiced`)
+            without_timestamps=True,  # we never use them; saves decoder steps
             condition_on_previous_text=False,  # one short utterance: nothing to condition on
             temperature=0.0,  # no fallback re-decodes: bounded latency
             vad_filter=False,  # our own VAD already cut the turn
@@ -236,10 +233,17 @@ class WhisperSTT:
         )
         segments = list(segments)
         text = " ".join(s.text.strip() for s in segments).strip()
-        spans = [(w.start, w.end) for s in segments for w in (getattr(s, "words", None) or [])
-                 if w.word.strip(string.punctuation + " ")]  # a mark alone is no word
         return text, SpeechConfidence(
             avg_logprob=min((s.avg_logprob for s in segments), default=0.0),
             no_speech_prob=max((s.no_speech_prob for s in segments), default=0.0),
             compression_ratio=max((s.compression_ratio for s in segments), default=0.0),
-            unvoiced_words=unvoiced_tail(audio, spans) if timed else 0)
+            unvoiced_words=self._unvoiced(audio, text) if final and self.time_final_words else 0)
+
+    def _unvoiced(self, audio: np.ndarray, text: str) -> int:
+        """The last words of a full-window final with no voice under them, its text timed on a
+        window sized to the audio (none past it: a turn of ~28 s or more)."""
+        features = self._sized.features(audio)
+        frames = self._quick_window.frames(features.shape[-1])
+        if frames >= FULL_FRAMES or not text:
+            return 0
+        return unvoiced_tail(audio, self._sized.spans_of(features, frames, text))
