@@ -97,7 +97,8 @@ def render(results: dict[str, Any]) -> str:
     names = list(dict.fromkeys(r["voice"] for r in rows))
     out = [f"# Mid-sentence pauses in whole calls: {results['machine']['date'][:10]}", "",
            f"Machine: {machine_line(results['machine'])}; load average {results['load_average']} "
-           "(the simulated clock: the figures do not depend on it).", "",
+           "(the simulated clock; how many partial passes run while the caller speaks still follows the "
+           "machine's speed, so compare runs made side by side).", "",
            f"Command: `{results['command']}`. Each piece said alone, {results['pause_s']:.1f} s apart "
            "(min_silence_ms 600, max_silence_ms 1500); each cell: the turns committed (1 is right), "
            "then what Whisper heard.", "",

@@ -9,7 +9,7 @@ the end-of-turn set per condition (Piper, the held-out espeak-ng voices, jfk.wav
 people, and whole calls said in pieces.
 
     python -m bench.unvoiced_eval --eot RUN.json ... --human RUN.json \\
-        --pauses ON.json OFF.json [--stem 2026-12-06-unvoiced]
+        --pauses ON.json OFF.json [--pauses ON.json OFF.json] [--stem 2026-12-06-unvoiced]
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--eot", type=Path, nargs="*", default=[], help="bench.eot results (JSON)")
     parser.add_argument("--human", type=Path, default=None, help="bench.human_turns results (JSON)")
-    parser.add_argument("--pauses", type=Path, nargs=2, default=None, metavar=("ON", "OFF"),
-                        help="bench.pauses results with the setting on, and with it off")
+    parser.add_argument("--pauses", type=Path, nargs=2, action="append", default=[], metavar=("ON", "OFF"),
+                        help="bench.pauses results with the setting on, and with it off (repeatable)")
     parser.add_argument("--stem", default="unvoiced")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             "Command: `python -m bench.unvoiced_eval " + " ".join(argv if argv is not None else sys.argv[1:])
             + "`; each source run records its machine and load. Cells: mid-sentence pauses cut off · "
             "finished turns left waiting the long silence, as written → with the rule.", ""]
-    results: dict[str, Any] = {"eot": {}, "human": None, "pauses": None}
+    results: dict[str, Any] = {"eot": {}, "human": None}
     if eot:
         runs = {_condition(p): d["clips"] for p, d in eot.items()}
         text += ["## The end-of-turn set", "", *eot_table(runs, SIGNALS), "", "Decisions changed:", ""]
@@ -138,11 +138,13 @@ def main(argv: list[str] | None = None) -> int:
         text += ["", *changed(rows, signals)]
         results["human"] = {s: {"as_written": errors(rows, s, as_written=True),
                                 "with_rule": errors(rows, s, as_written=False)} for s in signals}
-    if args.pauses is not None:
-        on, off = (json.loads(p.read_text(encoding="utf-8")) for p in args.pauses)
-        text += ["", "## Whole calls said in pieces (bench.pauses)", "", *pauses_table(on, off)]
-        results["pauses"] = {"on": sum(r["turns"] == 1 for r in on["rows"]),
-                             "off": sum(r["turns"] == 1 for r in off["rows"]), "calls": len(on["rows"])}
+    results["pauses"] = []
+    for on_path, off_path in args.pauses:
+        on, off = (json.loads(p.read_text(encoding="utf-8")) for p in (on_path, off_path))
+        text += ["", f"## Whole calls said in pieces (`{on['command']}`, with and without)", "",
+                 *pauses_table(on, off)]
+        results["pauses"].append({"on": sum(r["turns"] == 1 for r in on["rows"]),
+                                  "off": sum(r["turns"] == 1 for r in off["rows"]), "calls": len(on["rows"])})
     publish(args.out, args.stem, results, "\n".join(text))
     return 0
 

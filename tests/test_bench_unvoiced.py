@@ -38,7 +38,7 @@ def test_the_report_says_what_changed(tmp_path: Path) -> None:
     run = tmp_path / "2026-12-06-eot-phone.json"
     run.write_text(json.dumps({"command": "python -m bench.eot --phone", "clips": ROWS}))
     on, off = tmp_path / "on.json", tmp_path / "off.json"
-    on.write_text(json.dumps({"rows": [{"voice": "espeak-us", "said": "a | b", "turns": 1, "heard": ["a b"]}]}))
+    on.write_text(json.dumps({"command": "python -m bench.pauses", "rows": [{"voice": "espeak-us", "said": "a | b", "turns": 1, "heard": ["a b"]}]}))
     off.write_text(json.dumps({"rows": [{"voice": "espeak-us", "said": "a | b", "turns": 2, "heard": ["a", "b"]}]}))
     assert main(["--eot", str(run), "--pauses", str(on), str(off), "--out", str(tmp_path), "--stem", "x"]) == 0
     report = (tmp_path / "x.md").read_text()
@@ -47,7 +47,7 @@ def test_the_report_says_what_changed(tmp_path: Path) -> None:
     assert "- waits (finished; heuristic, combined)" in report and "- cut " not in report
     assert "| espeak-us | 0 of 1 | 1 of 1 |" in report
     stored = json.loads((tmp_path / "x.json").read_text())
-    assert stored["pauses"] == {"on": 1, "off": 0, "calls": 1}
+    assert stored["pauses"] == [{"on": 1, "off": 0, "calls": 1}]
 
 
 def test_the_condition_is_read_from_the_file_name() -> None:
