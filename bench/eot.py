@@ -113,7 +113,8 @@ def run_clip(clip: EotClip, *, vad: Any, stt: Any, signals: dict[str, Any],
         t0 = perf_s()
         p = float(signal.probability(text, turn))
         ms = (perf_s() - t0) * 1000
-        p_said = float(signal.probability(judged, turn)) if judged != text else p
+        # as `unvoiced.lower_of`: below the threshold as written, the said part decides nothing
+        p_said = float(signal.probability(judged, turn)) if judged != text and p >= policy.complete_threshold else p
         row[name] = {"p": round(min(p, p_said), 4), "ms": round(ms, 2)} | ends(min(p, p_said), policy)
         if judged != text:  # what the transcript as written scored alone
             row[name]["p_as_written"] = round(p, 4)

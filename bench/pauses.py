@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -136,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                "load_average": [round(v, 2) for v in os.getloadavg()]}
     stem = "-".join([f"{results['machine']['date'][:10]}-pauses",
                      *(["fresh"] if args.sentences == "fresh" else []),
-                     *(o.split("=")[0].split(".")[-1].replace("_", "-") + "-" + o.split("=")[1].lower()
+                     *(["more-voices"] if args.voices == "more" else []),
+                     *(re.sub(r"[^a-z0-9]+", "-", o.split(".", 1)[-1].lower()).strip("-")
                        for o in args.overrides)])
     publish(args.out, stem, results, render(results))
     return 0

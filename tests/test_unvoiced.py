@@ -86,14 +86,14 @@ class _Tokenizer:
     """Word pieces as faster-whisper's tokenizer splits them: a space starts a word, a mark is one."""
 
     eot = -1
-    pieces = {1: " I", 2: "'d", 3: " like", 4: " it", 5: "."}
+    pieces = {1: " I", 2: "'d", 3: " like", 4: " it", 5: ".", 6: " 555", 7: "-212"}
 
     def split_to_word_tokens(self, ids: list[int]) -> tuple[list[str], list[list[int]]]:
         words: list[str] = []
         tokens: list[list[int]] = []
         for i in ids:
             piece = self.pieces.get(i, "")
-            if not words or piece.startswith(" ") or piece in ".,?!" or i == self.eot:
+            if not words or piece.startswith(" ") or piece[:1] in ".,?!-" or i == self.eot:
                 words.append(piece)
                 tokens.append([i])
             else:
@@ -102,11 +102,19 @@ class _Tokenizer:
         return words, tokens
 
 
-def test_word_spans_read_the_alignment_and_leave_marks_out() -> None:
+def test_word_spans_read_the_alignment_a_mark_with_its_word() -> None:
     # (text index, time index at 50 a second): token k starts at the pair where the index jumps
     pairs = [(0, 0), (1, 5), (2, 10), (3, 20), (4, 40), (5, 55)]
     spans = word_spans(_Tokenizer(), [1, 2, 3, 4, 5], SimpleNamespace(alignments=pairs), 50.0)
-    assert spans == [(0.0, 0.2), (0.2, 0.4), (0.4, 0.8)]  # "I'd", "like", "it"; "." left out
+    assert spans == [(0.0, 0.2), (0.2, 0.4), (0.4, 1.1)]  # "I'd", "like", "it." (its mark with it)
+
+
+def test_a_word_whisper_writes_in_pieces_is_one_span() -> None:
+    # " 555" and "-212" are two of Whisper's words and one of the text's: said_part drops both
+    pairs = [(0, 0), (1, 5), (2, 10), (3, 20), (4, 40), (5, 55)]
+    spans = word_spans(_Tokenizer(), [3, 6, 7, 5], SimpleNamespace(alignments=pairs), 50.0)
+    assert spans == [(0.0, 0.1), (0.1, 0.8)]  # "like", "555-212."
+    assert said_part("like 555-212.", 1) == "like"
 
 
 class _UnvoicedTail(ScriptedSTT):
@@ -135,6 +143,73 @@ def _turns(unvoiced_first: int) -> int:
 def test_a_word_written_into_the_pause_does_not_end_the_turn() -> None:
     assert _turns(unvoiced_first=1) == 1  # "... a table for": the turn waits, the caller goes on
     assert _turns(unvoiced_first=0) == 2  # as written, "... for it." ended the turn at the pause
+
+
+class _Sized:
+    """The sized decoder, scripted: its last word timed after the voice (1.0 s) when aligned."""
+
+    SPANS = ((0.1, 0.5), (0.5, 0.95), (1.1, 1.3))
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def features(self, audio: np.ndarray) -> np.ndarray:
+        return np.zeros((80, len(audio) // 160), np.float32)
+
+    def decode(self, features, frames, *, prefix, max_new_tokens, final=False, prompt=None, align=False):
+        from pipeline.stages.stt_window import WindowPass
+
+        return WindowPass(frames=frames, text=self.text, tokens=3, bound=max_new_tokens, no_speech_prob=0.1,
+                          avg_logprob=-0.3, final=final, spans=self.SPANS if align else ())
+
+    def spans_of(self, features, frames, text):
+        return self.SPANS
+
+
+def _stage(monkeypatch, tmp_path, *, window: str, time_final_words: bool = True, text: str = "A table for it."):
+    import faster_whisper
+
+    from pipeline.stages.whisper import WhisperSTT
+
+    class Model:  # faster-whisper's, as the full window calls it
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def transcribe(self, audio, **options):
+            return iter([SimpleNamespace(text=text, avg_logprob=-0.3, no_speech_prob=0.1,
+                                         compression_ratio=1.0)]), None
+
+    (tmp_path / "model.bin").write_bytes(b"")
+    monkeypatch.setattr(faster_whisper, "WhisperModel", Model)
+    stt = WhisperSTT(model_path=str(tmp_path), window=window, time_final_words=time_final_words)
+    stt._sized_decoder = _Sized(text)
+    return stt
+
+
+@pytest.mark.parametrize("window", ["sized-final", "full"])
+def test_the_stage_reports_a_final_s_unvoiced_last_word(monkeypatch, tmp_path, window: str) -> None:
+    audio = _voice_then_silence(1.0, 0.6)
+    stt = _stage(monkeypatch, tmp_path, window=window)
+    assert stt.transcribe_confident(audio, final=True)[1].unvoiced_words == 1
+    assert stt.transcribe_confident(audio, final=False)[1].unvoiced_words == 0  # partials: not timed
+    off = _stage(monkeypatch, tmp_path, window=window, time_final_words=False)
+    assert off.transcribe_confident(audio, final=True)[1].unvoiced_words == 0
+
+
+def test_lower_of_scores_the_said_part_only_where_it_could_decide() -> None:
+    from pipeline.stages.unvoiced import lower_of
+
+    scored: list[str] = []
+
+    def probability(text: str) -> float:
+        scored.append(text)
+        return 0.05 if text.endswith("for") else 0.9
+
+    assert lower_of(probability, "A table for it.", 1) == 0.05
+    assert scored == ["A table for it.", "A table for"]
+    scored.clear()
+    assert lower_of(probability, "A table for it.", 0) == 0.9 and scored == ["A table for it."]
+    assert lower_of(lambda _: 0.3, "A table for it.", 1) == 0.3  # already open: one score
 
 
 # --- the real model ---------------------------------------------------------------------------
@@ -170,3 +245,31 @@ def test_a_whole_recording_keeps_every_word(decoder, jfk_16k) -> None:
     stt, _ = decoder
     text, confidence = stt.transcribe_confident(jfk_16k, final=True)
     assert "country" in text.lower() and confidence.unvoiced_words == 0, (text, confidence)
+
+
+def test_a_mark_alone_is_no_word() -> None:
+    pairs = [(0, 0), (1, 5), (2, 10), (3, 20)]
+    tokenizer = _Tokenizer()
+    tokenizer.pieces = {**tokenizer.pieces, 8: " ..."}
+    assert word_spans(tokenizer, [3, 8], SimpleNamespace(alignments=pairs), 50.0) == [(0.0, 0.1)]
+
+
+@pytest.mark.models
+def test_smart_turn_scores_the_same_audio_once(jfk_16k) -> None:
+    from pipeline.stages.smart_turn import SmartTurnCompleteness
+
+    signal = SmartTurnCompleteness()
+    runs: list[int] = []
+    session = signal._session
+
+    class Counting:
+        def run(self, *args, **kwargs):
+            runs.append(1)
+            return session.run(*args, **kwargs)
+
+    signal._session = Counting()
+    audio = jfk_16k[:4 * INPUT_RATE_HZ]
+    first = signal.probability("ask not", audio)
+    assert signal.probability("ask", audio.copy()) == first and len(runs) == 1
+    signal.probability("ask not", jfk_16k[:5 * INPUT_RATE_HZ])
+    assert len(runs) == 2

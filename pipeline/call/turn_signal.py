@@ -34,4 +34,5 @@ class TurnSignal:
                     else signal.probability(words, audio))
 
         unvoiced = confidence.unvoiced_words if confidence is not None else 0
-        return await self.core.clock.run_in_thread(lower_of, score, text, unvoiced)
+        complete = self.core.config.turn.complete_threshold
+        return await self.core.clock.run_in_thread(lambda: lower_of(score, text, unvoiced, complete=complete))

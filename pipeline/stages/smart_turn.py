@@ -8,6 +8,7 @@ probability that the speaker has finished.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,9 @@ class SmartTurnCompleteness:
         bench.eot`, bench/results/2026-11-30-eot.md)."""
         self._session = cpu_session(model_path, "Smart Turn model", threads=threads)
         self._input = self._session.get_inputs()[0].name
+        # the last audio scored and its score: a turn's words scored twice over the same audio
+        # (`unvoiced.lower_of`) run the model once
+        self._last: tuple[bytes, float] | None = None
 
     def features(self, audio: np.ndarray) -> np.ndarray:
         return turn_features(audio)
@@ -61,8 +65,13 @@ class SmartTurnCompleteness:
         """How likely the caller has finished (0..1), from the turn's 16 kHz audio so far."""
         if audio is None or len(audio) == 0:
             return 0.0
+        key = hashlib.blake2b(np.ascontiguousarray(audio, np.float32).tobytes(), digest_size=16).digest()
+        if (last := self._last) is not None and last[0] == key:
+            return last[1]
         out = self._session.run(None, {self._input: self.features(audio)})[0]
-        return float(np.asarray(out).reshape(-1)[0])
+        p = float(np.asarray(out).reshape(-1)[0])
+        self._last = (key, p)
+        return p
 
 
 class CombinedCompleteness:

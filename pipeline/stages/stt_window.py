@@ -192,7 +192,9 @@ class SizedDecoder:
         window = np.zeros((features.shape[0], frames), np.float32)
         used = min(frames, features.shape[-1])
         window[:, :used] = features[:, :used]
-        ids = self.tokenizer.encode(" " + text.strip())[:MAX_LENGTH // 2 - 1]
+        ids = self.tokenizer.encode(" " + text.strip())
+        if len(ids) > MAX_LENGTH // 2 - 1:
+            return ()  # longer than a decode holds (a loop): its tail is not the text's tail
         return self._align(self.model.encode(window), ids, used)
 
     def _align(self, encoded: object, ids: list[int], used: int) -> tuple[tuple[float, float], ...]:

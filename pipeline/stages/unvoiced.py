@@ -45,8 +45,10 @@ _FRAME_MS = 10
 
 def word_spans(tokenizer: object, ids: Sequence[int], alignment: object,
                frames_per_s: float) -> list[tuple[float, float]]:
-    """(start, end) in seconds of each word of `ids` that is not punctuation alone, from
-    CTranslate2's `align` result (pairs of text index and time index)."""
+    """(start, end) in seconds of each word of `ids` as the text's spaces part them ("555-212.",
+    "B.A.", "5:30" are one word each, where Whisper's pieces split them), punctuation alone left
+    out, from CTranslate2's `align` result (pairs of text index and time index): a count of these
+    is a count of `said_part`'s words."""
     words, word_tokens = tokenizer.split_to_word_tokens([*ids, tokenizer.eot])  # type: ignore[attr-defined]
     pairs = alignment.alignments  # type: ignore[attr-defined]
     if len(word_tokens) <= 1 or not pairs:
@@ -58,9 +60,13 @@ def word_spans(tokenizer: object, ids: Sequence[int], alignment: object,
     bounds = np.pad(np.cumsum([len(t) for t in word_tokens[:-1]]), (1, 0))
     if bounds[-1] >= len(jump_s):
         return []
-    starts, ends = jump_s[bounds[:-1]], jump_s[bounds[1:]]
-    return [(float(s), float(e)) for w, s, e in zip(words, starts, ends, strict=False)
-            if w.strip() and w.strip(string.punctuation + " ")]
+    spans: list[tuple[str, float, float]] = []  # (the word so far, start, end)
+    for w, s, e in zip(words, jump_s[bounds[:-1]], jump_s[bounds[1:]], strict=False):
+        if spans and not w.startswith(" "):  # a piece of the word before it
+            spans[-1] = (spans[-1][0] + w, spans[-1][1], float(e))
+        else:
+            spans.append((w, float(s), float(e)))
+    return [(s, e) for w, s, e in spans if w.strip(string.punctuation + " ")]
 
 
 def unvoiced_tail(audio: np.ndarray, spans: Sequence[tuple[float, float]],
@@ -79,7 +85,7 @@ def unvoiced_tail(audio: np.ndarray, spans: Sequence[tuple[float, float]],
     voiced = levels >= max(speech - VOICE_DB, noise + NOISE_DB)
     count = 0
     for start, end in reversed(spans[1:]):
-        a, b = int(start * 1000 / _FRAME_MS), int(np.ceil(end * 1000 / _FRAME_MS))
+        a, b = round(start * 1000 / _FRAME_MS), round(end * 1000 / _FRAME_MS)
         if int(voiced[a:b].sum()) * _FRAME_MS >= MIN_VOICED_MS:
             break
         count += 1
@@ -101,9 +107,12 @@ def said_part(text: str, unvoiced_words: int) -> str:
     return " ".join(kept)
 
 
-def lower_of(probability: Callable[[str], float], text: str, unvoiced_words: int) -> float:
+def lower_of(probability: Callable[[str], float], text: str, unvoiced_words: int, *,
+             complete: float = 0.5) -> float:
     """The "looks complete" probability of `text` as written, or of its said part where that is
-    lower: words written into the silence may hold the turn open, never end it."""
+    lower: words written into the silence may hold the turn open, never end it. Below `complete`
+    (the turn's threshold) the text as written already holds it open: the said part is not
+    scored (a second Smart Turn or LLM pass would decide nothing)."""
     p = probability(text)
     said = said_part(text, unvoiced_words)
-    return p if said == text else min(p, probability(said))
+    return p if said == text or p < complete else min(p, probability(said))

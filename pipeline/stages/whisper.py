@@ -193,7 +193,7 @@ class WhisperSTT:
     @property
     def _sized(self) -> SizedDecoder:
         """The sized-window decoder (its tokenizer and suppression list), only once it is used:
-        the default full window never needs it."""
+        a full window needs it only to time a final's words (`time_final_words`)."""
         if self._sized_decoder is None:
             self._sized_decoder = SizedDecoder(self._model, language=self.language,
                                                beam_size=self.beam_size)
@@ -211,7 +211,7 @@ class WhisperSTT:
             return None
         self.last_pass = done = self._sized.decode(
             features, frames, prefix=prefix, max_new_tokens=window.max_new_tokens(features.shape[-1]),
-            final=final, prompt=prompt, align=final and self.time_final_words)
+            final=final, prompt=prompt, align=final and self.time_final_words and prefix is None)
         doubt = done.doubt
         self.window_stats[doubt or "sized"] += 1
         confidence = SpeechConfidence(done.avg_logprob, done.no_speech_prob, compression_ratio(done.text),
@@ -237,7 +237,7 @@ class WhisperSTT:
             avg_logprob=min((s.avg_logprob for s in segments), default=0.0),
             no_speech_prob=max((s.no_speech_prob for s in segments), default=0.0),
             compression_ratio=max((s.compression_ratio for s in segments), default=0.0),
-            unvoiced_words=self._unvoiced(audio, text) if final and self.time_final_words else 0)
+            unvoiced_words=self._unvoiced(audio, text) if final and self.time_final_words and not prefix else 0)
 
     def _unvoiced(self, audio: np.ndarray, text: str) -> int:
         """The last words of a full-window final with no voice under them, its text timed on a
