@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .base.audio import INPUT_RATE_HZ, WINDOW_MS
+from .base.audio import INPUT_RATE_HZ, WINDOW_MS, frame_levels_db
 from .base.config import TurnPolicy
 from .base.protocols import Completeness, ScoringLLM, SpeechConfidence
 
@@ -325,8 +325,7 @@ def voice_end_ms(history: Callable[[float, float], np.ndarray], start_ms: float,
     n, back = len(audio) // frame, VOICE_END_LOOKBACK_MS // _FRAME_MS
     if n < 2 * back:
         return vad_end_ms
-    frames = audio[len(audio) - n * frame:].astype(np.float64).reshape(n, frame)
-    levels = 10.0 * np.log10(np.mean(frames * frames, axis=1) + 1e-12)
+    levels = frame_levels_db(audio, frame, from_end=True)
     floor = float(np.percentile(levels, 90)) - below_db
     for quiet, i in enumerate(range(n - 1, n - 1 - back, -1)):
         if levels[i] >= floor:

@@ -36,6 +36,15 @@ def dbfs(samples: np.ndarray) -> float:
     return 20.0 * math.log10(rms) if rms > 0 else -math.inf
 
 
+def frame_levels_db(samples: np.ndarray, frame: int, *, from_end: bool = False) -> np.ndarray:
+    """Each whole frame's RMS level in dB (digital silence at -120), the frames counted from
+    the start, or back from the end with `from_end` (the part frame left over is dropped)."""
+    n = len(samples) // frame
+    cut = samples[len(samples) - n * frame:] if from_end else samples[:n * frame]
+    frames = np.asarray(cut, dtype=np.float64).reshape(n, frame)
+    return 10.0 * np.log10(np.mean(frames * frames, axis=1) + 1e-12)
+
+
 def ms_to_samples(ms: float, rate_hz: int) -> int:
     return int(round(ms * rate_hz / 1000.0))
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..base.audio import INPUT_RATE_HZ
+from ..base.audio import INPUT_RATE_HZ, frame_levels_db
 
 # a word with less voice than this under it was not said: the shortest said last words in the
 # alignments looked at ("it" in "pay for it", "the" in "send me the") had 70-80 ms, the words
@@ -74,11 +74,9 @@ def unvoiced_tail(audio: np.ndarray, spans: Sequence[tuple[float, float]],
     """How many of the last words (`spans`, seconds into `audio`) have under MIN_VOICED_MS of
     voice under them; never all of them (a pass with no voiced word is for `backchannel.unspoken`)."""
     frame = rate_hz * _FRAME_MS // 1000
-    n = len(audio) // frame
-    if n < 2 or not spans:
+    if len(audio) // frame < 2 or not spans:
         return 0
-    frames = np.asarray(audio[:n * frame], dtype=np.float64).reshape(n, frame)
-    levels = 10.0 * np.log10(np.mean(frames * frames, axis=1) + 1e-12)
+    levels = frame_levels_db(audio, frame)
     speech, noise = float(np.percentile(levels, 90)), float(np.percentile(levels, 10))
     if speech - noise < MIN_SNR_DB:
         return 0  # the voice's end cannot be told from the noise: no word is doubted
