@@ -137,6 +137,15 @@ def repeats(words: list[str]) -> bool:
 _COPIES = {1: 5, 2: 3}  # back-to-back copies that make a run of this many words a loop (else 2)
 
 
+def _padded(features: np.ndarray, frames: int) -> tuple[np.ndarray, int]:
+    """`features` in a window of `frames`, zero-padded (as `transcribe` pads to 3000), and how
+    many of its frames are the audio's."""
+    window = np.zeros((features.shape[0], frames), np.float32)
+    used = min(frames, features.shape[-1])
+    window[:, :used] = features[:, :used]
+    return window, used
+
+
 class SizedDecoder:
     """One encode and one greedy (or beam) decode of a sized window, with the prompt and token
     suppression faster-whisper's `transcribe` uses: without timestamps, blank and non-speech
@@ -162,10 +171,9 @@ class SizedDecoder:
                align: bool = False) -> WindowPass:
         """`features` zero-padded to `frames` (as `transcribe` pads to 3000), encoded, decoded;
         `prompt`: text the decoder reads as what came before (`transcribe`'s `initial_prompt`);
-        `align`: the words timed against the audio too (~10 ms on tiny.en, 2 cores)."""
-        window = np.zeros((features.shape[0], frames), np.float32)
-        used = min(frames, features.shape[-1])
-        window[:, :used] = features[:, :used]
+        `align`: the words timed against the audio too (a median 7.5 ms on tiny.en, 2 cores:
+        bench/results/2026-12-06-align-cost.md)."""
+        window, used = _padded(features, frames)
         encoded = self.model.encode(window)
         tok = self.tokenizer
         forced = tok.encode(" " + prefix.strip())[:MAX_LENGTH // 2 - 1] if prefix else []
@@ -187,11 +195,10 @@ class SizedDecoder:
 
     def spans_of(self, features: np.ndarray, frames: int, text: str) -> tuple[tuple[float, float], ...]:
         """`text` (another pass's: the full window's) timed against `features` on a window of
-        `frames`: one sized encode and the alignment, ~30-50 ms on tiny.en where faster-whisper's
-        own word timestamps align on the full 30 s window (~250 ms more a pass on 2 cores)."""
-        window = np.zeros((features.shape[0], frames), np.float32)
-        used = min(frames, features.shape[-1])
-        window[:, :used] = features[:, :used]
+        `frames`: one sized encode and the alignment (a median 48 ms more on such a final, 2
+        cores: bench/results/2026-12-06-align-cost.md), where faster-whisper's own word timestamps
+        align on the full 30 s window and change its transcripts (bench/README.md)."""
+        window, used = _padded(features, frames)
         ids = self.tokenizer.encode(" " + text.strip())
         if len(ids) > MAX_LENGTH // 2 - 1:
             return ()  # longer than a decode holds (a loop): its tail is not the text's tail

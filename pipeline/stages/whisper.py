@@ -75,8 +75,10 @@ class WhisperSTT:
         # final passes: time their words against the audio and report the last ones with no
         # voice under them (`SpeechConfidence.unvoiced_words`), which tiny.en writes into the
         # silence after a dangling word ("a table for it."); the turn signal scores the words
-        # before them too, and the lower score decides (pipeline/stages/unvoiced.py). ~10 ms a
-        # final pass on 2 cores
+        # before them too, and the lower score decides (pipeline/stages/unvoiced.py). A median
+        # 7.5 ms more on a final kept sized, 48 on one redone on the full window (2 cores,
+        # bench/results/2026-12-06-align-cost.md); on the held-out espeak-ng pauses of the
+        # end-of-turn set it cut off 1-4 fewer of 72 (bench/results/2026-12-06-unvoiced.md)
         time_final_words: bool = True,
     ) -> None:
         from faster_whisper import WhisperModel
