@@ -28,7 +28,7 @@ import numpy as np
 from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.base.clock import perf_s
 from pipeline.base.config import TurnPolicy
-from pipeline.stages.unvoiced import said_part
+from pipeline.stages.unvoiced import lower_of, said_part
 from pipeline.turns import TurnDetector
 
 from .conditions import file_suffix
@@ -110,14 +110,18 @@ def run_clip(clip: EotClip, *, vad: Any, stt: Any, signals: dict[str, Any],
     if judged != text:
         row["judged"] = judged  # the last words had no voice under them (`stages/unvoiced.py`)
     for name, signal in signals.items():
+        scored: dict[str, float] = {}
+
+        def score(words: str, signal: Any = signal, scored: dict[str, float] = scored) -> float:
+            scored[words] = float(signal.probability(words, turn))
+            return scored[words]
+
         t0 = perf_s()
-        p = float(signal.probability(text, turn))
-        ms = (perf_s() - t0) * 1000
-        # as `unvoiced.lower_of`: below the threshold as written, the said part decides nothing
-        p_said = float(signal.probability(judged, turn)) if judged != text and p >= policy.complete_threshold else p
-        row[name] = {"p": round(min(p, p_said), 4), "ms": round(ms, 2)} | ends(min(p, p_said), policy)
+        p = lower_of(score, text, confidence.unvoiced_words, complete=policy.complete_threshold)
+        ms = (perf_s() - t0) * 1000  # both scores where the said part was scored too
+        row[name] = {"p": round(p, 4), "ms": round(ms, 2)} | ends(p, policy)
         if judged != text:  # what the transcript as written scored alone
-            row[name]["p_as_written"] = round(p, 4)
+            row[name]["p_as_written"] = round(scored[text], 4)
     return row
 
 
