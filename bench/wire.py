@@ -25,7 +25,8 @@ protocol carries no events, so a phone call has no server milestones.
 
 A lever is measured A/B in one run: each `--variant 'NAME=ARGS'` starts its own server (its
 `pipeline serve` arguments after the shared ones) and the variants take turns call by call, their
-order alternating round by round, so a loaded machine's drift falls on all of them alike. Per
+order alternating round by round, so a loaded machine's drift falls on all of them alike.
+Leading `VAR=VALUE` words of ARGS set the server's environment instead ('blas=PIPELINE_BLAS_THREADS=0'). Per
 variant the report adds commit → first audio out (what a reply ready at commit should make a
 hand-over) and the speculation's outcomes (adopted, or dropped and made again after the commit).
 
@@ -39,8 +40,10 @@ import argparse
 import asyncio
 import base64
 import datetime as dt
+import itertools
 import json
 import os
+import re
 import shlex
 import socket
 import subprocess
@@ -238,10 +241,20 @@ async def server_events(ws: Any, loop: asyncio.AbstractEventLoop,
         yield now, event, event["type"]
 
 
+def _is_env(word: str) -> bool:
+    return re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", word) is not None
+
+
 def start_server(extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
+    """`pipeline serve` on a free port with these arguments; leading `VAR=VALUE` words of them
+    are the server's environment."""
     port = _free_port()
+    env = dict(os.environ)
+    while extra and _is_env(extra[0]):
+        key, value = extra[0].split("=", 1)
+        env[key], extra = value, extra[1:]
     proc = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(port), *extra],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -270,7 +283,8 @@ def run(rounds: int, extra: list[str], vias: tuple[str, ...] = ("realtime",),
     servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
         for variant, args in variants.items():
-            servers[variant] = start_server([*extra, *args])
+            env = list(itertools.takewhile(_is_env, args))
+            servers[variant] = start_server([*env, *extra, *args[len(env):]])
             for via in vias:  # warm: the first call's one-off costs, each path's
                 _call(via, servers[variant][1], audio[QUESTIONS[0]])
         rows: list[dict[str, Any]] = []

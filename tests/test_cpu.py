@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.base.cpu import default_threads, usable_cores
+from pipeline.base.cpu import default_threads, limit_blas_threads, usable_cores
 
 
 @pytest.mark.parametrize("cores, stt, llm, tts", [
@@ -96,3 +96,82 @@ def test_an_urgent_pass_takes_the_model_before_waiting_partials():
     for t in threads:
         t.join(5)
     assert order == ["final", "partial"]
+
+
+@pytest.fixture
+def blas(monkeypatch):
+    """numpy's BLAS pool as threadpoolctl sees it, put back as it was after the test."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import numpy  # noqa: F401  (loads the BLAS numpy was built with)
+
+    def threads() -> list[int]:
+        return [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+
+    before = threads()
+    if not before:
+        pytest.skip("numpy here has no BLAS threadpoolctl can size")
+    for name in ("PIPELINE_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                 "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):  # as a 2-core machine has it
+        yield threads
+    assert threads() == before
+
+
+def test_numpy_blas_gets_one_thread_where_the_models_load(blas):
+    assert limit_blas_threads() == 1
+    assert set(blas()) == {1}
+
+
+def test_pipeline_blas_threads_sets_another_count_or_leaves_it(blas, monkeypatch):
+    monkeypatch.setenv("PIPELINE_BLAS_THREADS", "0")
+    assert limit_blas_threads() is None and set(blas()) == {2}
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # the user's own: left as it is
+    monkeypatch.delenv("PIPELINE_BLAS_THREADS")
+    assert limit_blas_threads() is None and set(blas()) == {2}
+    monkeypatch.setenv("PIPELINE_BLAS_THREADS", "1")  # ours, said outright, wins
+    assert limit_blas_threads() == 1 and set(blas()) == {1}
+
+
+def test_a_blas_thread_count_that_is_no_number_says_so(monkeypatch):
+    monkeypatch.setenv("PIPELINE_BLAS_THREADS", "one")
+    with pytest.raises(ValueError, match="PIPELINE_BLAS_THREADS must be a whole number"):
+        limit_blas_threads()
+
+
+def test_onnxruntime_workers_do_not_spin_unless_asked(monkeypatch):
+    from pipeline.base.onnx import _spinning
+
+    monkeypatch.delenv("PIPELINE_ONNX_SPINNING", raising=False)
+    assert _spinning() == "0"
+    monkeypatch.setenv("PIPELINE_ONNX_SPINNING", "1")
+    assert _spinning() == "1"
+    monkeypatch.setenv("PIPELINE_ONNX_SPINNING", "yes")
+    with pytest.raises(ValueError, match="PIPELINE_ONNX_SPINNING must be 0 or 1"):
+        _spinning()
+
+
+@pytest.mark.models
+def test_a_model_session_takes_the_spinning_setting(monkeypatch):
+    from pipeline.base.onnx import cpu_session
+
+    monkeypatch.delenv("PIPELINE_ONNX_SPINNING", raising=False)
+    opts = cpu_session("vad/silero_vad.onnx", "Silero VAD model", threads=2).get_session_options()
+    assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert opts.intra_op_num_threads == 2
+
+
+@pytest.mark.models
+def test_loading_the_stages_keeps_numpy_off_the_models_cores(monkeypatch):
+    from dataclasses import replace
+
+    from pipeline.base.config import Config
+    from pipeline.base.stage_config import StageConfig
+    from pipeline.call import session
+
+    calls = []
+    monkeypatch.setattr(session, "limit_blas_threads", lambda: calls.append(1))
+    config = replace(Config.default(), stt=StageConfig("scripted", {}), llm=StageConfig("scripted", {}),
+                     tts=StageConfig("tone", {}), turns=StageConfig("heuristic", {}))
+    session.Stages.load(config)
+    assert calls == [1]

@@ -79,3 +79,28 @@ class UrgentFirst:
             with self._cond:
                 self._held = False
                 self._cond.notify_all()
+
+
+# the variables by which a user may already have sized numpy's BLAS: theirs wins
+_BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
+def limit_blas_threads() -> int | None:
+    """numpy's BLAS on one thread for the process that loads the models (`Stages.load`); the
+    threads it now has, or None where it was left as it was.
+
+    The pipeline's own numpy work is small (mel filters, resampling, levels), and OpenBLAS's
+    idle workers spin on the other cores for a while after each call, on the cores Whisper,
+    llama.cpp and onnxruntime are about to use: faster-whisper's mel filters before every pass
+    are such a call. PIPELINE_BLAS_THREADS=N sets N instead (0: leave numpy's BLAS as it is), as
+    does any of the BLAS libraries' own variables (OPENBLAS_NUM_THREADS, ...) set by the user.
+    """
+    wanted = os.environ.get("PIPELINE_BLAS_THREADS", "").strip()
+    if wanted and (not wanted.isdigit()):
+        raise ValueError(f"PIPELINE_BLAS_THREADS must be a whole number >= 0, got {wanted!r}")
+    if wanted == "0" or (not wanted and any(os.environ.get(v) for v in _BLAS_ENV)):
+        return None
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=int(wanted or 1), user_api="blas")
+    return int(wanted or 1)

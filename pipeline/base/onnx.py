@@ -2,7 +2,12 @@
 
 PIPELINE_ONNX_OPTIMIZATION (disable | basic | extended | all, default all) sets onnxruntime's
 graph optimisation level, which decides which fused kernels run: a way to check that a result
-does not hang on one kernel choice (`make test-shake` runs the suite with "basic")."""
+does not hang on one kernel choice (`make test-shake` runs the suite with "basic").
+
+onnxruntime's intra-op workers do not spin waiting for work: spinning, they hold a core after
+each run, which the LLM decoding beside Piper needs (Piper's first chunk beside the LLM's decode
+102 ms against 122 spinning, the same alone: bench/README.md, "The stage budget").
+PIPELINE_ONNX_SPINNING=1 lets them spin again."""
 
 from __future__ import annotations
 
@@ -32,7 +37,15 @@ def cpu_session(model_path: str | Path, what: str, *, threads: int, arena: bool 
     opts.log_severity_level = 3  # warnings about unused initialisers are not the user's business
     opts.graph_optimization_level = _optimization_level(ort)
     opts.enable_cpu_mem_arena = arena
+    opts.add_session_config_entry("session.intra_op.allow_spinning", _spinning())
     return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+def _spinning() -> str:
+    value = os.environ.get("PIPELINE_ONNX_SPINNING", "0").strip() or "0"
+    if value not in ("0", "1"):
+        raise ValueError(f"PIPELINE_ONNX_SPINNING must be 0 or 1, got {value!r}")
+    return value
 
 
 def _optimization_level(ort: Any) -> Any:
