@@ -340,7 +340,41 @@ def report(result: dict[str, Any], header: str, command: str) -> str:
                 lines += ["", _speculation_line(rows), _prefill_line(rows)]
             missing = sum(r["end_to_audio"] is None for r in rows)
             lines += ["", f"{len(rows)} calls, {missing} without agent audio after the end of speech."]
+    if len(variants) > 1:
+        lines += ["", _paired_table(every, list(variants))]
     return "\n".join(lines) + "\n"
+
+
+def _paired_table(rows: list[dict[str, Any]], variants: list[str]) -> str:
+    """Each variant against the first, call by call (the same clip in the same round): the
+    median difference and ratio, over every pair and over the pairs whose replies began with the
+    same first chunk. Two servers' replies to one question can differ (their timing moves the
+    transcript and the prompt's batches), and a longer first chunk takes longer whatever the
+    lever; the second column compares the same work."""
+    calls: dict[tuple[str, int, str], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        calls.setdefault((r["clip"], r["round"], r.get("via", "realtime")), {})[r.get("variant", AS_SHIPPED)] = r
+    base = variants[0]
+    lines = ["## Call by call, against the first variant", "",
+             f"Median difference in ms (ratio) to `{base}` on the same call; sooner: the calls where it "
+             "came sooner.", "",
+             "| variant | stage | every call | n | sooner | same first chunk | n | sooner |",
+             "|---|---|---|---|---|---|---|---|"]
+    for other in variants[1:]:
+        pairs = [(c[other], c[base]) for c in calls.values() if other in c and base in c]
+        same = [(a, b) for a, b in pairs if a.get("first_chunk_text") == b.get("first_chunk_text")]
+        for stage in ("llm_first_token", "end_to_audio"):
+            cells = []
+            for chosen in (pairs, same):
+                both = [(a[stage], b[stage]) for a, b in chosen if a.get(stage) and b.get(stage)]
+                if not both:
+                    cells += ["-", "0", "-"]
+                    continue
+                diff = median([a - b for a, b in both])
+                ratio = median([a / b for a, b in both])
+                cells += [f"{diff:+.0f} ({ratio:.3f})", str(len(both)), str(sum(a < b for a, b in both))]
+            lines.append(f"| {other} | {stage} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _stage_table(rows: list[dict[str, Any]]) -> str:

@@ -49,3 +49,19 @@ def test_the_budget_table_puts_each_stage_median_beside_its_target() -> None:
     assert "| end to audio | 700 | 500 | 930 | 930 | no / no |" in table
     assert "| speech stopped | 160 | 160 | 170 | 170 | no / no |" in table
     assert "| - | - | - / - |" in wire._budget_table([{"commit": 600.0}])  # a stage not seen: no verdict
+
+
+def test_variants_are_compared_call_by_call_and_on_the_same_first_chunk() -> None:
+    def row(variant: str, clip: str, first: float, audio: float, chunk: str) -> dict:
+        return {"variant": variant, "clip": clip, "round": 0, "llm_first_token": first,
+                "end_to_audio": audio, "first_chunk_text": chunk}
+
+    rows = [row("a", "q1", 500, 800, "Yes,"), row("b", "q1", 450, 700, "Yes,"),
+            row("a", "q2", 500, 800, "Sure,"), row("b", "q2", 480, 1000, "I close at ten."),
+            row("a", "q3", 600, 900, "No."), row("b", "q3", 540, 860, "No.")]
+    table = wire._paired_table(rows, ["a", "b"])
+    # every call: differences -50, -20, -60 (first token); -100, +200, -40 (the first audio)
+    assert "| b | llm_first_token | -50 (0.900) | 3 | 3 | -55 (0.900) | 2 | 2 |" in table
+    assert "| b | end_to_audio | -40 (0.956) | 3 | 2 | -70 (0.915) | 2 | 2 |" in table
+    unanswered = wire._paired_table([row("a", "q1", 500, None, "x"), row("b", "q1", 400, None, "x")], ["a", "b"])
+    assert "| b | end_to_audio | - | 0 | - | - | 0 | - |" in unanswered  # no audio on either: no pair
