@@ -175,3 +175,20 @@ def test_loading_the_stages_keeps_numpy_off_the_models_cores(monkeypatch):
                      tts=StageConfig("tone", {}), turns=StageConfig("heuristic", {}))
     session.Stages.load(config)
     assert calls == [1]
+
+
+def test_the_audio_turn_signal_runs_alone_and_takes_the_final_pass_share():
+    # between the final pass and the reply nothing else runs: both cores of a small machine
+    for cores in (1, 2, 4, 16):
+        assert default_threads("turns", cores) == default_threads("stt", cores) == cores
+
+
+@pytest.mark.models
+def test_smart_turn_takes_the_split_unless_told(monkeypatch):
+    from pipeline.stages.smart_turn import CombinedCompleteness, SmartTurnCompleteness
+
+    monkeypatch.delenv("PIPELINE_THREADS", raising=False)
+    split = default_threads("turns")
+    assert SmartTurnCompleteness()._session.get_session_options().intra_op_num_threads == split
+    told = CombinedCompleteness(threads=1).audio._session.get_session_options()
+    assert told.intra_op_num_threads == 1

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from typing import Literal
 
-Stage = Literal["stt", "llm", "tts"]
+Stage = Literal["stt", "llm", "tts", "turns"]
 
 
 def usable_cores() -> int:
@@ -34,7 +34,8 @@ def default_threads(stage: Stage, cores: int | None = None) -> int:
     Up to 2 cores: every model gets both, the setting of the 2-core reference results
     (bench/results/2026-11-30-vm.md); splitting two cores leaves each model one, and each of them
     then runs at half speed even when it runs alone, which it mostly does. Above that, Whisper's
-    final pass runs alone (all cores), while the LLM and Piper overlap in streaming mode: Piper
+    final pass runs alone (all cores), and so does the audio turn signal (Smart Turn), between the
+    final pass and the reply; the LLM and Piper overlap in streaming mode: Piper
     takes a quarter (its first chunk is a median 141 ms of compute on 2 cores, streaming and
     preemptive, in the same results) and the
     LLM the rest, so together they never ask for more cores than there are.
@@ -45,7 +46,7 @@ def default_threads(stage: Stage, cores: int | None = None) -> int:
             raise ValueError(f"PIPELINE_THREADS must be a whole number >= 1, got {forced!r}")
         return int(forced)
     n = cores if cores is not None else usable_cores()
-    if n <= 2 or stage == "stt":
+    if n <= 2 or stage in ("stt", "turns"):
         return max(1, n)
     tts = max(1, n // 4)
     return tts if stage == "tts" else n - tts

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..base.audio import INPUT_RATE_HZ
+from ..base.cpu import default_threads
 from ..base.onnx import cpu_session
 from ..turns import HeuristicCompleteness
 from .log_mel import whisper_log_mel
@@ -47,11 +48,13 @@ class SmartTurnCompleteness:
     """
 
     def __init__(self, *, model_path: str | Path = "turn/smart-turn-v3.2-cpu.onnx",
-                 threads: int = 1) -> None:
-        """`threads`: onnxruntime intra-op threads. One leaves the other core of a 2-core machine
-        to Whisper, which transcribes at the same moment (speech-stop); a call, the
-        Whisper-tiny encoder over 8 s of audio, costs a median 471 ms there (`python -m
-        bench.eot`, bench/results/2026-11-30-eot.md)."""
+                 threads: int | None = None) -> None:
+        """`threads`: onnxruntime intra-op threads; None: pipeline.base.cpu's split, all the cores
+        of a small machine. The score runs alone, after the final pass and before the reply
+        begins: a call (the Whisper-tiny encoder over 8 s of audio) takes ~30 ms on 2 threads
+        against ~50 on one, and at the wire the first token came 27 ms sooner per call
+        (bench/results/2026-12-06-wire-smart-turn-threads-2.md)."""
+        threads = threads if threads is not None else default_threads("turns")
         self._session = cpu_session(model_path, "Smart Turn model", threads=threads)
         self._input = self._session.get_inputs()[0].name
         # the last audio scored and its score: a turn's words scored twice over the same audio
@@ -91,7 +94,7 @@ class CombinedCompleteness:
     """
 
     def __init__(self, *, model_path: str | Path = "turn/smart-turn-v3.2-cpu.onnx",
-                 threads: int = 1, audio_veto: float = 0.1, text: str = "heuristic",
+                 threads: int | None = None, audio_veto: float = 0.1, text: str = "heuristic",
                  model: str = "qwen2.5-coder-0.5b", llm: Any = None) -> None:
         """`audio_veto`: below this audio probability the turn stays open whatever the text
         says (bench/eot.py's "combined" signal)."""
