@@ -10,9 +10,12 @@ default recogniser (tiny.en, sized final) transcribes the turn's audio as the fi
 read it at that moment (at most `SPEECH_PAD_MS` past the VAD's end). Reported per source and
 condition: words wrong against what the clip says, and on how many clips each wait writes the
 same words as speech-stop (with `turn.early_pass_ms`, the share of early replies the final
-adopts); with `--phone`, each clip through the phone band too.
+adopts); with `--phone`, each clip through the phone band too. With `--pad zeros,room`, each
+early pass is also padded to the length the pass at speech-stop reads, with zeros or with the
+quiet audio it has after the VAD's end repeated (room tone): does an early speech-stop keep the
+final's words when the pass reads as much audio as it would have?
 
-    python -m bench.early_final [--clips N] [--waits 32,64,96] [--phone] [--out PATH]
+    python -m bench.early_final [--clips N] [--waits 32,64,96] [--phone] [--pad zeros,room] [--out PATH]
 """
 
 from __future__ import annotations
@@ -42,6 +45,18 @@ from .stt_window import sample
 VOICE = -1  # the key of the pass at speech-stop ending where the voice ended (--voice-end-db)
 assert INPUT_RATE_HZ == 16_000  # 16 samples a ms below
 TAIL_S = 0.5  # zeros after each clip, so the last stop is always reached
+
+
+Key = int | tuple[int, str]  # a wait, or (a wait, how its pass is padded to speech-stop's length)
+PADS = ("zeros", "room")
+
+
+def padded(turn: np.ndarray, samples: int, *, quiet: np.ndarray, room: bool) -> np.ndarray:
+    """`turn` and `samples` more: zeros, or `quiet` (the audio after the VAD's end) repeated."""
+    if samples <= 0:
+        return turn
+    more = (np.resize(quiet, samples) if room and len(quiet) else np.zeros(samples, np.float32))
+    return np.concatenate([turn, more.astype(np.float32)])
 
 
 def moments(audio: np.ndarray, vad: SileroVAD, policy: TurnPolicy,
@@ -84,17 +99,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--phone", action="store_true", help="each clip through the phone band too")
     parser.add_argument("--voice-end-db", type=float, default=0.0, help="also the pass at speech-stop "
                         "with the speech's end where the voice ended (turn.voice_end_db), as it reads then")
+    parser.add_argument("--pad", default="", help="also each early pass padded to speech-stop's "
+                        "length: zeros, room (the quiet after the VAD's end, repeated), or both")
     parser.add_argument("--out", type=Path, help="write the tables to this .md")
     args = parser.parse_args(argv)
     policy = TurnPolicy()
     waits = sorted({int(w) for w in args.waits.split(",") if w.strip()} | {policy.speech_stop_ms})
-    keys = waits + ([VOICE] if args.voice_end_db else [])
+    pads = [p for p in args.pad.split(",") if p.strip()]
+    if any(p not in PADS for p in pads):
+        parser.error(f"--pad takes {', '.join(PADS)}")
+    early = [w for w in waits if w < policy.speech_stop_ms]
+    keys: list[Key] = [*waits, *([VOICE] if args.voice_end_db else []),
+                       *((w, p) for p in pads for w in early)]
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     clips = sample(build(), args.clips)
     conditions = ["wideband"] + (["phone band"] if args.phone else [])
     vad, stt = SileroVAD(), WhisperSTT(window="sized-final")
     stt.transcribe(clips[0].audio[:INPUT_RATE_HZ], final=True)  # load and warm
-    texts: dict[tuple[str, int], list[str]] = defaultdict(list)
+    texts: dict[tuple[str, Key], list[str]] = defaultdict(list)
     rows: list[tuple[str, str, str]] = []  # (condition, source, said) per clip, in order
     seconds: list[float] = []
     for condition in conditions:
@@ -108,10 +130,16 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((condition, clip.source, clip.text))
             voice_end = voice_end_ms(lambda a, b, x=audio: x[int(a * 16):int(b * 16)], start_ms, vad_end_ms,
                                      args.voice_end_db)
+            stop_end_ms = min(at[policy.speech_stop_ms], vad_end_ms + SPEECH_PAD_MS)
             for wait in keys:
+                pad = wait[1] if isinstance(wait, tuple) else None
+                moment = wait[0] if isinstance(wait, tuple) else wait
                 end_ms = (min(at[policy.speech_stop_ms], voice_end + SPEECH_PAD_MS) if wait == VOICE
-                          else min(at.get(wait, at[policy.speech_stop_ms]), vad_end_ms + SPEECH_PAD_MS))
+                          else min(at.get(moment, at[policy.speech_stop_ms]), vad_end_ms + SPEECH_PAD_MS))
                 turn = audio[int(start_ms * INPUT_RATE_HZ / 1000):int(end_ms * INPUT_RATE_HZ / 1000)]
+                if pad is not None:
+                    turn = padded(turn, int((stop_end_ms - end_ms) * INPUT_RATE_HZ / 1000),
+                                  quiet=audio[int(vad_end_ms * 16):int(end_ms * 16)], room=pad == "room")
                 t0 = time.perf_counter()
                 texts[(condition, wait)].append(stt.transcribe(turn, final=True))
                 seconds.append(time.perf_counter() - t0)
@@ -139,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                     per[key][1] += n
             same = sum(same_words(a, b) for a, b in zip(got, texts[(condition, stop)], strict=True))
             cells = [f"{per[s][0] / max(1, per[s][1]):.3f} ({per[s][0]}/{per[s][1]})" for s in [*sources, "all"]]
-            label = f"{stop}, voice end at {args.voice_end_db:g} dB" if wait == VOICE else wait
+            label = (f"{stop}, voice end at {args.voice_end_db:g} dB" if wait == VOICE
+                     else f"{wait[0]}, padded with {wait[1]}" if isinstance(wait, tuple) else str(wait))
             lines.append(f"| {condition} | {label} | " + " | ".join(cells) + f" | {same} of {len(idx)} |")
             if wait != stop:
                 differ += [f"- {condition}, {label} ms, said \"{rows[i][2]}\": \"{a}\", at speech-stop \"{b}\""
