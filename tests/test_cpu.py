@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from pipeline.base.cpu import default_threads, limit_blas_threads, usable_cores
@@ -192,3 +193,28 @@ def test_smart_turn_takes_the_split_unless_told(monkeypatch):
     assert SmartTurnCompleteness()._session.get_session_options().intra_op_num_threads == split
     told = CombinedCompleteness(threads=1).audio._session.get_session_options()
     assert told.intra_op_num_threads == 1
+
+
+def test_whisper_hears_the_same_features_with_numpy_blas_on_one_thread(blas):
+    from faster_whisper.feature_extractor import FeatureExtractor
+    from threadpoolctl import threadpool_limits
+
+    audio = np.random.default_rng(3).normal(0, 0.1, 16000 * 7).astype(np.float32)  # 7 s: a real matmul
+    features = FeatureExtractor(feature_size=80)
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = features(audio)
+    with threadpool_limits(limits=2, user_api="blas"):
+        two = features(audio)
+    assert np.array_equal(one, two)  # a speed setting only: the words cannot change with it
+
+
+@pytest.mark.models
+def test_smart_turn_scores_alike_on_one_thread_and_two():
+    from pipeline.stages.smart_turn import SmartTurnCompleteness
+    from pipeline.testing.sounds import jfk
+
+    audio = jfk()
+    one, two = SmartTurnCompleteness(threads=1), SmartTurnCompleteness(threads=2)
+    for end_s in (2.4, 8.0, 11.0):  # the pause after "ask not", mid-sentence, the end
+        part = audio[:int(end_s * 16000)]
+        assert one.probability("", part) == pytest.approx(two.probability("", part), abs=1e-6)
