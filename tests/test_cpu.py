@@ -162,19 +162,13 @@ def test_a_model_session_takes_the_spinning_setting(monkeypatch):
     assert opts.intra_op_num_threads == 2
 
 
-@pytest.mark.models
-def test_loading_the_stages_keeps_numpy_off_the_models_cores(monkeypatch):
-    from dataclasses import replace
-
-    from pipeline.base.config import Config
+def test_building_a_stage_keeps_numpy_off_the_models_cores(monkeypatch):
+    from pipeline.base import stage_config
     from pipeline.base.stage_config import StageConfig
-    from pipeline.call import session
 
     calls = []
-    monkeypatch.setattr(session, "limit_blas_threads", lambda: calls.append(1))
-    config = replace(Config.default(), stt=StageConfig("scripted", {}), llm=StageConfig("scripted", {}),
-                     tts=StageConfig("tone", {}), turns=StageConfig("heuristic", {}))
-    session.Stages.load(config)
+    monkeypatch.setattr(stage_config, "limit_blas_threads", lambda: calls.append(1))
+    stage_config.build_stage("tts", StageConfig("tone", {}))  # Stages.load and a scenario's runner build so
     assert calls == [1]
 
 

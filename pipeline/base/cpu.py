@@ -87,7 +87,7 @@ _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS
 
 
 def limit_blas_threads() -> int | None:
-    """numpy's BLAS on one thread for the process that loads the models (`Stages.load`); the
+    """numpy's BLAS on one thread for the process that loads the models (`build_stage`); the
     threads it now has, or None where it was left as it was.
 
     The pipeline's own numpy work is small (mel filters, resampling, levels), and OpenBLAS's

@@ -10,6 +10,7 @@ from typing import Any
 
 from . import plugins
 from .config_values import coerce
+from .cpu import limit_blas_threads
 from .errors import ConfigError
 
 # Keys that name one thing two ways: a stage is given at most one of each pair.
@@ -89,7 +90,9 @@ def stage_defaults(kind: str, stage: StageConfig) -> dict[str, Any]:
 
 
 def build_stage(kind: str, stage: StageConfig, **extra: Any) -> Any:
-    """Instantiate a stage from its entry point with its configured parameters."""
+    """Instantiate a stage from its entry point with its configured parameters. The process that
+    builds stages keeps numpy's BLAS to one thread: the models' cores are not its (base/cpu.py)."""
+    limit_blas_threads()
     cls = plugins.load(kind, stage.name)
     accepted = stage_params(kind, stage.name)
     kwargs = dict(stage.params)

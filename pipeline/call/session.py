@@ -28,7 +28,6 @@ from ..base import events as ev
 from ..base.clock import Clock, cancel_and_wait
 from ..base.config import Config, build_stage
 from ..base.conversation import Conversation
-from ..base.cpu import limit_blas_threads
 from ..base.listeners import Ordered
 from ..base.protocols import (
     LLM,
@@ -70,7 +69,6 @@ class Stages:
 
     @classmethod
     def load(cls, config: Config, *, progress: Callable[[str], None] | None = None) -> Stages:
-        limit_blas_threads()  # the models' cores are not numpy's (base/cpu.py)
         built: dict[str, Any] = {}
         for kind in ("vad", "stt", "llm", "tts", "turns"):
             if progress:

@@ -27,7 +27,6 @@ import numpy as np
 
 from pipeline.base import config as cfg
 from pipeline.base.audio import INPUT_RATE_HZ, read_wav, resample
-from pipeline.base.cpu import limit_blas_threads
 from pipeline.base.errors import ConfigError
 from pipeline.base.models import models_dir
 from pipeline.call.session import Session, Stages
@@ -90,7 +89,6 @@ def agent_config(scenario: Scenario) -> cfg.Config:
 
 @functools.cache
 def _stage(kind: str, name: str, params: str, models: str) -> Any:
-    limit_blas_threads()  # as `Stages.load` does: a scenario's call runs as a served one
     return cfg.build_stage(kind, cfg.StageConfig(name, json.loads(params)))
 
 
