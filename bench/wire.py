@@ -40,7 +40,6 @@ import argparse
 import asyncio
 import base64
 import datetime as dt
-import itertools
 import json
 import os
 import re
@@ -241,20 +240,22 @@ async def server_events(ws: Any, loop: asyncio.AbstractEventLoop,
         yield now, event, event["type"]
 
 
-def _is_env(word: str) -> bool:
-    return re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", word) is not None
+def _environment(args: list[str]) -> tuple[dict[str, str], list[str]]:
+    """A variant's leading `VAR=VALUE` words as environment variables, and the arguments after."""
+    env: dict[str, str] = {}
+    while args and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", args[0]):
+        key, value = args[0].split("=", 1)
+        env[key], args = value, args[1:]
+    return env, args
 
 
-def start_server(extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
-    """`pipeline serve` on a free port with these arguments; leading `VAR=VALUE` words of them
-    are the server's environment."""
+def start_server(extra: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """`pipeline serve` on a free port with these arguments, and these environment variables
+    besides this process's."""
     port = _free_port()
-    env = dict(os.environ)
-    while extra and _is_env(extra[0]):
-        key, value = extra[0].split("=", 1)
-        env[key], extra = value, extra[1:]
     proc = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(port), *extra],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, **(env or {})})
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -283,8 +284,8 @@ def run(rounds: int, extra: list[str], vias: tuple[str, ...] = ("realtime",),
     servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
         for variant, args in variants.items():
-            env = list(itertools.takewhile(_is_env, args))
-            servers[variant] = start_server([*env, *extra, *args[len(env):]])
+            env, rest = _environment(args)
+            servers[variant] = start_server([*extra, *rest], env)
             for via in vias:  # warm: the first call's one-off costs, each path's
                 _call(via, servers[variant][1], audio[QUESTIONS[0]])
         rows: list[dict[str, Any]] = []

@@ -65,3 +65,10 @@ def test_variants_are_compared_call_by_call_and_on_the_same_first_chunk() -> Non
     assert "| b | end_to_audio | -40 (0.956) | 3 | 2 | -70 (0.915) | 2 | 2 |" in table
     unanswered = wire._paired_table([row("a", "q1", 500, None, "x"), row("b", "q1", 400, None, "x")], ["a", "b"])
     assert "| b | end_to_audio | - | 0 | - | - | 0 | - |" in unanswered  # no audio on either: no pair
+
+
+def test_a_variants_leading_assignments_are_its_servers_environment() -> None:
+    env, rest = wire._environment(["PIPELINE_BLAS_THREADS=0", "A_B=x=y", "--set", "turns.threads=2"])
+    assert env == {"PIPELINE_BLAS_THREADS": "0", "A_B": "x=y"}
+    assert rest == ["--set", "turns.threads=2"]  # a setting after an argument stays an argument
+    assert wire._environment(["--set", "X=1"]) == ({}, ["--set", "X=1"])
