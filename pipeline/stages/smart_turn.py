@@ -52,8 +52,9 @@ class SmartTurnCompleteness:
         """`threads`: onnxruntime intra-op threads; None: pipeline.base.cpu's split, all the cores
         of a small machine. The score runs alone, after the final pass and before the reply
         begins: a call (the Whisper-tiny encoder over 8 s of audio) takes ~30 ms on 2 threads
-        against ~50 on one, and at the wire the first token came 27 ms sooner per call
-        (bench/results/2026-12-06-wire-smart-turn-threads-2.md)."""
+        against ~50 on one, and at the wire the gap from the final pass to the first token was
+        14-28 ms shorter per call in two runs, the same score either way (2-core EPYC:
+        bench/README.md, "Smart Turn on both cores")."""
         threads = threads if threads is not None else default_threads("turns")
         self._session = cpu_session(model_path, "Smart Turn model", threads=threads)
         self._input = self._session.get_inputs()[0].name
