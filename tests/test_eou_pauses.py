@@ -1,6 +1,7 @@
 """Silence waits learned per caller (`pipeline.stages.eou_pauses.LearnedPauses`): they start at
-the configured ones, lengthen for a caller who pauses long mid-turn, shorten for one who pauses
-briefly, and stay within their bounds."""
+the configured ones, lengthen for a caller who pauses long mid-turn or goes on as the reply to a
+turn cut off begins, never shorten (a caller who pauses briefly keeps them), and stay within
+their bounds."""
 
 from __future__ import annotations
 
@@ -25,11 +26,22 @@ def test_a_caller_who_pauses_long_mid_turn_gets_longer_waits():
     assert short > 700 * 0.9  # the next such pause no longer reaches the min wait
 
 
-def test_a_caller_who_pauses_briefly_gets_shorter_waits_but_not_below_the_bounds():
+def test_a_caller_who_pauses_briefly_keeps_the_configured_waits():
     pauses = LearnedPauses(min_silence_ms=600, max_silence_ms=1500)
     for _ in range(50):
         pauses.observed_pause(150)
-    assert pauses.waits() == (400, 1000)
+    assert pauses.waits() == (600, 1500) and pauses.average_ms == pauses.prior_pause_ms
+    fast = LearnedPauses(min_silence_ms=300, max_silence_ms=1000)  # the "fast" preset: not raised
+    assert fast.waits() == (300, 1000)
+
+
+def test_brief_pauses_bring_long_waits_back_toward_the_configured_ones():
+    pauses = LearnedPauses(min_silence_ms=600, max_silence_ms=1500)
+    pauses.observed_pause(1000)
+    longer = pauses.waits()[0]
+    for _ in range(5):
+        pauses.observed_pause(200)
+    assert 600 <= pauses.waits()[0] < longer
 
 
 def test_the_waits_stay_within_bounds_and_apart_however_long_the_pauses():
@@ -37,9 +49,14 @@ def test_the_waits_stay_within_bounds_and_apart_however_long_the_pauses():
     for _ in range(50):
         pauses.observed_pause(5000)
     assert pauses.waits() == (1200, 3000)
-    narrow = LearnedPauses(min_silence_ms=600, max_silence_ms=700, max_bounds_ms=(500, 3000))
+    narrow = LearnedPauses(min_silence_ms=600, max_silence_ms=700)
+    narrow.observed_pause(900)
     short, long = narrow.waits()
-    assert long - short >= 300
+    assert short > 600 and long - short >= 300
+    patient = LearnedPauses(min_silence_ms=1500, max_silence_ms=4000)  # configured above the ceilings
+    for _ in range(50):
+        patient.observed_pause(5000)
+    assert patient.waits() == (1500, 4000)
 
 
 def test_the_newest_pause_moves_the_average_by_alpha():
@@ -62,3 +79,35 @@ def test_the_learned_policy_keeps_everything_else():
 def test_a_weight_outside_zero_to_one_is_refused():
     with pytest.raises(ValueError, match="alpha"):
         LearnedPauses(alpha=0.0)
+
+
+def test_a_turn_cut_off_at_the_short_wait_and_gone_on_from_as_the_reply_begins_is_learned():
+    pauses = LearnedPauses(min_silence_ms=600, max_silence_ms=1500)
+    pauses.committed(10_000, "min_silence")
+    assert pauses.turn_began(11_000, replying=True)  # 1000 ms after the words: a pause, not an end
+    assert pauses.seen == 1 and pauses.cut_offs == 1
+    assert pauses.waits()[0] > 1000 + 96  # the same pause, and the windows that confirm the speech, held
+    assert not pauses.turn_began(12_000, replying=True)  # once per commit
+
+
+@pytest.mark.parametrize(("reason", "onset_ms", "replying"), [
+    ("max_silence", 11_000, True),  # it waited the long silence: nothing to learn
+    ("client", 11_000, True),  # the client commits its turns
+    ("min_silence", 11_600, True),  # past the long wait: the next turn
+    ("min_silence", 11_000, False),  # after the reply was heard to its end: the next turn
+])
+def test_a_new_turn_is_no_cut_off_unless_it_follows_a_short_wait_within_the_long_one(reason, onset_ms, replying):
+    pauses = LearnedPauses(min_silence_ms=600, max_silence_ms=1500)
+    pauses.committed(10_000, reason)
+    assert not pauses.turn_began(onset_ms, replying=replying)
+    assert pauses.seen == 0 and pauses.waits() == (600, 1500)
+
+
+def test_follow_keeps_what_was_learned_and_takes_the_new_waits():
+    on = TurnPolicy(learn_pauses=True)
+    learned = LearnedPauses.follow(None, on)
+    assert learned is not None
+    learned.observed_pause(1000)
+    again = LearnedPauses.follow(learned, TurnPolicy(learn_pauses=True, min_silence_ms=500))
+    assert again is learned and again.seen == 1 and again.min_silence_ms == 500
+    assert LearnedPauses.follow(learned, TurnPolicy(learn_pauses=False)) is None

@@ -1,7 +1,8 @@
 """Waits learned per caller in a call (`turn.learn_pauses`, `stages/eou_pauses.LearnedPauses`
 wired into `call/turn_taking.py`): a caller who pauses long inside turns gets longer waits in the
-turns after, so a later pause after words that look finished no longer cuts the turn; the
-waits stay within their bounds; off, nothing changes.
+turns after, so a later pause after words that look finished no longer cuts the turn, and so
+does one cut off who goes on as the reply begins; the waits stay within their bounds and never
+shorten; off, nothing changes.
 
 On the tone caller (each stretch of speech a tone whose pitch the scripted STT reads back as
 its words) and the simulated clock; the completeness signal is the text heuristic, so "for" or
@@ -82,22 +83,47 @@ def test_the_learned_waits_stay_within_their_bounds():
     record = _call(learn=True, first_pause_ms=1300)
     pauses = record.session.turns.pauses
     assert pauses is not None and pauses.seen >= 3
-    lo, hi = pauses.min_bounds_ms
     policy = record.session.turns.detector.policy
-    assert lo <= policy.min_silence_ms <= hi
-    assert pauses.max_bounds_ms[0] <= policy.max_silence_ms <= pauses.max_bounds_ms[1]
+    assert TurnPolicy().min_silence_ms < policy.min_silence_ms <= pauses.min_ceiling_ms
+    assert TurnPolicy().max_silence_ms < policy.max_silence_ms <= pauses.max_ceiling_ms
     assert policy.max_silence_ms - policy.min_silence_ms >= pauses.gap_ms
     # the config's own thresholds are untouched: only the detector's turn policy moves
     assert record.session.turns.policy.min_silence_ms == TurnPolicy().min_silence_ms
 
 
-def test_a_quick_caller_still_gets_at_least_the_lower_bound():
+def test_a_quick_caller_keeps_the_configured_waits():
     record = _call(learn=True, first_pause_ms=250, second_pause_ms=1400)
     pauses = record.session.turns.pauses
     assert pauses is not None and pauses.seen >= 3
     policy = record.session.turns.detector.policy
-    assert policy.min_silence_ms >= pauses.min_bounds_ms[0]
-    assert policy.min_silence_ms < TurnPolicy().min_silence_ms  # brief pauses: a shorter wait
+    assert policy.min_silence_ms == TurnPolicy().min_silence_ms  # brief pauses: never shorter
+
+
+# a request cut off at a pause after words that look finished, then another such pause later
+CUT = ["My name is John Smith.", "and my number is five five five."]
+LATER = ["I'd like a table.", "for two at seven."]
+REPLY = "Sure, let me note that down for you."  # ~1.1 s of tone: still sounding when the caller goes on
+
+
+def _cut_off_call(learn: bool):
+    voice = LineVoice()
+    first, later = _turn(voice, CUT, 1000), _turn(voice, LATER, 800)
+    stages = Stages(vad=EnergyVAD(), stt=voice, completeness=HeuristicCompleteness(),
+                    llm=ScriptedLLM(replies=[REPLY] * 4), tts=ToneTTS(ms_per_char=30.0))
+    first_s, later_at = len(first) / INPUT_RATE_HZ, 0.5 + len(first) / INPUT_RATE_HZ + 6.0
+    clips = [Clip(first, at_s=0.5), Clip(later, at_s=later_at),
+             Clip(_silence(6000), at_s=later_at + len(later) / INPUT_RATE_HZ)]
+    return call(stages, clips, config=make_config(turn={"learn_pauses": learn}))
+
+
+def test_a_caller_cut_off_who_goes_on_as_the_reply_begins_is_not_cut_off_again():
+    off, on = _cut_off_call(learn=False), _cut_off_call(learn=True)
+    # the first pause ends the turn either way: nothing is learned yet
+    assert off.transcripts[:2] == on.transcripts[:2] == CUT, on.timeline()
+    assert off.transcripts[2:] == LATER, off.timeline()  # fixed waits: cut off again
+    assert on.transcripts[2:] == [" ".join(LATER)], on.timeline()  # learned from the cut-off
+    pauses = on.session.turns.pauses
+    assert pauses is not None and pauses.cut_offs == 1
 
 
 @pytest.mark.parametrize("learn", [False, True])

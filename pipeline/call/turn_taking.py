@@ -48,7 +48,7 @@ class TurnTaking:
         self.policy = core.config.turn
         self.detector = TurnDetector(self.policy)
         # the caller's mid-turn pauses, learned over the call (turn.learn_pauses); None: off
-        self.pauses: LearnedPauses | None = LearnedPauses.for_policy(self.policy) if self.policy.learn_pauses else None
+        self.pauses: LearnedPauses | None = LearnedPauses.follow(None, self.policy)
         self.turn: Turn | None = None
         self.server_vad = True  # False: the client commits input itself (realtime API)
         self._talk_under_agent: Turn | None = None  # the last turn dropped as a backchannel
@@ -61,12 +61,7 @@ class TurnTaking:
     def update_options(self, policy: TurnPolicy) -> None:
         """New turn settings (a session.update), at once; an open turn keeps its speech state."""
         self.policy = policy
-        if not policy.learn_pauses:
-            self.pauses = None
-        elif self.pauses is None:
-            self.pauses = LearnedPauses.for_policy(policy)
-        else:  # what was learned stays; the waits it scales are the new ones
-            self.pauses.min_silence_ms, self.pauses.max_silence_ms = policy.min_silence_ms, policy.max_silence_ms
+        self.pauses = LearnedPauses.follow(self.pauses, policy)  # what was learned stays
         self.detector.set_policy(self._turn_policy())
 
     def _turn_policy(self) -> TurnPolicy:
@@ -170,6 +165,8 @@ class TurnTaking:
         stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
         if self.pauses is not None:  # each turn waits as the caller's pauses so far say
+            replying = self.playback.speaking or self.responder.making is not None  # to the last turn
+            self.pauses.turn_began(start_ms + self.policy.prefix_padding_ms, replying=replying)
             self.detector.set_policy(self._turn_policy())
         self._open(turn)
         return turn
@@ -331,6 +328,8 @@ class TurnTaking:
             turn.speech_end_ms = self.now_ms()
         if not turn.under_agent:  # talk under the agent is no turn
             self._announce_commit(turn)
+            if self.pauses is not None:
+                self.pauses.committed(turn.speech_end_ms, reason)
         self.core.spawn(self._finish(turn))
 
     def _announce_commit(self, turn: Turn) -> None:

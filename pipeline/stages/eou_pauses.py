@@ -1,16 +1,20 @@
 """Silence waits learned per caller, as LiveKit's dynamic endpointing does.
 
 A caller who pauses long in the middle of a turn should be given a longer wait before the turn
-ends; one who pauses briefly, a shorter one. `LearnedPauses` keeps an exponential moving average
-of the mid-turn pauses seen so far in a call (silences after which the caller went on, so the
-turn did not end) and scales both waits by how far that average is from the prior, each within
-its bounds. It starts at the configured waits, so a call with no mid-turn pause behaves as before.
+ends. `LearnedPauses` keeps an exponential moving average of the pauses seen so far in a call
+after which the caller went on, and scales both waits by how far that average is above the
+prior, within bounds. As LiveKit's does, it never shortens them: a pause shorter than the prior
+counts as the prior, so a caller who pauses briefly keeps the configured waits, and a call with
+no long pause behaves as if it were off.
 
-With `turn.learn_pauses` on, turn taking (`call/turn_taking.py`) keeps one per call, calls
-`observed_pause(ms)` when speech resumes inside an open turn after a speech-stop (the silence
-between them, not in talk over the agent), and applies `policy(base)` with
-`TurnDetector.set_policy` at the start of each caller turn. Whether it is on by default: the
-replay in `python -m bench.eou_pauses_eval` (bench/results/).
+Two kinds of pause are learned (LiveKit's first two cases): a silence inside a turn after which
+speech resumed before the commit (`observed_pause`), and the silence before a new turn that began
+within the long wait of a turn committed at the short one (`committed` then `turn_began`): the
+caller went on as the reply began, so that turn was cut off and the pause is one the next wait
+should outlast. With `turn.learn_pauses` on, turn taking (`call/turn_taking.py`) keeps one per
+call and applies `policy(base)` with `TurnDetector.set_policy` at the start of each caller turn.
+Why it is on by default: the replay in `python -m bench.eou_pauses_eval --current`
+(bench/results/, and bench/README.md "Waits learned per caller, replayed").
 """
 
 from __future__ import annotations
@@ -25,22 +29,25 @@ __all__ = ["LearnedPauses"]
 
 @dataclass
 class LearnedPauses:
-    """min/max silence waits from the mid-turn pauses seen in one call.
+    """min/max silence waits from the pauses a caller went on after, in one call.
 
     The average starts at `prior_pause_ms` (a pause that leaves the configured waits as they
-    are); each observed pause moves it by `alpha`. Both waits scale by average / prior, then are
-    bounded; the max wait stays at least `gap_ms` above the min.
+    are); each observed pause, at least the prior, moves it by `alpha`. Both waits scale by
+    average / prior, up to their upper bounds (never below the configured waits); the max wait
+    stays at least `gap_ms` above the min.
     """
 
     min_silence_ms: float = 600.0  # the configured waits (turn.min_silence_ms, max_silence_ms)
     max_silence_ms: float = 1500.0
     prior_pause_ms: float = 400.0  # the mid-turn pause the configured waits are made for
     alpha: float = 0.3  # weight of the newest pause in the average
-    min_bounds_ms: tuple[float, float] = (400.0, 1200.0)
-    max_bounds_ms: tuple[float, float] = (1000.0, 3000.0)
+    min_ceiling_ms: float = 1200.0  # the longest each wait grows to
+    max_ceiling_ms: float = 3000.0
     gap_ms: float = 300.0
     average_ms: float = field(init=False)
     seen: int = field(default=0, init=False)
+    cut_offs: int = field(default=0, init=False)  # turns the caller went on after, learned
+    _committed_end_ms: float | None = field(default=None, init=False)  # a turn ended at the short wait
 
     def __post_init__(self) -> None:
         if not 0.0 < self.alpha <= 1.0:
@@ -54,26 +61,61 @@ class LearnedPauses:
         """Starting from a policy's waits."""
         return cls(min_silence_ms=policy.min_silence_ms, max_silence_ms=policy.max_silence_ms, **kwargs)
 
+    @classmethod
+    def follow(cls, learned: LearnedPauses | None, policy: TurnPolicy) -> LearnedPauses | None:
+        """What learns under `policy`: None with `learn_pauses` off; else `learned`, keeping what
+        it learned and scaling the policy's waits from now on, or a new one."""
+        if not policy.learn_pauses:
+            return None
+        if learned is None:
+            return cls.for_policy(policy)
+        learned.min_silence_ms, learned.max_silence_ms = policy.min_silence_ms, policy.max_silence_ms
+        return learned
+
     def observed_pause(self, pause_ms: float) -> None:
-        """A silence inside a turn after which the caller spoke again."""
+        """A silence after which the caller spoke again (a shorter one than the prior counts as it)."""
         if pause_ms <= 0:
             return
-        self.average_ms += self.alpha * (pause_ms - self.average_ms)
+        self.average_ms += self.alpha * (max(pause_ms, self.prior_pause_ms) - self.average_ms)
         self.seen += 1
+
+    def committed(self, speech_end_ms: float | None, reason: str) -> None:
+        """A turn was committed, its silence begun at `speech_end_ms`. One ended at the short wait
+        (or an early commit: `CommitReason`) is one the caller may yet go on from."""
+        short = reason in ("min_silence", "early_silence")
+        self._committed_end_ms = speech_end_ms if short else None
+
+    def turn_began(self, onset_ms: float, *, replying: bool) -> bool:
+        """A new turn's speech began at `onset_ms`, the reply to the last one still being made or
+        sounding (`replying`). Within the long wait of a turn committed at the short one, the
+        caller went on as the reply began: that pause is learned (LiveKit's "immediate
+        interruption"), and the average is at least that pause. Not after a reply was heard to
+        its end: that is the next turn. True if it was learned."""
+        end, self._committed_end_ms = self._committed_end_ms, None
+        if end is None or not replying or not 0 < onset_ms - end < self.waits()[1]:
+            return False
+        self.observed_pause(onset_ms - end)
+        # we were wrong once: the same pause is not to end a turn again (the short wait then
+        # outlasts it, to its ceiling)
+        self.average_ms = max(self.average_ms, onset_ms - end)
+        self.cut_offs += 1
+        return True
 
     @property
     def ratio(self) -> float:
         return self.average_ms / self.prior_pause_ms
 
     def waits(self) -> tuple[float, float]:
-        """(min, max) silence waits for the caller's next turn, in ms."""
-        lo, hi = self.min_bounds_ms
-        short = min(hi, max(lo, self.min_silence_ms * self.ratio))
-        lo, hi = self.max_bounds_ms
-        long = min(hi, max(lo, self.max_silence_ms * self.ratio))
+        """(min, max) silence waits for the caller's next turn, in ms: the configured ones
+        scaled up by the ratio, each to its upper bound (or the configured wait, if higher)."""
+        ratio = max(1.0, self.ratio)
+        short = max(self.min_silence_ms, min(self.min_ceiling_ms, self.min_silence_ms * ratio))
+        long = max(self.max_silence_ms, min(self.max_ceiling_ms, self.max_silence_ms * ratio))
         return short, max(long, short + self.gap_ms)
 
     def policy(self, base: TurnPolicy) -> TurnPolicy:
-        """`base` with the learned waits."""
-        short, long = self.waits()
-        return replace(base, min_silence_ms=round(short), max_silence_ms=round(long))
+        """`base` with the learned waits (`base` itself while they are its own)."""
+        short, long = round(self.waits()[0]), round(self.waits()[1])
+        if (short, long) == (base.min_silence_ms, base.max_silence_ms):
+            return base
+        return replace(base, min_silence_ms=short, max_silence_ms=long)
