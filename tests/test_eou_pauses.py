@@ -111,3 +111,22 @@ def test_follow_keeps_what_was_learned_and_takes_the_new_waits():
     again = LearnedPauses.follow(learned, TurnPolicy(learn_pauses=True, min_silence_ms=500))
     assert again is learned and again.seen == 1 and again.min_silence_ms == 500
     assert LearnedPauses.follow(learned, TurnPolicy(learn_pauses=False)) is None
+
+
+def test_talk_over_the_reply_is_learned_only_once_it_interrupts():
+    pauses = LearnedPauses(min_silence_ms=600, max_silence_ms=1500)
+    pauses.committed(10_000, "min_silence")
+    assert not pauses.turn_began(10_900, replying=True, over_agent=True)  # echo, a backchannel?
+    assert pauses.seen == 0 and pauses.waits() == (600, 1500)
+    assert pauses.interrupted()  # it was the caller going on
+    assert pauses.cut_offs == 1 and pauses.waits()[0] > 900 + 96
+    assert not pauses.interrupted()  # once
+
+
+def test_talk_over_the_reply_that_never_interrupts_teaches_nothing():
+    pauses = LearnedPauses(min_silence_ms=600, max_silence_ms=1500)
+    pauses.committed(10_000, "min_silence")
+    pauses.turn_began(10_900, replying=True, over_agent=True)  # the reply's echo, say
+    pauses.turn_began(14_000, replying=False)  # the next turn, after the reply was heard
+    assert not pauses.interrupted()
+    assert pauses.seen == 0 and pauses.waits() == (600, 1500)

@@ -110,7 +110,7 @@ def _cut_off_call(learn: bool):
     first, later = _turn(voice, CUT, 1000), _turn(voice, LATER, 800)
     stages = Stages(vad=EnergyVAD(), stt=voice, completeness=HeuristicCompleteness(),
                     llm=ScriptedLLM(replies=[REPLY] * 4), tts=ToneTTS(ms_per_char=30.0))
-    first_s, later_at = len(first) / INPUT_RATE_HZ, 0.5 + len(first) / INPUT_RATE_HZ + 6.0
+    later_at = 0.5 + len(first) / INPUT_RATE_HZ + 6.0
     clips = [Clip(first, at_s=0.5), Clip(later, at_s=later_at),
              Clip(_silence(6000), at_s=later_at + len(later) / INPUT_RATE_HZ)]
     return call(stages, clips, config=make_config(turn={"learn_pauses": learn}))
@@ -142,3 +142,21 @@ def test_a_session_update_turns_it_on_and_off_keeping_what_was_learned(learn):
     assert taking.detector.policy.min_silence_ms > 500
     taking.update_options(TurnPolicy(learn_pauses=False))
     assert taking.pauses is None and taking.detector.policy == TurnPolicy(learn_pauses=False)
+
+
+def test_a_backchannel_as_the_reply_begins_teaches_nothing():
+    voice = LineVoice()
+    first = voice.say("My name is John Smith.")
+    later = _turn(voice, LATER, 800)
+    stages = Stages(vad=EnergyVAD(), stt=voice, completeness=HeuristicCompleteness(),
+                    llm=ScriptedLLM(replies=[REPLY] * 4), tts=ToneTTS(ms_per_char=30.0))
+    first_s = len(first) / INPUT_RATE_HZ
+    later_at = 0.5 + first_s + 6.0
+    clips = [Clip(first, at_s=0.5), Clip(voice.say("Mm-hmm."), at_s=0.5 + first_s + 1.0),
+             Clip(later, at_s=later_at), Clip(_silence(6000), at_s=later_at + len(later) / INPUT_RATE_HZ)]
+    record = call(stages, clips, config=make_config(turn={"learn_pauses": True}))
+    # the "Mm-hmm." a second after the words, as the reply began, was no going on: the next
+    # request's pause is cut off at the configured waits, and only that cut-off is learned
+    assert record.transcripts == ["My name is John Smith.", *LATER], record.timeline()
+    pauses = record.session.turns.pauses
+    assert pauses is not None and pauses.cut_offs == 1 and pauses.average_ms < 900

@@ -70,9 +70,8 @@ class TurnTaking:
 
     @property
     def caller_speaking(self) -> bool:
-        """The caller holds the floor: speaking, or paused inside a turn not yet committed.
-
-        Without server VAD the open turn is only a buffer the client will commit: unknown."""
+        """The caller holds the floor: speaking, or paused in a turn not yet committed (without
+        server VAD the open turn is only a buffer the client will commit: unknown)."""
         return self.turn is not None and self.server_vad
 
     def set_server_vad(self, on: bool) -> None:
@@ -166,7 +165,7 @@ class TurnTaking:
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
         if self.pauses is not None:  # each turn waits as the caller's pauses so far say
             replying = self.playback.speaking or self.responder.making is not None  # to the last turn
-            self.pauses.turn_began(start_ms + self.policy.prefix_padding_ms, replying=replying)
+            self.pauses.turn_began(start_ms + self.policy.prefix_padding_ms, replying=replying, over_agent=over_agent)
             self.detector.set_policy(self._turn_policy())
         self._open(turn)
         return turn
@@ -264,6 +263,8 @@ class TurnTaking:
             if turn.heard_to_ms is not None and turn.onset_ms is None:
                 self._mark_speech_end(turn, turn.heard_to_ms)
         turn.barges_in()
+        if self.pauses is not None and self.pauses.interrupted():  # the caller went on, over the reply
+            self.detector.set_policy(self._turn_policy())
         self.announce(turn)
 
     # --- transcripts and the end of the turn -----------------------------------------------------

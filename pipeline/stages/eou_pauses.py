@@ -9,9 +9,9 @@ no long pause behaves as if it were off.
 
 Two kinds of pause are learned (LiveKit's first two cases): a silence inside a turn after which
 speech resumed before the commit (`observed_pause`), and the silence before a new turn that began
-within the long wait of a turn committed at the short one (`committed` then `turn_began`): the
-caller went on as the reply began, so that turn was cut off and the pause is one the next wait
-should outlast. With `turn.learn_pauses` on, turn taking (`call/turn_taking.py`) keeps one per
+within the long wait of a turn committed at the short one (`committed` then `turn_began`, or
+`interrupted` for talk over the reply, once it interrupts): the caller went on as the reply
+began, so that turn was cut off and the pause is one the next wait should outlast. With `turn.learn_pauses` on, turn taking (`call/turn_taking.py`) keeps one per
 call and applies `policy(base)` with `TurnDetector.set_policy` at the start of each caller turn.
 Why it is on by default: the replay in `python -m bench.eou_pauses_eval --current`
 (bench/results/, and bench/README.md "Waits learned per caller, replayed").
@@ -48,6 +48,7 @@ class LearnedPauses:
     seen: int = field(default=0, init=False)
     cut_offs: int = field(default=0, init=False)  # turns the caller went on after, learned
     _committed_end_ms: float | None = field(default=None, init=False)  # a turn ended at the short wait
+    _pending_ms: float | None = field(default=None, init=False)  # a pause before talk over the reply
 
     def __post_init__(self) -> None:
         if not 0.0 < self.alpha <= 1.0:
@@ -85,21 +86,38 @@ class LearnedPauses:
         short = reason in ("min_silence", "early_silence")
         self._committed_end_ms = speech_end_ms if short else None
 
-    def turn_began(self, onset_ms: float, *, replying: bool) -> bool:
+    def turn_began(self, onset_ms: float, *, replying: bool, over_agent: bool = False) -> bool:
         """A new turn's speech began at `onset_ms`, the reply to the last one still being made or
         sounding (`replying`). Within the long wait of a turn committed at the short one, the
         caller went on as the reply began: that pause is learned (LiveKit's "immediate
         interruption"), and the average is at least that pause. Not after a reply was heard to
-        its end: that is the next turn. True if it was learned."""
-        end, self._committed_end_ms = self._committed_end_ms, None
+        its end: that is the next turn. Speech begun over the reply's voice (`over_agent`) may be
+        its echo or a backchannel: its pause is learned only once it proves an interruption
+        (`interrupted`). True if learned now."""
+        end, self._committed_end_ms, self._pending_ms = self._committed_end_ms, None, None
         if end is None or not replying or not 0 < onset_ms - end < self.waits()[1]:
             return False
-        self.observed_pause(onset_ms - end)
+        if over_agent:
+            self._pending_ms = onset_ms - end
+            return False
+        self._cut_off(onset_ms - end)
+        return True
+
+    def interrupted(self) -> bool:
+        """The turn begun over the reply's voice interrupted it: the caller went on. True if that
+        learned a pause (`turn_began`)."""
+        pause, self._pending_ms = self._pending_ms, None
+        if pause is None:
+            return False
+        self._cut_off(pause)
+        return True
+
+    def _cut_off(self, pause_ms: float) -> None:
+        self.observed_pause(pause_ms)
         # we were wrong once: the same pause is not to end a turn again (the short wait then
         # outlasts it, to its ceiling)
-        self.average_ms = max(self.average_ms, onset_ms - end)
+        self.average_ms = max(self.average_ms, pause_ms)
         self.cut_offs += 1
-        return True
 
     @property
     def ratio(self) -> float:
