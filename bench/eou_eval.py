@@ -41,9 +41,10 @@ STEM = "2026-12-02-eou-head-2"  # the second heads (more lines); the first: 2026
 Row = dict[str, Any]
 
 
-def load_rows() -> list[Row]:
+def load_rows(sources: dict[str, str] | None = None) -> list[Row]:
+    """The stored end-of-turn runs' clips, each with its condition set: SOURCES, or `sources`."""
     rows = []
-    for cond, name in SOURCES.items():
+    for cond, name in (sources or SOURCES).items():
         for r in json.loads((RESULTS / name).read_text(encoding="utf-8"))["clips"]:
             if not r.get("no_speech"):
                 rows.append(r | {"set": cond})

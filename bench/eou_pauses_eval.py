@@ -19,10 +19,13 @@ the wait, as turn taking does it with `turn.learn_pauses` on:
 
 A finished turn ends after the short wait if the signal says complete (its wait is then the
 learned short wait, not 600 ms), else after the long one ("waited"). Rows: the fixed waits, the
-waits learned per turn (as wired), and learned within the turn too (applied at every resume; not
-wired: a variant to see what it would buy).
+waits learned per turn from pauses inside turns (as first wired), learned within the turn too
+(applied at every resume; not wired: a variant to see what it would buy), and learned per turn
+and from cut-offs (as wired since 2026-12-07: a pause that ended a turn at the short wait, the
+caller going on as the reply began, is learned too, `LearnedPauses.turn_began`).
 
-    python -m bench.eou_pauses_eval
+    python -m bench.eou_pauses_eval              # the first heads' stored runs (2026-12-02)
+    python -m bench.eou_pauses_eval --current    # the signals as shipped, and recorded people
 """
 
 from __future__ import annotations
@@ -49,12 +52,18 @@ from .machine import describe_machine, machine_line
 from .summary import describe, publish
 
 STEM = "2026-12-02-eou-pauses"
+CURRENT_STEM = "2026-12-07-eou-pauses-current"  # --current
 RESUME_MS = 96.0  # three 32 ms windows confirm the resumed speech; the silence grows meanwhile
 SEED = 11
 SHOWN = ("heuristic (default)", "text-eot qwen, alone", "text-eot qwen, heuristic veto (as shipped)",
          "eou-head qwen", "eou-head qwen, heuristic veto", "eou-head smollm2",
          "eou-head smollm2, heuristic veto")
-MODES = ("fixed", "learned per turn", "learned within the turn too")
+MODES = ("fixed", "learned per turn", "learned within the turn too", "learned per turn and from cut-offs")
+# the stored runs of the signals as shipped since 2026-12-06 (`combined`, the unvoiced rule)
+CURRENT = {"own pace": "2026-12-06-eot.json", "pace 0.8": "2026-12-06-eot-stretch80.json",
+           "pace 1.25": "2026-12-06-eot-stretch125.json", "phone band": "2026-12-06-eot-phone.json"}
+CURRENT_SIGNALS = {"heuristic": lambda r: r["heuristic"]["p"] >= 0.5,
+                   "combined (default)": lambda r: r["combined"]["p"] >= 0.5}
 Row = dict[str, Any]
 
 
@@ -119,6 +128,11 @@ def replay(turns: list[tuple[list[Row | None], list[float]]], ends: Callable[[Ro
             if row is not None:
                 out.append({"row": row, "turn": t, "cut_off": cut, "lo": lo, "hi": hi})
             if cut:  # the rest is a new turn, with the waits learned so far
+                if mode == "learned per turn and from cut-offs" and complete:
+                    # the caller went on as the reply began: the pause was not an end (LiveKit's
+                    # "immediate interruption"), learned as turn taking does (`turn_began`)
+                    learner.committed(0.0, "min_silence")
+                    learner.turn_began(pause, replying=True)
                 lo, hi = learner.waits() if mode != "fixed" else (lo, hi)
                 continue
             if mode != "fixed":
@@ -131,6 +145,11 @@ def replay(turns: list[tuple[list[Row | None], list[float]]], ends: Callable[[Ro
 GROUPS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "Piper, own pace": lambda o: o["row"]["source"] == "joe" and o["row"]["set"] == "own pace",
     "espeak-ng (held out), all sets": lambda o: o["row"]["source"] == "espeak",
+    "held out, own pace": lambda o: o["row"]["source"] == "espeak" and o["row"]["set"] == "own pace",
+    "held out, 10 dB noise": lambda o: o["row"]["source"] == "espeak" and o["row"]["condition"] == "pink@10dB",
+    "held out, pace 0.8": lambda o: o["row"]["source"] == "espeak" and o["row"]["set"] == "pace 0.8",
+    "held out, pace 1.25": lambda o: o["row"]["source"] == "espeak" and o["row"]["set"] == "pace 1.25",
+    "held out, phone band": lambda o: o["row"]["source"] == "espeak" and o["row"]["set"] == "phone band",
     "all synthetic": lambda o: o["row"]["source"] != "jfk",
     "jfk.wav, first time": lambda o: o["row"]["source"] == "jfk" and o["turn"] == 0,
     "jfk.wav, second time in the call": lambda o: o["row"]["source"] == "jfk" and o["turn"] == 1,
@@ -147,12 +166,13 @@ def figures(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
             "wait_ms": describe(waits) if waits else None}
 
 
-def judge(rows: list[Row], heads: dict[str, dict[str, float]]) -> dict[str, Any]:
+def judge(rows: list[Row], heads: dict[str, dict[str, float]],
+          shown: dict[str, Callable[[Row], bool]] | None = None) -> dict[str, Any]:
+    """Per signal (those of `bench.eou_eval` in SHOWN, or `shown`) and way of waiting."""
     table: dict[str, Any] = {}
     all_calls = calls(rows)
-    for name, ends in signals(heads).items():
-        if name not in SHOWN:
-            continue
+    chosen = shown if shown is not None else {k: v for k, v in signals(heads).items() if k in SHOWN}
+    for name, ends in chosen.items():
         for mode in MODES:
             outcomes: list[dict[str, Any]] = []
             for turns in all_calls.values():
@@ -189,30 +209,67 @@ def render(results: dict[str, Any]) -> str:
     for key, groups in results["judged"].items():
         name, mode = key.split(" | ")
         out.append(f"| {name} | {mode} | " + " | ".join(_cell(groups[g]) for g in GROUPS) + " |")
+    if results.get("people"):
+        out += ["", f"Recorded people (bench/results/{HUMAN}; `bench.human_turns.replay`): each recording "
+                "one call at its own pauses, in order; cut off: `mid` pauses that ended a turn; the mean "
+                "silence the speakers' last words waited, ms.", "",
+                "| signal | " + " | ".join(HUMAN_MODES) + " |", "|---|" + "---|" * len(HUMAN_MODES)]
+        for name, modes in results["people"].items():
+            out.append(f"| {name} | " + " | ".join(
+                f"{m['cut']} of {m['mid']} · {m['last_wait_ms']:.0f}" for m in modes.values()) + " |")
     return "\n".join(out)
+
+
+HUMAN = "2026-12-06-human-turns-unvoiced.json"  # the signals as shipped, on recorded people
+HUMAN_MODES = {"fixed": (False, False), "learned per turn": (True, False),
+               "learned per turn and from cut-offs": (True, True)}
+
+
+def people() -> dict[str, dict[str, dict[str, Any]]]:
+    """The recorded people's replay (bench.human_turns) under each way of waiting."""
+    from .human_turns import replay as replay_people
+
+    stored = json.loads((RESULTS / HUMAN).read_text(encoding="utf-8"))
+    rows = [r for r in stored["clips"] if not r.get("no_speech")]
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for name in stored["signals"]:
+        out[name] = {}
+        for mode, (learn, cut_offs) in HUMAN_MODES.items():
+            f = replay_people(rows, name, stored["policy"], learn=learn, cut_offs=cut_offs)
+            out[name][mode] = {"mid": f["mid"], "cut": round(f["cut_off"] * f["mid"]),
+                               "last_wait_ms": f["last_wait_ms"]}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--current", action="store_true",
+                        help="the signals as shipped (`combined`, the unvoiced rule) from the stored "
+                             "2026-12-06 runs, not the first heads' runs")
+    parser.add_argument("--stem", default=None)
     args = parser.parse_args(argv)
     load_start = os.getloadavg()
-    rows = load_rows()
-    stored = RESULTS / f"{HEADS_STEM}.json"
-    if not stored.is_file():  # before the second heads were judged
-        stored = RESULTS / "2026-12-02-eou-head.json"
-    heads = json.loads(stored.read_text(encoding="utf-8")).get("heads", {}) if stored.is_file() else {}
-    judged = judge(rows, heads)
+    if args.current:
+        rows, heads, stored_name = load_rows(CURRENT), {}, ", ".join(CURRENT.values())
+        judged = judge(rows, heads, CURRENT_SIGNALS)
+    else:
+        rows = load_rows()
+        stored = RESULTS / f"{HEADS_STEM}.json"
+        if not stored.is_file():  # before the second heads were judged
+            stored = RESULTS / "2026-12-02-eou-head.json"
+        heads = json.loads(stored.read_text(encoding="utf-8")).get("heads", {}) if stored.is_file() else {}
+        judged, stored_name = judge(rows, heads), stored.name
     first = next(iter(judged.values()))
     results = {"machine": describe_machine(),
                "command": "python -m bench.eou_pauses_eval " + " ".join(argv if argv is not None else sys.argv[1:]),
                "jfk_gaps_ms": [round(g) for g in jfk_gaps_ms()], "resume_ms": RESUME_MS,
-               "heads_file": stored.name,
+               "heads_file": stored_name,
                "counts": {g: f["unfinished"] + f["finished"] for g, f in first.items()},
-               "judged": judged,
+               "judged": judged, "people": people() if args.current else None,
                "load_average": {"start": [round(x, 2) for x in load_start],
                                 "end": [round(x, 2) for x in os.getloadavg()]}}
-    publish(args.out, STEM, results, render(results))
+    publish(args.out, args.stem or (CURRENT_STEM if args.current else STEM), results, render(results))
     return 0
 
 

@@ -136,12 +136,14 @@ def summarise(rows: list[dict[str, Any]], names: list[str],
     return {name: {g: shares(group, name) for g, group in groups.items()} for name in names}
 
 
-def replay(rows: list[dict[str, Any]], name: str, policy: dict[str, Any], *, learn: bool) -> dict[str, Any]:
+def replay(rows: list[dict[str, Any]], name: str, policy: dict[str, Any], *, learn: bool,
+           cut_offs: bool = True) -> dict[str, Any]:
     """Each recording as one call at its own pause lengths, its pauses in order: a pause ends the
     turn if it outlasts max_silence_ms, or min_silence_ms with the signal saying finished. With
     `learn`, the waits of each new turn come from the pauses the caller went on after so far
-    (`LearnedPauses`, `turn.learn_pauses`), as in a live call. Mid pauses that ended a turn, and the
-    silence the speakers' last words waited."""
+    (`LearnedPauses`, `turn.learn_pauses`), as in a live call: inside a turn, and (`cut_offs`,
+    as turn taking does) one that ended a turn at the short wait, the speaker going on within
+    the long one. Mid pauses that ended a turn, and the silence the speakers' last words waited."""
     from pipeline.stages.eou_pauses import LearnedPauses
 
     paused = pauses_by_clip()
@@ -164,6 +166,9 @@ def replay(rows: list[dict[str, Any]], name: str, policy: dict[str, Any], *, lea
             mids += r["kind"] == "mid"
             cut += ended and r["kind"] == "mid"
             if ended and learn:
+                if cut_offs and finished:  # the speaker went on as the reply began: `turn_began`
+                    learner.committed(0.0, "min_silence")
+                    learner.turn_began(pause, replying=True)
                 short, long = learner.waits()  # a new turn takes the waits learned so far
             elif not ended and learn:
                 learner.observed_pause(pause)

@@ -11,11 +11,14 @@ five, | two one two, | three four five six.", whose Piper transcripts the value 
 
     python -m bench.pauses [--pause 0.9]
     python -m bench.pauses --sentences fresh --voices more --set stt.time_final_words=false
+    python -m bench.pauses --one-call [--set turn.learn_pauses=false]
 
 `--sentences fresh` says FRESH instead: sentences of other desks, written for judging a change
 and not read for any rule before it was judged; `--voices more` adds three espeak-ng voices no set
 holds (`voices.MORE_ESPEAK_VOICES`); `--set section.key=value` runs with a setting changed, as
-`pipeline call --set` does (the results file then says so in its name).
+`pipeline call --set` does (the results file then says so in its name); `--one-call` says each
+voice's sentences in one call, one after another, so that what the call learned of the caller's
+pauses (`turn.learn_pauses`) counts.
 """
 
 from __future__ import annotations
@@ -27,12 +30,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pipeline.base.config import load
+import numpy as np
+
+from pipeline.base import events as ev
+from pipeline.base.audio import INPUT_RATE_HZ
+from pipeline.base.config import Config, load
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM
 from pipeline.testing import call, paused_speech, with_stages
 from pipeline.testing.sounds import Speaker
 from pipeline.testing.voices import ESPEAK_VOICES, MORE_ESPEAK_VOICES, say_as
+from pipeline.transports.scripted import Clip
 
 from .eot_rescore import RESULTS
 from .machine import describe_machine, machine_line
@@ -80,16 +88,36 @@ def voices(more: bool = False) -> dict[str, Any]:
             **{name: (lambda text, v=name: say_as(text, v)) for name in names}}
 
 
+REPLY = "Okay."  # the scripted agent's every reply
+GAP_S = 8.0  # one call: the silence after each sentence, for the reply to be heard
+
+
 def run(stages: Stages, pause_s: float, sentences: tuple[tuple[str, list[str]], ...] = SENTENCES,
-        more_voices: bool = False) -> list[dict[str, Any]]:
+        more_voices: bool = False, config: Config | None = None, one_call: bool = False) -> list[dict[str, Any]]:
+    """Each sentence its own call, or (`one_call`) each voice's sentences one call, in order,
+    GAP_S apart: what a caller's pauses taught the call so far (`turn.learn_pauses`) then counts."""
     rows = []
     for voice, say in voices(more_voices).items():
-        for why, pieces in sentences:
-            audio = paused_speech(pieces, say, pause_s=pause_s)
-            rec = call(with_stages(stages, llm=ScriptedLLM(replies=["Okay."])), [audio])
-            rows.append({"voice": voice, "why": why, "said": " | ".join(pieces),
-                         "turns": len(rec.commits), "heard": rec.transcripts})
-            print(f"{voice}: {why}: {len(rec.commits)} {rec.transcripts}", file=sys.stderr, flush=True)
+        audios = [paused_speech(pieces, say, pause_s=pause_s) for _, pieces in sentences]
+        if one_call:
+            starts = np.cumsum([0.0] + [len(a) / INPUT_RATE_HZ + GAP_S for a in audios])
+            rec = call(with_stages(stages, llm=ScriptedLLM(replies=[REPLY] * 64)),
+                       [Clip(a, at_s=float(t)) for a, t in zip(audios, starts, strict=False)], config=config,
+                       max_s=float(starts[-1]) + 10.0)  # the scripted call's cap: past the last sentence
+            said = {e.item_id: e.transcript for e in rec.events if isinstance(e, ev.TranscriptionCompleted)}
+            by_turn = [(c, said.get(c.item_id, "")) for c in rec.commits]  # a commit may have no words
+        for k, ((why, pieces), audio) in enumerate(zip(sentences, audios, strict=True)):
+            if one_call:
+                # the sentence's turns begin in its own stretch: from halfway through the silence
+                # before it (a turn starts a little before its clip: the prefix padding)
+                span = ((starts[k] - GAP_S / 2) * 1000, (starts[k + 1] - GAP_S / 2) * 1000)
+                mine = [(c, t) for c, t in by_turn if span[0] <= c.audio_start_ms < span[1]]
+                turns, heard = len(mine), [t for _, t in mine]
+            else:
+                one = call(with_stages(stages, llm=ScriptedLLM(replies=[REPLY])), [audio], config=config)
+                turns, heard = len(one.commits), one.transcripts
+            rows.append({"voice": voice, "why": why, "said": " | ".join(pieces), "turns": turns, "heard": heard})
+            print(f"{voice}: {why}: {turns} {heard}", file=sys.stderr, flush=True)
     return rows
 
 
@@ -126,18 +154,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="more: three espeak-ng voices no set holds as well")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a setting changed, as `pipeline call --set` takes it (repeatable)")
+    parser.add_argument("--one-call", action="store_true",
+                        help="each voice's sentences in one call, in order, not a call each")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    stages = Stages.load(load(overrides=args.overrides))
+    config = load(overrides=args.overrides)
+    stages = Stages.load(config)
     sentences = FRESH if args.sentences == "fresh" else SENTENCES
     results = {"machine": describe_machine(),
                "command": "python -m bench.pauses " + " ".join(argv if argv is not None else sys.argv[1:]),
-               "pause_s": args.pause, "overrides": args.overrides,
-               "rows": run(stages, args.pause, sentences, args.voices == "more"),
+               "pause_s": args.pause, "overrides": args.overrides, "one_call": args.one_call,
+               "rows": run(stages, args.pause, sentences, args.voices == "more", config, args.one_call),
                "load_average": [round(v, 2) for v in os.getloadavg()]}
     stem = "-".join([f"{results['machine']['date'][:10]}-pauses",
                      *(["fresh"] if args.sentences == "fresh" else []),
                      *(["more-voices"] if args.voices == "more" else []),
+                     *(["one-call"] if args.one_call else []),
                      *(re.sub(r"[^a-z0-9]+", "-", o.split(".", 1)[-1].lower()).strip("-")
                        for o in args.overrides)])
     publish(args.out, stem, results, render(results))

@@ -138,3 +138,15 @@ def test_a_value_said_in_groups_holds_more_cuts_than_finished_lines_on_the_head_
             if 0.3 < h.probability(text) < 0.5:
                 held[complete] += 1
     assert held[False] >= 3 * held[True] > 0
+
+
+def test_a_caller_cut_off_once_is_learned_from_and_not_cut_off_again_in_the_replay():
+    from bench.eou_pauses_eval import replay
+
+    mid = {"finished": False, "looks": True}  # every pause after words that look finished
+    whole = {"finished": True, "looks": True}
+    turns = [([mid, whole], [1000.0])] * 3
+    looks = lambda r: r["looks"]  # noqa: E731
+    cut = lambda mode: [o["cut_off"] for o in replay(turns, looks, mode) if "cut_off" in o]  # noqa: E731
+    assert cut("fixed") == cut("learned per turn") == [True] * 3  # no pause was ever gone on from
+    assert cut("learned per turn and from cut-offs") == [True, False, False]
