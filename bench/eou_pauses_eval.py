@@ -132,7 +132,8 @@ def replay(turns: list[tuple[list[Row | None], list[float]]], ends: Callable[[Ro
                     # the caller went on as the reply began: the pause was not an end (LiveKit's
                     # "immediate interruption"), learned as turn taking does (`turn_began`)
                     learner.committed(0.0, "min_silence")
-                    learner.turn_began(pause, replying=True)
+                    learner.turn_began(pause, replying=True, over_agent=False)
+                    learner.heard_words()  # its words (or its interruption) prove it
                 lo, hi = learner.waits() if mode != "fixed" else (lo, hi)
                 continue
             if mode != "fixed":

@@ -168,7 +168,8 @@ def replay(rows: list[dict[str, Any]], name: str, policy: dict[str, Any], *, lea
             if ended and learn:
                 if cut_offs and finished:  # the speaker went on as the reply began: `turn_began`
                     learner.committed(0.0, "min_silence")
-                    learner.turn_began(pause, replying=True)
+                    learner.turn_began(pause, replying=True, over_agent=False)
+                    learner.heard_words()  # its words (or its interruption) prove it
                 short, long = learner.waits()  # a new turn takes the waits learned so far
             elif not ended and learn:
                 learner.observed_pause(pause)

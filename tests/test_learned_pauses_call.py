@@ -18,6 +18,7 @@ from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.base.config import TurnPolicy
 from pipeline.call.session import Stages
 from pipeline.call.turn_taking import TurnTaking
+from pipeline.stages.eou_pauses import LearnedPauses
 from pipeline.stages.fakes import ScriptedLLM, ToneTTS
 from pipeline.testing import call, make_config
 from pipeline.testing.scenario_voice import EnergyVAD, LineVoice
@@ -105,15 +106,20 @@ LATER = ["I'd like a table.", "for two at seven."]
 REPLY = "Sure, let me note that down for you."  # ~1.1 s of tone: still sounding when the caller goes on
 
 
-def _cut_off_call(learn: bool):
+def _cut_off_call(learn: bool, *, first: list[str] = CUT, backchannel: bool = False, **sections):
+    """`first` said with a 1000 ms pause (an "Mm-hmm." a second after its words, with
+    `backchannel`), then LATER with an 800 ms one, each answered by REPLY."""
     voice = LineVoice()
-    first, later = _turn(voice, CUT, 1000), _turn(voice, LATER, 800)
+    opening, later = _turn(voice, first, 1000), _turn(voice, LATER, 800)
     stages = Stages(vad=EnergyVAD(), stt=voice, completeness=HeuristicCompleteness(),
                     llm=ScriptedLLM(replies=[REPLY] * 4), tts=ToneTTS(ms_per_char=30.0))
-    later_at = 0.5 + len(first) / INPUT_RATE_HZ + 6.0
-    clips = [Clip(first, at_s=0.5), Clip(later, at_s=later_at),
+    opening_s = len(opening) / INPUT_RATE_HZ
+    later_at = 0.5 + opening_s + 6.0
+    clips = [Clip(opening, at_s=0.5), Clip(later, at_s=later_at),
              Clip(_silence(6000), at_s=later_at + len(later) / INPUT_RATE_HZ)]
-    return call(stages, clips, config=make_config(turn={"learn_pauses": learn}))
+    if backchannel:
+        clips.insert(1, Clip(voice.say("Mm-hmm."), at_s=0.5 + opening_s + 1.0))
+    return call(stages, clips, config=make_config(turn={"learn_pauses": learn}, **sections))
 
 
 def test_a_caller_cut_off_who_goes_on_as_the_reply_begins_is_not_cut_off_again():
@@ -132,9 +138,9 @@ def test_a_session_update_turns_it_on_and_off_keeping_what_was_learned(learn):
     base = TurnPolicy(learn_pauses=learn)
     taking.policy = base
     taking.detector = TurnDetector(base)
-    taking.pauses = None
+    taking.pauses = before = LearnedPauses.follow(None, base)  # as __init__ sets it
     taking.update_options(TurnPolicy(learn_pauses=True))
-    assert taking.pauses is not None
+    assert taking.pauses is not None and (taking.pauses is before) == learn  # on already: the same one
     taking.pauses.observed_pause(2000)
     seen = taking.pauses.seen
     taking.update_options(TurnPolicy(learn_pauses=True, min_silence_ms=500, max_silence_ms=1400))
@@ -145,18 +151,17 @@ def test_a_session_update_turns_it_on_and_off_keeping_what_was_learned(learn):
 
 
 def test_a_backchannel_as_the_reply_begins_teaches_nothing():
-    voice = LineVoice()
-    first = voice.say("My name is John Smith.")
-    later = _turn(voice, LATER, 800)
-    stages = Stages(vad=EnergyVAD(), stt=voice, completeness=HeuristicCompleteness(),
-                    llm=ScriptedLLM(replies=[REPLY] * 4), tts=ToneTTS(ms_per_char=30.0))
-    first_s = len(first) / INPUT_RATE_HZ
-    later_at = 0.5 + first_s + 6.0
-    clips = [Clip(first, at_s=0.5), Clip(voice.say("Mm-hmm."), at_s=0.5 + first_s + 1.0),
-             Clip(later, at_s=later_at), Clip(_silence(6000), at_s=later_at + len(later) / INPUT_RATE_HZ)]
-    record = call(stages, clips, config=make_config(turn={"learn_pauses": True}))
+    record = _cut_off_call(learn=True, first=["My name is John Smith."], backchannel=True)
     # the "Mm-hmm." a second after the words, as the reply began, was no going on: the next
     # request's pause is cut off at the configured waits, and only that cut-off is learned
     assert record.transcripts == ["My name is John Smith.", *LATER], record.timeline()
     pauses = record.session.turns.pauses
     assert pauses is not None and pauses.cut_offs == 1 and pauses.average_ms < 900
+
+
+def test_with_barge_in_off_talk_over_the_reply_teaches_nothing():
+    # with barge-in off the reply plays on, and what is heard over it may be its own echo
+    record = _cut_off_call(learn=True, bargein={"enabled": False})
+    pauses = record.session.turns.pauses
+    assert pauses is not None and pauses.cut_offs == 0, record.timeline()
+    assert record.transcripts[-2:] == LATER, record.timeline()

@@ -62,11 +62,7 @@ class TurnTaking:
         """New turn settings (a session.update), at once; an open turn keeps its speech state."""
         self.policy = policy
         self.pauses = LearnedPauses.follow(self.pauses, policy)  # what was learned stays
-        self.detector.set_policy(self._turn_policy())
-
-    def _turn_policy(self) -> TurnPolicy:
-        """The waits for the caller's next turn: the configured ones, or those learned."""
-        return self.policy if self.pauses is None else self.pauses.policy(self.policy)
+        self.detector.set_policy(LearnedPauses.policy_for(self.pauses, policy))
 
     @property
     def caller_speaking(self) -> bool:
@@ -163,10 +159,11 @@ class TurnTaking:
                     joined_from_ms=joined, voiced_ms=held.voiced_ms if joined is not None and held else 0.0)
         stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
-        if self.pauses is not None:  # each turn waits as the caller's pauses so far say
-            replying = self.playback.speaking or self.responder.making is not None  # to the last turn
-            self.pauses.turn_began(start_ms + self.policy.prefix_padding_ms, replying=replying, over_agent=over_agent)
-            self.detector.set_policy(self._turn_policy())
+        if self.pauses is not None and self.server_vad:  # each turn waits as the caller's pauses say
+            self.pauses.turn_began(start_ms + self.policy.prefix_padding_ms, over_agent=self.playback.speaking,
+                                   replying=self.playback.speaking or self.responder.making is not None,
+                                   joined=joined is not None)
+            self.detector.set_policy(LearnedPauses.policy_for(self.pauses, self.policy))
         self._open(turn)
         return turn
 
@@ -263,8 +260,9 @@ class TurnTaking:
             if turn.heard_to_ms is not None and turn.onset_ms is None:
                 self._mark_speech_end(turn, turn.heard_to_ms)
         turn.barges_in()
-        if self.pauses is not None and self.pauses.interrupted():  # the caller went on, over the reply
-            self.detector.set_policy(self._turn_policy())
+        onset = None if from_ms is None else from_ms + self.policy.prefix_padding_ms  # the first candidate
+        if self.pauses is not None and self.pauses.interrupted(onset):  # the caller went on, over the reply
+            self.detector.set_policy(LearnedPauses.policy_for(self.pauses, self.policy))
         self.announce(turn)
 
     # --- transcripts and the end of the turn -----------------------------------------------------
@@ -274,6 +272,8 @@ class TurnTaking:
             return
         self.core.emit(ev.StageMark(stage=ev.Milestone.FINAL_PASS, turn_id=turn.item_id))
         self._tell_words(turn, text, final=True)
+        if self.pauses is not None and text and turn.unspoken(text, self.now_ms()) is None and self.pauses.heard_words():
+            self.detector.set_policy(LearnedPauses.policy_for(self.pauses, self.policy))  # it went on
         await self._score(turn, text)
         await self.speculation.confirm(turn, text)  # begun from words the final did not say?
         if self.turn is turn and self.detector.stopping:

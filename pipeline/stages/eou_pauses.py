@@ -27,6 +27,15 @@ from ..base.config import TurnPolicy
 __all__ = ["LearnedPauses"]
 
 
+@dataclass(frozen=True)
+class _GoneOn:
+    """A turn begun soon after one committed at the short wait, while its reply began."""
+
+    end_ms: float  # where the committed turn's silence began
+    onset_ms: float  # where the new turn's speech began
+    over_agent: bool  # begun over the reply's voice: proved only by interrupting it
+
+
 @dataclass
 class LearnedPauses:
     """min/max silence waits from the pauses a caller went on after, in one call.
@@ -48,7 +57,7 @@ class LearnedPauses:
     seen: int = field(default=0, init=False)
     cut_offs: int = field(default=0, init=False)  # turns the caller went on after, learned
     _committed_end_ms: float | None = field(default=None, init=False)  # a turn ended at the short wait
-    _pending_ms: float | None = field(default=None, init=False)  # a pause before talk over the reply
+    _pending: _GoneOn | None = field(default=None, init=False)  # a turn begun after it, not yet proved
 
     def __post_init__(self) -> None:
         if not 0.0 < self.alpha <= 1.0:
@@ -86,38 +95,50 @@ class LearnedPauses:
         short = reason in ("min_silence", "early_silence")
         self._committed_end_ms = speech_end_ms if short else None
 
-    def turn_began(self, onset_ms: float, *, replying: bool, over_agent: bool = False) -> bool:
+    def turn_began(self, onset_ms: float, *, replying: bool, over_agent: bool, joined: bool = False) -> None:
         """A new turn's speech began at `onset_ms`, the reply to the last one still being made or
         sounding (`replying`). Within the long wait of a turn committed at the short one, the
-        caller went on as the reply began: that pause is learned (LiveKit's "immediate
-        interruption"), and the average is at least that pause. Not after a reply was heard to
-        its end: that is the next turn. Speech begun over the reply's voice (`over_agent`) may be
-        its echo or a backchannel: its pause is learned only once it proves an interruption
-        (`interrupted`). True if learned now."""
-        end, self._committed_end_ms, self._pending_ms = self._committed_end_ms, None, None
-        if end is None or not replying or not 0 < onset_ms - end < self.waits()[1]:
-            return False
-        if over_agent:
-            self._pending_ms = onset_ms - end
-            return False
-        self._cut_off(onset_ms - end)
-        return True
+        caller may have gone on as the reply began (LiveKit's "immediate interruption"): that
+        pause waits to be learned until the turn proves the caller's, by words (`heard_words`)
+        or, begun over the reply's voice (`over_agent`: its echo, a backchannel?), by
+        interrupting it (`interrupted`). Not after a reply was heard to its end: that is the next
+        turn. A turn `joined` to talk held from over the reply keeps that talk's pause."""
+        pending, self._pending = self._pending, None
+        if joined and pending is not None:
+            self._pending = replace(pending, over_agent=over_agent)
+            return
+        end, self._committed_end_ms = self._committed_end_ms, None
+        if end is not None and replying and 0 < onset_ms - end < self.waits()[1]:
+            self._pending = _GoneOn(end_ms=end, onset_ms=onset_ms, over_agent=over_agent)
 
-    def interrupted(self) -> bool:
-        """The turn begun over the reply's voice interrupted it: the caller went on. True if that
-        learned a pause (`turn_began`)."""
-        pause, self._pending_ms = self._pending_ms, None
-        if pause is None:
+    def heard_words(self) -> bool:
+        """The turn begun after a cut-off said words, not over the reply: the caller went on.
+        True if that learned its pause."""
+        pending = self._pending
+        if pending is None or pending.over_agent:
             return False
-        self._cut_off(pause)
-        return True
+        return self._learn(pending.onset_ms)
 
-    def _cut_off(self, pause_ms: float) -> None:
-        self.observed_pause(pause_ms)
+    def interrupted(self, onset_ms: float | None = None) -> bool:
+        """The turn begun after a cut-off interrupted the reply, its caller's speech from
+        `onset_ms` (None: where the turn began). True if that learned its pause."""
+        pending = self._pending
+        if pending is None:
+            return False
+        return self._learn(pending.onset_ms if onset_ms is None else onset_ms)
+
+    def _learn(self, onset_ms: float) -> bool:
+        pending, self._pending = self._pending, None
+        assert pending is not None
+        pause = onset_ms - pending.end_ms
+        if not 0 < pause < self.waits()[1]:  # the interruption came later: a barge-in, not going on
+            return False
+        self.observed_pause(pause)
         # we were wrong once: the same pause is not to end a turn again (the short wait then
         # outlasts it, to its ceiling)
-        self.average_ms = max(self.average_ms, pause_ms)
+        self.average_ms = max(self.average_ms, pause)
         self.cut_offs += 1
+        return True
 
     @property
     def ratio(self) -> float:
@@ -125,15 +146,24 @@ class LearnedPauses:
 
     def waits(self) -> tuple[float, float]:
         """(min, max) silence waits for the caller's next turn, in ms: the configured ones
-        scaled up by the ratio, each to its upper bound (or the configured wait, if higher)."""
+        scaled up by the ratio, each to its upper bound (or the configured wait, if higher),
+        at least `gap_ms` apart (or as far apart as configured, if less)."""
         ratio = max(1.0, self.ratio)
         short = max(self.min_silence_ms, min(self.min_ceiling_ms, self.min_silence_ms * ratio))
         long = max(self.max_silence_ms, min(self.max_ceiling_ms, self.max_silence_ms * ratio))
-        return short, max(long, short + self.gap_ms)
+        gap = min(self.gap_ms, max(0.0, self.max_silence_ms - self.min_silence_ms))
+        return short, max(long, short + gap)
 
-    def policy(self, base: TurnPolicy) -> TurnPolicy:
-        """`base` with the learned waits (`base` itself while they are its own)."""
-        short, long = round(self.waits()[0]), round(self.waits()[1])
+    @staticmethod
+    def policy_for(learned: LearnedPauses | None, base: TurnPolicy) -> TurnPolicy:
+        """The waits a caller's next turn takes: `base` with what `learned` learned (`base`
+        itself while learning is off or learned nothing). An early commit's silence scales with
+        the short wait, so a pause learned is not cut off early either."""
+        if learned is None:
+            return base
+        short, long = round(learned.waits()[0]), round(learned.waits()[1])
         if (short, long) == (base.min_silence_ms, base.max_silence_ms):
             return base
-        return replace(base, min_silence_ms=short, max_silence_ms=long)
+        scaled = round(base.early_silence_ms * short / max(1, base.min_silence_ms))
+        early = min(short, scaled) if base.early_silence_ms else 0
+        return replace(base, min_silence_ms=short, max_silence_ms=long, early_silence_ms=early)
