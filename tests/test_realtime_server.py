@@ -595,3 +595,36 @@ def test_response_create_parameters_item_delete_and_their_errors():
                 assert len(error["error"]["message"]) <= 300  # never echoes the input back at length
 
     asyncio.run(scenario())
+
+
+@pytest.mark.models
+def test_a_caller_cut_off_once_is_not_cut_off_again_in_the_session(real_stages, say):
+    """Waits learned per caller over the realtime protocol: a request whose pause follows words
+    that look finished is cut in two; the caller goes on as the reply begins (an interruption),
+    and the session learns that pause, so the next such request, later in the same session, is
+    one turn (tests/test_learned_pauses_call.py holds the rule; bench.pauses --one-call the voices)."""
+    from pipeline.testing import paused_speech
+
+    stages = with_stages(real_stages, llm=ScriptedLLM(replies=["Sure, let me note that down for you."] * 4))
+    # a longer first pause: cut off even where a loaded machine is slow to commit
+    first = paused_speech(["I need a taxi to the station.", "at half past six tomorrow."], say, pause_s=1.2)
+    later = paused_speech(["We need two rooms.", "for three nights in May."], say, pause_s=0.9, tail_s=0.0)
+
+    async def scenario() -> None:
+        async with serving(stages) as server, client(server) as c:
+            await c.send({"type": "session.update", "session": {
+                "audio": {"input": {"format": {"type": "audio/pcm", "rate": 24000}}}}})
+            await c.wait_for("session.updated")
+            mic = Mic(c)
+            mic.say(first)
+            await asyncio.sleep(len(first) / INPUT_RATE_HZ + 4.0)
+            assert len(c.of("input_audio_buffer.committed")) == 2, transcripts(c)  # cut off, went on
+            mic.say(later)
+            await asyncio.sleep(len(later) / INPUT_RATE_HZ + 2.5)  # past the learned long wait too
+            await c.wait_for("response.done", timeout=60)
+            await mic.stop()
+            said = transcripts(c)
+            assert len(c.of("input_audio_buffer.committed")) == 3, said  # the second request whole
+            assert "rooms" in said[-1].lower() and "may" in said[-1].lower(), said
+
+    asyncio.run(scenario())
