@@ -129,6 +129,14 @@ async def client(server: RealtimeServer, **kwargs: Any) -> AsyncIterator[Client]
             await c.close()
 
 
+async def mic_at_24k(c: Client) -> Mic:
+    """The session told to take 24 kHz PCM, and a microphone sending it."""
+    await c.send({"type": "session.update", "session": {
+        "audio": {"input": {"format": {"type": "audio/pcm", "rate": 24000}}}}})
+    await c.wait_for("session.updated")
+    return Mic(c)
+
+
 class Mic:
     """A caller's microphone: 20 ms appends at real time, silence when nobody talks."""
 
@@ -451,10 +459,7 @@ def test_a_number_said_in_groups_is_one_turn(real_stages, say):
 
     async def scenario() -> None:
         async with serving(stages) as server, client(server) as c:
-            await c.send({"type": "session.update", "session": {
-                "audio": {"input": {"format": {"type": "audio/pcm", "rate": 24000}}}}})
-            await c.wait_for("session.updated")
-            mic = Mic(c)
+            mic = await mic_at_24k(c)
             mic.say(speech)
             # every word sent, and past max_silence_ms: a second turn would be committed by now
             await asyncio.sleep(len(speech) / INPUT_RATE_HZ + 2.5)
@@ -612,10 +617,7 @@ def test_a_caller_cut_off_once_is_not_cut_off_again_in_the_session(real_stages, 
 
     async def scenario() -> None:
         async with serving(stages) as server, client(server) as c:
-            await c.send({"type": "session.update", "session": {
-                "audio": {"input": {"format": {"type": "audio/pcm", "rate": 24000}}}}})
-            await c.wait_for("session.updated")
-            mic = Mic(c)
+            mic = await mic_at_24k(c)
             mic.say(first)
             await asyncio.sleep(len(first) / INPUT_RATE_HZ + 4.0)
             assert len(c.of("input_audio_buffer.committed")) == 2, transcripts(c)  # cut off, went on
