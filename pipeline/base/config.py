@@ -78,7 +78,7 @@ class TurnPolicy:
     max_turn_ms: int = 60_000
     # Waits learned per caller (LiveKit's dynamic endpointing, stages/eou_pauses.py): pauses the caller went on
     # after (in a turn, or as the reply to a turn cut off began) lengthen both waits, to 1200 / 3000 ms, never
-    # shorten them (bench/README.md, "Waits learned per caller"; 5% of held-out pauses cut off against 32%)
+    # shorten them (bench/README.md, "Waits learned per caller"; 3% of held-out pauses cut off against 32%)
     learn_pauses: bool = True
     # What the call is about, told to the recogniser as a prompt on every pass of a turn (tool
     # and argument names as said, `hotwords`, the instructions, the last `context_turns` turns;

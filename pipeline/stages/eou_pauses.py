@@ -8,13 +8,16 @@ counts as the prior, so a caller who pauses briefly keeps the configured waits, 
 no long pause behaves as if it were off.
 
 Two kinds of pause are learned (LiveKit's first two cases): a silence inside a turn after which
-speech resumed before the commit (`observed_pause`), and the silence before a new turn that began
-within the long wait of a turn committed at the short one (`committed` then `turn_began`, or
-`interrupted` for talk over the reply, once it interrupts): the caller went on as the reply
-began, so that turn was cut off and the pause is one the next wait should outlast. With `turn.learn_pauses` on, turn taking (`call/turn_taking.py`) keeps one per
-call and applies `policy(base)` with `TurnDetector.set_policy` at the start of each caller turn.
-Why it is on by default: the replay in `python -m bench.eou_pauses_eval --current`
-(bench/results/, and bench/README.md "Waits learned per caller, replayed").
+speech resumed before the commit (`observed_pause`), and the silence before a new turn begun
+within the long wait of a turn committed at the short one, while its reply was being made or
+sounding (`committed`, `turn_began`): the caller went on as the reply began, so that turn was cut
+off, and the pause is one the next wait should outlast. That second kind is learned once the new
+turn proves the caller's: by words (`heard_words`), or, begun over the reply's voice (its echo, a
+backchannel?), by interrupting it (`interrupted`). With `turn.learn_pauses` on, turn taking
+(`call/turn_taking.py`) keeps one per call and applies `LearnedPauses.policy_for` with
+`TurnDetector.set_policy` at the start of each caller turn, and when a cut-off is learned. Why it
+is on by default: the replay in `python -m bench.eou_pauses_eval --current` (bench/README.md,
+"Waits learned per caller, replayed").
 """
 
 from __future__ import annotations
@@ -161,7 +164,7 @@ class LearnedPauses:
         the short wait, so a pause learned is not cut off early either."""
         if learned is None:
             return base
-        short, long = round(learned.waits()[0]), round(learned.waits()[1])
+        short, long = (round(w) for w in learned.waits())
         if (short, long) == (base.min_silence_ms, base.max_silence_ms):
             return base
         scaled = round(base.early_silence_ms * short / max(1, base.min_silence_ms))
