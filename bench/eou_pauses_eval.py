@@ -110,6 +110,15 @@ def calls(rows: list[Row]) -> dict[tuple[str, str], list[tuple[list[Row | None],
     return out
 
 
+def learn_cut_off(learner: LearnedPauses, pause_ms: float) -> None:
+    """A turn committed at the short wait after which the caller went on `pause_ms` after their
+    words, as the reply began (LiveKit's "immediate interruption"), its words proving it: learned
+    as turn taking learns it (`committed`, `turn_began`, `heard_words`)."""
+    learner.committed(0.0, "min_silence")
+    learner.turn_began(pause_ms, replying=True, over_agent=False)
+    learner.heard_words()
+
+
 def replay(turns: list[tuple[list[Row | None], list[float]]], ends: Callable[[Row], bool],
            mode: str) -> list[dict[str, Any]]:
     """Each stored clip's outcome in one call: {row, cut_off | waited, wait_ms, turn}."""
@@ -129,11 +138,7 @@ def replay(turns: list[tuple[list[Row | None], list[float]]], ends: Callable[[Ro
                 out.append({"row": row, "turn": t, "cut_off": cut, "lo": lo, "hi": hi})
             if cut:  # the rest is a new turn, with the waits learned so far
                 if mode == "learned per turn and from cut-offs" and complete:
-                    # the caller went on as the reply began: the pause was not an end (LiveKit's
-                    # "immediate interruption"), learned as turn taking does (`turn_began`)
-                    learner.committed(0.0, "min_silence")
-                    learner.turn_began(pause, replying=True, over_agent=False)
-                    learner.heard_words()  # its words (or its interruption) prove it
+                    learn_cut_off(learner, pause)
                 lo, hi = learner.waits() if mode != "fixed" else (lo, hi)
                 continue
             if mode != "fixed":

@@ -146,6 +146,8 @@ def replay(rows: list[dict[str, Any]], name: str, policy: dict[str, Any], *, lea
     the long one. Mid pauses that ended a turn, and the silence the speakers' last words waited."""
     from pipeline.stages.eou_pauses import LearnedPauses
 
+    from .eou_pauses_eval import learn_cut_off
+
     paused = pauses_by_clip()
     cut = mids = 0
     waits: list[float] = []
@@ -166,10 +168,8 @@ def replay(rows: list[dict[str, Any]], name: str, policy: dict[str, Any], *, lea
             mids += r["kind"] == "mid"
             cut += ended and r["kind"] == "mid"
             if ended and learn:
-                if cut_offs and finished:  # the speaker went on as the reply began: `turn_began`
-                    learner.committed(0.0, "min_silence")
-                    learner.turn_began(pause, replying=True, over_agent=False)
-                    learner.heard_words()  # its words (or its interruption) prove it
+                if cut_offs and finished:  # the speaker went on as the reply began
+                    learn_cut_off(learner, pause)
                 short, long = learner.waits()  # a new turn takes the waits learned so far
             elif not ended and learn:
                 learner.observed_pause(pause)
