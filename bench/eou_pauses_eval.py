@@ -242,8 +242,7 @@ def people() -> dict[str, dict[str, dict[str, Any]]]:
         out[name] = {}
         for mode, (learn, cut_offs) in HUMAN_MODES.items():
             f = replay_people(rows, name, stored["policy"], learn=learn, cut_offs=cut_offs)
-            out[name][mode] = {"mid": f["mid"], "cut": round(f["cut_off"] * f["mid"]),
-                               "last_wait_ms": f["last_wait_ms"]}
+            out[name][mode] = {k: f[k] for k in ("mid", "cut", "last_wait_ms")}
     return out
 
 

@@ -173,7 +173,7 @@ def replay(rows: list[dict[str, Any]], name: str, policy: dict[str, Any], *, lea
                 short, long = learner.waits()  # a new turn takes the waits learned so far
             elif not ended and learn:
                 learner.observed_pause(pause)
-    return {"mid": mids, "cut_off": cut / mids if mids else None,
+    return {"mid": mids, "cut": cut, "cut_off": cut / mids if mids else None,
             "last_wait_ms": sum(waits) / len(waits) if waits else None}
 
 
