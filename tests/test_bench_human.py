@@ -131,7 +131,7 @@ def test_a_recording_replayed_as_a_call_ends_a_turn_only_where_its_pause_lets_it
             _row("lecture/10@38.91", "mid", False),  # 992 ms, not finished: the turn goes on
             _row("jfk/4@10.53", "last", False)]  # the last words wait the long silence
     fixed = replay(rows, "sig", policy, learn=False)
-    assert fixed == {"mid": 3, "cut_off": 1 / 3, "last_wait_ms": 1500}
+    assert fixed == {"mid": 3, "cut": 1, "cut_off": 1 / 3, "last_wait_ms": 1500}
     # learned: the 992 ms pause the speaker went on after lengthens the waits of the turn after the
     # next one that ends (2112 ms); a 768 ms pause there no longer ends it (waits are set per turn)
     call = [_row("lecture/10@38.91", "mid", False), _row("lecture/13@46.75", "end", False),
