@@ -70,6 +70,16 @@ _SPOKEN_DIGITS = {**dict.fromkeys("zero oh one two three four five six seven eig
                   "double": 1, "triple": 2}  # "double five": 2 digits, "triple five": 3
 _WHOLE_DIGITS = {"zip": 5, "pin": 4, "ending": 4}  # the others: a phone number's 10
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A sentence opened by a clause that says its point comes after it ("If the store is open
+# tomorrow, | I'll come in", "When I tried to pay online, | it said ..."): a subordinator, then a
+# subject. Whisper closes it with a period at the pause. Not "before", "after", "until", "since"
+# or "because": they also open an answer ("After five.", "Because I'm moving."); not a question
+# ("When is checkout?"), nor a clause with a comma in it (the main clause may have come), nor
+# three words or fewer ("If you can.", "If that's okay.", said as the end of a request).
+_SUBORDINATORS = frozenset("if unless although though whereas whenever when while once".split())
+_SUBJECTS = frozenset("i we you he she they it the my our your his her their this that there a an "
+                      "i'm it's we're you're they're i've we've there's that's someone nobody".split())
+_OPENERS = frozenset("and so but well okay ok um uh now oh".split())
 
 
 class HeuristicCompleteness:
@@ -98,7 +108,7 @@ class HeuristicCompleteness:
         # earlier ones may be the agent's own words the turn picked up ("Thanks for calling
         # us. And so my fellow Americans." when a caller cuts in over the reply)
         sentence = _WORD.findall(_SENTENCE_END.split(text.lower())[-1]) or words
-        if _ADDRESS.match(" ".join(sentence)):
+        if _ADDRESS.match(" ".join(sentence)) or _clause_first(text, sentence):
             return 0.3
         opening = " ".join(sentence[:2])
         if len(sentence) <= _LEAD_IN_MAX_WORDS and any(
@@ -107,6 +117,17 @@ class HeuristicCompleteness:
         if text.endswith((".", "!", "?")):
             return 0.9
         return 0.6  # no punctuation, no dangling word: probably done
+
+
+def _clause_first(text: str, sentence: list[str]) -> bool:
+    """Is the last sentence (`sentence`, its words) only a subordinate clause said first, its
+    main clause still to come? (`_SUBORDINATORS`)"""
+    if text.rstrip().endswith("?") or "," in _SENTENCE_END.split(text)[-1]:
+        return False
+    k = 0
+    while k < len(sentence) and sentence[k] in _OPENERS:
+        k += 1
+    return len(sentence) - k >= 4 and sentence[k] in _SUBORDINATORS and sentence[k + 1] in _SUBJECTS
 
 
 def _value_goes_on(text: str) -> bool:

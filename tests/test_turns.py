@@ -227,6 +227,17 @@ def test_any_speech_resets_the_silence_clock():
     ("", False),
     ("because", False),
     ("Book it for Tuesday", True),
+    # a clause said first: its main clause is still to come, whatever Whisper's period says
+    ("If the store is open tomorrow.", False),
+    ("So when I tried to pay online.", False),
+    ("Although I booked a double.", False),
+    ("If the store is open tomorrow, I'll come in at noon.", True),
+    ("When is checkout?", True),
+    ("When does the store open.", True),  # a question Whisper closed with a period
+    ("If that's possible.", True),
+    ("If that's okay.", True),
+    ("After five.", True),
+    ("Can you book it for Friday? If that's all right with you, thanks.", True),
 ])
 def test_heuristic_completeness(text, complete):
     assert (HeuristicCompleteness().probability(text) >= 0.5) is complete
