@@ -114,3 +114,26 @@ def test_a_prefill_never_waits_and_gives_way(greedy_llm):
     llm.keep_prompt_cache = False  # a model that keeps no prompt has none to prefill
     assert llm.prefill(_said("What time is checkout?")) == 0
     assert llm.cached_tokens == 0
+
+
+def test_the_conversation_evaluated_up_to_the_callers_words_leaves_the_next_turn_only_its_own(greedy_llm):
+    """After a reply, `prefill(upto_words=True)` evaluates the conversation with it and the
+    caller's header, not the words: the next turn's request evaluates only its words and the
+    assistant's header; a second time there is nothing left to evaluate."""
+    import threading
+
+    from pipeline.base.protocols import Generation
+
+    llm = greedy_llm
+    llm.forget()
+    reply = "".join(llm.stream(MESSAGES, cancel=threading.Event(), max_tokens=12))
+    conversation = [*MESSAGES, {"role": "assistant", "content": reply}]
+    ahead = llm.prefill([*conversation, {"role": "user", "content": ""}], upto_words=True)
+    assert ahead > 0
+    assert llm.prefill([*conversation, {"role": "user", "content": "anything"}], upto_words=True) == 0
+    nxt = [*conversation, {"role": "user", "content": "Is breakfast included?"}]
+    done = Generation()
+    "".join(llm.stream(nxt, cancel=threading.Event(), result=done, max_tokens=4))
+    words_and_after = len(llm._llm.tokenize(b"Is breakfast included?", add_bos=False, special=True))
+    assert done.prompt_tokens - done.cached_tokens <= words_and_after + 6, done  # + the assistant's header
+    assert done.cached_tokens >= llm.count_tokens(conversation) - 3, done  # (its own assistant header)

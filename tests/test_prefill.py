@@ -25,13 +25,17 @@ class PrefillSpy(ScriptedLLM):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.prefills: list[tuple[list[dict[str, Any]], int]] = []
+        self.ahead: list[list[dict[str, Any]]] = []  # the conversation, up to the caller's next words
         self.session: Any = None
         self.while_busy = 0  # prefills asked for while a reply ran or the agent spoke
 
     def watch(self, session: Any) -> None:
         self.session = session
 
-    def prefill(self, messages: list[dict[str, Any]], *, go_on: Any = None) -> int:
+    def prefill(self, messages: list[dict[str, Any]], *, go_on: Any = None, upto_words: bool = False) -> int:
+        if upto_words:
+            self.ahead.append(messages)
+            return 1
         self.prefills.append((messages, len(self.requests)))
         # (the simulated clock stands still while this runs: no frame, no reply, comes between)
         if self.session is not None and (self.session.playback.speaking
@@ -62,10 +66,34 @@ def test_the_callers_words_so_far_are_prefilled_as_the_replys_prompt(real_stages
     assert llm.while_busy == 0
 
 
-def test_off_by_default_no_prefill(real_stages, say):
+def test_off_by_default_no_prefill_of_the_words(real_stages, say):
     llm = PrefillSpy(replies=["Booked for two."])
     rec = call(with_stages(real_stages, llm=llm), [say(TEXT), silence(1500)])
     assert rec.agent_lines == ["Booked for two."] and llm.prefills == []
+
+
+def test_a_reply_heard_to_its_end_has_the_conversation_evaluated_up_to_the_callers_next_words(real_stages, say):
+    llm = PrefillSpy(replies=["Booked for two.", "You're welcome."])
+    rec = call(with_stages(real_stages, llm=llm), [say(TEXT), silence(2500), say("Thank you."), silence(1500)])
+    assert rec.agent_lines == ["Booked for two.", "You're welcome."], rec.timeline()
+    assert len(llm.ahead) == 2, rec.timeline()  # after each reply heard in full
+    first = llm.ahead[0]
+    assert first[-2] == {"role": "assistant", "content": "Booked for two."}
+    assert first[-1] == {"role": "user", "content": ""}  # where the words go; not evaluated
+    assert llm.requests[1][:-1] == first[:-1]  # the next turn's prompt shares all of it
+    assert len(rec.stages("heard_in_full")) == 2
+
+
+def test_a_reply_cut_off_has_nothing_evaluated_ahead(real_stages, say):
+    # the caller talks over a long reply: it is not heard to its end, and the conversation it
+    # leaves (the reply as far as it was heard) is the next request's to evaluate
+    menu = ("We have soups, salads and sandwiches at lunch. In the evening there are three kinds "
+            "of pasta, a fish of the day and a steak. The desserts change every week.")
+    llm = PrefillSpy(rules=[["menu", menu], ["dessert", "Sure."]])
+    rec = call(with_stages(real_stages, llm=llm), [say("Tell me about your menu, please."), silence(2500),
+                                                   say("Wait, I only want the desserts."), silence(1500)])
+    assert rec.stages("barge_in") and rec.agent_lines[0] != menu, rec.timeline()
+    assert len(llm.ahead) == len(rec.stages("heard_in_full")) == 1  # the second reply's only
 
 
 def test_no_prefill_while_a_reply_runs(real_stages, say):

@@ -177,9 +177,11 @@ class PrefillLLM(Protocol):
     """An LLM that can evaluate a prompt ahead of the request for it (the caller's words so far,
     while the caller still speaks): the request then evaluates only what changed."""
 
-    def prefill(self, messages: Messages, *, go_on: Callable[[], bool] | None = None) -> int:
+    def prefill(self, messages: Messages, *, go_on: Callable[[], bool] | None = None,
+                upto_words: bool = False) -> int:
         """Evaluate this prompt now; the tokens evaluated (0: busy, or held already). Blocking:
-        run in a thread. It stops soon after a request wants the model or `go_on` says no."""
+        run in a thread. It stops soon after a request wants the model or `go_on` says no.
+        `upto_words`: only up to where the last message's words begin."""
 
 
 @runtime_checkable

@@ -9,10 +9,16 @@ windows), the cores are the final pass's, so a prefill neither starts nor takes 
 (`LlamaLLM.prefill`: steps of 8 tokens), nor once a request wants the model; what it evaluated
 stays held. Not while a reply runs or the agent speaks (the turn is then over the agent's voice,
 perhaps a backchannel), and one at a time.
+
+Whatever that setting, once a reply has been heard to its end the conversation with it is
+evaluated up to where the caller's next words go (the reply's end, the caller's header): the
+model is idle then, and the next turn's request evaluates only its own words and the
+assistant's header (bench/README.md, "The conversation evaluated ahead").
 """
 
 from __future__ import annotations
 
+from ..base import events as ev
 from ..base.protocols import LLM, Messages, PrefillLLM
 from ..stages.playback import Playback
 from ..turns import WordsHeard
@@ -35,6 +41,21 @@ class Prefill:
         self.last_text: str | None = None  # the words of the last prefill
         if self.llm is not None:
             turns.words.add(self._on_words, WordsPhase.PREFILL)
+            core.listeners.add(self._on_event, ev.EventPhase.SESSION)
+
+    def _on_event(self, event: ev.Event) -> None:
+        """A reply heard to its end: the conversation with it, up to the caller's next words."""
+        responder = self.responder
+        if (not isinstance(event, ev.StageMark) or event.stage != ev.Milestone.HEARD_IN_FULL
+                or self.running or not self.core.config.response.preemptive
+                or not responder.auto_respond or responder.active is not None):
+            return
+        try:
+            messages = responder.messages(extra_user="", mark_fit=False)
+        except ContextOverflowError:
+            return
+        self.running = True
+        self.core.spawn(self._run(messages, None))
 
     def _on_words(self, heard: WordsHeard) -> None:
         text = heard.text.strip()
@@ -57,11 +78,15 @@ class Prefill:
         detector = self.turns.detector
         return detector.in_speech and detector.trailing_ms == 0
 
-    async def _run(self, messages: Messages, text: str) -> None:
+    async def _run(self, messages: Messages, text: str | None) -> None:
+        """Evaluate `messages` ahead: up to the caller's words `text`, or (None) up to where they go."""
         assert self.llm is not None
         llm = self.llm
         try:
-            await self.core.clock.run_in_thread(lambda: llm.prefill(messages, go_on=self._voice_goes_on))
+            await self.core.clock.run_in_thread(
+                lambda: llm.prefill(messages, go_on=self._voice_goes_on) if text is not None
+                else llm.prefill(messages, upto_words=True))
         finally:
             self.running = False
-        self.last_text = text
+        if text is not None:
+            self.last_text = text

@@ -172,13 +172,16 @@ class LlamaLLM:
         finally:
             self.lock.release()
 
-    def prefill(self, messages: list[dict[str, Any]], *, go_on: Callable[[], bool] | None = None) -> int:
+    def prefill(self, messages: list[dict[str, Any]], *, go_on: Callable[[], bool] | None = None,
+                upto_words: bool = False) -> int:
         """Evaluate this prompt (instructions, conversation, the caller's words so far and the
         assistant's header) ahead of the request for it: the request then evaluates only the
         tokens after the prefix they share, none when the caller's final words are these. The
         tokens evaluated; 0 when the model is busy (it never waits) or holds the prompt
         already. Steps of `PREFILL_STEP` tokens: a request that wants the model, or `go_on`
-        turning false, stops it at the next step, and what was evaluated stays held."""
+        turning false, stops it at the next step, and what was evaluated stays held.
+        `upto_words`: only the tokens before the last message's words: the conversation and the
+        caller's header, ready for whatever the caller says next."""
         from llama_cpp import Llama
 
         if not self.keep_prompt_cache or not self.lock.acquire(blocking=False):
@@ -186,9 +189,12 @@ class LlamaLLM:
         try:
             llm = self._llm
             tokens = self._prompt_tokens(messages)
+            if upto_words:  # up to where two prompts with other words there part
+                a, b = ([*messages[:-1], {**messages[-1], "content": w}] for w in ("A", "B"))
+                tokens = tokens[:Llama.longest_token_prefix(self._prompt_tokens(a), self._prompt_tokens(b))]
             held = Llama.longest_token_prefix(llm.input_ids[:llm.n_tokens].tolist(), tokens)
-            if held == len(tokens) == llm.n_tokens:
-                return 0
+            if held == len(tokens) and (upto_words or held == llm.n_tokens):
+                return 0  # (with more held after the words' place: no logits are asked of it)
             # all of it held but more evaluated after (an earlier reply): the last token again,
             # so the logits a request samples from are this prompt's
             llm.n_tokens = min(held, len(tokens) - 1)  # eval drops the model's memory past it
