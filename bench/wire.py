@@ -118,16 +118,18 @@ def _chunks(audio: np.ndarray) -> list[str]:
     return list(chunks_b64(pcm, chunk_ms=CHUNK_MS))
 
 
-async def one_call(url: str, audio: np.ndarray) -> dict[str, Any]:
-    """One call: the clip at real time; what arrived when, in ms after the end of speech."""
+async def one_call(url: str, audio: np.ndarray, instructions: str | None = None) -> dict[str, Any]:
+    """One call: the clip at real time; what arrived when, in ms after the end of speech.
+    `instructions`: the client's own, sent in its session.update (None: the server's)."""
     from websockets.asyncio.client import connect
 
     chunks = _chunks(audio)
     async with connect(url, proxy=None, max_size=None) as ws:
         while json.loads(await ws.recv())["type"] != "session.created":
             pass
-        await ws.send(json.dumps({"type": "session.update",
-                                  "session": {"type": "realtime", "include_local_events": True}}))
+        session: dict[str, Any] = {"type": "realtime", "include_local_events": True}
+        await ws.send(json.dumps({"type": "session.update", "session": session | (
+            {} if instructions is None else {"instructions": instructions})}))
         loop = asyncio.get_running_loop()
         started = loop.time()
         end_s = started + LEAD_S + last_sound_s(audio)
@@ -268,17 +270,26 @@ def start_server(extra: list[str], env: dict[str, str] | None = None) -> tuple[s
     raise SystemExit("pipeline serve did not listen within 180 s")
 
 
-def _call(via: str, url: str, clip: np.ndarray) -> dict[str, Any]:
+def own_instructions(n: int) -> str:
+    """A client's instructions for its n-th call: the caller's account first, as an app puts what
+    it knows of the caller into them, so no two calls' instructions share more than a few tokens."""
+    from pipeline.base.config import DEFAULT_INSTRUCTIONS
+
+    return f"The caller on this line holds account {n:06d}. {DEFAULT_INSTRUCTIONS}"
+
+
+def _call(via: str, url: str, clip: np.ndarray, instructions: str | None = None) -> dict[str, Any]:
     if via == "realtime":
-        return asyncio.run(one_call(url, clip))
+        return asyncio.run(one_call(url, clip, instructions))
     port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
     return asyncio.run(phone_call(port, clip, via))
 
 
 def run(rounds: int, extra: list[str], vias: tuple[str, ...] = ("realtime",),
-        variants: dict[str, list[str]] | None = None) -> dict[str, Any]:
+        variants: dict[str, list[str]] | None = None, own: bool = False) -> dict[str, Any]:
     """Every clip `rounds` times on each variant's server (one server when `variants` is None),
-    by each path, the variants alternating call by call."""
+    by each path, the variants alternating call by call. `own`: each call's client sends its own
+    instructions (`own_instructions`), the same to every variant."""
     audio = clips()
     variants = variants or {AS_SHIPPED: []}
     servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
@@ -291,10 +302,11 @@ def run(rounds: int, extra: list[str], vias: tuple[str, ...] = ("realtime",),
         rows: list[dict[str, Any]] = []
         order = list(variants)
         for r in range(rounds):
-            for name, clip in audio.items():
+            for k, (name, clip) in enumerate(audio.items()):
+                said = own_instructions(r * len(audio) + k) if own else None
                 for variant in order:
                     for via in vias:
-                        row = _call(via, servers[variant][1], clip)
+                        row = _call(via, servers[variant][1], clip, said)
                         rows.append({"clip": name, "round": r, "variant": variant, "via": via, **row})
                         print(f"round {r} {variant} {via} {name[:40]!r}: {row['end_to_audio']}",
                               file=sys.stderr)
@@ -452,6 +464,8 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
                         help="a server with these extra `pipeline serve` arguments, A/B against "
                              "the other variants call by call (repeat it; 'NAME=' is as shipped)")
+    parser.add_argument("--own-instructions", action="store_true",
+                        help="each call's client sends its own instructions, the caller's account first")
     parser.add_argument("serve_args", nargs="*", help="extra `pipeline serve` arguments (after --)")
     args = parser.parse_args()
     vias = tuple(v.strip() for v in args.via.split(",") if v.strip())
@@ -465,7 +479,7 @@ def main() -> None:
             parser.error(f"--variant {spec!r}: write NAME=ARGS (ARGS may be empty: as shipped)")
         variants[name] = shlex.split(rest)
     before = os.getloadavg()
-    result = run(args.rounds, args.serve_args, vias, variants or None)
+    result = run(args.rounds, args.serve_args, vias, variants or None, own=args.own_instructions)
     header = report_header(describe_machine(), before)
     command = "python -m bench.wire " + " ".join(sys.argv[1:])
     text = report(result, header, command)

@@ -72,3 +72,11 @@ def test_a_variants_leading_assignments_are_its_servers_environment() -> None:
     assert env == {"PIPELINE_BLAS_THREADS": "0", "A_B": "x=y"}
     assert rest == ["--set", "turns.threads=2"]  # a setting after an argument stays an argument
     assert wire._environment(["--set", "X=1"]) == ({}, ["--set", "X=1"])
+
+
+def test_each_calls_own_instructions_part_from_the_others_before_the_servers_own_follow():
+    from pipeline.base.config import DEFAULT_INSTRUCTIONS
+
+    said = [wire.own_instructions(n) for n in (0, 1, 12)]
+    assert len(set(said)) == 3 and all(s.endswith(DEFAULT_INSTRUCTIONS) for s in said)
+    assert all(s.index(DEFAULT_INSTRUCTIONS) < 60 for s in said)  # the account comes first

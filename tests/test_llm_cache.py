@@ -137,3 +137,21 @@ def test_the_conversation_evaluated_up_to_the_callers_words_leaves_the_next_turn
     words_and_after = len(llm._llm.tokenize(b"Is breakfast included?", add_bos=False, special=True))
     assert done.prompt_tokens - done.cached_tokens <= words_and_after + 6, done  # + the assistant's header
     assert done.cached_tokens >= llm.count_tokens(conversation) - 3, done  # (its own assistant header)
+
+
+def test_the_conversation_evaluated_ahead_waits_for_a_busy_model_where_the_words_do_not(greedy_llm):
+    """What the next request needs whatever the caller says waits for the model (a reply, a
+    call before ending); a partial's words, which the next pass may change, never wait."""
+    import threading
+    import time
+
+    llm = greedy_llm
+    llm.forget()
+    ahead = [MESSAGES[0], {"role": "user", "content": ""}]
+    llm.lock.acquire()
+    threading.Timer(0.3, llm.lock.release).start()
+    t0 = time.perf_counter()
+    assert llm.prefill(_said("What time is")) == 0  # busy: at once, nothing
+    assert time.perf_counter() - t0 < 0.2
+    assert llm.prefill(ahead, upto_words=True) > 0  # once the model was free
+    assert time.perf_counter() - t0 >= 0.3

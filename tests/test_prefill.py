@@ -44,6 +44,11 @@ class PrefillSpy(ScriptedLLM):
         return 1
 
 
+def _after_a_reply(llm: PrefillSpy) -> list[list[dict[str, Any]]]:
+    """The conversations evaluated ahead once a reply was in them."""
+    return [m for m in llm.ahead if any(x["role"] == "assistant" for x in m)]
+
+
 def _words(text: str) -> list[str]:
     return [w.strip(".,?!").lower() for w in text.split()]
 
@@ -76,8 +81,10 @@ def test_a_reply_heard_to_its_end_has_the_conversation_evaluated_up_to_the_calle
     llm = PrefillSpy(replies=["Booked for two.", "You're welcome."])
     rec = call(with_stages(real_stages, llm=llm), [say(TEXT), silence(2500), say("Thank you."), silence(1500)])
     assert rec.agent_lines == ["Booked for two.", "You're welcome."], rec.timeline()
-    assert len(llm.ahead) == 2, rec.timeline()  # after each reply heard in full
-    first = llm.ahead[0]
+    assert llm.ahead[0] == [llm.requests[0][0], {"role": "user", "content": ""}]  # as the call began
+    after = _after_a_reply(llm)
+    assert len(after) == 2, rec.timeline()  # after each reply heard in full
+    first = after[0]
     assert first[-2] == {"role": "assistant", "content": "Booked for two."}
     assert first[-1] == {"role": "user", "content": ""}  # where the words go; not evaluated
     assert llm.requests[1][:-1] == first[:-1]  # the next turn's prompt shares all of it
@@ -93,7 +100,7 @@ def test_a_reply_cut_off_has_nothing_evaluated_ahead(real_stages, say):
     rec = call(with_stages(real_stages, llm=llm), [say("Tell me about your menu, please."), silence(2500),
                                                    say("Wait, I only want the desserts."), silence(1500)])
     assert rec.stages("barge_in") and rec.agent_lines[0] != menu, rec.timeline()
-    assert len(llm.ahead) == len(rec.stages("heard_in_full")) == 1  # the second reply's only
+    assert len(_after_a_reply(llm)) == len(rec.stages("heard_in_full")) == 1  # the second reply's only
 
 
 def test_no_prefill_while_a_reply_runs(real_stages, say):

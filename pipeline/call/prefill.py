@@ -10,9 +10,10 @@ windows), the cores are the final pass's, so a prefill neither starts nor takes 
 stays held. Not while a reply runs or the agent speaks (the turn is then over the agent's voice,
 perhaps a backchannel), and one at a time.
 
-Whatever that setting, once a reply has been heard to its end the conversation with it is
-evaluated up to where the caller's next words go (the reply's end, the caller's header): the
-model is idle then, and the next turn's request evaluates only its own words and the
+Whatever that setting, the conversation as it stands is evaluated up to where the caller's next
+words go (the instructions and tools, the last reply's end, the caller's header) when the call
+begins, when a client changes its instructions or tools, and once a reply has been heard to its
+end: the model is idle then, and the next turn's request evaluates only its own words and the
 assistant's header (bench/README.md, "The conversation evaluated ahead").
 """
 
@@ -39,16 +40,25 @@ class Prefill:
         self.turns = turns
         self.running = False
         self.last_text: str | None = None  # the words of the last prefill
+        self._again = False  # the conversation to evaluate ahead again once the running prefill ends
+        self.closed = False
         if self.llm is not None:
             turns.words.add(self._on_words, WordsPhase.PREFILL)
             core.listeners.add(self._on_event, ev.EventPhase.SESSION)
 
     def _on_event(self, event: ev.Event) -> None:
-        """A reply heard to its end: the conversation with it, up to the caller's next words."""
+        """The call begun, its instructions or tools changed, a reply heard to its end."""
+        if isinstance(event, ev.SessionCreated | ev.SessionUpdated) or (
+                isinstance(event, ev.StageMark) and event.stage == ev.Milestone.HEARD_IN_FULL):
+            self._ahead()
+
+    def _ahead(self) -> None:
+        """The conversation as it stands evaluated up to where the caller's next words go."""
         responder = self.responder
-        if (not isinstance(event, ev.StageMark) or event.stage != ev.Milestone.HEARD_IN_FULL
-                or self.running or not self.core.config.response.preemptive
-                or not responder.auto_respond or responder.active is not None):
+        if not self.core.config.response.preemptive or not responder.auto_respond or responder.active is not None:
+            return
+        if self.running:  # the prefill now running stops, and this follows it: what it read has changed
+            self._again = True
             return
         try:
             messages = responder.messages(extra_user="", mark_fit=False)
@@ -56,6 +66,14 @@ class Prefill:
             return
         self.running = True
         self.core.spawn(self._run(messages, None))
+
+    def _still_ahead(self) -> bool:
+        """The conversation being evaluated ahead is still the call's (read from the model's thread)."""
+        return not self._again and not self.closed
+
+    def close(self) -> None:
+        """The call is over: a prefill running stops at its next step."""
+        self.closed = True
 
     def _on_words(self, heard: WordsHeard) -> None:
         text = heard.text.strip()
@@ -85,8 +103,12 @@ class Prefill:
         try:
             await self.core.clock.run_in_thread(
                 lambda: llm.prefill(messages, go_on=self._voice_goes_on) if text is not None
-                else llm.prefill(messages, upto_words=True))
+                else llm.prefill(messages, upto_words=True, go_on=self._still_ahead))
         finally:
             self.running = False
         if text is not None:
             self.last_text = text
+        if self._again:
+            self._again = False
+            self._ahead()
+

@@ -199,6 +199,7 @@ class Session:
 
     async def close(self) -> None:
         """Stop everything this session runs: the response, the open turn's passes, every task."""
+        self.prefill.close()
         if self.responder.active is not None:
             self.responder.active.cancel("client_cancelled")
         await self.turns.aclose()

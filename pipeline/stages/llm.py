@@ -39,6 +39,7 @@ OPTIONAL_MODELS = frozenset({"qwen2.5-coder-1.5b"})
 # a prefill's step in tokens: ~120 ms on 2 cores for a 0.5B model, the longest a request that
 # wants the model waits for a running one to give way
 PREFILL_STEP = 8
+AHEAD_WAIT_S = 5.0  # how long the conversation evaluated ahead waits for a busy model
 
 
 class ModelChoiceError(ConfigError, ValueError):
@@ -181,10 +182,12 @@ class LlamaLLM:
         already. Steps of `PREFILL_STEP` tokens: a request that wants the model, or `go_on`
         turning false, stops it at the next step, and what was evaluated stays held.
         `upto_words`: only the tokens before the last message's words: the conversation and the
-        caller's header, ready for whatever the caller says next."""
+        caller's header, ready for whatever the caller says next; the next request needs them
+        whatever it is, so this waits for a busy model (up to `AHEAD_WAIT_S`)."""
         from llama_cpp import Llama
 
-        if not self.keep_prompt_cache or not self.lock.acquire(blocking=False):
+        if not self.keep_prompt_cache or not (self.lock.acquire(timeout=AHEAD_WAIT_S) if upto_words
+                                              else self.lock.acquire(blocking=False)):
             return 0
         try:
             llm = self._llm
