@@ -70,15 +70,17 @@ _SPOKEN_DIGITS = {**dict.fromkeys("zero oh one two three four five six seven eig
                   "double": 1, "triple": 2}  # "double five": 2 digits, "triple five": 3
 _WHOLE_DIGITS = {"zip": 5, "pin": 4, "ending": 4}  # the others: a phone number's 10
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-# A sentence opened by a clause that says its point comes after it ("If the store is open
-# tomorrow, | I'll come in", "When I tried to pay online, | it said ..."): a subordinator, then a
-# subject. Whisper closes it with a period at the pause. Not "before", "after", "until", "since"
-# or "because": they also open an answer ("After five.", "Because I'm moving."); not a question
-# ("When is checkout?"), nor a clause with a comma in it (the main clause may have come), nor
-# three words or fewer ("If you can.", "If that's okay.", said as the end of a request).
-_SUBORDINATORS = frozenset("if unless although though whereas whenever when while once".split())
-_SUBJECTS = frozenset("i we you he she they it the my our your his her their this that there a an "
-                      "i'm it's we're you're they're i've we've there's that's someone nobody".split())
+# A sentence opened by a condition or a concession that says its point comes after it ("If the
+# store is open tomorrow, | I'll come in", "Although I booked a double, | ..."): a subordinator,
+# then a subject. Whisper closes it with a period at the pause. Not "when", "once", "while",
+# "before", "after", "until", "since" or "because": they also open an answer to a question ("When
+# I get off work.", "Because I'm moving."); not "you" or "that" after it ("If you could call me
+# back.", "If that's okay.": a polite request or tag, whole); not a question, nor a clause with a
+# comma in it (the main clause may have come), nor one of 3 words or fewer or more than 8 ("If I
+# want to cancel what do I do.": Whisper wrote no comma before the main clause).
+_SUBORDINATORS = frozenset("if unless although though whereas".split())
+_SUBJECTS = frozenset("i we he she they it the my our his her their this there a an i'm it's we're "
+                      "they're i've we've there's someone nobody".split())
 _OPENERS = frozenset("and so but well okay ok um uh now oh".split())
 
 
@@ -127,7 +129,7 @@ def _clause_first(text: str, sentence: list[str]) -> bool:
     k = 0
     while k < len(sentence) and sentence[k] in _OPENERS:
         k += 1
-    return len(sentence) - k >= 4 and sentence[k] in _SUBORDINATORS and sentence[k + 1] in _SUBJECTS
+    return 4 <= len(sentence) - k <= 8 and sentence[k] in _SUBORDINATORS and sentence[k + 1] in _SUBJECTS
 
 
 def _value_goes_on(text: str) -> bool:

@@ -155,3 +155,20 @@ def test_the_conversation_evaluated_ahead_waits_for_a_busy_model_where_the_words
     assert time.perf_counter() - t0 < 0.2
     assert llm.prefill(ahead, upto_words=True) > 0  # once the model was free
     assert time.perf_counter() - t0 >= 0.3
+
+
+def test_a_prefill_told_to_stop_leaves_what_the_model_holds(greedy_llm):
+    """A prefill already stale (its call ended, its conversation changed) or given way to a request
+    cuts nothing from the cache: another call's evaluated conversation stays held."""
+    llm = greedy_llm
+    llm.forget()
+    assert llm.prefill(_said("What time is checkout?")) > 0
+    held = llm.cached_tokens
+    other = [{"role": "system", "content": "You answer calls for a dental clinic."}, {"role": "user", "content": ""}]
+    assert llm.prefill(other, upto_words=True, go_on=lambda: False) == 0
+    llm._wanting += 1
+    try:
+        assert llm.prefill(other, upto_words=True) == 0
+    finally:
+        llm._wanting -= 1
+    assert llm.cached_tokens == held

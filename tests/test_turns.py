@@ -229,8 +229,12 @@ def test_any_speech_resets_the_silence_clock():
     ("Book it for Tuesday", True),
     # a clause said first: its main clause is still to come, whatever Whisper's period says
     ("If the store is open tomorrow.", False),
-    ("So when I tried to pay online.", False),
+    ("So if my card was charged twice.", False),
     ("Although I booked a double.", False),
+    ("When I tried to pay online.", True),  # "when" also opens an answer: "When I get off work."
+    ("When I get off work.", True),
+    ("If I want to cancel what do I do.", True),  # a main clause with no comma before it
+    ("If you could call me back.", True),
     ("If the store is open tomorrow, I'll come in at noon.", True),
     ("When is checkout?", True),
     ("When does the store open.", True),  # a question Whisper closed with a period

@@ -10,11 +10,16 @@ windows), the cores are the final pass's, so a prefill neither starts nor takes 
 stays held. Not while a reply runs or the agent speaks (the turn is then over the agent's voice,
 perhaps a backchannel), and one at a time.
 
-Whatever that setting, the conversation as it stands is evaluated up to where the caller's next
-words go (the instructions and tools, the last reply's end, the caller's header) when the call
-begins, when a client changes its instructions or tools, and once a reply has been heard to its
-end: the model is idle then, and the next turn's request evaluates only its own words and the
-assistant's header (bench/README.md, "The conversation evaluated ahead").
+Whatever that setting (with `response.preemptive` on), the conversation as it stands is
+evaluated up to where the caller's next words go (the instructions and tools, the last reply's
+end, the caller's header) when the call begins, when a client changes its instructions or tools,
+and once a reply has been heard to its end: the next turn's request then evaluates only its own
+words and the assistant's header (bench/README.md, "The conversation evaluated ahead"). Those
+tokens are the next request's whatever the caller says, so this one waits for a busy model and
+runs on while the caller speaks and pauses (long instructions may still be evaluating at
+speech-stop: then beside the final pass); it stops once a request wants the model, the
+conversation changes again, or the call ends. Calls that share one model share its one cache:
+each evaluates its own conversation ahead again.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ class Prefill:
         self.last_text: str | None = None  # the words of the last prefill
         self._again = False  # the conversation to evaluate ahead again once the running prefill ends
         self.closed = False
+        self._ahead_of: Messages | None = None  # the conversation last evaluated ahead
         if self.llm is not None:
             turns.words.add(self._on_words, WordsPhase.PREFILL)
             core.listeners.add(self._on_event, ev.EventPhase.SESSION)
@@ -55,7 +61,8 @@ class Prefill:
     def _ahead(self) -> None:
         """The conversation as it stands evaluated up to where the caller's next words go."""
         responder = self.responder
-        if not self.core.config.response.preemptive or not responder.auto_respond or responder.active is not None:
+        if (self.closed or not self.core.config.response.preemptive or not responder.auto_respond
+                or responder.active is not None):
             return
         if self.running:  # the prefill now running stops, and this follows it: what it read has changed
             self._again = True
@@ -64,6 +71,9 @@ class Prefill:
             messages = responder.messages(extra_user="", mark_fit=False)
         except ContextOverflowError:
             return
+        if messages == self._ahead_of:  # a session.update that changed nothing it reads
+            return
+        self._ahead_of = messages
         self.running = True
         self.core.spawn(self._run(messages, None))
 

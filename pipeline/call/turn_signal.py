@@ -22,6 +22,8 @@ class TurnSignal:
     def __init__(self, core: SessionCore, signal: Completeness) -> None:
         self.core = core
         self.signal = signal
+        # it asks the session's LLM (the `llm` signal): a reply generating holds that model
+        self.shares_llm = getattr(signal, "llm", None) is not None
 
     async def probability(self, turn: Turn, text: str) -> float:
         audio, signal = turn.stt.audio_tail(_EOT_AUDIO_S), self.signal

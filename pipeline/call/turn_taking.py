@@ -118,8 +118,7 @@ class TurnTaking:
             return
         turn.stt.append(frame)
         if turn.stt.audio.samples * 1000 > self.policy.max_turn_ms * INPUT_RATE_HZ:
-            self.core.log(f"a turn reached turn.max_turn_ms ({self.policy.max_turn_ms} ms); "
-                          "committed as it stands", level="warning")
+            self.core.log(f"a turn reached turn.max_turn_ms ({self.policy.max_turn_ms} ms); committed as it stands", level="warning")
             turn.speech_end_ms = self.now_ms()  # mid-speech: the audio ends now
             self._commit(CommitReason.MAX_LENGTH)
 
@@ -197,8 +196,7 @@ class TurnTaking:
         # the silences count from here: where the voice ended (turn.voice_end_db) or, by default, Silero's end
         end_ms = vad_end_ms if turn.over_agent else voice_end_ms(
             self.history_since, turn.audio_start_ms, vad_end_ms, self.policy.voice_end_db)
-        self.core.emit(ev.StageMark(stage=ev.Milestone.SPEECH_STOPPED, turn_id=turn.item_id,
-                                    detail={"vad_end_ms": vad_end_ms, "voice_end_ms": end_ms}))
+        self.core.emit(ev.StageMark(stage=ev.Milestone.SPEECH_STOPPED, turn_id=turn.item_id, detail={"vad_end_ms": vad_end_ms, "voice_end_ms": end_ms}))
         turn.speech_end_ms, turn.heard_to_ms = end_ms, vad_end_ms
         self.detector.silence_from(end_ms)
         turn.voiced_ms += max(0.0, end_ms - (turn.onset_ms if turn.onset_ms is not None else end_ms))
@@ -273,6 +271,8 @@ class TurnTaking:
         self._tell_words(turn, text, final=True)
         if self.pauses is not None and text and turn.unspoken(text, self.now_ms()) is None and self.pauses.heard_words():
             self.detector.set_policy(LearnedPauses.policy_for(self.pauses, self.policy))  # it went on
+        if self.completeness.shares_llm:  # the held reply would hold the model the score needs
+            await self._score(turn, text)
         await self.speculation.confirm(turn, text)  # begun from words the final did not say?
         if self.turn is turn and self.detector.stopping:  # the reply first: only the commit waits
             self.speculation.start(turn, text, source=TranscriptSource.FINAL)  # for the score

@@ -191,13 +191,15 @@ class LlamaLLM:
             return 0
         try:
             llm = self._llm
-            tokens = self._prompt_tokens(messages)
             if upto_words:  # up to where two prompts with other words there part
-                a, b = ([*messages[:-1], {**messages[-1], "content": w}] for w in ("A", "B"))
-                tokens = tokens[:Llama.longest_token_prefix(self._prompt_tokens(a), self._prompt_tokens(b))]
+                a, b = (self._prompt_tokens([*messages[:-1], {**messages[-1], "content": w}]) for w in "AB")
+                tokens = a[:Llama.longest_token_prefix(a, b)]
+            else:
+                tokens = self._prompt_tokens(messages)
             held = Llama.longest_token_prefix(llm.input_ids[:llm.n_tokens].tolist(), tokens)
-            if held == len(tokens) and (upto_words or held == llm.n_tokens):
-                return 0  # (with more held after the words' place: no logits are asked of it)
+            if (held == len(tokens) and (upto_words or held == llm.n_tokens)) or self._wanting or (
+                    go_on is not None and not go_on()):
+                return 0  # held (the words' place needs no logits), or stopped before the cache is cut
             # all of it held but more evaluated after (an earlier reply): the last token again,
             # so the logits a request samples from are this prompt's
             llm.n_tokens = min(held, len(tokens) - 1)  # eval drops the model's memory past it
