@@ -239,11 +239,10 @@ async def _full_call(server: Any, kind: str, digit: str) -> None:
         line = _line(server, c)
         assert line is not None and line.session is not None
         session = line.session  # released (line.session None) once the call is over
-        # done once the carrier echoes its last mark (a tick after it played the last frame)
-        await c.until(lambda: any(r.status == "completed" for r in session.responses), 2,
+        # done once the carrier echoes its last mark (a tick after it played the last frame); heard
+        # in full as its task ends, a loop turn after its status (read here from another thread)
+        await c.until(lambda: any(r.status == "completed" and r.heard_in_full for r in session.responses), 2,
                       "the reply heard to its end")
-        first = next(r for r in session.responses if r.status == "completed")
-        assert first.heard_in_full
         # DTMF reaches the model, and its reply (long) starts
         await c.press(f"{digit}#")
         await c.until(lambda: any(f"[DTMF {digit}#]" in m["content"] for req in _llm(server).requests
