@@ -67,6 +67,9 @@ from .summary import median, p90
 ROOT = Path(__file__).resolve().parents[1]
 WIRE_RATE_HZ = 24_000
 LEAD_S = 0.25
+# a call's first turn when the clip is its second (`--second-turn`): a greeting, and time for
+# the reply to it to be said and heard out (a reply of one or two short sentences)
+OPENER, OPENER_GAP_S = "Hi, I have a quick question for you.", 7.0
 TRAILING_SILENCE_S = 4.0
 CALL_CAP_S = 45.0
 
@@ -285,12 +288,23 @@ def _call(via: str, url: str, clip: np.ndarray, instructions: str | None = None)
     return asyncio.run(phone_call(port, clip, via))
 
 
+def after_a_turn(clip: np.ndarray, opener: np.ndarray) -> np.ndarray:
+    """The clip as a call's second turn: the opener, OPENER_GAP_S for its reply to be heard out,
+    then the clip (every mark is read after the clip's end, so the second turn's are)."""
+    return np.concatenate([opener, np.zeros(int(OPENER_GAP_S * INPUT_RATE_HZ), np.float32), clip])
+
+
 def run(rounds: int, extra: list[str], vias: tuple[str, ...] = ("realtime",),
-        variants: dict[str, list[str]] | None = None, own: bool = False) -> dict[str, Any]:
+        variants: dict[str, list[str]] | None = None, own: bool = False,
+        second: bool = False) -> dict[str, Any]:
     """Every clip `rounds` times on each variant's server (one server when `variants` is None),
     by each path, the variants alternating call by call. `own`: each call's client sends its own
-    instructions (`own_instructions`), the same to every variant."""
+    instructions (`own_instructions`), the same to every variant. `second`: each clip is the
+    call's second turn, after OPENER and its reply (`after_a_turn`)."""
     audio = clips()
+    if second:
+        opener = speech(OPENER)
+        audio = {name: after_a_turn(clip, opener) for name, clip in audio.items()}
     variants = variants or {AS_SHIPPED: []}
     servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
@@ -466,6 +480,8 @@ def main() -> None:
                              "the other variants call by call (repeat it; 'NAME=' is as shipped)")
     parser.add_argument("--own-instructions", action="store_true",
                         help="each call's client sends its own instructions, the caller's account first")
+    parser.add_argument("--second-turn", action="store_true",
+                        help="each clip is its call's second turn, after a greeting and its reply")
     parser.add_argument("serve_args", nargs="*", help="extra `pipeline serve` arguments (after --)")
     args = parser.parse_args()
     vias = tuple(v.strip() for v in args.via.split(",") if v.strip())
@@ -479,7 +495,8 @@ def main() -> None:
             parser.error(f"--variant {spec!r}: write NAME=ARGS (ARGS may be empty: as shipped)")
         variants[name] = shlex.split(rest)
     before = os.getloadavg()
-    result = run(args.rounds, args.serve_args, vias, variants or None, own=args.own_instructions)
+    result = run(args.rounds, args.serve_args, vias, variants or None, own=args.own_instructions,
+                 second=args.second_turn)
     header = report_header(describe_machine(), before)
     command = "python -m bench.wire " + " ".join(sys.argv[1:])
     text = report(result, header, command)

@@ -80,3 +80,11 @@ def test_each_calls_own_instructions_part_from_the_others_before_the_servers_own
     said = [wire.own_instructions(n) for n in (0, 1, 12)]
     assert len(set(said)) == 3 and all(s.endswith(DEFAULT_INSTRUCTIONS) for s in said)
     assert all(s.index(DEFAULT_INSTRUCTIONS) < 60 for s in said)  # the account comes first
+
+
+def test_a_clip_as_the_second_turn_follows_the_opener_and_the_gap_for_its_reply():
+    opener, clip = np.ones(1600, np.float32), np.full(800, 0.5, np.float32)
+    call = wire.after_a_turn(clip, opener)
+    gap = int(wire.OPENER_GAP_S * INPUT_RATE_HZ)
+    assert len(call) == 1600 + gap + 800
+    assert np.all(call[:1600] == 1.0) and not np.any(call[1600:1600 + gap]) and np.all(call[-800:] == 0.5)
