@@ -153,8 +153,8 @@ async def one_call(url: str, audio: np.ndarray, instructions: str | None = None)
                     # when the server's VAD stopped (the event of that name comes with the
                     # commit, its audio_end_ms where the voice ended, ~100 ms before the VAD's end)
                     stops.append(event["perf"])
-                elif kind == "conversation.item.input_audio_transcription.completed":
-                    seen.setdefault("stt_final", now)
+                elif kind == "conversation.item.input_audio_transcription.completed" and now > end_s - 1.0:
+                    seen.setdefault("stt_final", now)  # the clip's last turn's (not a turn before it)
                 elif kind == "x.stage" and event.get("stage") in MARKS:
                     marks.append((event["stage"], event["perf"], now))
                     if event["stage"] == "llm_first_token" and "prompt_tokens" in event.get("detail", {}):
