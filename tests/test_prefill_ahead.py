@@ -75,7 +75,8 @@ def test_instructions_a_client_changes_once_the_call_began_are_evaluated_ahead_a
     assert llm.ahead[1][0][:-1] == llm.requests[0][:-1]
 
 
-def test_nothing_is_evaluated_ahead_without_preemptive_generation():
-    llm = AheadSpy(replies=["We open at nine."])
-    rec = _call(llm, ["When do you open tomorrow?"], preemptive=False)
-    assert rec.agent_lines == ["We open at nine."] and llm.ahead == []
+def test_nothing_is_evaluated_ahead_when_set_off_or_without_preemptive_generation():
+    for off in ({"prefill_ahead": False}, {"preemptive": False}):
+        llm = AheadSpy(replies=["We open at nine."])
+        rec = _call(llm, ["When do you open tomorrow?"], **off)
+        assert rec.agent_lines == ["We open at nine."] and llm.ahead == [], off

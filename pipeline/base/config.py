@@ -158,13 +158,14 @@ class ResponsePolicy:
 
     instructions: str = DEFAULT_INSTRUCTIONS
     preemptive: bool = True  # start the LLM at speech-stop on the pending final transcript
-    # while the caller speaks, each partial's words evaluated as the reply's prompt, so the reply
-    # at speech-stop evaluates only what the final pass changed (`call/prefill.py`). Off: on 2
-    # cores the partial passes already fill them while the caller speaks; at the wire the reply
-    # evaluated 8-11 tokens instead of 15, its first token came no sooner after the final pass
-    # (232 ms against 241), the final pass came later (the partial before it slowed), and the
-    # first audio per call was 1.065 of without (bench/results/2026-12-03-wire-prefill.md)
+    # while the caller speaks, each partial's words evaluated as the reply's prompt (`call/prefill.py`).
+    # Off: on 2 cores it slowed the partial passes and the final pass; the reply evaluated 8-11 tokens
+    # of 15, its first audio per call 1.065 of without (bench/results/2026-12-03-wire-prefill.md)
     prefill: bool = False
+    # the conversation evaluated up to the caller's next words as the call begins, on new instructions,
+    # after a reply heard out: first audio 1.066 (a second turn) and 1.103 (a client's own instructions)
+    # per call without it (bench/README.md). Calls sharing one model share its cache: each undoes the others'
+    prefill_ahead: bool = True
     # What a speculation starts from; adopted if the final says the same words, else dropped and
     # begun again from the final. "quick": the STT's quick pass over the whole turn at
     # speech-stop (whisper on a window sized to the turn; `QuickSTT`), or the final where the

@@ -10,7 +10,7 @@ windows), the cores are the final pass's, so a prefill neither starts nor takes 
 stays held. Not while a reply runs or the agent speaks (the turn is then over the agent's voice,
 perhaps a backchannel), and one at a time.
 
-Whatever that setting (with `response.preemptive` on), the conversation as it stands is
+With `response.prefill_ahead` (and `response.preemptive`) on, the conversation as it stands is
 evaluated up to where the caller's next words go (the instructions and tools, the last reply's
 end, the caller's header) when the call begins, when a client changes its instructions or tools,
 and once a reply has been heard to its end: the next turn's request then evaluates only its own
@@ -61,7 +61,8 @@ class Prefill:
     def _ahead(self) -> None:
         """The conversation as it stands evaluated up to where the caller's next words go."""
         responder = self.responder
-        if (self.closed or not self.core.config.response.preemptive or not responder.auto_respond
+        response = self.core.config.response
+        if (self.closed or not response.prefill_ahead or not response.preemptive or not responder.auto_respond
                 or responder.active is not None):
             return
         if self.running:  # the prefill now running stops, and this follows it: what it read has changed
