@@ -3,8 +3,10 @@
 After a reply is heard to its end, the session evaluates the conversation with it up to where the
 caller's next words go (`call/prefill.py`, `LlamaLLM.prefill(upto_words=True)`): the reply's end
 and the caller's header. Here, on the embedded LLM alone (no audio): a first question and the
-stage's reply to it, then a second question, its first token timed, with
-and without that step between them; the two alternate, round by round.
+stage's reply to it, then a second question, its first token timed, with and without that step
+between them; the two alternate, round by round. Greedy (temperature 0): the step evaluates in
+other batches than the request would, which can move the logits' last digits, so the report
+also says whether the second reply's words were the same with the step and without.
 
     python -m bench.turn_prefill            # bench/results/<date>-turn-prefill.{md,json}
 """
@@ -47,22 +49,22 @@ def second_turn(llm: Any, instructions: str, first: str, second: str, ahead: boo
     reply, _, _ = ask(llm, messages)
     messages.append({"role": "assistant", "content": reply})
     ahead_tokens = llm.prefill([*messages, {"role": "user", "content": ""}], upto_words=True) if ahead else 0
-    _, first_ms, evaluated = ask(llm, [*messages, {"role": "user", "content": second}])
+    answer, first_ms, evaluated = ask(llm, [*messages, {"role": "user", "content": second}])
     return {"question": second, "ahead": ahead, "ahead_tokens": ahead_tokens, "first_token_ms": round(first_ms, 1),
-            "evaluated": evaluated}
+            "evaluated": evaluated, "first_reply": reply, "reply": answer}
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pipeline.base.config import DEFAULT_INSTRUCTIONS
     from pipeline.stages.llm import LlamaLLM
-    from pipeline.testing import make_config
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
     load_before = os.getloadavg()
-    llm = LlamaLLM(model=args.model)
-    instructions = make_config().response.instructions
+    llm = LlamaLLM(model=args.model, temperature=0.0)
+    instructions = DEFAULT_INSTRUCTIONS
     ask(llm, [{"role": "system", "content": instructions}, {"role": "user", "content": "Hello."}])
     rows = []
     for r in range(args.rounds):
@@ -73,8 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     def med(ahead: bool, key: str) -> float:
         return statistics.median(x[key] for x in rows if x["ahead"] is ahead)
 
-    pairs = [(a["first_token_ms"], b["first_token_ms"]) for a in rows if not a["ahead"]
-             for b in rows if b["ahead"] and b["round"] == a["round"] and b["question"] == a["question"]]
+    matched = [(a, b) for a in rows if not a["ahead"]
+               for b in rows if b["ahead"] and b["round"] == a["round"] and b["question"] == a["question"]]
+    pairs = [(a["first_token_ms"], b["first_token_ms"]) for a, b in matched]
+    alike = [a["reply"] == b["reply"] for a, b in matched if a["first_reply"] == b["first_reply"]]
     results = {"machine": machine, "load_average": [load_before, os.getloadavg()], "model": args.model,
                "rows": rows}
     lines = [f"# A second turn's prefill, with the conversation evaluated ahead: {machine['date'][:10]}", "",
@@ -87,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
              f"{med(True, 'evaluated'):g} | {med(True, 'first_token_ms'):.0f} |", "",
              f"Per question and round, ahead against not: median "
              f"{statistics.median(b - a for a, b in pairs):+.0f} ms, sooner in "
-             f"{sum(b < a for a, b in pairs)} of {len(pairs)}."]
+             f"{sum(b < a for a, b in pairs)} of {len(pairs)}. The second reply's words the same with and "
+             f"without the step in {sum(alike)} of {len(alike)} pairs whose first replies were the same "
+             f"(of {len(matched)})."]
     publish(RESULTS, f"{machine['date'][:10]}-turn-prefill", results, "\n".join(lines))
     return 0
 

@@ -36,3 +36,4 @@ def test_the_second_turn_is_timed_after_the_first_reply_with_the_conversation_ev
     assert llm.ahead == [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "When do you close?"},
                           {"role": "assistant", "content": "We close at nine."}, {"role": "user", "content": ""}]]
     assert llm.requests[-1][-1] == {"role": "user", "content": "And tomorrow?"}
+    assert ahead["first_reply"] == "We close at nine." and ahead["reply"] == "We close at nine."
