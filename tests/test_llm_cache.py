@@ -149,8 +149,8 @@ def test_the_conversation_evaluated_ahead_waits_for_a_busy_model_where_the_words
     llm.forget()
     ahead = [MESSAGES[0], {"role": "user", "content": ""}]
     llm.lock.acquire()
+    t0 = time.perf_counter()  # before the timer: the model is free no sooner than t0 + 0.3 s
     threading.Timer(0.3, llm.lock.release).start()
-    t0 = time.perf_counter()
     assert llm.prefill(_said("What time is")) == 0  # busy: at once, nothing
     assert time.perf_counter() - t0 < 0.2
     assert llm.prefill(ahead, upto_words=True) > 0  # once the model was free
