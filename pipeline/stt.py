@@ -273,6 +273,10 @@ class StreamingTranscriber:
         self._final_task = None
 
     @property
+    def partial_running(self) -> bool:
+        return self._partial_task is not None and not self._partial_task.done()
+
+    @property
     def final_ready(self) -> bool:
         return self._final_task is not None and self._final_task.done() and not self._final_task.cancelled()
 

@@ -16,7 +16,10 @@ class _Counting(ScriptedLLM):
         super().__init__(replies=["We close at nine."])
         self.ahead: list[list[dict[str, Any]]] = []
 
-    def prefill(self, messages: list[dict[str, Any]], *, go_on: Any = None, upto_words: bool = False) -> int:
+    def prefill(self, messages: list[dict[str, Any]], *, go_on: Any = None, upto_words: bool = False,
+                through_words: bool = False) -> int:
+        if through_words:  # the words in the caller's pause: evaluated by the request here
+            return 0
         assert upto_words
         self.ahead.append(messages)
         return 5

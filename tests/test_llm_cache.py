@@ -172,3 +172,29 @@ def test_a_prefill_told_to_stop_leaves_what_the_model_holds(greedy_llm):
     finally:
         llm._wanting -= 1
     assert llm.cached_tokens == held
+
+
+def test_the_words_evaluated_in_the_pause_end_where_the_words_end(greedy_llm):
+    """`response.prefill_pause`: the last partial's words, through the words and not the template's
+    end after them. The final pass heard more: the request evaluates only the rest; it heard
+    those words: only the template's end."""
+    import threading
+
+    from pipeline.base.protocols import Generation
+
+    llm = greedy_llm
+    llm.forget()
+    partial = _said("Can I book a table for two")
+    evaluated = llm.prefill(partial, through_words=True)
+    assert 0 < evaluated < llm.count_tokens(partial)  # not the template's end
+    assert llm.prefill(partial, through_words=True) == 0  # held already
+    for final in ("Can I book a table for two at seven tonight?", "Can I book a table for two"):
+        done = Generation()
+        "".join(llm.stream(_said(final), cancel=threading.Event(), result=done, max_tokens=4))
+        assert done.cached_tokens >= evaluated  # the words in the pause were held
+        llm.forget()
+        assert llm.prefill(partial, through_words=True) == evaluated
+    # a stop before the first step cuts nothing from what the model holds
+    held = llm.cached_tokens
+    assert llm.prefill(_said("Something else entirely"), through_words=True, go_on=lambda: False) == 0
+    assert llm.cached_tokens == held

@@ -1,6 +1,7 @@
-"""The reply's prompt evaluated while the caller speaks (`response.prefill`): each partial's words
-reach the model as the prompt a reply to them reads; never while a reply runs, never the final's
-words (the reply itself reads those). Real VAD, Whisper and Piper on the simulated clock; a
+"""The reply's prompt evaluated before the reply: each partial's words while the caller speaks
+(`response.prefill`), the last partial's in the caller's pause (`response.prefill_pause`), as the
+prompt a reply to them reads; never while a reply runs, never the final's words (the reply itself
+reads those). Real VAD, Whisper and Piper on the simulated clock; a
 scripted model that notes its prefills. `test_llm_cache.py` has the real model's side."""
 
 from __future__ import annotations
@@ -26,15 +27,23 @@ class PrefillSpy(ScriptedLLM):
         super().__init__(**kwargs)
         self.prefills: list[tuple[list[dict[str, Any]], int]] = []
         self.ahead: list[list[dict[str, Any]]] = []  # the conversation, up to the caller's next words
+        # the caller's words in their pause: (messages, replies by then, in the trailing windows, go on)
+        self.paused: list[tuple[list[dict[str, Any]], int, bool, bool]] = []
         self.session: Any = None
         self.while_busy = 0  # prefills asked for while a reply ran or the agent spoke
 
     def watch(self, session: Any) -> None:
         self.session = session
 
-    def prefill(self, messages: list[dict[str, Any]], *, go_on: Any = None, upto_words: bool = False) -> int:
+    def prefill(self, messages: list[dict[str, Any]], *, go_on: Any = None, upto_words: bool = False,
+                through_words: bool = False) -> int:
         if upto_words:
             self.ahead.append(messages)
+            return 1
+        if through_words:  # in the caller's pause: was it, and may it go on?
+            detector = self.session.turns.detector
+            self.paused.append((messages, len(self.requests), detector.in_speech and detector.trailing_ms > 0,
+                                go_on is not None and go_on()))
             return 1
         self.prefills.append((messages, len(self.requests)))
         # (the simulated clock stands still while this runs: no frame, no reply, comes between)
@@ -71,10 +80,27 @@ def test_the_callers_words_so_far_are_prefilled_as_the_replys_prompt(real_stages
     assert llm.while_busy == 0
 
 
-def test_off_by_default_no_prefill_of_the_words(real_stages, say):
+def test_by_default_the_words_are_evaluated_only_in_the_callers_pause(real_stages, say):
+    # `response.prefill_pause`: the last partial's words once the VAD's trailing windows begin,
+    # none while the voice goes on (`response.prefill` is off), none after speech-stop
     llm = PrefillSpy(replies=["Booked for two."])
-    rec = call(with_stages(real_stages, llm=llm), [say(TEXT), silence(1500)])
+    rec = call(with_stages(real_stages, llm=llm), [say(TEXT), silence(1500)], setup=llm.watch)
     assert rec.agent_lines == ["Booked for two."] and llm.prefills == []
+    assert llm.paused, rec.timeline()
+    partials = {f"{e.stable} {e.tentative}".strip()
+                for e in rec.of("conversation.item.input_audio_transcription.delta")}
+    for messages, replies_before, pausing, go_on in llm.paused:
+        assert replies_before == 0 and pausing and go_on
+        assert messages[:-1] == llm.requests[0][:-1]  # the reply's prompt, up to the caller's words
+        assert messages[-1]["role"] == "user" and messages[-1]["content"] in partials
+    assert llm.while_busy == 0
+
+
+def test_no_words_evaluated_in_the_pause_when_it_is_off(real_stages, say):
+    llm = PrefillSpy(replies=["Booked for two."])
+    rec = call(with_stages(real_stages, llm=llm), [say(TEXT), silence(1500)],
+               config=make_config(response={"prefill_pause": False}), setup=llm.watch)
+    assert rec.agent_lines == ["Booked for two."] and llm.prefills == [] and llm.paused == []
 
 
 def test_a_reply_heard_to_its_end_has_the_conversation_evaluated_up_to_the_callers_next_words(real_stages, say):

@@ -31,8 +31,11 @@ class AheadSpy(ScriptedLLM):
         super().__init__(**kwargs)
         self.ahead: list[tuple[list[dict[str, Any]], int]] = []
 
-    def prefill(self, messages: list[dict[str, Any]], *, go_on: Any = None, upto_words: bool = False) -> int:
-        assert upto_words  # response.prefill (the words themselves) is off by default
+    def prefill(self, messages: list[dict[str, Any]], *, go_on: Any = None, upto_words: bool = False,
+                through_words: bool = False) -> int:
+        if through_words:  # the caller's words in their pause (response.prefill_pause): not this test's
+            return 0
+        assert upto_words  # response.prefill (the words while they are said) is off by default
         self.ahead.append((messages, len(self.requests)))
         return 1
 

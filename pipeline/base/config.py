@@ -56,12 +56,8 @@ class TurnPolicy:
     # the turn's speech level, up to 160 ms before the VAD's end, which Silero's smoothing puts
     # ~100 ms late (`turns.voice_end_ms`); a turn begun over the agent's voice keeps Silero's
     # (0: Silero's end). At the wire it commits ~100 ms sooner; a pause is judged by its real
-    # length, so 600 ms of silence after finished-looking words ends the turn ("Mm hmm." over
-    # a reply resumed it at 5 of 6 offsets, 2 of 6 counted from Silero's end; bench/README.md,
-    # "Where the silence starts"). The final pass still reads to Silero's end and its pad: cut at
-    # the voice's end it wrote the same words on 334 of the end-of-turn set's 336 turns (462 words
-    # wrong of 2052 against 463, bench/results/2026-12-03-voice-end-final.md), but "reef and" for
-    # "refund" in the default call, every time (`Turn.heard_to_ms`)
+    # length (bench/README.md, "Where the silence starts"). The final pass still reads to Silero's
+    # end and its pad: cut at the voice's end it heard "reef and" for "refund" (`Turn.heard_to_ms`)
     voice_end_db: float = 25.0
     min_speech_ms: int = 96  # three windows above threshold = speech started (rejects clicks)
     complete_threshold: float = 0.5  # "looks complete" probability that allows min_silence_ms
@@ -162,6 +158,10 @@ class ResponsePolicy:
     # Off: on 2 cores it slowed the partial passes and the final pass; the reply evaluated 8-11 tokens
     # of 15, its first audio per call 1.065 of without (bench/results/2026-12-03-wire-prefill.md)
     prefill: bool = False
+    # in the caller's pause (the VAD's trailing windows before speech-stop) the last partial's words
+    # evaluated, through the words: the reply then evaluated 8 tokens of 51 against 14, its first audio
+    # per call 0.977 and 0.974 of without (bench/README.md, "Prefill in the pause")
+    prefill_pause: bool = True
     # the conversation evaluated up to the caller's next words as the call begins, on new instructions,
     # after a reply heard out: first audio 1.066 (a second turn) and 1.103 (a client's own instructions)
     # per call without it (bench/README.md). Calls sharing one model share its cache: each undoes the others'

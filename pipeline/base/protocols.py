@@ -178,10 +178,11 @@ class PrefillLLM(Protocol):
     while the caller still speaks): the request then evaluates only what changed."""
 
     def prefill(self, messages: Messages, *, go_on: Callable[[], bool] | None = None,
-                upto_words: bool = False) -> int:
+                upto_words: bool = False, through_words: bool = False) -> int:
         """Evaluate this prompt now; the tokens evaluated (0: busy, or held already). Blocking:
         run in a thread. It stops soon after a request wants the model or `go_on` says no.
-        `upto_words`: only up to where the last message's words begin."""
+        `upto_words`: only up to where the last message's words begin; `through_words`: up to
+        where they end (the final's words may go on after them)."""
 
 
 @runtime_checkable

@@ -1,14 +1,20 @@
-"""The reply's prompt evaluated while the caller still speaks (`response.prefill`).
+"""The reply's prompt evaluated before the reply is asked for: the caller's words, and the
+conversation up to where they go.
 
-Each partial transcript is the caller's words so far: the prompt a reply to them would read (the
-instructions, the conversation, those words, the assistant's header) is handed to the model to
-evaluate then, on the model's thread. The reply begun at speech-stop shares all of it up to where
-the final pass's words differ, and evaluates only the rest: none when they are the last
-partial's. Only while the caller's voice goes on: once it may be stopping (the VAD's trailing
-windows), the cores are the final pass's, so a prefill neither starts nor takes another step then
-(`LlamaLLM.prefill`: steps of 8 tokens), nor once a request wants the model; what it evaluated
-stays held. Not while a reply runs or the agent speaks (the turn is then over the agent's voice,
-perhaps a backchannel), and one at a time.
+`response.prefill_pause` (on): in the caller's pause, the VAD's trailing windows before
+speech-stop (~130 ms in which the cores wait for it), the last partial's words are evaluated as
+the reply's prompt, through the words and not the template's end after them (the final pass may
+hear more), in steps of 4 tokens (`LlamaLLM.prefill(through_words=True)`). It starts at the first
+trailing window, or when a partial pass still running then lands; it stops at speech-stop (the
+final pass's cores) or when the voice goes on, and what it evaluated stays held. The reply begun
+from the final pass then evaluates only what the partial lacked and the assistant's header
+(at the wire 8 tokens of 51 against 14: bench/README.md, "Prefill in the pause").
+
+`response.prefill` (off): each partial's words while the caller's voice goes on, the whole
+prompt; on 2 cores it slowed the partial passes and the final pass.
+
+Neither while a reply runs or the agent speaks (the turn is then over the agent's voice, perhaps
+a backchannel), nor once a request wants the model; one at a time.
 
 With `response.prefill_ahead` (and `response.preemptive`) on, the conversation as it stands is
 evaluated up to where the caller's next words go (the instructions and tools, the last reply's
@@ -23,6 +29,8 @@ each evaluates its own conversation ahead again.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ..base import events as ev
 from ..base.protocols import LLM, Messages, PrefillLLM
@@ -50,6 +58,7 @@ class Prefill:
         self._ahead_of: Messages | None = None  # the conversation last evaluated ahead
         if self.llm is not None:
             turns.words.add(self._on_words, WordsPhase.PREFILL)
+            turns.on_pause = self._on_pause
             core.listeners.add(self._on_event, ev.EventPhase.SESSION)
 
     def _on_event(self, event: ev.Event) -> None:
@@ -86,20 +95,37 @@ class Prefill:
         """The call is over: a prefill running stops at its next step."""
         self.closed = True
 
+    def _on_pause(self, text: str, passing: bool) -> None:
+        """The caller's voice may be stopping (the VAD's first trailing window): the last
+        partial's words, unless a partial pass is still running (its words come in the pause)."""
+        if self.core.config.response.prefill_pause and not passing:
+            self._prefill(text, self._pausing)
+
+    def _pausing(self) -> bool:
+        """In the trailing windows before speech-stop (read from the model's thread too)."""
+        detector = self.turns.detector
+        return detector.in_speech and detector.trailing_ms > 0
+
     def _on_words(self, heard: WordsHeard) -> None:
-        text = heard.text.strip()
+        if heard.final:
+            return
+        if self.core.config.response.prefill and self._voice_goes_on():
+            self._prefill(heard.text, self._voice_goes_on)
+        elif self.core.config.response.prefill_pause and self._pausing():  # a partial landed in the pause
+            self._prefill(heard.text, self._pausing)
+
+    def _prefill(self, text: str, go_on: Callable[[], bool]) -> None:
+        text = text.strip()
         responder = self.responder
-        if (heard.final or not text or text == self.last_text or self.running
-                or not self.core.config.response.prefill or not self.core.config.response.preemptive
-                or not responder.auto_respond or responder.active is not None or self.playback.speaking
-                or not self._voice_goes_on()):
+        if (not text or text == self.last_text or self.running or not self.core.config.response.preemptive
+                or not responder.auto_respond or responder.active is not None or self.playback.speaking):
             return
         try:  # the messages a held reply to these words reads (`Responder.new`)
             messages = responder.messages(extra_user=text, mark_fit=False)
         except ContextOverflowError:
             return  # the reply says so itself
         self.running = True
-        self.core.spawn(self._run(messages, text))
+        self.core.spawn(self._run(messages, text, go_on))
 
     def _voice_goes_on(self) -> bool:
         """The caller is speaking, not in the windows after speech that may end it (read from
@@ -107,14 +133,16 @@ class Prefill:
         detector = self.turns.detector
         return detector.in_speech and detector.trailing_ms == 0
 
-    async def _run(self, messages: Messages, text: str | None) -> None:
-        """Evaluate `messages` ahead: up to the caller's words `text`, or (None) up to where they go."""
+    async def _run(self, messages: Messages, text: str | None, go_on: Callable[[], bool] | None = None) -> None:
+        """Evaluate `messages` ahead: the caller's words `text` while they speak (the whole prompt)
+        or in their pause (through the words), or (None) up to where the words go."""
         assert self.llm is not None
         llm = self.llm
         try:
             await self.core.clock.run_in_thread(
-                lambda: llm.prefill(messages, go_on=self._voice_goes_on) if text is not None
-                else llm.prefill(messages, upto_words=True, go_on=self._still_ahead))
+                lambda: llm.prefill(messages, upto_words=True, go_on=self._still_ahead) if text is None
+                else llm.prefill(messages, go_on=go_on) if go_on == self._voice_goes_on
+                else llm.prefill(messages, through_words=True, go_on=go_on))
         finally:
             self.running = False
         if text is not None:
@@ -122,4 +150,3 @@ class Prefill:
         if self._again:
             self._again = False
             self._ahead()
-

@@ -56,6 +56,7 @@ class TurnTaking:
         self.words: Ordered[WordsListener] = Ordered(WordsPhase)
         self.speculation = Speculation(core, responder)
         self.context: Callable[[], str | None] = lambda: None  # the recogniser's (call/hearing.py)
+        self.on_pause: Callable[[str, bool], None] | None = None  # the voice may be stopping (prefill.py)
 
     def update_options(self, policy: TurnPolicy) -> None:
         """New turn settings (a session.update), at once; an open turn keeps its speech state."""
@@ -137,6 +138,8 @@ class TurnTaking:
         if self.detector.in_speech:
             if prob >= self.policy.vad_threshold:  # not in the trailing windows: a pass
                 turn.stt.poll_partial()  # started there would hold up the final one
+            elif self.detector.trailing_ms == WINDOW_MS and self.on_pause is not None and not turn.over_agent:
+                self.on_pause(turn.stt.latest_text, turn.stt.partial_running)
             self._early_pass(turn)
         else:
             self._check_end_of_turn(end_ms)
@@ -308,8 +311,7 @@ class TurnTaking:
                                         else await self.completeness.probability(turn, text))
 
     def _check_end_of_turn(self, now_ms: float) -> None:
-        turn = self.turn
-        if turn is None:
+        if (turn := self.turn) is None:
             return
         text = turn.stt.peek_final()
         if text is None and not turn.stt.final_running:
@@ -389,15 +391,13 @@ class TurnTaking:
 
     def commit_now(self) -> str | None:
         """End the open turn now (input_audio_buffer.commit); its item id, or None if none."""
-        turn = self.turn
-        if turn is not None:
+        if (turn := self.turn) is not None:
             self._commit(CommitReason.CLIENT)
         return None if turn is None else turn.item_id
 
     def clear_now(self) -> None:
         """Drop the open turn's audio and any speculation on it (input_audio_buffer.clear)."""
-        turn = self.turn
-        if turn is not None:
+        if (turn := self.turn) is not None:
             self.speculation.drop(turn)
             self._close()
             # the talk is dropped, never a turn: a barge-in still hearing it hears no words and

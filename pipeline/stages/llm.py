@@ -39,6 +39,7 @@ OPTIONAL_MODELS = frozenset({"qwen2.5-coder-1.5b"})
 # a prefill's step in tokens: ~120 ms on 2 cores for a 0.5B model, the longest a request that
 # wants the model waits for a running one to give way
 PREFILL_STEP = 8
+PAUSE_STEP = 4  # a prefill in the caller's pause stops within ~45 ms of speech-stop on 2 cores
 AHEAD_WAIT_S = 5.0  # how long the conversation evaluated ahead waits for a busy model
 
 
@@ -174,7 +175,7 @@ class LlamaLLM:
             self.lock.release()
 
     def prefill(self, messages: list[dict[str, Any]], *, go_on: Callable[[], bool] | None = None,
-                upto_words: bool = False) -> int:
+                upto_words: bool = False, through_words: bool = False) -> int:
         """Evaluate this prompt (instructions, conversation, the caller's words so far and the
         assistant's header) ahead of the request for it: the request then evaluates only the
         tokens after the prefix they share, none when the caller's final words are these. The
@@ -183,7 +184,10 @@ class LlamaLLM:
         turning false, stops it at the next step, and what was evaluated stays held.
         `upto_words`: only the tokens before the last message's words: the conversation and the
         caller's header, ready for whatever the caller says next; the next request needs them
-        whatever it is, so this waits for a busy model (up to `AHEAD_WAIT_S`)."""
+        whatever it is, so this waits for a busy model (up to `AHEAD_WAIT_S`). `through_words`:
+        up to where the words end, not the template's end after them (the final's words may go
+        on), in steps of `PAUSE_STEP`: it runs in the caller's pause and gives way to the final
+        pass at speech-stop."""
         from llama_cpp import Llama
 
         if not self.keep_prompt_cache or not (self.lock.acquire(timeout=AHEAD_WAIT_S) if upto_words
@@ -196,8 +200,12 @@ class LlamaLLM:
                 tokens = a[:Llama.longest_token_prefix(a, b)]
             else:
                 tokens = self._prompt_tokens(messages)
+            if through_words:  # up to where the words end: the same words and more part there
+                more = self._prompt_tokens([*messages[:-1], {**messages[-1], "content": f"{messages[-1]['content']} A"}])
+                tokens = tokens[:Llama.longest_token_prefix(tokens, more)]
+            size = PAUSE_STEP if through_words else PREFILL_STEP
             held = Llama.longest_token_prefix(llm.input_ids[:llm.n_tokens].tolist(), tokens)
-            if (held == len(tokens) and (upto_words or held == llm.n_tokens)) or self._wanting or (
+            if (held == len(tokens) and (upto_words or through_words or held == llm.n_tokens)) or self._wanting or (
                     go_on is not None and not go_on()):
                 return 0  # held (the words' place needs no logits), or stopped before the cache is cut
             # all of it held but more evaluated after (an earlier reply): the last token again,
@@ -205,7 +213,7 @@ class LlamaLLM:
             llm.n_tokens = min(held, len(tokens) - 1)  # eval drops the model's memory past it
             evaluated = 0
             while llm.n_tokens < len(tokens) and not self._wanting and (go_on is None or go_on()):
-                step = tokens[llm.n_tokens:llm.n_tokens + PREFILL_STEP]
+                step = tokens[llm.n_tokens:llm.n_tokens + size]
                 llm.eval(step)
                 evaluated += len(step)
             return evaluated
