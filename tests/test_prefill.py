@@ -44,6 +44,7 @@ class PrefillSpy(ScriptedLLM):
             detector = self.session.turns.detector
             self.paused.append((messages, len(self.requests), detector.in_speech and detector.trailing_ms > 0,
                                 go_on is not None and go_on()))
+            self.go_on = go_on
             return 1
         self.prefills.append((messages, len(self.requests)))
         # (the simulated clock stands still while this runs: no frame, no reply, comes between)
@@ -94,6 +95,22 @@ def test_by_default_the_words_are_evaluated_only_in_the_callers_pause(real_stage
         assert messages[:-1] == llm.requests[0][:-1]  # the reply's prompt, up to the caller's words
         assert messages[-1]["role"] == "user" and messages[-1]["content"] in partials
     assert llm.while_busy == 0
+    # it may go on through the trailing windows, short of the last two before speech-stop (the
+    # final pass's), and not once the voice goes on
+    detector, at = rec.session.turns.detector, 100_000.0
+    detector.reset()
+    for prob in (0.9, 0.9, 0.9, 0.9):
+        at += 32
+        detector.on_window(prob, at)
+    assert detector.in_speech and not llm.go_on()
+    may = []
+    for _ in range(4):
+        at += 32
+        detector.on_window(0.05, at)
+        may.append(llm.go_on())
+    assert may == [True, True, True, False]  # 32, 64, 96 ms of trailing windows; not 128
+    detector.on_window(0.9, at + 32)
+    assert not llm.go_on()
 
 
 def test_no_words_evaluated_in_the_pause_when_it_is_off(real_stages, say):

@@ -5,8 +5,9 @@ conversation up to where they go.
 speech-stop (~130 ms in which the cores wait for it), the last partial's words are evaluated as
 the reply's prompt, through the words and not the template's end after them (the final pass may
 hear more), in steps of 4 tokens (`LlamaLLM.prefill(through_words=True)`). It starts at the first
-trailing window, or when a partial pass still running then lands; it stops at speech-stop (the
-final pass's cores) or when the voice goes on, and what it evaluated stays held. The reply begun
+trailing window, or when a partial pass still running then lands; it takes no step in the last
+two windows before speech-stop (the final pass's cores) nor once the voice goes on, and what it
+evaluated stays held. The reply begun
 from the final pass then evaluates only what the partial lacked and the assistant's header
 (at the wire 8 tokens of 51 against 14: bench/README.md, "Prefill in the pause").
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..base import events as ev
+from ..base.audio import WINDOW_MS
 from ..base.protocols import LLM, Messages, PrefillLLM
 from ..stages.playback import Playback
 from ..turns import WordsHeard
@@ -41,6 +43,10 @@ from .core import SessionCore
 from .responder import Responder
 from .turn import WordsPhase
 from .turn_taking import TurnTaking
+
+# no step of the prefill in the pause begins in the last two windows before speech-stop: the final
+# pass came 4-11 ms sooner and the first audio 11-12 ms per call (bench/README.md, "Prefill in the pause")
+EDGE_MS = 2 * WINDOW_MS
 
 
 class Prefill:
@@ -102,9 +108,10 @@ class Prefill:
             self._prefill(text, self._pausing)
 
     def _pausing(self) -> bool:
-        """In the trailing windows before speech-stop (read from the model's thread too)."""
+        """In the trailing windows, short of the last two before speech-stop: a 4-token step then
+        would run into the final pass (read from the model's thread too)."""
         detector = self.turns.detector
-        return detector.in_speech and detector.trailing_ms > 0
+        return detector.in_speech and 0 < detector.trailing_ms <= detector.policy.speech_stop_ms - EDGE_MS
 
     def _on_words(self, heard: WordsHeard) -> None:
         if heard.final:
