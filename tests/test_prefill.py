@@ -155,3 +155,23 @@ def test_no_prefill_while_a_reply_runs(real_stages, say):
     assert rec.stages("first_audio_out"), rec.timeline()
     assert any(before == 0 for _, before in llm.prefills)  # the question, while it was asked
     assert llm.while_busy == 0
+
+
+class _BeforePause(ScriptedLLM):
+    """A plugin's prefill written before `through_words`: the conversation ahead only."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.asked: list[bool] = []
+
+    def prefill(self, messages: list[dict[str, Any]], *, go_on: Any = None, upto_words: bool = False) -> int:
+        self.asked.append(upto_words)
+        return 1
+
+
+def test_a_prefill_without_through_words_gets_no_words_in_the_pause_and_no_error(real_stages, say):
+    llm = _BeforePause(replies=["Booked for two."])
+    rec = call(with_stages(real_stages, llm=llm), [say(TEXT), silence(1500)])
+    assert rec.agent_lines == ["Booked for two."]
+    assert llm.asked and all(llm.asked)  # the conversation ahead, never the words
+    assert not rec.of("error"), [e.error for e in rec.of("error")]

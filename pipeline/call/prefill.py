@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from ..base import events as ev
 from ..base.audio import WINDOW_MS
-from ..base.protocols import LLM, Messages, PrefillLLM
+from ..base.protocols import LLM, Messages, PrefillLLM, takes_keyword
 from ..stages.playback import Playback
 from ..turns import WordsHeard
 from .context import ContextOverflowError
@@ -62,6 +62,8 @@ class Prefill:
         self._again = False  # the conversation to evaluate ahead again once the running prefill ends
         self.closed = False
         self._ahead_of: Messages | None = None  # the conversation last evaluated ahead
+        # the words in the caller's pause need `through_words` (a plugin's prefill may predate it)
+        self._through = self.llm is not None and takes_keyword(self.llm.prefill, "through_words")
         if self.llm is not None:
             turns.words.add(self._on_words, WordsPhase.PREFILL)
             turns.on_pause = self._on_pause
@@ -104,8 +106,11 @@ class Prefill:
     def _on_pause(self, text: str, passing: bool) -> None:
         """The caller's voice may be stopping (the VAD's first trailing window): the last
         partial's words, unless a partial pass is still running (its words come in the pause)."""
-        if self.core.config.response.prefill_pause and not passing:
+        if self._in_pause_on() and not passing:
             self._prefill(text, self._pausing)
+
+    def _in_pause_on(self) -> bool:
+        return self._through and self.core.config.response.prefill_pause
 
     def _pausing(self) -> bool:
         """In the trailing windows, short of the last two before speech-stop: a 4-token step then
@@ -118,7 +123,7 @@ class Prefill:
             return
         if self.core.config.response.prefill and self._voice_goes_on():
             self._prefill(heard.text, self._voice_goes_on)
-        elif self.core.config.response.prefill_pause and self._pausing():  # a partial landed in the pause
+        elif self._in_pause_on() and self._pausing():  # a partial landed in the pause
             self._prefill(heard.text, self._pausing)
 
     def _prefill(self, text: str, go_on: Callable[[], bool]) -> None:
