@@ -1,15 +1,17 @@
 """Does a final pass that reads less of the silence hear the words of the call? The decision table
-for a final pass begun before speech-stop (`turn.early_final`).
+for a final pass begun before speech-stop (not a setting: `turn.early_pass_ms` begins only a
+speculation, and the final pass still runs at speech-stop).
 
 At speech-stop (five 32 ms windows below the threshold after Silero's end) the final pass reads
-the turn to Silero's end and what it has after it (160 ms). A final begun after fewer windows
+the turn to Silero's end and what it has after it (~160 ms; at most `SPEECH_PAD_MS`). A final begun after fewer windows
 reads the same speech with less of the silence after it, and the reply can start that much
 sooner. `bench.early_final` counted words wrong without the recogniser's context; this runs the
 hearing sets (bench/hearing_sets.py: dev, the held-out sentences and voices, the refund sentence
 in the caller's voice, jfk.wav's phrases, in every condition) the way a session hears them:
 tiny.en, sized-final, with the clip's own agent as context (the default) and without it. Each
 clip gets a second of its condition after the speech, so the real Silero VAD and `TurnDetector`
-reach speech-stop; the pass reads from the turn's onset (less the prefix padding) to each wait's
+reach speech-stop (the held-out and jfk.wav clips are made again with that tail, so their noise
+is not `bench.hearing`'s own: compare the rows of one run, not across the two); the pass reads from the turn's onset (less the prefix padding) to each wait's
 moment, at most `SPEECH_PAD_MS` past Silero's end, as `StreamingTranscriber` does. Reported per
 set and condition: word error rate and key-word error (bench/hearing_keys.py) at each wait, the
 groups where a wait is worse than speech-stop, and the clips whose words change.

@@ -40,6 +40,10 @@ class PrefillSpy(ScriptedLLM):
         if upto_words:
             self.ahead.append(messages)
             return 1
+        # (the simulated clock stands still while this runs: no frame, no reply, comes between)
+        if self.session is not None and (self.session.playback.speaking
+                                         or self.session.responder.active is not None):
+            self.while_busy += 1
         if through_words:  # in the caller's pause: was it, and may it go on?
             detector = self.session.turns.detector
             self.paused.append((messages, len(self.requests), detector.in_speech and detector.trailing_ms > 0,
@@ -47,10 +51,6 @@ class PrefillSpy(ScriptedLLM):
             self.go_on = go_on
             return 1
         self.prefills.append((messages, len(self.requests)))
-        # (the simulated clock stands still while this runs: no frame, no reply, comes between)
-        if self.session is not None and (self.session.playback.speaking
-                                         or self.session.responder.active is not None):
-            self.while_busy += 1
         return 1
 
 
@@ -95,10 +95,11 @@ def test_by_default_the_words_are_evaluated_only_in_the_callers_pause(real_stage
         assert messages[:-1] == llm.requests[0][:-1]  # the reply's prompt, up to the caller's words
         assert messages[-1]["role"] == "user" and messages[-1]["content"] in partials
     assert llm.while_busy == 0
-    # it may go on through the trailing windows, short of the last two before speech-stop (the
-    # final pass's), and not once the voice goes on
+    # it may go on through the trailing windows until the fourth of five (a step then would run
+    # into speech-stop, the final pass's), and not once the voice goes on
     detector, at = rec.session.turns.detector, 100_000.0
     detector.reset()
+    rec.session.prefill.closed = False  # (the call is over: the windows alone, then the close)
     for prob in (0.9, 0.9, 0.9, 0.9):
         at += 32
         detector.on_window(prob, at)
@@ -110,7 +111,21 @@ def test_by_default_the_words_are_evaluated_only_in_the_callers_pause(real_stage
         may.append(llm.go_on())
     assert may == [True, True, True, False]  # 32, 64, 96 ms of trailing windows; not 128
     detector.on_window(0.9, at + 32)
-    assert not llm.go_on()
+    assert not llm.go_on()  # the voice went on
+    detector.on_window(0.05, at + 64)
+    assert llm.go_on()
+    rec.session.prefill.close()
+    assert not llm.go_on()  # the call ended
+
+
+def test_the_same_words_in_a_later_turn_are_evaluated_in_its_pause_too(real_stages, say):
+    # the prompt differs (the first turn and its reply are in it), so the words are no repeat
+    llm = PrefillSpy(replies=["Booked for two.", "Booked again."])
+    rec = call(with_stages(real_stages, llm=llm), [say(TEXT), silence(2500), say(TEXT), silence(1500)],
+               setup=llm.watch)
+    assert rec.agent_lines == ["Booked for two.", "Booked again."], rec.timeline()
+    assert {before for _, before, _, _ in llm.paused} == {0, 1}, rec.timeline()
+    assert llm.while_busy == 0
 
 
 def test_no_words_evaluated_in_the_pause_when_it_is_off(real_stages, say):

@@ -5,11 +5,12 @@ conversation up to where they go.
 speech-stop (~130 ms in which the cores wait for it), the last partial's words are evaluated as
 the reply's prompt, through the words and not the template's end after them (the final pass may
 hear more), in steps of 4 tokens (`LlamaLLM.prefill(through_words=True)`). It starts at the first
-trailing window, or when a partial pass still running then lands; it takes no step in the last
-two windows before speech-stop (the final pass's cores) nor once the voice goes on, and what it
-evaluated stays held. The reply begun
-from the final pass then evaluates only what the partial lacked and the assistant's header
-(at the wire 8 tokens of 51 against 14: bench/README.md, "Prefill in the pause").
+trailing window, or when a partial pass still running then lands; it begins no step once the
+fourth of the five trailing windows is in (a step then would run into speech-stop, the final
+pass's cores), nor once the voice goes on, a reply runs or the agent speaks, and what it
+evaluated stays held. The reply begun from the final pass then evaluates only what the partial
+lacked and the assistant's header (at the wire 8 tokens of 51 against 14: bench/README.md,
+"Prefill in the pause").
 
 `response.prefill` (off): each partial's words while the caller's voice goes on, the whole
 prompt; on 2 cores it slowed the partial passes and the final pass.
@@ -31,8 +32,6 @@ each evaluates its own conversation ahead again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..base import events as ev
 from ..base.audio import WINDOW_MS
 from ..base.protocols import LLM, Messages, PrefillLLM, takes_keyword
@@ -44,10 +43,6 @@ from .responder import Responder
 from .turn import WordsPhase
 from .turn_taking import TurnTaking
 
-# no step of the prefill in the pause begins in the last two windows before speech-stop: the final
-# pass came 4-11 ms sooner and the first audio 11-12 ms per call (bench/README.md, "Prefill in the pause")
-EDGE_MS = 2 * WINDOW_MS
-
 
 class Prefill:
     def __init__(self, core: SessionCore, *, llm: LLM, responder: Responder, playback: Playback,
@@ -58,7 +53,7 @@ class Prefill:
         self.playback = playback
         self.turns = turns
         self.running = False
-        self.last_text: str | None = None  # the words of the last prefill
+        self._words_of: Messages | None = None  # the last prompt of the caller's words evaluated
         self._again = False  # the conversation to evaluate ahead again once the running prefill ends
         self.closed = False
         self._ahead_of: Messages | None = None  # the conversation last evaluated ahead
@@ -107,37 +102,48 @@ class Prefill:
         """The caller's voice may be stopping (the VAD's first trailing window): the last
         partial's words, unless a partial pass is still running (its words come in the pause)."""
         if self._in_pause_on() and not passing:
-            self._prefill(text, self._pausing)
+            self._prefill(text, pause=True)
 
     def _in_pause_on(self) -> bool:
         return self._through and self.core.config.response.prefill_pause
 
     def _pausing(self) -> bool:
-        """In the trailing windows, short of the last two before speech-stop: a 4-token step then
-        would run into the final pass (read from the model's thread too)."""
+        """In the trailing windows, before the one ahead of speech-stop (from the fourth of five
+        on, no step begins: a 4-token step would run into the final pass's cores; the final pass
+        came 4-11 ms sooner, the first audio 11-12 ms per call: bench/README.md, "Prefill in the
+        pause"). Read from the model's thread too."""
         detector = self.turns.detector
-        return detector.in_speech and 0 < detector.trailing_ms <= detector.policy.speech_stop_ms - EDGE_MS
+        return detector.in_speech and 0 < detector.trailing_ms < (detector.stop_windows - 1) * WINDOW_MS
+
+    def _pause_goes_on(self) -> bool:
+        return self._pausing() and self._free()
+
+    def _free(self) -> bool:
+        """No reply running, the agent silent, the call going on (read from the model's thread too)."""
+        return self.responder.active is None and not self.playback.speaking and not self.closed
 
     def _on_words(self, heard: WordsHeard) -> None:
         if heard.final:
             return
         if self.core.config.response.prefill and self._voice_goes_on():
-            self._prefill(heard.text, self._voice_goes_on)
+            self._prefill(heard.text, pause=False)
         elif self._in_pause_on() and self._pausing():  # a partial landed in the pause
-            self._prefill(heard.text, self._pausing)
+            self._prefill(heard.text, pause=True)
 
-    def _prefill(self, text: str, go_on: Callable[[], bool]) -> None:
+    def _prefill(self, text: str, *, pause: bool) -> None:
         text = text.strip()
         responder = self.responder
-        if (not text or text == self.last_text or self.running or not self.core.config.response.preemptive
-                or not responder.auto_respond or responder.active is not None or self.playback.speaking):
+        if (not text or self.running or not self.core.config.response.preemptive or not responder.auto_respond
+                or not self._free()):
             return
         try:  # the messages a held reply to these words reads (`Responder.new`)
             messages = responder.messages(extra_user=text, mark_fit=False)
         except ContextOverflowError:
             return  # the reply says so itself
+        if messages == self._words_of:  # evaluated already (a partial that says the last one's words)
+            return
         self.running = True
-        self.core.spawn(self._run(messages, text, go_on))
+        self.core.spawn(self._run(messages, text, pause=pause))
 
     def _voice_goes_on(self) -> bool:
         """The caller is speaking, not in the windows after speech that may end it (read from
@@ -145,20 +151,20 @@ class Prefill:
         detector = self.turns.detector
         return detector.in_speech and detector.trailing_ms == 0
 
-    async def _run(self, messages: Messages, text: str | None, go_on: Callable[[], bool] | None = None) -> None:
+    async def _run(self, messages: Messages, text: str | None, *, pause: bool = False) -> None:
         """Evaluate `messages` ahead: the caller's words `text` while they speak (the whole prompt)
         or in their pause (through the words), or (None) up to where the words go."""
         assert self.llm is not None
         llm = self.llm
         try:
-            await self.core.clock.run_in_thread(
+            evaluated = await self.core.clock.run_in_thread(
                 lambda: llm.prefill(messages, upto_words=True, go_on=self._still_ahead) if text is None
-                else llm.prefill(messages, go_on=go_on) if go_on == self._voice_goes_on
-                else llm.prefill(messages, through_words=True, go_on=go_on))
+                else llm.prefill(messages, through_words=True, go_on=self._pause_goes_on) if pause
+                else llm.prefill(messages, go_on=self._voice_goes_on))
         finally:
             self.running = False
-        if text is not None:
-            self.last_text = text
+        if text is not None and evaluated:  # (0: busy or stopped, or held already: may be asked again)
+            self._words_of = messages
         if self._again:
             self._again = False
             self._ahead()

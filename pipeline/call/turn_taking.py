@@ -138,7 +138,7 @@ class TurnTaking:
         if self.detector.in_speech:
             if prob >= self.policy.vad_threshold:  # not in the trailing windows: a pass
                 turn.stt.poll_partial()  # started there would hold up the final one
-            elif self.detector.trailing_ms == WINDOW_MS and self.on_pause is not None and not turn.over_agent:
+            elif self.detector.trailing_ms == WINDOW_MS and self.on_pause is not None:
                 self.on_pause(turn.stt.latest_text, turn.stt.partial_running)
             self._early_pass(turn)
         else:
