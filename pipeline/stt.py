@@ -274,6 +274,7 @@ class StreamingTranscriber:
 
     @property
     def partial_running(self) -> bool:
+        """A partial pass is under way (its words come when it lands)."""
         return self._partial_task is not None and not self._partial_task.done()
 
     @property

@@ -39,7 +39,7 @@ OPTIONAL_MODELS = frozenset({"qwen2.5-coder-1.5b"})
 # a prefill's step in tokens: ~120 ms on 2 cores for a 0.5B model, the longest a request that
 # wants the model waits for a running one to give way
 PREFILL_STEP = 8
-PAUSE_STEP = 4  # a prefill in the caller's pause stops within ~45 ms of speech-stop on 2 cores
+PAUSE_STEP = 4  # ~45 ms on 2 cores: a prefill in the caller's pause gives way soon after speech-stop
 AHEAD_WAIT_S = 5.0  # how long the conversation evaluated ahead waits for a busy model
 
 
