@@ -23,7 +23,7 @@ from typing import Any
 
 from .machine import describe_machine, machine_line
 from .summary import publish
-from .turn_prefill import ask
+from .turn_prefill import ask, greedy_llm
 from .wire import QUESTIONS
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -58,15 +58,13 @@ def answer(llm: Any, instructions: str, line: str, pause: bool) -> dict[str, Any
 
 def main(argv: list[str] | None = None) -> int:
     from pipeline.base.config import DEFAULT_INSTRUCTIONS
-    from pipeline.stages.llm import LlamaLLM
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
     ap.add_argument("--lines", type=int, default=40)
     args = ap.parse_args(argv)
     load_before = os.getloadavg()
-    llm = LlamaLLM(model=args.model, temperature=0.0)
-    ask(llm, [{"role": "system", "content": DEFAULT_INSTRUCTIONS}, {"role": "user", "content": "Hello."}])
+    llm = greedy_llm(args.model)
     rows = []
     for k, line in enumerate(caller_lines(args.lines)):
         for pause in ((False, True) if k % 2 == 0 else (True, False)):

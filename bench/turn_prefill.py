@@ -44,6 +44,17 @@ def ask(llm: Any, messages: list[dict[str, Any]]) -> tuple[str, float, int]:
     return text, 1000 * (first or 0.0), evaluated
 
 
+def greedy_llm(model: str) -> Any:
+    """The embedded LLM at temperature 0, its kernels warmed by one reply under the default
+    instructions (each bench's first timed request then finds only its own costs)."""
+    from pipeline.base.config import DEFAULT_INSTRUCTIONS
+    from pipeline.stages.llm import LlamaLLM
+
+    llm = LlamaLLM(model=model, temperature=0.0)
+    ask(llm, [{"role": "system", "content": DEFAULT_INSTRUCTIONS}, {"role": "user", "content": "Hello."}])
+    return llm
+
+
 def second_turn(llm: Any, instructions: str, first: str, second: str, ahead: bool) -> dict[str, Any]:
     messages = [{"role": "system", "content": instructions}, {"role": "user", "content": first}]
     reply, _, _ = ask(llm, messages)
@@ -56,16 +67,13 @@ def second_turn(llm: Any, instructions: str, first: str, second: str, ahead: boo
 
 def main(argv: list[str] | None = None) -> int:
     from pipeline.base.config import DEFAULT_INSTRUCTIONS
-    from pipeline.stages.llm import LlamaLLM
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
     load_before = os.getloadavg()
-    llm = LlamaLLM(model=args.model, temperature=0.0)
-    instructions = DEFAULT_INSTRUCTIONS
-    ask(llm, [{"role": "system", "content": instructions}, {"role": "user", "content": "Hello."}])
+    llm, instructions = greedy_llm(args.model), DEFAULT_INSTRUCTIONS
     rows = []
     for r in range(args.rounds):
         for ahead in ((False, True) if r % 2 == 0 else (True, False)):
