@@ -51,6 +51,7 @@ from .hearing_sets import (
 )
 from .hearing_sets import _speech as speech_of
 from .machine import describe_machine, machine_line
+from .summary import print_report
 
 MODELS = {"tiny.en": "stt/whisper-tiny.en", "base": "stt/whisper-base"}  # under the models directory
 WINDOWS = {"full": None, "sized-final": Window(margin_ms=2000, floor_ms=1000)}  # the stage's defaults
@@ -319,10 +320,7 @@ def main(argv: list[str] | None = None) -> int:
              "## Hotword check: silence, noise, backchannels with each agent's context on", "",
              *checks, ""]
     report = "\n".join(lines)
-    print(report)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report)
+    print_report(report, args.out)
     return 0
 
 

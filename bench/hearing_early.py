@@ -54,6 +54,7 @@ from .hearing_sets import (
 )
 from .hearing_sets import plain as plain_text
 from .machine import describe_machine, machine_line
+from .summary import print_report
 
 TAIL_S = 1.0  # after the speech: enough for speech-stop in every condition
 CONTEXTS = ("own", "off")
@@ -171,10 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += [f"- {c.condition}, {w} ms: \"{texts[('own', w)][k]}\"" for k, c in enumerate(kept)
               if c.voice == "caller" for w in waits]
     report = "\n".join(lines) + "\n"
-    print(report)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report)
+    print_report(report, args.out)
     return 0
 
 

@@ -24,6 +24,7 @@ from pipeline.stt import word_errors as wer
 
 from .eot_set import build
 from .machine import describe_machine, machine_line
+from .summary import print_report
 
 
 def confirmed_words(stt: WhisperSTT, audio: np.ndarray, interval_ms: int, min_ms: int = 300) -> list[str]:
@@ -83,10 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += ["", f"Clips whose two finals differ: {len(differ)}", ""]
     lines += [f"- `{name}` said \"{text}\": scratch \"{a}\", prefix \"{b}\"" for name, text, a, b in differ]
     report = "\n".join(lines) + "\n"
-    print(report)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report)
+    print_report(report, args.out)
     return 0
 
 

@@ -175,6 +175,14 @@ def publish(folder: Path, stem: str, results: Mapping[str, Any], text: str) -> N
     print(text)
 
 
+def print_report(text: str, out: Path | None) -> None:
+    """A benchmark's report printed, and written to `out` when one is given (`--out`)."""
+    print(text)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+
+
 def write_results(folder: Path, stem: str, results: Mapping[str, Any], text: str) -> None:
     """A benchmark's results as `stem.json` (everything) and `stem.md` (the report) in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
