@@ -11,6 +11,12 @@ times a real last word late at times (Piper's "Could you send me the..." had "th
 voice's end), so the shorter reading may only hold a turn open, never end one: a word timed
 wrong costs at most the long silence's wait, never a cut-off. The transcript itself is left as
 Whisper wrote it.
+
+The same timing finds the opposite fault: a final whose words stop at a pause inside the turn,
+the caller's speech after it left out ("Can you check the status of?" for "... of | my repair
+order?": tiny.en ends its text at the pause). `voice_after` measures the voice the words do not
+cover, `resume_at` where it begins (`stages/whisper.py` transcribes it, or the full window redoes
+the final).
 """
 
 from __future__ import annotations
@@ -41,6 +47,12 @@ NOISE_DB = 6.0
 # own-pace rows (bench/README.md, "Words written into the pause")
 MIN_SNR_DB = 20.0
 _FRAME_MS = 10
+# the longest a word takes to say: 100 ms a letter and 200 ("of" in 400 ms, "refrigerator" in
+# 1.4 s; a caller at 0.8 pace says about 12 letters a second)
+WORD_MS, WORD_MS_MIN = 100, 200
+# a pause inside a turn: this long without voice (the VAD's speech-stop takes 160 ms and more);
+# a pass over what follows it starts this long before the voice resumes
+PAUSE_MS, LEAD_MS = 250, 100
 
 
 def word_spans(tokenizer: object, ids: Sequence[int], alignment: object,
@@ -69,18 +81,26 @@ def word_spans(tokenizer: object, ids: Sequence[int], alignment: object,
     return [(s, e) for w, s, e in spans if w.strip(string.punctuation + " ")]
 
 
+def _voiced(audio: np.ndarray, rate_hz: int) -> np.ndarray | None:
+    """Per 10 ms frame of `audio`, whether it is voice; None where the voice cannot be told from
+    the noise (or there is too little audio to tell)."""
+    frame = rate_hz * _FRAME_MS // 1000
+    if len(audio) // frame < 2:
+        return None
+    levels = frame_levels_db(audio, frame)
+    speech, noise = float(np.percentile(levels, 90)), float(np.percentile(levels, 10))
+    if speech - noise < MIN_SNR_DB:
+        return None
+    return levels >= max(speech - VOICE_DB, noise + NOISE_DB)
+
+
 def unvoiced_tail(audio: np.ndarray, spans: Sequence[tuple[float, float]],
                   rate_hz: int = INPUT_RATE_HZ) -> int:
     """How many of the last words (`spans`, seconds into `audio`) have under MIN_VOICED_MS of
     voice under them; never all of them (a pass with no voiced word is for `backchannel.unspoken`)."""
-    frame = rate_hz * _FRAME_MS // 1000
-    if len(audio) // frame < 2 or not spans:
-        return 0
-    levels = frame_levels_db(audio, frame)
-    speech, noise = float(np.percentile(levels, 90)), float(np.percentile(levels, 10))
-    if speech - noise < MIN_SNR_DB:
-        return 0  # the voice's end cannot be told from the noise: no word is doubted
-    voiced = levels >= max(speech - VOICE_DB, noise + NOISE_DB)
+    voiced = _voiced(audio, rate_hz) if spans else None
+    if voiced is None:
+        return 0  # (under loud noise the voice's end cannot be told from it: no word is doubted)
     count = 0
     for start, end in reversed(spans[1:]):
         a, b = round(start * 1000 / _FRAME_MS), round(end * 1000 / _FRAME_MS)
@@ -88,6 +108,51 @@ def unvoiced_tail(audio: np.ndarray, spans: Sequence[tuple[float, float]],
             break
         count += 1
     return count
+
+
+def spoken_letters(word: str) -> int:
+    """How many letters saying `word` takes: a digit is said as a word of four ("5", "five"; "26",
+    "twenty-six"), other marks are not said."""
+    return sum(4 if c.isdigit() else 1 for c in word if c.isalnum())
+
+
+def voice_after(audio: np.ndarray, spans: Sequence[tuple[float, float]], last_word: str,
+                rate_hz: int = INPUT_RATE_HZ) -> int:
+    """Milliseconds of voice in `audio` from the last word's start on (`spans`, seconds; its
+    text `last_word`) past what saying that word could take (`WORD_MS` a letter, and
+    `WORD_MS_MIN`): speech the words do not cover. The alignment may time the last word to the
+    audio's end ("the" at 1.4-4.2 s, over a pause and "appointment I made last week."), so the
+    voice under its span counts too. 0 with no words, or where the voice cannot be told from
+    the noise."""
+    voiced = _voiced(audio, rate_hz) if spans else None
+    if voiced is None:
+        return 0
+    said = int(voiced[round(spans[-1][0] * 1000 / _FRAME_MS):].sum()) * _FRAME_MS
+    return max(0, said - WORD_MS * spoken_letters(last_word) - WORD_MS_MIN)
+
+
+def resume_at(audio: np.ndarray, spans: Sequence[tuple[float, float]],
+              rate_hz: int = INPUT_RATE_HZ) -> float | None:
+    """Where the voice resumes (seconds into `audio`, `LEAD_MS` before it) after the first pause
+    of PAUSE_MS or more that follows the last word's first voice: where the speech the words do
+    not cover begins. None where there is no such pause, or the voice cannot be told."""
+    voiced = _voiced(audio, rate_hz) if spans else None
+    if voiced is None:
+        return None
+    at = round(spans[-1][0] * 1000 / _FRAME_MS)
+    rest = voiced[at:]
+    first = np.flatnonzero(rest)
+    gap = PAUSE_MS // _FRAME_MS
+    if not len(first):
+        return None
+    quiet = np.convolve(~rest[first[0]:], np.ones(gap, dtype=int), mode="valid") == gap
+    if not quiet.any():
+        return None
+    after = at + first[0] + int(np.argmax(quiet)) + gap
+    again = np.flatnonzero(voiced[after:])
+    if not len(again):
+        return None
+    return max(0.0, float(after + int(again[0])) * _FRAME_MS - LEAD_MS) / 1000
 
 
 def said_part(text: str, unvoiced_words: int) -> str:

@@ -4,19 +4,42 @@ on Whisper's full 30 s window or one sized to the audio (`pipeline/stages/stt_wi
 
 from __future__ import annotations
 
+import string
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 
+from ..base.audio import INPUT_RATE_HZ
 from ..base.cpu import UrgentFirst, default_threads
 from ..base.errors import ConfigError, ModelMissingError
 from ..base.models import model_file
 from ..base.protocols import SpeechConfidence
 from .stt_context import prompt_failure, words_were_said
-from .stt_window import FULL_FRAMES, SizedDecoder, Window, WindowPass, compression_ratio, loops
-from .unvoiced import unvoiced_tail
+from .stt_window import (
+    FULL_FRAMES,
+    MAX_LENGTH,
+    SizedDecoder,
+    Window,
+    WindowPass,
+    compression_ratio,
+    loops,
+)
+from .unvoiced import resume_at, unvoiced_tail, voice_after
 
 WINDOWS = ("full", "sized", "sized-final", "sized-partials")
+MAX_RESUMES = 3  # passes over speech after a pause a final stopped at (`_with_the_rest`)
+
+
+def joined(before: str, after: str) -> str:
+    """Two passes' texts, one after the other, without the words the second says again at its
+    start (the alignment timed the first's last word early, and the second read it as well)."""
+    def norm(w: str) -> str:
+        return w.strip(string.punctuation).lower()
+    a, b = before.split(), after.split()
+    overlap = next((k for k in range(min(len(a), len(b)), 0, -1)
+                    if [norm(w) for w in a[-k:]] == [norm(w) for w in b[:k]]), 0)
+    return " ".join([*a, *b[overlap:]])
 
 
 class WhisperSTT:
@@ -211,14 +234,47 @@ class WhisperSTT:
         frames = window.frames(features.shape[-1])
         if frames >= FULL_FRAMES:
             return None
-        self.last_pass = done = self._sized.decode(
+        done = self._sized.decode(
             features, frames, prefix=prefix, max_new_tokens=window.max_new_tokens(features.shape[-1]),
             final=final, prompt=prompt, align=final and self.time_final_words and prefix is None)
+        if done.spans:  # a final's words, timed: does voice go on after them?
+            done = self._timed_words(audio, done)
+            if done.doubt == "missed":  # the text stopped at a pause the caller spoke on after
+                done = self._with_the_rest(audio, done, window, prompt)
+        self.last_pass = done
         doubt = done.doubt
         self.window_stats[doubt or "sized"] += 1
         confidence = SpeechConfidence(done.avg_logprob, done.no_speech_prob, compression_ratio(done.text),
                                       unvoiced_words=unvoiced_tail(audio, done.spans))
         return (done.text, confidence) if doubt is None or (prompt and loops(done.text)) else None
+
+    @staticmethod
+    def _timed_words(audio: np.ndarray, done: WindowPass) -> WindowPass:
+        return replace(done, voice_after_ms=voice_after(audio, done.spans, (done.text.split() or [""])[-1]))
+
+    def _with_the_rest(self, audio: np.ndarray, done: WindowPass, window: Window,
+                       prompt: str | None) -> WindowPass:
+        """A final that stopped at a pause inside the turn, with the speech after the pause
+        transcribed on a window of its own (with the call's prompt: the text so far as the prompt
+        made tiny.en unsure of it), up to MAX_RESUMES times. Where there is no pause to
+        start from, or a pass over the rest looks wrong, the final stays doubted: the full window
+        redoes it."""
+        for _ in range(MAX_RESUMES):
+            if done.doubt != "missed" or (cut_s := resume_at(audio, done.spans)) is None:
+                return done
+            rest = audio[int(cut_s * INPUT_RATE_HZ):]
+            features = self._sized.features(rest)
+            more = self._sized.decode(features, window.frames(features.shape[-1]), prefix=None, final=True,
+                                      max_new_tokens=window.max_new_tokens(features.shape[-1]),
+                                      prompt=prompt, align=True)
+            if more.doubt not in (None, "missed") or not more.spans:
+                return done
+            self.window_stats["resumed"] += 1
+            done = self._timed_words(audio, replace(
+                more, text=joined(done.text, more.text), tokens=done.tokens + more.tokens, bound=done.bound + more.bound,
+                avg_logprob=min(done.avg_logprob, more.avg_logprob),
+                spans=done.spans + tuple((s + cut_s, e + cut_s) for s, e in more.spans)))
+        return done
 
     def _decode_full(self, audio: np.ndarray, prefix: str | None,
                      prompt: str | None = None, *, final: bool = False) -> tuple[str, SpeechConfidence]:
@@ -235,17 +291,29 @@ class WhisperSTT:
         )
         segments = list(segments)
         text = " ".join(s.text.strip() for s in segments).strip()
-        return text, SpeechConfidence(
+        confidence = SpeechConfidence(
             avg_logprob=min((s.avg_logprob for s in segments), default=0.0),
             no_speech_prob=max((s.no_speech_prob for s in segments), default=0.0),
-            compression_ratio=max((s.compression_ratio for s in segments), default=0.0),
-            unvoiced_words=self._unvoiced(audio, text) if final and self.time_final_words and not prefix else 0)
+            compression_ratio=max((s.compression_ratio for s in segments), default=0.0))
+        if not (final and self.time_final_words and not prefix and text):
+            return text, confidence
+        return self._timed_full(audio, text, confidence, prompt)
 
-    def _unvoiced(self, audio: np.ndarray, text: str) -> int:
-        """The last words of a full-window final with no voice under them, its text timed on a
-        window sized to the audio (none past it: a turn of ~28 s or more)."""
+    def _timed_full(self, audio: np.ndarray, text: str, confidence: SpeechConfidence,
+                    prompt: str | None) -> tuple[str, SpeechConfidence]:
+        """A full-window final's words timed on a window sized to the audio (none past it: a turn
+        of ~28 s or more): its last words with no voice under them counted, and the speech after a
+        pause it stopped at transcribed too (the full window loses such words as well: "The
+        reference number is 26." for "... two six, | nine nine four.")."""
         features = self._sized.features(audio)
         frames = self._quick_window.frames(features.shape[-1])
-        if frames >= FULL_FRAMES or not text:
-            return 0
-        return unvoiced_tail(audio, self._sized.spans_of(features, frames, text))
+        if frames >= FULL_FRAMES:
+            return text, confidence
+        done = self._timed_words(audio, WindowPass(
+            frames=FULL_FRAMES, text=text, tokens=0, bound=MAX_LENGTH, no_speech_prob=confidence.no_speech_prob,
+            avg_logprob=confidence.avg_logprob, final=True, spans=self._sized.spans_of(features, frames, text)))
+        if done.doubt == "missed":
+            self.window_stats["full missed"] += 1
+            done = self._with_the_rest(audio, done, self._quick_window, prompt)
+        return done.text, replace(confidence, avg_logprob=min(confidence.avg_logprob, done.avg_logprob),
+                                  unvoiced_words=unvoiced_tail(audio, done.spans))
