@@ -60,7 +60,7 @@ RUNS = CACHE / "hearing-runs"  # one line per pass, so a run can be stopped and 
 # the code a pass's text depends on: the run cache is kept per version of it, so a changed guard
 # or window is measured afresh and an unchanged one resumes
 RECOGNISER = [Path(__file__).resolve().parents[1] / "pipeline" / "stages" / f
-              for f in ("whisper.py", "stt_context.py", "stt_window.py")]
+              for f in ("whisper.py", "stt_context.py", "stt_window.py", "unvoiced.py")]
 
 
 def recogniser_version() -> str:
