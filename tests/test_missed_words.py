@@ -122,3 +122,15 @@ def test_the_rest_is_joined_without_the_words_read_twice(before: str, after: str
     from pipeline.stages.whisper import joined
 
     assert joined(before, after) == whole
+
+
+@pytest.mark.parametrize("full, kept", [
+    ("The reference number is 26.", "The reference number is 26, 9, 4,"),  # the full window lost words
+    ("The reference number is 26, 9, 4.", "The reference number is 26, 9, 4."),  # it closed the sentence
+])
+def test_a_redo_for_the_closing_mark_keeps_the_words(monkeypatch, tmp_path, full: str, kept: str) -> None:
+    stt = _stage(monkeypatch, tmp_path, window="sized", text=full)
+    stt._sized_decoder = _Sized("The reference number is 26, 9, 4,")  # no closing mark: redone
+    assert stt.transcribe(_voice_then_silence(1.0, 0.6), final=True) == kept
+    assert stt.window_stats["unfinished"] == 1 and stt.window_stats["full"] == 1
+    assert stt.window_stats["sized words kept"] == (full != kept)

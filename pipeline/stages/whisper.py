@@ -29,6 +29,12 @@ from .unvoiced import resume_at, unvoiced_tail, voice_after
 
 WINDOWS = ("full", "sized", "sized-final", "sized-partials")
 MAX_RESUMES = 3  # passes over speech after a pause a final stopped at (`_with_the_rest`)
+FEWER_WORDS = 2  # a full-window redo this many words short of the sized pass lost them
+
+
+def said_words(text: str) -> int:
+    """How many words `text` says, a digit one ("26, 9, 4," is four)."""
+    return sum(sum(c.isdigit() for c in w) or 1 for w in text.split() if any(c.isalnum() for c in w))
 
 
 def joined(before: str, after: str) -> str:
@@ -192,7 +198,16 @@ class WhisperSTT:
             if done is not None:
                 return done
         self.window_stats["full"] += 1
-        return self._decode_full(audio, prefix, prompt, final=final)
+        full = self._decode_full(audio, prefix, prompt, final=final)
+        sized = self.last_pass  # the doubted sized pass, where there was one
+        if (sized is not None and sized.doubt == "unfinished"
+                and said_words(sized.text) >= said_words(full[0]) + FEWER_WORDS):
+            # the redo was for the closing mark, and the full window lost words the sized pass heard
+            # ("The reference number is 26." for its "... 26, 9, 4,"): the sized pass's words stand
+            self.window_stats["sized words kept"] += 1
+            return sized.text, replace(full[1], avg_logprob=sized.avg_logprob,
+                                       unvoiced_words=unvoiced_tail(audio, sized.spans))
+        return full
 
     def transcribe_quick(self, audio: np.ndarray, *, prompt: str | None = None) -> str | None:
         """One pass on a window sized to `audio`, or None: off, the audio fills the full window
