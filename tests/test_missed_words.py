@@ -57,6 +57,13 @@ def test_a_final_with_voice_after_its_words_is_doubted(voice_after_ms: int, fina
     assert done.doubt == doubt
 
 
+def test_a_rest_that_reads_the_words_again_leaves_the_final_as_it_was(monkeypatch, tmp_path) -> None:
+    stt = _stage(monkeypatch, tmp_path, window="sized", text="(the full window)")
+    stt._sized_decoder = _Short("Can you check the status of?", rest="The status of?")
+    assert stt.transcribe(_two_phrases(), final=True) == "Can you check the status of?"
+    assert stt.window_stats["read again"] == 1 and stt.window_stats["full"] == 0
+
+
 class _Short(_Sized):
     """A sized decoder whose words end with the first phrase (0.1-1.0 s); given the rest (audio
     from 1.8 s on), its words (`rest`), timed."""
@@ -114,11 +121,13 @@ def test_a_full_window_final_that_stopped_at_the_pause_hears_the_rest(monkeypatc
 
 @pytest.mark.parametrize("before, after, whole", [
     ("Can you check the status of?", "My repair order?", "Can you check the status of? My repair order?"),
-    ("I want the blue one.", "the blue one.", "I want the blue one."),  # read again: once
+    ("I want the blue one.", "the blue one.", None),  # read again: nothing new
+    ("so ask not what your country can do for you, ask what you can do for your country.",
+     "Ask what you can do for", None),
     ("I want the blue", "Blue one, please.", "I want the blue one, please."),
     ("No,", "no, not that one.", "No, not that one."),
 ])
-def test_the_rest_is_joined_without_the_words_read_twice(before: str, after: str, whole: str) -> None:
+def test_the_rest_is_joined_without_the_words_read_twice(before: str, after: str, whole: str | None) -> None:
     from pipeline.stages.whisper import joined
 
     assert joined(before, after) == whole

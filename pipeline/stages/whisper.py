@@ -37,14 +37,18 @@ def said_words(text: str) -> int:
     return sum(sum(c.isdigit() for c in w) or 1 for w in text.split() if any(c.isalnum() for c in w))
 
 
-def joined(before: str, after: str) -> str:
+def joined(before: str, after: str) -> str | None:
     """Two passes' texts, one after the other, without the words the second says again at its
-    start (the alignment timed the first's last word early, and the second read it as well)."""
-    def norm(w: str) -> str:
-        return w.strip(string.punctuation).lower()
+    start; None where the second holds nothing new, its words all found in the first (the
+    alignment timed the first's last word early, and the second read the first's words again:
+    jfk.wav in the browser came back "... for your country ask what you can do for")."""
+    def norm(words: list[str]) -> list[str]:
+        return [w.strip(string.punctuation).lower() for w in words]
     a, b = before.split(), after.split()
-    overlap = next((k for k in range(min(len(a), len(b)), 0, -1)
-                    if [norm(w) for w in a[-k:]] == [norm(w) for w in b[:k]]), 0)
+    na, nb = norm(a), norm(b)
+    if not nb or any(na[i:i + len(nb)] == nb for i in range(len(na) - len(nb) + 1)):
+        return None
+    overlap = next((k for k in range(min(len(a), len(b)), 0, -1) if na[-k:] == nb[:k]), 0)
     return " ".join([*a, *b[overlap:]])
 
 
@@ -284,9 +288,12 @@ class WhisperSTT:
                                       prompt=prompt, align=True)
             if more.doubt not in (None, "missed") or not more.spans:
                 return done
+            if (text := joined(done.text, more.text)) is None:  # the words covered the voice after all
+                self.window_stats["read again"] += 1
+                return replace(done, voice_after_ms=0)
             self.window_stats["resumed"] += 1
             done = self._timed_words(audio, replace(
-                more, text=joined(done.text, more.text), tokens=done.tokens + more.tokens, bound=done.bound + more.bound,
+                more, text=text, tokens=done.tokens + more.tokens, bound=done.bound + more.bound,
                 avg_logprob=min(done.avg_logprob, more.avg_logprob),
                 spans=done.spans + tuple((s + cut_s, e + cut_s) for s, e in more.spans)))
         return done
