@@ -1,7 +1,8 @@
-"""A final pass that stops at a pause inside the turn is done again on the full window: tiny.en on
-a window sized to the audio ended "Can you check the status of | my repair order?" (0.9 s apart)
-at "Can you check the status of?", and the caller's last words were lost while the turn held
-(pipeline/stages/stt_window.py, `MISSED_VOICE_MS`)."""
+"""A final pass that stops at a pause inside the turn hears the rest: tiny.en on a window sized to
+the audio ended "Can you check the status of | my repair order?" (0.9 s apart) at "Can you check
+the status of?", and the caller's last words were lost while the turn held. The speech after the
+pause is transcribed on its own and appended, or the full window redoes the final
+(pipeline/stages/stt_window.py, `MISSED_VOICE_MS`; pipeline/stages/whisper.py)."""
 
 from __future__ import annotations
 
@@ -133,13 +134,51 @@ def test_the_rest_is_joined_without_the_words_read_twice(before: str, after: str
     assert joined(before, after) == whole
 
 
+class _Voiced(_Sized):
+    """A sized decoder whose every word has voice under it."""
+
+    SPANS = ((0.1, 0.5), (0.5, 0.95))
+
+
 @pytest.mark.parametrize("full, kept", [
     ("The reference number is 26.", "The reference number is 26, 9, 4,"),  # the full window lost words
     ("The reference number is 26, 9, 4.", "The reference number is 26, 9, 4."),  # it closed the sentence
 ])
 def test_a_redo_for_the_closing_mark_keeps_the_words(monkeypatch, tmp_path, full: str, kept: str) -> None:
     stt = _stage(monkeypatch, tmp_path, window="sized", text=full)
-    stt._sized_decoder = _Sized("The reference number is 26, 9, 4,")  # no closing mark: redone
+    stt._sized_decoder = _Voiced("The reference number is 26, 9, 4,")  # no closing mark: redone
     assert stt.transcribe(_voice_then_silence(1.0, 0.6), final=True) == kept
     assert stt.window_stats["unfinished"] == 1 and stt.window_stats["full"] == 1
     assert stt.window_stats["sized words kept"] == (full != kept)
+
+
+def test_a_full_window_final_left_open_is_checked_for_missed_words_too(monkeypatch, tmp_path) -> None:
+    # no closing mark and stopped at the pause: both doubts, and the rest is still heard
+    stt = _stage(monkeypatch, tmp_path, window="full", text="Can you check the status of")
+    stt._sized_decoder = _Short("(unused: the full window decodes)", rest="My repair order?")
+    assert stt.transcribe(_two_phrases(), final=True) == "Can you check the status of My repair order?"
+    assert stt.window_stats["full missed"] == 1
+
+
+def test_the_joined_pass_is_the_final_s_window(monkeypatch, tmp_path) -> None:
+    stt = _stage(monkeypatch, tmp_path, window="sized", text="(the full window)")
+    stt._sized_decoder = _Short("Can you check the status of?", rest="My repair order?")
+    stt.transcribe(_two_phrases(), final=True)
+    assert stt.last_pass.frames == stt.window.frames(_two_phrases().size // 160 - 1)  # not the rest's
+
+
+def test_a_mark_alone_is_not_the_last_word() -> None:
+    from pipeline.stages.whisper import WhisperSTT
+
+    audio = _two_phrases()
+    done = WindowPass(frames=400, text="I want to cancel the ...", tokens=8, bound=40, no_speech_prob=0.1,
+                      avg_logprob=-0.2, final=True, spans=((0.1, 0.5), (0.5, 2.6)))
+    # "the" may take 500 ms: the second phrase is past it, "..." would have allowed 200 only
+    assert WhisperSTT._timed_words(audio, done).voice_after_ms == voice_after(audio, done.spans, "the")
+
+
+def test_words_written_into_the_silence_do_not_outvote_the_full_window(monkeypatch, tmp_path) -> None:
+    stt = _stage(monkeypatch, tmp_path, window="sized", text="A table for two.")
+    stt._sized_decoder = _Sized("A table for two, it is, okay,")  # its last word timed after the voice
+    assert stt.transcribe(_voice_then_silence(1.0, 0.6), final=True) == "A table for two."
+    assert stt.window_stats["sized words kept"] == 0

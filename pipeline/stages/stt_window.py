@@ -33,7 +33,7 @@ MAX_LENGTH = 448  # Whisper's text context; CTranslate2 decodes at most half of 
 COMPRESSION_RATIO_MAX = 2.4
 NO_SPEECH_MAX = 0.6
 AVG_LOGPROB_MIN = -1.0
-# a final whose last word ends this much voice before its audio does stopped short: on a sized
+# a final whose words leave this much voice uncovered (`unvoiced.voice_after`) stopped short: on a sized
 # window tiny.en may end its text at a long pause inside the turn ("Can you check the status of?"
 # for "... status of | my repair order?" said 0.9 s apart, Piper), and every word after the pause
 # was lost. On the end-of-turn set's 336 sized finals (own pace, every voice and noise) 2 had as
@@ -85,7 +85,8 @@ class WindowPass:
     final: bool = False
     # (start, end) s of each word in the audio, where the pass was aligned (`unvoiced.word_spans`)
     spans: tuple[tuple[float, float], ...] = ()
-    voice_after_ms: int = 0  # voice in the audio after the last word's span (`unvoiced.voice_after`)
+    # voice from the last word's start on, past what saying that word could take (`unvoiced.voice_after`)
+    voice_after_ms: int = 0
 
     @property
     def doubt(self) -> str | None:
@@ -102,9 +103,14 @@ class WindowPass:
             return "empty"
         if self.final and not closes_sentence(self.text):
             return "unfinished"
-        if self.final and self.voice_after_ms >= MISSED_VOICE_MS:
+        if self.missed:
             return "missed"  # the text ended at a pause the caller spoke on after
         return None
+
+    @property
+    def missed(self) -> bool:
+        """A final whose words leave the caller's voice uncovered (whatever else is doubted)."""
+        return self.final and self.voice_after_ms >= MISSED_VOICE_MS
 
 
 _CLOSERS = "\"'”’)]»"

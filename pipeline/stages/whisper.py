@@ -77,7 +77,8 @@ class WhisperSTT:
         # 29 (and "4792" three times where the full window wrote "4.9 to" or "4.7.9.2."), and got
         # the completeness heuristic's verdict the full window's got on 172, at a sixth of its
         # median time; a sized final that leaves its sentence open is redone on the full window
-        # (`python -m bench.stt_window`, bench/results/2026-12-01-stt-window-guard.md). Partials
+        # (`python -m bench.stt_window`, bench/results/2026-12-01-stt-window-guard.md; the redo's
+        # words stand unless it says two fewer: `FEWER_WORDS`). Partials
         # are not sized to the turn (they loop more so, and once fired a barge-in on the echo's
         # words: bench/README.md); `partial_floor_ms` can bound them
         window: str = "sized-final",
@@ -204,10 +205,11 @@ class WhisperSTT:
         self.window_stats["full"] += 1
         full = self._decode_full(audio, prefix, prompt, final=final)
         sized = self.last_pass  # the doubted sized pass, where there was one
-        if (sized is not None and sized.doubt == "unfinished"
+        if (sized is not None and sized.doubt == "unfinished" and not unvoiced_tail(audio, sized.spans)
                 and said_words(sized.text) >= said_words(full[0]) + FEWER_WORDS):
             # the redo was for the closing mark, and the full window lost words the sized pass heard
-            # ("The reference number is 26." for its "... 26, 9, 4,"): the sized pass's words stand
+            # ("The reference number is 26." for its "... 26, 9, 4,"): the sized pass's words stand,
+            # unless its last words have no voice under them (written into the silence)
             self.window_stats["sized words kept"] += 1
             return sized.text, replace(full[1], avg_logprob=sized.avg_logprob,
                                        unvoiced_words=unvoiced_tail(audio, sized.spans))
@@ -258,7 +260,7 @@ class WhisperSTT:
             final=final, prompt=prompt, align=final and self.time_final_words and prefix is None)
         if done.spans:  # a final's words, timed: does voice go on after them?
             done = self._timed_words(audio, done)
-            if done.doubt == "missed":  # the text stopped at a pause the caller spoke on after
+            if done.missed:  # the text stopped at a pause the caller spoke on after
                 done = self._with_the_rest(audio, done, window, prompt)
         self.last_pass = done
         doubt = done.doubt
@@ -269,19 +271,21 @@ class WhisperSTT:
 
     @staticmethod
     def _timed_words(audio: np.ndarray, done: WindowPass) -> WindowPass:
-        return replace(done, voice_after_ms=voice_after(audio, done.spans, (done.text.split() or [""])[-1]))
+        words = [w for w in done.text.split() if any(c.isalnum() for c in w)] or [""]
+        return replace(done, voice_after_ms=voice_after(audio, done.spans, words[-1]))
 
     def _with_the_rest(self, audio: np.ndarray, done: WindowPass, window: Window,
                        prompt: str | None) -> WindowPass:
         """A final that stopped at a pause inside the turn, with the speech after the pause
         transcribed on a window of its own (with the call's prompt: the text so far as the prompt
-        made tiny.en unsure of it), up to MAX_RESUMES times. Where there is no pause to
-        start from, or a pass over the rest looks wrong, the final stays doubted: the full window
-        redoes it."""
+        made tiny.en unsure of it), up to MAX_RESUMES times. A rest whose words all stand in the
+        final already was read again: the final stays as it is. Where there is no pause to start
+        from, or a pass over the rest looks wrong, the final is handed back still missing words
+        (a sized one is then redone on the full window; a full-window one stays as it is)."""
         for _ in range(MAX_RESUMES):
-            if done.doubt != "missed" or (cut_s := resume_at(audio, done.spans)) is None:
+            if not done.missed or (cut_s := resume_at(audio, done.spans)) is None:
                 return done
-            rest = audio[int(cut_s * INPUT_RATE_HZ):]
+            rest = audio[round(cut_s * INPUT_RATE_HZ):]
             features = self._sized.features(rest)
             more = self._sized.decode(features, window.frames(features.shape[-1]), prefix=None, final=True,
                                       max_new_tokens=window.max_new_tokens(features.shape[-1]),
@@ -293,8 +297,9 @@ class WhisperSTT:
                 return replace(done, voice_after_ms=0)
             self.window_stats["resumed"] += 1
             done = self._timed_words(audio, replace(
-                more, text=text, tokens=done.tokens + more.tokens, bound=done.bound + more.bound,
+                done, text=text, tokens=done.tokens + more.tokens, bound=done.bound + more.bound,
                 avg_logprob=min(done.avg_logprob, more.avg_logprob),
+                no_speech_prob=max(done.no_speech_prob, more.no_speech_prob),
                 spans=done.spans + tuple((s + cut_s, e + cut_s) for s, e in more.spans)))
         return done
 
@@ -334,7 +339,7 @@ class WhisperSTT:
         done = self._timed_words(audio, WindowPass(
             frames=FULL_FRAMES, text=text, tokens=0, bound=MAX_LENGTH, no_speech_prob=confidence.no_speech_prob,
             avg_logprob=confidence.avg_logprob, final=True, spans=self._sized.spans_of(features, frames, text)))
-        if done.doubt == "missed":
+        if done.missed:
             self.window_stats["full missed"] += 1
             done = self._with_the_rest(audio, done, self._quick_window, prompt)
         return done.text, replace(confidence, avg_logprob=min(confidence.avg_logprob, done.avg_logprob),
