@@ -158,7 +158,7 @@ class TurnTaking:
         standing = TurnStanding.UNDER_AGENT if over_agent else TurnStanding.CALLER
         turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, standing=standing,
                     joined_from_ms=joined, voiced_ms=held.voiced_ms if joined is not None and held else 0.0)
-        stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
+        stt.on_partial = lambda p, t=turn: self._on_partial(t, p) if t is self.turn else None  # none once closed
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
         if self.pauses is not None and self.server_vad:  # each turn waits as the caller's pauses say
             self.pauses.turn_began(start_ms + self.policy.prefix_padding_ms, over_agent=self.playback.speaking,
