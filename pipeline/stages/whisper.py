@@ -40,8 +40,7 @@ def said_words(text: str) -> int:
 def joined(before: str, after: str) -> str | None:
     """Two passes' texts, one after the other, without the words the second says again at its
     start; None where the second holds nothing new, its words all found in the first (the
-    alignment timed the first's last word early, and the second read the first's words again:
-    jfk.wav in the browser came back "... for your country ask what you can do for")."""
+    alignment timed the first's last word early, and the second read the first's words again)."""
     def norm(words: list[str]) -> list[str]:
         return [w.strip(string.punctuation).lower() for w in words]
     a, b = before.split(), after.split()
