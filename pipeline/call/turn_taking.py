@@ -145,8 +145,7 @@ class TurnTaking:
             self._check_end_of_turn(end_ms)
 
     def _new_turn(self, start_ms: float, *, over_agent: bool = False) -> Turn:
-        # talk under the agent that was let go ("Wait." too short to interrupt) followed within
-        # one turn's longest silence by more speech: one turn, from its first word
+        # talk under the agent let go ("Wait.": too short to interrupt), more speech within max_silence_ms: one turn
         held, self._talk_under_agent = self._talk_under_agent, None
         joined = None
         if held is not None and held.speech_end_ms is not None and (
@@ -158,7 +157,7 @@ class TurnTaking:
         standing = TurnStanding.UNDER_AGENT if over_agent else TurnStanding.CALLER
         turn = Turn(item_id=ev.new_id("item"), audio_start_ms=start_ms, stt=stt, standing=standing,
                     joined_from_ms=joined, voiced_ms=held.voiced_ms if joined is not None and held else 0.0)
-        stt.on_partial = lambda p, t=turn: self._on_partial(t, p) if t is self.turn else None  # none once closed
+        stt.on_partial = lambda p, t=turn: self._on_partial(t, p)
         stt.append(self.history_since(start_ms))  # the padding and the confirmed onset
         if self.pauses is not None and self.server_vad:  # each turn waits as the caller's pauses say
             self.pauses.turn_began(start_ms + self.policy.prefix_padding_ms, over_agent=self.playback.speaking,
@@ -291,8 +290,10 @@ class TurnTaking:
             self.speculation.start(turn, text, source=source)
 
     def _on_partial(self, turn: Turn, partial: Partial) -> None:
-        self.core.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta,
-                                             stable=partial.stable, tentative=partial.tentative))
+        if turn is not self.turn:  # closed: a delta after its final would be shown after it
+            return
+        self.core.emit(ev.TranscriptionDelta(item_id=turn.item_id, delta=partial.delta, stable=partial.stable,
+                                             tentative=partial.tentative))
         self._tell_words(turn, turn.stt.latest_text, final=False)
         if self.scores_partials:  # (Smart Turn's veto would run its pass on every one)
             self.core.spawn(self._score(turn, turn.stt.latest_text))
@@ -316,9 +317,8 @@ class TurnTaking:
         text = turn.stt.peek_final()
         if text is None and not turn.stt.final_running:
             text = turn.stt.latest_text
-        # while the final pass runs, the last partial may lack the last words ("Oh, my fellow."
-        # for "Oh my fellow America!": it looks finished, and split jfk.wav in the browser): the
-        # early end waits for the words the caller said; max_silence_ms still ends the turn
+        # while the final pass runs, the last partial may lack the last words ("Oh, my fellow." for "Oh my
+        # fellow America!" looks finished, split jfk.wav in the browser): the early end waits for the final
         complete = turn.texts_checked.get(text) if text is not None else None
         if (reason := self.detector.end_of_turn(now_ms, complete)) is not None:
             self._commit(reason)
