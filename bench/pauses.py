@@ -38,6 +38,7 @@ from pipeline.base.audio import INPUT_RATE_HZ
 from pipeline.base.config import Config, load
 from pipeline.call.session import Stages
 from pipeline.stages.fakes import ScriptedLLM
+from pipeline.stages.whisper import said_words
 from pipeline.testing import call, paused_speech, with_stages
 from pipeline.testing.sounds import Speaker
 from pipeline.testing.voices import ESPEAK_VOICES, MORE_ESPEAK_VOICES, say_as
@@ -113,16 +114,10 @@ FRESH2: tuple[tuple[str, list[str]], ...] = (
 SENTENCE_SETS = {"set": SENTENCES, "fresh": FRESH, "fresh2": FRESH2}
 
 
-def _words(text: str) -> int:
-    """How many words `text` says, a digit one ("9.4." is "nine four")."""
-    return sum(sum(c.isdigit() for c in w) or 1 for w in text.replace("|", " ").split()
-               if any(c.isalnum() for c in w))
-
-
 def words_lost(said: str, heard: list[str]) -> bool:
     """The call lost the caller's words: a turn heard none, or all it heard is under 70% of the
     words said (Whisper mishears these voices word for word, so only a gap this size is a loss)."""
-    return any(not h.strip() for h in heard) or _words(" ".join(heard)) < 0.7 * _words(said)
+    return any(not h.strip() for h in heard) or said_words(" ".join(heard)) < 0.7 * said_words(said)
 
 
 def voices(more: bool = False) -> dict[str, Any]:
