@@ -36,8 +36,9 @@ AVG_LOGPROB_MIN = -1.0
 # a final whose words leave this much voice uncovered (`unvoiced.voice_after`) stopped short: on a sized
 # window tiny.en may end its text at a long pause inside the turn ("Can you check the status of?"
 # for "... status of | my repair order?" said 0.9 s apart, Piper), and every word after the pause
-# was lost. On the end-of-turn set's 336 sized finals (own pace, every voice and noise) 2 had as
-# much (an "um" Whisper leaves out, as it should), 5 had 200 ms; a missed phrase has 800 and more
+# was lost. Of the end-of-turn set's 336 sized finals (every voice and noise) 1 had as much (an
+# "um" Whisper leaves out, as it should); of 90 of recorded people 5, one a 6 s sentence dropped
+# (bench/results/2026-12-07-final-words-after.md); a missed phrase in fresh2 had 500 ms and more
 MISSED_VOICE_MS = 300
 
 
