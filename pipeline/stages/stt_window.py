@@ -37,8 +37,9 @@ AVG_LOGPROB_MIN = -1.0
 # window tiny.en may end its text at a long pause inside the turn ("Can you check the status of?"
 # for "... status of | my repair order?" said 0.9 s apart, Piper), and every word after the pause
 # was lost. Of the end-of-turn set's 336 sized finals (every voice and noise) 1 had as much (an
-# "um" Whisper leaves out, as it should); of 90 of recorded people 5, one a 6 s sentence dropped
-# (bench/results/2026-12-07-final-words-after.md); a missed phrase in fresh2 had 500 ms and more
+# "um" Whisper leaves out, as it should); of 90 of recorded people 5 (a probe of sized passes; as
+# the stage runs, 2 sized and 3 full-window finals, one a 6 s sentence dropped:
+# bench/results/2026-12-07-final-words-after.md); a missed phrase in fresh2 had 500 ms and more
 MISSED_VOICE_MS = 300
 
 
